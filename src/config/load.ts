@@ -1,0 +1,93 @@
+import { readFileSync } from "node:fs";
+import { HearthError } from "../errors.js";
+import { configPath } from "./paths.js";
+import type { HearthConfig, HearthConfigInput } from "./schema.js";
+import { validateConfig } from "./validate.js";
+
+/** Environment variables that override the config file, and the key each sets. */
+const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "int"]> = {
+  HEARTH_JOURNAL_MODE: ["durability", "journalMode", "string"],
+  HEARTH_SYNCHRONOUS: ["durability", "synchronous", "string"],
+  HEARTH_BUSY_TIMEOUT_MS: ["store", "busyTimeoutMs", "int"],
+};
+
+export interface LoadConfigOptions {
+  home: string;
+  /** Highest precedence: flags or the library caller's options. */
+  overrides?: HearthConfigInput;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Precedence: defaults < `$HEARTH_HOME/config.json` < `HEARTH_*` env < overrides. */
+export function loadConfig({
+  home,
+  overrides,
+  env = process.env,
+}: LoadConfigOptions): HearthConfig {
+  const file = configPath(home);
+  const fromFile = readConfigFile(file);
+  // Validate each layer on its own so an error names the layer that holds it.
+  validateConfig(fromFile, file);
+  const fromEnv = envLayer(env);
+  validateConfig(fromEnv, "environment (HEARTH_*)");
+  if (overrides !== undefined) validateConfig(overrides, "options");
+  return validateConfig(merge(merge(fromFile, fromEnv), overrides ?? {}), file);
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw new HearthError("HEARTH_CONFIG_UNREADABLE", `cannot read ${file}: ${String(err)}`, {
+      resource: file,
+      cause: err,
+    });
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      throw new Error("the top level must be a JSON object");
+    }
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    throw new HearthError(
+      "HEARTH_CONFIG_UNREADABLE",
+      `cannot parse ${file}: ${(err as Error).message}`,
+      {
+        resource: file,
+        cause: err,
+        hint: `fix the JSON in ${file}, or move it aside to use the defaults`,
+      },
+    );
+  }
+}
+
+function envLayer(env: NodeJS.ProcessEnv): Record<string, Record<string, unknown>> {
+  const layer: Record<string, Record<string, unknown>> = {};
+  for (const [name, [section, key, kind]] of Object.entries(ENV_KEYS)) {
+    const raw = env[name];
+    if (raw === undefined || raw === "") continue;
+    const value = kind === "int" && /^-?\d+$/.test(raw) ? Number(raw) : raw;
+    layer[section] ??= {};
+    layer[section][key] = value;
+  }
+  return layer;
+}
+
+function merge(
+  base: Record<string, unknown>,
+  top: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(top)) {
+    const below = out[key];
+    out[key] = isPlainObject(below) && isPlainObject(value) ? merge(below, value) : value;
+  }
+  return out;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

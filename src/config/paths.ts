@@ -1,0 +1,41 @@
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { HearthError } from "../errors.js";
+
+export const DEFAULT_PROFILE = "default";
+const PROFILE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** `$HEARTH_HOME`, else `~/.hearth`, always absolute. */
+export function resolveHome(home?: string, env: NodeJS.ProcessEnv = process.env): string {
+  const chosen = home ?? env.HEARTH_HOME ?? join(homedir(), ".hearth");
+  return isAbsolute(chosen) ? chosen : resolve(chosen);
+}
+
+export function validateProfile(profile: string): string {
+  if (!PROFILE_NAME.test(profile)) {
+    throw new HearthError(
+      "HEARTH_PROFILE_INVALID",
+      `profile name ${JSON.stringify(profile)} is not allowed: use 1–64 lowercase letters, digits, "-" or "_", starting with a letter or digit`,
+      { resource: profile, hint: "hearth --profile work doctor" },
+    );
+  }
+  return profile;
+}
+
+/** The directory holding a profile's database: the home itself for `default`. */
+export function profileDir(home: string, profile: string): string {
+  validateProfile(profile);
+  return profile === DEFAULT_PROFILE ? home : join(home, "profiles", profile);
+}
+
+export function databasePath(home: string, profile: string): string {
+  return join(profileDir(home, profile), "state.db");
+}
+
+export function configPath(home: string): string {
+  return join(home, "config.json");
+}
+
+export function backupsDir(home: string): string {
+  return join(home, "backups");
+}

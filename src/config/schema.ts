@@ -1,0 +1,44 @@
+import { z } from "zod";
+
+/** Journal modes hearth accepts. MEMORY and OFF lose data on a crash and are not offered. */
+export const JOURNAL_MODES = ["wal", "delete", "truncate", "persist"] as const;
+/** SQLite synchronous levels; docs/durability.md says what each one promises. */
+export const SYNCHRONOUS_LEVELS = ["off", "normal", "full", "extra"] as const;
+
+export type JournalMode = (typeof JOURNAL_MODES)[number];
+export type SynchronousLevel = (typeof SYNCHRONOUS_LEVELS)[number];
+
+const durability = z
+  .object({
+    journalMode: z.enum(JOURNAL_MODES).default("wal"),
+    synchronous: z.enum(SYNCHRONOUS_LEVELS).default("full"),
+    /** Bytes SQLite truncates the WAL to after a checkpoint resets it. */
+    journalSizeLimitBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024 * 1024),
+    /** Pages in the WAL before a commit runs a passive checkpoint. */
+    walAutocheckpointPages: z.number().int().min(1).default(1000),
+  })
+  .strict();
+
+const store = z
+  .object({
+    /** How long a write waits for another process's write lock before HEARTH_BUSY. */
+    busyTimeoutMs: z.number().int().min(0).max(600_000).default(5000),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    durability: durability.default(durability.parse({})),
+    store: store.default(store.parse({})),
+  })
+  .strict();
+
+export type HearthConfig = z.infer<typeof configSchema>;
+/** What a caller or a config file may give: every key optional. */
+export type HearthConfigInput = z.input<typeof configSchema>;
+
+export const DEFAULT_CONFIG: HearthConfig = configSchema.parse({});

@@ -1,0 +1,120 @@
+/**
+ * Every error hearth raises on purpose is a HearthError with a stable code.
+ * Codes are a public contract: never renamed, never reused. docs/errors.md
+ * lists each with its cause and the way out.
+ */
+
+export const ERROR_CODES = {
+  // files (F1–F3)
+  HEARTH_PATH_SYMLINK: "a database or sidecar path is a symbolic link",
+  HEARTH_PATH_NOT_REGULAR: "a database or sidecar path is not a regular file",
+  HEARTH_PATH_FOREIGN_OWNER: "a database or sidecar file is owned by another user",
+  HEARTH_PATH_UNSAFE_HOME: "the home directory is unsafe (symlink, not a directory, or foreign)",
+  HEARTH_NOT_SQLITE: "the file is not a SQLite database",
+  HEARTH_FOREIGN_DATABASE: "the file is a SQLite database that hearth did not create",
+  HEARTH_SCHEMA_TOO_NEW: "the database was written by a newer hearth",
+  HEARTH_GENERATION_CHANGED: "the -wal or -shm this process uses was unlinked or replaced",
+  // durability (C2)
+  HEARTH_WAL_UNSAFE_FS: "WAL requested on a filesystem that cannot share memory safely",
+  HEARTH_WAL_UNSAFE_SQLITE: "WAL requested on a SQLite build with the WAL-reset bug",
+  HEARTH_JOURNAL_MODE_CONFLICT: "the database's journal mode differs and other processes hold it",
+  // store
+  HEARTH_STORE_NOT_FOUND: "a reader asked for a store that does not exist",
+  HEARTH_SCHEMA_OUTDATED:
+    "a reader found a schema older than this build; a writer must migrate it first",
+  HEARTH_STORE_CLOSED: "the store was closed",
+  HEARTH_READ_ONLY: "a write was attempted through a read-only store",
+  HEARTH_STORE_HELD: "a structural change was refused because other processes hold the store",
+  HEARTH_HOLDERS_UNKNOWN: "the holders of the store could not be determined",
+  HEARTH_SESSION_NOT_FOUND: "no session has that id",
+  HEARTH_TITLE_TAKEN: "another visible session already has that title",
+  HEARTH_ORDINAL_OUT_OF_RANGE: "the ordinal does not exist in the live transcript",
+  HEARTH_BUSY: "the database stayed locked by another process for longer than the busy timeout",
+  HEARTH_SQLITE: "SQLite reported an error",
+  // config
+  HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
+  HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",
+  HEARTH_PROFILE_INVALID: "the profile name is not allowed",
+  // cli
+  HEARTH_USAGE: "the command line is malformed",
+} as const;
+
+export type HearthErrorCode = keyof typeof ERROR_CODES;
+
+export interface HearthErrorOptions {
+  /** The file, session or setting the error is about. */
+  resource?: string;
+  /** A runnable next step for the person reading the error. */
+  hint?: string;
+  cause?: unknown;
+  /** Extra structured facts (holders, allowed values, ...) for --json and HTTP. */
+  details?: Record<string, unknown>;
+}
+
+export class HearthError extends Error {
+  override readonly name = "HearthError";
+  readonly code: HearthErrorCode;
+  readonly resource: string | undefined;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: HearthErrorCode, message: string, options: HearthErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.resource = options.resource;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+
+  /** The SQLite extended result code of the cause, when there is one. */
+  get sqliteCode(): string | undefined {
+    const cause = this.cause as { code?: unknown } | undefined;
+    return typeof cause?.code === "string" && cause.code.startsWith("SQLITE_")
+      ? cause.code
+      : undefined;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      ...(this.resource === undefined ? {} : { resource: this.resource }),
+      ...(this.hint === undefined ? {} : { hint: this.hint }),
+      ...(this.details === undefined ? {} : { details: this.details }),
+      ...(this.sqliteCode === undefined ? {} : { sqliteCode: this.sqliteCode }),
+    };
+  }
+}
+
+export function isHearthError(err: unknown, code?: HearthErrorCode): err is HearthError {
+  return err instanceof HearthError && (code === undefined || err.code === code);
+}
+
+/**
+ * Wrap a driver error so callers see a coded HearthError and keep SQLite's
+ * extended code as the cause. HearthErrors pass through unchanged.
+ */
+export function fromSqliteError(err: unknown, resource: string): HearthError {
+  if (err instanceof HearthError) return err;
+  const code = (err as { code?: unknown }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT" || code === "SQLITE_LOCKED") {
+    return new HearthError(
+      "HEARTH_BUSY",
+      `${resource} stayed locked by another process past the busy timeout (${message}); the database itself is healthy`,
+      { resource, cause: err, hint: "hearth ps   # shows who holds the store" },
+    );
+  }
+  return new HearthError("HEARTH_SQLITE", `SQLite error on ${resource}: ${message}`, {
+    resource,
+    cause: err,
+    hint: "hearth doctor   # checks the store without changing it",
+  });
+}
+
+/** True for errors raised by SQLite through the driver (they carry a SQLITE_* code). */
+export function isSqliteError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_");
+}

@@ -1,0 +1,123 @@
+import { closeSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import { HearthError } from "../errors.js";
+
+/** "HRTH": the application_id every hearth database carries in its header. */
+export const HEARTH_APPLICATION_ID = 0x48525448;
+export const SIDECAR_SUFFIXES = ["-wal", "-shm", "-journal"] as const;
+
+const MAGIC = Buffer.from("SQLite format 3\0", "latin1");
+
+/** lstat that says "absent" instead of throwing ENOENT. */
+export function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+}
+
+/**
+ * Refuse a database or sidecar path that is a symlink, not a regular file,
+ * or owned by someone else. Uses lstat only: no descriptor is opened (F2).
+ */
+export function assertSafeFile(path: string, stats: Stats): void {
+  if (stats.isSymbolicLink()) {
+    throw new HearthError("HEARTH_PATH_SYMLINK", `refusing ${path}: it is a symbolic link`, {
+      resource: path,
+      hint: `replace the link with the real file (mv "$(readlink -f ${path})" ${path}) or point HEARTH_HOME at the real location`,
+    });
+  }
+  if (!stats.isFile()) {
+    throw new HearthError(
+      "HEARTH_PATH_NOT_REGULAR",
+      `refusing ${path}: it is a ${describeType(stats)}, not a regular file`,
+      { resource: path, hint: `move ${path} out of the way` },
+    );
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) {
+    throw new HearthError(
+      "HEARTH_PATH_FOREIGN_OWNER",
+      `refusing ${path}: it is owned by uid ${stats.uid}, not by this user (uid ${uid})`,
+      {
+        resource: path,
+        hint: `run hearth as uid ${stats.uid}, or chown the file after checking it`,
+      },
+    );
+  }
+}
+
+/** Check every sidecar that exists; an absent sidecar is fine. */
+export function assertSafeSidecars(dbPath: string): void {
+  for (const suffix of SIDECAR_SUFFIXES) {
+    const path = dbPath + suffix;
+    const stats = lstatOrNull(path);
+    if (stats) assertSafeFile(path, stats);
+  }
+}
+
+export interface DatabaseHeader {
+  /** A zero-length file: SQLite treats it as a new, empty database. */
+  empty: boolean;
+  applicationId: number;
+  userVersion: number;
+  schemaCookie: number;
+  /** File format bytes 18/19 are 2 when the database is in WAL mode. */
+  wal: boolean;
+}
+
+/**
+ * Read the 100-byte SQLite header. This opens and closes a descriptor on the
+ * file, so it may only run while this process has no connection to it (F2);
+ * the writer registry guarantees that.
+ */
+export function readHeader(path: string): DatabaseHeader {
+  const fd = openSync(path, "r");
+  const buffer = Buffer.alloc(100);
+  let length: number;
+  try {
+    length = readSync(fd, buffer, 0, 100, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (length === 0) {
+    return { empty: true, applicationId: 0, userVersion: 0, schemaCookie: 0, wal: false };
+  }
+  if (length < 100 || !buffer.subarray(0, 16).equals(MAGIC)) {
+    throw new HearthError("HEARTH_NOT_SQLITE", `refusing ${path}: it is not a SQLite database`, {
+      resource: path,
+      hint: `move ${path} aside; hearth will create a new store in its place`,
+    });
+  }
+  return {
+    empty: false,
+    schemaCookie: buffer.readUInt32BE(40),
+    userVersion: buffer.readUInt32BE(60),
+    applicationId: buffer.readUInt32BE(68),
+    wal: buffer[18] === 2,
+  };
+}
+
+/**
+ * A SQLite file is ours when it carries our application_id, or when it has
+ * never had a schema (an empty database another hearth process is creating).
+ */
+export function assertOurs(path: string, header: DatabaseHeader): void {
+  if (header.empty || header.applicationId === HEARTH_APPLICATION_ID) return;
+  if (header.applicationId === 0 && header.schemaCookie === 0) return;
+  throw new HearthError(
+    "HEARTH_FOREIGN_DATABASE",
+    `refusing ${path}: it is a SQLite database that hearth did not create (application_id ${header.applicationId})`,
+    { resource: path, hint: `move ${path} aside, or point HEARTH_HOME at another directory` },
+  );
+}
+
+function describeType(stats: Stats): string {
+  if (stats.isDirectory()) return "directory";
+  if (stats.isFIFO()) return "FIFO";
+  if (stats.isSocket()) return "socket";
+  if (stats.isCharacterDevice()) return "character device";
+  if (stats.isBlockDevice()) return "block device";
+  return "special file";
+}

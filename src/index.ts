@@ -1,0 +1,38 @@
+export { loadConfig } from "./config/load.js";
+export { databasePath, resolveHome } from "./config/paths.js";
+export {
+  DEFAULT_CONFIG,
+  type HearthConfig,
+  type HearthConfigInput,
+  JOURNAL_MODES,
+  type JournalMode,
+  SYNCHRONOUS_LEVELS,
+  type SynchronousLevel,
+} from "./config/schema.js";
+export { ERROR_CODES, HearthError, type HearthErrorCode, isHearthError } from "./errors.js";
+export type { ExportFormat, ExportOptions } from "./store/export.js";
+export type { Logger } from "./store/logger.js";
+export type { Messages } from "./store/messages.js";
+export type { Meta } from "./store/meta.js";
+export { LATEST_SCHEMA_VERSION } from "./store/migrations.js";
+export { type OpenStoreOptions, openStore } from "./store/open.js";
+export type { Sessions } from "./store/sessions.js";
+export { Store } from "./store/store.js";
+export type {
+  DurabilityReport,
+  HandoffState,
+  ListSessionsOptions,
+  Message,
+  MessageContent,
+  MessageRole,
+  NewMessage,
+  NewSession,
+  Page,
+  SearchHit,
+  SearchOptions,
+  Session,
+  SessionSort,
+  StoreCounts,
+  TitleSource,
+  TranscriptEntry,
+} from "./store/types.js";

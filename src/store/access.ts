@@ -1,0 +1,12 @@
+import type { Connection } from "./connection.js";
+
+/** What the store's parts need: a connection for reads, one for writes, a clock. */
+export interface Access {
+  readonly profile: string;
+  readonly path: string;
+  /** The read-only connection (C1): reads never run on the writer. */
+  read(): Connection;
+  /** The shared writer connection; throws HEARTH_READ_ONLY for reader stores. */
+  write(): Connection;
+  now(): number;
+}

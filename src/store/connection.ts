@@ -1,0 +1,89 @@
+import Database from "better-sqlite3";
+import type { HearthConfig } from "../config/schema.js";
+import { fromSqliteError, isSqliteError } from "../errors.js";
+import type { FileGuard } from "../files/guard.js";
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+export type ConnectionRole = "writer" | "reader";
+
+/**
+ * One better-sqlite3 connection with its statement cache. `uses` counts every
+ * statement handed out, so tests can prove which connection served a call
+ * (C1: read methods never touch the writer).
+ */
+export class Connection {
+  readonly db: Database.Database;
+  readonly role: ConnectionRole;
+  readonly path: string;
+  uses = 0;
+  private readonly statements = new Map<string, Statement>();
+  private readonly begin: Statement | undefined;
+  private readonly commit: Statement | undefined;
+  private readonly rollback: Statement | undefined;
+  guard: FileGuard | undefined;
+
+  constructor(path: string, role: ConnectionRole, config: HearthConfig) {
+    this.path = path;
+    this.role = role;
+    try {
+      this.db = new Database(path, { readonly: role === "reader", fileMustExist: true });
+      this.db.pragma(`busy_timeout = ${config.store.busyTimeoutMs}`);
+      // Explicit on every connection: the level never depends on the build's default (C2).
+      this.db.pragma(`synchronous = ${config.durability.synchronous.toUpperCase()}`);
+      if (role === "writer") {
+        this.db.pragma("foreign_keys = ON");
+        this.db.pragma(`journal_size_limit = ${config.durability.journalSizeLimitBytes}`);
+        this.db.pragma(`wal_autocheckpoint = ${config.durability.walAutocheckpointPages}`);
+        this.begin = this.db.prepare("BEGIN IMMEDIATE");
+        this.commit = this.db.prepare("COMMIT");
+        this.rollback = this.db.prepare("ROLLBACK");
+      }
+    } catch (err) {
+      throw fromSqliteError(err, path);
+    }
+  }
+
+  /** A cached prepared statement. */
+  stmt(sql: string): Statement {
+    this.uses++;
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /**
+   * Run `fn` in one IMMEDIATE transaction. The generation guard runs before
+   * (refuse to write to a ghost) and after commit (never acknowledge a write
+   * that went to one).
+   */
+  transaction<T>(fn: () => T): T {
+    if (!this.begin || !this.commit || !this.rollback) {
+      throw new TypeError("transaction() needs the writer connection");
+    }
+    this.guard?.check();
+    try {
+      this.begin.run();
+    } catch (err) {
+      throw fromSqliteError(err, this.path);
+    }
+    let result: T;
+    try {
+      result = fn();
+      this.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) this.rollback.run();
+      throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
+    }
+    this.guard?.check();
+    return result;
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.db.close();
+  }
+}

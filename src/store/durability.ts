@@ -1,0 +1,79 @@
+import Database from "better-sqlite3";
+import type { HearthConfig } from "../config/schema.js";
+import { HearthError } from "../errors.js";
+import { inspectFilesystem } from "../files/fs-type.js";
+import { otherHolders } from "../process/holders.js";
+import type { Connection } from "./connection.js";
+import { hasWalResetBug } from "./sqlite-version.js";
+
+let cachedVersion: string | undefined;
+
+/** The version of the SQLite library better-sqlite3 linked into this process. */
+export function sqliteVersion(): string {
+  if (cachedVersion === undefined) {
+    const db = new Database(":memory:");
+    cachedVersion = (db.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v;
+    db.close();
+  }
+  return cachedVersion;
+}
+
+/** Refuse WAL where it cannot be shared safely (C2). */
+export function assertWalAllowed(path: string, reason: "configured" | "file"): void {
+  const version = sqliteVersion();
+  const why = reason === "file" ? "the database is in WAL mode" : "WAL is configured";
+  if (hasWalResetBug(version)) {
+    throw new HearthError(
+      "HEARTH_WAL_UNSAFE_SQLITE",
+      `refusing ${path}: ${why} but SQLite ${version} has the WAL-reset bug (3.7.0–3.51.2)`,
+      { resource: path, hint: "upgrade better-sqlite3 (it bundles SQLite >= 3.51.3)" },
+    );
+  }
+  const fs = inspectFilesystem(path);
+  if (fs.walUnsafeReason) {
+    throw new HearthError(
+      "HEARTH_WAL_UNSAFE_FS",
+      `refusing ${path}: ${why} but ${fs.walUnsafeReason}, which cannot share WAL memory between processes safely`,
+      {
+        resource: path,
+        hint:
+          reason === "file"
+            ? 'move the store to a local disk, or (with every hearth process stopped) set durability.journalMode to "delete"'
+            : 'set "durability": { "journalMode": "delete" } in config.json, or move HEARTH_HOME to a local disk',
+        details: { fstype: fs.fstype, magic: fs.magic },
+      },
+    );
+  }
+}
+
+/**
+ * Bring a new writer connection to the configured journal mode. Journal mode
+ * is a property of the file: it is changed only when no other process holds
+ * the database (fail closed: when holders cannot be told, it is left as is).
+ * Returns a warning when the configuration could not be applied.
+ */
+export function applyJournalMode(
+  conn: Connection,
+  config: HearthConfig,
+  files: () => Map<string, import("node:fs").Stats>,
+): string | undefined {
+  const desired = config.durability.journalMode;
+  const actual = String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase();
+  if (actual === desired) return undefined;
+  let blocker: string | undefined;
+  try {
+    const holders = otherHolders(files());
+    if (holders.length > 0)
+      blocker = `${holders.length} other process(es) hold it (pids ${holders.map((h) => h.pid).join(", ")})`;
+  } catch (err) {
+    blocker = (err as Error).message;
+  }
+  if (blocker === undefined) {
+    const result = String(
+      conn.db.pragma(`journal_mode = ${desired}`, { simple: true }),
+    ).toLowerCase();
+    if (result === desired) return undefined;
+    blocker = `SQLite kept ${result}`;
+  }
+  return `journal mode of ${conn.path} is ${actual}, not the configured ${desired}: ${blocker}; hearth left it as it is`;
+}

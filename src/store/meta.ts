@@ -1,0 +1,39 @@
+import type { Access } from "./access.js";
+
+/** A small key/value table for operational state (schedules, markers, versions). */
+export class Meta {
+  constructor(private readonly access: Access) {}
+
+  async get(key: string): Promise<string | null> {
+    const row = this.access.read().stmt("SELECT value FROM meta WHERE key = ?").get(key) as
+      | { value: string }
+      | undefined;
+    return row?.value ?? null;
+  }
+
+  async set(key: string, value: string): Promise<void> {
+    if (typeof value !== "string") throw new TypeError("meta values are strings");
+    const conn = this.access.write();
+    conn.transaction(() =>
+      conn
+        .stmt(
+          `INSERT INTO meta (key, value, updated_at) VALUES (?, ?, ?)
+           ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+        )
+        .run(key, value, this.access.now()),
+    );
+  }
+
+  async delete(key: string): Promise<boolean> {
+    const conn = this.access.write();
+    return conn.transaction(() => conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0);
+  }
+
+  async entries(): Promise<Record<string, string>> {
+    const rows = this.access.read().stmt("SELECT key, value FROM meta ORDER BY key").all() as {
+      key: string;
+      value: string;
+    }[];
+    return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Forward-only schema migrations. `user_version` holds the number of the last
+ * one applied. Never edit a shipped migration: add the next one.
+ */
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "sessions, messages, full-text search, meta",
+    sql: `
+CREATE TABLE sessions (
+  id               TEXT PRIMARY KEY,
+  profile          TEXT NOT NULL,
+  source           TEXT NOT NULL,
+  chat_key         TEXT,
+  title            TEXT,
+  title_source     TEXT CHECK (title_source IN ('user', 'auto')),
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  last_activity_at INTEGER NOT NULL,
+  ended_at         INTEGER,
+  end_reason       TEXT,
+  parent_id        TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+  pinned           INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+  archived         INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+  hidden           INTEGER NOT NULL DEFAULT 0 CHECK (hidden IN (0, 1)),
+  handoff_state    TEXT CHECK (handoff_state IN ('pending', 'running', 'completed', 'failed')),
+  handoff_platform TEXT,
+  handoff_owner    TEXT,
+  handoff_error    TEXT,
+  handoff_updated_at INTEGER,
+  -- Informational counters for listings. Emptiness is never decided from
+  -- them (D2): that is an EXISTS probe on messages.
+  message_count    INTEGER NOT NULL DEFAULT 0,
+  token_count      INTEGER NOT NULL DEFAULT 0,
+  next_ordinal     INTEGER NOT NULL DEFAULT 0
+) STRICT;
+
+CREATE UNIQUE INDEX sessions_visible_title ON sessions (title)
+  WHERE title IS NOT NULL AND archived = 0 AND hidden = 0;
+CREATE INDEX sessions_by_activity ON sessions (last_activity_at DESC, id DESC);
+CREATE INDEX sessions_by_chat ON sessions (source, chat_key);
+CREATE INDEX sessions_by_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE TABLE messages (
+  id              INTEGER PRIMARY KEY,
+  session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  ordinal         INTEGER NOT NULL,
+  role            TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+  content         TEXT NOT NULL,
+  content_type    TEXT NOT NULL DEFAULT 'text' CHECK (content_type IN ('text', 'json')),
+  name            TEXT,
+  tool_calls      TEXT,
+  tool_call_id    TEXT,
+  tokens_in       INTEGER,
+  tokens_out      INTEGER,
+  created_at      INTEGER NOT NULL,
+  -- 1 = live transcript; 0 = history (rewound or compacted), never swept.
+  active          INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+  archived_reason TEXT CHECK (archived_reason IN ('rewind', 'compaction')),
+  client_id       TEXT,
+  UNIQUE (session_id, ordinal)
+) STRICT;
+
+CREATE UNIQUE INDEX messages_by_client_id ON messages (session_id, client_id)
+  WHERE client_id IS NOT NULL;
+CREATE INDEX messages_live ON messages (session_id, active, ordinal);
+
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+  content,
+  content = 'messages',
+  content_rowid = 'id',
+  tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TABLE meta (
+  key        TEXT PRIMARY KEY,
+  value      TEXT NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+`,
+  },
+];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

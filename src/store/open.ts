@@ -1,0 +1,205 @@
+import { lstatSync, type Stats } from "node:fs";
+import { loadConfig } from "../config/load.js";
+import {
+  backupsDir,
+  DEFAULT_PROFILE,
+  databasePath,
+  profileDir,
+  resolveHome,
+  validateProfile,
+} from "../config/paths.js";
+import type { HearthConfig, HearthConfigInput } from "../config/schema.js";
+import { HearthError } from "../errors.js";
+import { createDatabaseFile, ensurePrivateDir } from "../files/create.js";
+import {
+  assertOurs,
+  assertSafeFile,
+  assertSafeSidecars,
+  lstatOrNull,
+  readHeader,
+  SIDECAR_SUFFIXES,
+} from "../files/inspect.js";
+import type { Connection, ConnectionRole } from "./connection.js";
+import { applyJournalMode, assertWalAllowed } from "./durability.js";
+import type { Logger } from "./logger.js";
+import { migrate, schemaTooNew, userVersion } from "./migrate.js";
+import { LATEST_SCHEMA_VERSION } from "./migrations.js";
+import { createEntry, type DatabaseEntry, dropEntryIfIdle, findEntry } from "./registry.js";
+import { Store } from "./store.js";
+
+export interface OpenStoreOptions {
+  /** Defaults to $HEARTH_HOME, then ~/.hearth. */
+  home?: string;
+  /** Defaults to $HEARTH_PROFILE, then "default". */
+  profile?: string;
+  /** "writer" (default) may write; "reader" uses a read-only connection only and never creates files. */
+  role?: ConnectionRole;
+  /** Highest-precedence configuration (above config.json and HEARTH_* variables). */
+  config?: HearthConfigInput;
+  /** Receives the loud, once-only warnings about configuration that could not be applied. */
+  logger?: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+const warned = new Set<string>();
+
+/**
+ * Open (creating if needed) the state store of one profile.
+ *
+ * ```ts
+ * const store = await openStore({ profile: "default" });
+ * const session = await store.sessions.create({ source: "cli", title: "Plans" });
+ * await store.messages.append(session.id, { role: "user", content: "hello" });
+ * await store.close();
+ * ```
+ */
+export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
+  const env = options.env ?? process.env;
+  const role = options.role ?? "writer";
+  if (role !== "writer" && role !== "reader") {
+    throw new TypeError(`options.role must be "writer" or "reader", got ${JSON.stringify(role)}`);
+  }
+  const home = resolveHome(options.home, env);
+  const profile = validateProfile(options.profile ?? env.HEARTH_PROFILE ?? DEFAULT_PROFILE);
+  const config = loadConfig({
+    home,
+    env,
+    ...(options.config ? { overrides: options.config } : {}),
+  });
+  const path = databasePath(home, profile);
+
+  let stats = checkPath(path);
+  if (!stats) {
+    if (role === "reader") {
+      throw new HearthError("HEARTH_STORE_NOT_FOUND", `no store at ${path}`, {
+        resource: path,
+        hint: `create it with a writer first: hearth --home ${home} --profile ${profile} doctor --fix, or openStore()`,
+      });
+    }
+    ensurePrivateDir(home);
+    ensurePrivateDir(profileDir(home, profile));
+    createDatabaseFile(path);
+    stats = checkPath(path);
+    if (!stats)
+      throw new HearthError(
+        "HEARTH_PATH_NOT_REGULAR",
+        `${path} vanished while it was being created`,
+        { resource: path },
+      );
+  }
+  const key = `${stats.dev}:${stats.ino}`;
+  const warnings: string[] = [];
+  const entry = findEntry(key) ?? createEntry(key, path);
+  try {
+    attach(entry, role, config, home, profile, warnings);
+  } catch (err) {
+    dropEntryIfIdle(entry);
+    throw err;
+  }
+  for (const warning of warnings) {
+    if (warned.has(warning)) continue;
+    warned.add(warning);
+    options.logger?.warn({ event: "store.config_not_applied", path }, warning);
+  }
+  // The path must still be the inode we checked (no swap between check and open).
+  const after = lstatSync(path);
+  if (`${after.dev}:${after.ino}` !== key || after.isSymbolicLink()) {
+    releaseRoles(entry, role);
+    throw new HearthError(
+      "HEARTH_PATH_SYMLINK",
+      `refusing ${path}: it was replaced while hearth opened it`,
+      {
+        resource: path,
+        hint: "find the process that replaces files in the hearth home",
+      },
+    );
+  }
+  return new Store({
+    home,
+    profile,
+    path,
+    role,
+    config,
+    entry,
+    warnings,
+    reattach: () => {
+      checkPath(path);
+      entry.reopen(config);
+    },
+  });
+}
+
+/** lstat-only checks of the database and its sidecars (F1). Null when the database is absent. */
+function checkPath(path: string): Stats | null {
+  const stats = lstatOrNull(path);
+  if (stats) assertSafeFile(path, stats);
+  assertSafeSidecars(path);
+  return stats;
+}
+
+function attach(
+  entry: DatabaseEntry,
+  role: ConnectionRole,
+  config: HearthConfig,
+  home: string,
+  profile: string,
+  warnings: string[],
+): void {
+  const firstInProcess = entry.idle;
+  if (firstInProcess) {
+    // Only now, with no connection to this inode in the process, may a descriptor be opened and closed on it (F2).
+    const header = readHeader(entry.path);
+    assertOurs(entry.path, header);
+    if (header.userVersion > LATEST_SCHEMA_VERSION) {
+      throw schemaTooNew(entry.path, header.userVersion, LATEST_SCHEMA_VERSION);
+    }
+    if (header.wal) assertWalAllowed(entry.path, "file");
+    if (config.durability.journalMode === "wal" && !header.wal)
+      assertWalAllowed(entry.path, "configured");
+  }
+  const files = () => fileStats(entry.path);
+  if (role === "writer") {
+    entry.acquire("writer", config, (conn) => {
+      if (!firstInProcess) return;
+      const warning = applyJournalMode(conn, config, files);
+      if (warning) warnings.push(warning);
+      migrate(conn, { backupsDir: backupsDir(home), profile, files });
+    });
+  }
+  try {
+    entry.acquire("reader", config, (conn) => assertReadable(conn));
+  } catch (err) {
+    if (role === "writer") entry.release("writer");
+    throw err;
+  }
+}
+
+function assertReadable(conn: Connection): void {
+  const version = userVersion(conn);
+  if (version > LATEST_SCHEMA_VERSION)
+    throw schemaTooNew(conn.path, version, LATEST_SCHEMA_VERSION);
+  if (version < LATEST_SCHEMA_VERSION) {
+    throw new HearthError(
+      "HEARTH_SCHEMA_OUTDATED",
+      `the schema of ${conn.path} is version ${version}; this build reads version ${LATEST_SCHEMA_VERSION}`,
+      {
+        resource: conn.path,
+        hint: "open the store once with a writer (any hearth command that writes) to migrate it",
+      },
+    );
+  }
+}
+
+function releaseRoles(entry: DatabaseEntry, role: ConnectionRole): void {
+  entry.release("reader");
+  if (role === "writer") entry.release("writer");
+}
+
+function fileStats(path: string): Map<string, Stats> {
+  const map = new Map<string, Stats>();
+  for (const suffix of ["", ...SIDECAR_SUFFIXES]) {
+    const stats = lstatOrNull(path + suffix);
+    if (stats) map.set(path + suffix, stats);
+  }
+  return map;
+}

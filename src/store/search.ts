@@ -1,0 +1,53 @@
+import type { Access } from "./access.js";
+import { toFtsQuery } from "./fts-query.js";
+import type { MessageRole, SearchHit, SearchOptions } from "./types.js";
+
+interface HitRow {
+  session_id: string;
+  id: number;
+  ordinal: number;
+  role: string;
+  active: number;
+  created_at: number;
+  snippet: string;
+}
+
+/** Full-text search over message content; any user text is searched literally. */
+export async function searchMessages(
+  access: Access,
+  text: string,
+  options: SearchOptions = {},
+): Promise<SearchHit[]> {
+  if (typeof text !== "string") throw new TypeError("search text must be a string");
+  const limit = options.limit ?? 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+    throw new RangeError(`options.limit must be an integer from 1 to 500, got ${limit}`);
+  }
+  const query = toFtsQuery(text);
+  if (query === null) return [];
+  const filters = [
+    options.includeHistory ? "" : "AND m.active = 1",
+    options.sessionId === undefined ? "" : "AND m.session_id = ?",
+  ].join(" ");
+  const params: unknown[] = [query];
+  if (options.sessionId !== undefined) params.push(options.sessionId);
+  const rows = access
+    .read()
+    .stmt(
+      `SELECT m.session_id, m.id, m.ordinal, m.role, m.active, m.created_at,
+              snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
+       FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+       WHERE messages_fts MATCH ? ${filters}
+       ORDER BY rank LIMIT ?`,
+    )
+    .all(...params, limit) as HitRow[];
+  return rows.map((r) => ({
+    sessionId: r.session_id,
+    messageId: r.id,
+    ordinal: r.ordinal,
+    role: r.role as MessageRole,
+    active: r.active === 1,
+    snippet: r.snippet,
+    createdAt: r.created_at,
+  }));
+}

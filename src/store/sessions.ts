@@ -1,0 +1,268 @@
+import { randomUUID } from "node:crypto";
+import { HearthError } from "../errors.js";
+import type { Access } from "./access.js";
+import type { Connection } from "./connection.js";
+import { type SessionRow, toSession } from "./rows.js";
+import type { ListSessionsOptions, NewSession, Page, Session, TitleSource } from "./types.js";
+
+const MAX_PAGE = 500;
+
+export class Sessions {
+  constructor(private readonly access: Access) {}
+
+  async create(input: NewSession = {}): Promise<Session> {
+    const id = input.id ?? randomUUID();
+    const now = this.access.now();
+    const title = normalizeTitle(input.title);
+    const conn = this.access.write();
+    conn.transaction(() => {
+      try {
+        conn
+          .stmt(
+            `INSERT INTO sessions (id, profile, source, chat_key, title, title_source, created_at,
+               updated_at, last_activity_at, parent_id)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            id,
+            this.access.profile,
+            input.source ?? "cli",
+            input.chatKey ?? null,
+            title,
+            title === null ? null : (input.titleSource ?? "user"),
+            now,
+            now,
+            now,
+            input.parentId ?? null,
+          );
+      } catch (err) {
+        throw titleError(err, title) ?? err;
+      }
+    });
+    return this.requireOn(conn, id);
+  }
+
+  async get(id: string): Promise<Session | null> {
+    const row = this.access.read().stmt("SELECT * FROM sessions WHERE id = ?").get(id);
+    return row ? toSession(row as SessionRow) : null;
+  }
+
+  /** Like get(), but a missing session is a HEARTH_SESSION_NOT_FOUND error. */
+  async require(id: string): Promise<Session> {
+    return this.requireOn(this.access.read(), id);
+  }
+
+  /** Sessions, newest activity first, a page at a time. */
+  async list(options: ListSessionsOptions = {}): Promise<Page<Session>> {
+    const limit = options.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+      throw new RangeError(`options.limit must be an integer from 1 to ${MAX_PAGE}, got ${limit}`);
+    }
+    const column = options.sort === "created" ? "created_at" : "last_activity_at";
+    if (options.sort !== undefined && options.sort !== "created" && options.sort !== "activity") {
+      throw new RangeError(
+        `options.sort must be "activity" or "created", got ${String(options.sort)}`,
+      );
+    }
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (!options.includeArchived) where.push("archived = 0");
+    if (!options.includeHidden) where.push("hidden = 0");
+    if (options.source !== undefined) where.push("source = ?") && params.push(options.source);
+    if (options.chatKey !== undefined) where.push("chat_key = ?") && params.push(options.chatKey);
+    if (options.ended !== undefined)
+      where.push(options.ended ? "ended_at IS NOT NULL" : "ended_at IS NULL");
+    if (options.pinned !== undefined)
+      where.push("pinned = ?") && params.push(options.pinned ? 1 : 0);
+    if (options.cursor) {
+      const [value, id] = decodeCursor(options.cursor);
+      where.push(`(${column} < ? OR (${column} = ? AND id < ?))`);
+      params.push(value, value, id);
+    }
+    const sql = `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY ${column} DESC, id DESC LIMIT ?`;
+    const rows = this.access
+      .read()
+      .stmt(sql)
+      .all(...params, limit + 1) as SessionRow[];
+    const items = rows.slice(0, limit).map(toSession);
+    const last = rows.length > limit ? rows[limit - 1]! : undefined;
+    return {
+      items,
+      nextCursor: last ? encodeCursor(last[column], last.id) : null,
+    };
+  }
+
+  /**
+   * Set the title. An automatic title never replaces one a user gave; a
+   * user title taken by another visible session is HEARTH_TITLE_TAKEN, an
+   * automatic one gets a " (2)", " (3)", ... suffix instead.
+   */
+  async rename(id: string, title: string | null, source: TitleSource = "user"): Promise<Session> {
+    const conn = this.access.write();
+    const normalized = normalizeTitle(title);
+    conn.transaction(() => {
+      const current = this.requireOn(conn, id);
+      if (source === "auto" && current.titleSource === "user") return;
+      let candidate = normalized;
+      for (let n = 2; ; n++) {
+        try {
+          conn
+            .stmt("UPDATE sessions SET title = ?, title_source = ?, updated_at = ? WHERE id = ?")
+            .run(candidate, candidate === null ? null : source, this.access.now(), id);
+          return;
+        } catch (err) {
+          const taken = titleError(err, candidate);
+          if (!taken || source === "user" || n > 1000) throw taken ?? err;
+          candidate = `${normalized} (${n})`;
+        }
+      }
+    });
+    return this.requireOn(conn, id);
+  }
+
+  async setPinned(id: string, pinned: boolean): Promise<Session> {
+    return this.setFlag(id, "pinned", pinned);
+  }
+
+  async setArchived(id: string, archived: boolean): Promise<Session> {
+    return this.setFlag(id, "archived", archived);
+  }
+
+  async setHidden(id: string, hidden: boolean): Promise<Session> {
+    return this.setFlag(id, "hidden", hidden);
+  }
+
+  /** Mark the session ended with a reason ("idle", "user", "compacted", ...). */
+  async end(id: string, reason: string): Promise<Session> {
+    const conn = this.access.write();
+    conn.transaction(() => {
+      this.requireOn(conn, id);
+      const now = this.access.now();
+      conn
+        .stmt("UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ? WHERE id = ?")
+        .run(now, reason, now, id);
+    });
+    return this.requireOn(conn, id);
+  }
+
+  /** Reopen an ended session (resume). */
+  async resume(id: string): Promise<Session> {
+    const conn = this.access.write();
+    conn.transaction(() => {
+      this.requireOn(conn, id);
+      const now = this.access.now();
+      conn
+        .stmt(
+          "UPDATE sessions SET ended_at = NULL, end_reason = NULL, updated_at = ?, last_activity_at = ? WHERE id = ?",
+        )
+        .run(now, now, id);
+    });
+    return this.requireOn(conn, id);
+  }
+
+  /** Delete a session and every message in it, history included. Returns false when absent. */
+  async delete(id: string): Promise<boolean> {
+    const conn = this.access.write();
+    return conn.transaction(
+      () => conn.stmt("DELETE FROM sessions WHERE id = ?").run(id).changes === 1,
+    );
+  }
+
+  /**
+   * Delete sessions that have no message rows at all (D2). Emptiness is an
+   * EXISTS probe, so a rewound or compacted session (all history, no live
+   * messages) is never empty. Pinned sessions are kept.
+   */
+  async deleteEmpty(options: { olderThanMs?: number; dryRun?: boolean } = {}): Promise<string[]> {
+    const cutoff = this.access.now() - (options.olderThanMs ?? 0);
+    const select = `SELECT id FROM sessions s
+      WHERE pinned = 0 AND last_activity_at <= ?
+        AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)`;
+    if (options.dryRun) {
+      return (this.access.read().stmt(select).all(cutoff) as { id: string }[]).map((r) => r.id);
+    }
+    const conn = this.access.write();
+    return conn.transaction(() => {
+      const ids = (conn.stmt(select).all(cutoff) as { id: string }[]).map((r) => r.id);
+      const del = conn.stmt(
+        "DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?)",
+      );
+      for (const id of ids) del.run(id, id);
+      return ids;
+    });
+  }
+
+  private async setFlag(id: string, column: "pinned" | "archived" | "hidden", value: boolean) {
+    const conn = this.access.write();
+    conn.transaction(() => {
+      this.requireOn(conn, id);
+      try {
+        conn
+          .stmt(`UPDATE sessions SET ${column} = ?, updated_at = ? WHERE id = ?`)
+          .run(value ? 1 : 0, this.access.now(), id);
+      } catch (err) {
+        const current = this.requireOn(conn, id);
+        throw titleError(err, current.title) ?? err;
+      }
+    });
+    return this.requireOn(conn, id);
+  }
+
+  private requireOn(conn: Connection, id: string): Session {
+    const row = conn.stmt("SELECT * FROM sessions WHERE id = ?").get(id);
+    if (!row) throw sessionNotFound(id);
+    return toSession(row as SessionRow);
+  }
+}
+
+export function sessionNotFound(id: string): HearthError {
+  return new HearthError("HEARTH_SESSION_NOT_FOUND", `no session with id ${JSON.stringify(id)}`, {
+    resource: id,
+    hint: "hearth sessions list   # shows the ids",
+  });
+}
+
+function normalizeTitle(title: string | null | undefined): string | null {
+  if (title === null || title === undefined) return null;
+  if (typeof title !== "string") throw new TypeError("title must be a string or null");
+  const trimmed = title.trim().replace(/\s+/g, " ");
+  if (trimmed.length > 200) throw new RangeError("title must be at most 200 characters");
+  return trimmed === "" ? null : trimmed;
+}
+
+function titleError(err: unknown, title: string | null): HearthError | undefined {
+  const code = (err as { code?: string }).code;
+  const message = (err as Error).message ?? "";
+  if (code !== "SQLITE_CONSTRAINT_UNIQUE" || !message.includes("sessions.title")) return undefined;
+  return new HearthError(
+    "HEARTH_TITLE_TAKEN",
+    `another visible session is already titled ${JSON.stringify(title)}`,
+    {
+      resource: title ?? "",
+      hint: "choose another title, or archive the other session",
+      cause: err,
+    },
+  );
+}
+
+function encodeCursor(value: number, id: string): string {
+  return Buffer.from(JSON.stringify([value, id])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): [number, string] {
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (
+      Array.isArray(parsed) &&
+      parsed.length === 2 &&
+      typeof parsed[0] === "number" &&
+      typeof parsed[1] === "string"
+    ) {
+      return [parsed[0], parsed[1]];
+    }
+  } catch {
+    // fall through to the RangeError below
+  }
+  throw new RangeError("options.cursor is not a cursor returned by sessions.list()");
+}

@@ -1,0 +1,20 @@
+/**
+ * SQLite 3.7.0 through 3.51.2 can corrupt a WAL database when a checkpoint
+ * resets the WAL while another connection writes (the WAL-reset bug, fixed
+ * in 3.51.3 and backported to 3.44.6 and 3.50.7).
+ */
+const FIXED_BACKPORTS = new Set(["3.44.6", "3.50.7"]);
+
+export function parseVersion(version: string): [number, number, number] {
+  const match = /^(\d+)\.(\d+)\.(\d+)/.exec(version);
+  if (!match) throw new RangeError(`not a SQLite version: ${JSON.stringify(version)}`);
+  return [Number(match[1]), Number(match[2]), Number(match[3])];
+}
+
+export function hasWalResetBug(version: string): boolean {
+  const [major, minor, patch] = parseVersion(version);
+  const normalized = `${major}.${minor}.${patch}`;
+  if (FIXED_BACKPORTS.has(normalized)) return false;
+  const n = major * 1_000_000 + minor * 1_000 + patch;
+  return n >= 3_007_000 && n < 3_051_003;
+}

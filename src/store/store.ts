@@ -1,0 +1,162 @@
+import type { HearthConfig } from "../config/schema.js";
+import { HearthError } from "../errors.js";
+import { inspectFilesystem } from "../files/fs-type.js";
+import type { Access } from "./access.js";
+import type { Connection, ConnectionRole } from "./connection.js";
+import { sqliteVersion } from "./durability.js";
+import { type ExportOptions, exportSessions } from "./export.js";
+import { Messages } from "./messages.js";
+import { Meta } from "./meta.js";
+import type { DatabaseEntry } from "./registry.js";
+import { searchMessages } from "./search.js";
+import { Sessions } from "./sessions.js";
+import { hasWalResetBug } from "./sqlite-version.js";
+import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "./types.js";
+
+/** Test-only window into which connection served which call (C1). */
+export const internals = Symbol("hearth.internals");
+
+export interface StoreInit {
+  home: string;
+  profile: string;
+  path: string;
+  role: ConnectionRole;
+  config: HearthConfig;
+  entry: DatabaseEntry;
+  warnings: string[];
+  /** Re-runs the path checks and reattaches the entry to the current files. */
+  reattach: () => void;
+}
+
+/**
+ * One profile's state store. Obtain it with openStore(); close it when done.
+ * Every method is async so that other backends (PostgreSQL) fit the same API.
+ */
+export class Store {
+  readonly home: string;
+  readonly profile: string;
+  /** Absolute path of the database file. */
+  readonly path: string;
+  readonly role: ConnectionRole;
+  readonly config: HearthConfig;
+  /** Configuration that could not be applied (also logged once, loudly). */
+  readonly warnings: readonly string[];
+  readonly sessions: Sessions;
+  readonly messages: Messages;
+  readonly meta: Meta;
+  private readonly entry: DatabaseEntry;
+  private readonly reattach: () => void;
+  private closed = false;
+  private readonly access: Access;
+
+  constructor(init: StoreInit) {
+    this.home = init.home;
+    this.profile = init.profile;
+    this.path = init.path;
+    this.role = init.role;
+    this.config = init.config;
+    this.warnings = init.warnings;
+    this.entry = init.entry;
+    this.reattach = init.reattach;
+    this.access = {
+      profile: this.profile,
+      path: this.path,
+      read: () => this.connection("reader"),
+      write: () => {
+        if (this.role !== "writer") {
+          throw new HearthError(
+            "HEARTH_READ_ONLY",
+            `this store of ${this.path} was opened read-only`,
+            {
+              resource: this.path,
+              hint: 'open it with openStore({ role: "writer" })',
+            },
+          );
+        }
+        return this.connection("writer");
+      },
+      now: () => Date.now(),
+    };
+    this.sessions = new Sessions(this.access);
+    this.messages = new Messages(this.access);
+    this.meta = new Meta(this.access);
+  }
+
+  /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
+  search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
+    return searchMessages(this.access, text, options);
+  }
+
+  /** Stream sessions as JSONL or Markdown chunks. */
+  export(options: ExportOptions): AsyncGenerator<string> {
+    return exportSessions(this.access, options);
+  }
+
+  counts(): Promise<StoreCounts> {
+    return this.messages.counts();
+  }
+
+  /** Configured versus actual durability settings of this connection. */
+  async durability(): Promise<DurabilityReport> {
+    const conn = this.access.read();
+    const version = sqliteVersion();
+    const fs = inspectFilesystem(this.path);
+    const sync = Number(conn.db.pragma("synchronous", { simple: true }));
+    return {
+      sqliteVersion: version,
+      walResetBug: hasWalResetBug(version),
+      journalMode: {
+        configured: this.config.durability.journalMode,
+        actual: String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase(),
+      },
+      synchronous: {
+        configured: this.config.durability.synchronous,
+        actual: ["off", "normal", "full", "extra"][sync] ?? String(sync),
+      },
+      filesystem: { fstype: fs.fstype, magic: fs.magic, walUnsafeReason: fs.walUnsafeReason },
+      journalSizeLimitBytes: this.config.durability.journalSizeLimitBytes,
+      walAutocheckpointPages: this.config.durability.walAutocheckpointPages,
+    };
+  }
+
+  /**
+   * Reattach to the current files after HEARTH_GENERATION_CHANGED. The ghost
+   * connection is closed without checkpointing its WAL into the database.
+   */
+  async reopen(): Promise<void> {
+    this.assertOpen();
+    this.reattach();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.entry.release("reader");
+    if (this.role === "writer") this.entry.release("writer");
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** @internal */
+  get [internals](): { uses: (role: ConnectionRole) => number } {
+    return { uses: (role) => this.entry.connection(role)?.uses ?? 0 };
+  }
+
+  private connection(role: ConnectionRole): Connection {
+    this.assertOpen();
+    const conn = this.entry.connection(role);
+    if (!conn) throw new Error(`internal: no ${role} connection for ${this.path}`);
+    return conn;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) {
+      throw new HearthError("HEARTH_STORE_CLOSED", `the store of ${this.path} is closed`, {
+        resource: this.path,
+        hint: "open a new one with openStore()",
+      });
+    }
+  }
+}

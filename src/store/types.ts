@@ -1,0 +1,138 @@
+/** Public shapes of the store API. No SQLite types leak through here. */
+
+export type MessageRole = "system" | "user" | "assistant" | "tool";
+export type HandoffState = "pending" | "running" | "completed" | "failed";
+export type TitleSource = "user" | "auto";
+
+export interface Session {
+  id: string;
+  profile: string;
+  source: string;
+  chatKey: string | null;
+  title: string | null;
+  titleSource: TitleSource | null;
+  createdAt: number;
+  updatedAt: number;
+  lastActivityAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  parentId: string | null;
+  pinned: boolean;
+  archived: boolean;
+  hidden: boolean;
+  handoff: {
+    state: HandoffState;
+    platform: string | null;
+    owner: string | null;
+    error: string | null;
+    updatedAt: number | null;
+  } | null;
+  /** Live (active) messages; informational, kept in step by the store. */
+  messageCount: number;
+  tokenCount: number;
+}
+
+export interface NewSession {
+  /** Defaults to a random UUID. */
+  id?: string;
+  /** The platform the session came from: "cli", "telegram", "http", ... Defaults to "cli". */
+  source?: string;
+  chatKey?: string | null;
+  title?: string | null;
+  /** Defaults to "user" when a title is given. */
+  titleSource?: TitleSource;
+  parentId?: string | null;
+}
+
+export type MessageContent = string | Record<string, unknown> | unknown[];
+
+export interface Message {
+  /** The database identity. Present on every message loaded from the store (D3). */
+  id: number;
+  sessionId: string;
+  ordinal: number;
+  role: MessageRole;
+  content: MessageContent;
+  name: string | null;
+  toolCalls: unknown[] | null;
+  toolCallId: string | null;
+  tokensIn: number | null;
+  tokensOut: number | null;
+  createdAt: number;
+  /** false for history: rewound or compacted messages, kept forever. */
+  active: boolean;
+  archivedReason: "rewind" | "compaction" | null;
+  clientId: string | null;
+}
+
+export interface NewMessage {
+  role: MessageRole;
+  content: MessageContent;
+  name?: string | null;
+  toolCalls?: unknown[] | null;
+  toolCallId?: string | null;
+  tokensIn?: number | null;
+  tokensOut?: number | null;
+  /** Idempotency key: appending the same clientId to a session twice stores it once. */
+  clientId?: string | null;
+  createdAt?: number;
+}
+
+/** A message to save: loaded ones carry their `id` and are never inserted again (D3). */
+export type TranscriptEntry = NewMessage & { id?: number };
+
+export type SessionSort = "activity" | "created";
+
+export interface ListSessionsOptions {
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string | null;
+  source?: string;
+  chatKey?: string;
+  includeArchived?: boolean;
+  includeHidden?: boolean;
+  /** true: only ended sessions; false: only open ones. */
+  ended?: boolean;
+  pinned?: boolean;
+  sort?: SessionSort;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface SearchOptions {
+  limit?: number;
+  sessionId?: string;
+  /** Include rewound and compacted history. Default false. */
+  includeHistory?: boolean;
+}
+
+export interface SearchHit {
+  sessionId: string;
+  messageId: number;
+  ordinal: number;
+  role: MessageRole;
+  active: boolean;
+  /** Matched text with the hits wrapped in [ and ]. */
+  snippet: string;
+  createdAt: number;
+}
+
+export interface StoreCounts {
+  sessions: number;
+  messages: number;
+  activeMessages: number;
+  archivedMessages: number;
+}
+
+export interface DurabilityReport {
+  sqliteVersion: string;
+  walResetBug: boolean;
+  journalMode: { configured: string; actual: string };
+  synchronous: { configured: string; actual: string };
+  filesystem: { fstype: string | undefined; magic: string; walUnsafeReason: string | undefined };
+  journalSizeLimitBytes: number;
+  walAutocheckpointPages: number;
+}
