@@ -119,6 +119,22 @@ export class Store {
     };
   }
 
+  /** Schema version and application_id as stored in the database. */
+  async schema(): Promise<{ version: number; applicationId: number }> {
+    const db = this.access.read().db;
+    return {
+      version: Number(db.pragma("user_version", { simple: true })),
+      applicationId: Number(db.pragma("application_id", { simple: true })),
+    };
+  }
+
+  /** SQLite's quick_check, on the read-only connection. */
+  async quickCheck(): Promise<{ ok: boolean; problems: string[] }> {
+    const rows = this.access.read().db.pragma("quick_check") as { quick_check: string }[];
+    const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
+    return { ok: problems.length === 0, problems };
+  }
+
   /**
    * Reattach to the current files after HEARTH_GENERATION_CHANGED. The ghost
    * connection is closed without checkpointing its WAL into the database.
@@ -140,8 +156,14 @@ export class Store {
   }
 
   /** @internal */
-  get [internals](): { uses: (role: ConnectionRole) => number } {
-    return { uses: (role) => this.entry.connection(role)?.uses ?? 0 };
+  get [internals](): {
+    uses: (role: ConnectionRole) => number;
+    connection: (role: ConnectionRole) => Connection;
+  } {
+    return {
+      uses: (role) => this.entry.connection(role)?.uses ?? 0,
+      connection: (role) => this.connection(role),
+    };
   }
 
   private connection(role: ConnectionRole): Connection {

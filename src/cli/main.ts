@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from "commander";
+import { registerDoctor } from "./commands/doctor.js";
+import { registerSessions } from "./commands/sessions.js";
+import { EXIT, reportError } from "./output.js";
+
+async function main(argv: string[]): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = new Command()
+    .name("hearth")
+    .description("hearth: the state home for long-running AI agents")
+    .option("--home <dir>", "hearth home (default: $HEARTH_HOME or ~/.hearth)")
+    .option("--profile <name>", "profile (default: $HEARTH_PROFILE or default)")
+    .option("--json", "machine-readable output (a documented contract)")
+    .exitOverride()
+    .showSuggestionAfterError(true);
+  registerDoctor(program, (code) => {
+    exitCode = code;
+  });
+  registerSessions(program);
+  try {
+    await program.parseAsync(argv);
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version exit 0; every other parse problem is a usage error.
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    return reportError(err, { json: argv.includes("--json") });
+  }
+}
+
+// A closed pipe (`hearth sessions export | head`) is the reader's choice, not an error.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") process.exit(process.exitCode ?? EXIT.ok);
+  throw err;
+});
+
+process.exitCode = await main(process.argv);
