@@ -1,0 +1,69 @@
+import { existsSync, unlinkSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../../src/index.js";
+import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+
+afterEach(async () => {
+  await killAllWorkers();
+  cleanupHomes();
+});
+
+describe("the generation guard (F3)", () => {
+  it("stops a writer whose -wal and -shm were unlinked, and reopen() recovers", async () => {
+    const home = tempHome();
+    // Create the store and close it, so its schema is checkpointed into the main file.
+    const setup = await openStore({ home });
+    const session = await setup.sessions.create({ title: "ghost" });
+    await setup.close();
+    const writer = await startWorker();
+    const { path } = await writer.call<{ path: string }>("open", { home });
+    await writer.call("append", { sessionId: session.id, content: "first", clientId: "a" });
+
+    // Someone else's cleanup removes the live generation under the writer.
+    unlinkSync(`${path}-wal`);
+    unlinkSync(`${path}-shm`);
+
+    const refused = await writer.request("append", {
+      sessionId: session.id,
+      content: "to the ghost",
+      clientId: "b",
+    });
+    expect(refused.ok).toBe(false);
+    expect(refused.error?.code).toBe("HEARTH_GENERATION_CHANGED");
+    expect(refused.error?.message).toContain(`${path}-wal`);
+    // Refused again without touching the files, until reopened.
+    const again = await writer.request("append", {
+      sessionId: session.id,
+      content: "again",
+      clientId: "c",
+    });
+    expect(again.error?.code).toBe("HEARTH_GENERATION_CHANGED");
+
+    await writer.call("reopen");
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    await writer.call("append", { sessionId: session.id, content: "after reopen", clientId: "d" });
+
+    const reader = await openStore({ home, role: "reader" });
+    const ids = (await reader.messages.load(session.id)).map((m) => m.clientId);
+    expect(ids).toContain("d");
+    expect(ids).not.toContain("c");
+    expect(await reader.quickCheck()).toEqual({ ok: true, problems: [] });
+    await reader.close();
+  });
+
+  it("stops a writer whose database file was replaced", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    const session = await store.sessions.create({ title: "replaced" });
+    const { renameSync, copyFileSync } = await import("node:fs");
+    copyFileSync(store.path, `${store.path}.copy`);
+    renameSync(`${store.path}.copy`, store.path);
+    await expect(
+      store.messages.append(session.id, { role: "user", content: "x" }),
+    ).rejects.toMatchObject({
+      code: "HEARTH_GENERATION_CHANGED",
+    });
+    await store.close();
+  });
+});
