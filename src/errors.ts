@@ -17,7 +17,6 @@ export const ERROR_CODES = {
   // durability (C2)
   HEARTH_WAL_UNSAFE_FS: "WAL requested on a filesystem that cannot share memory safely",
   HEARTH_WAL_UNSAFE_SQLITE: "WAL requested on a SQLite build with the WAL-reset bug",
-  HEARTH_JOURNAL_MODE_CONFLICT: "the database's journal mode differs and other processes hold it",
   // store
   HEARTH_STORE_NOT_FOUND: "a reader asked for a store that does not exist",
   HEARTH_SCHEMA_OUTDATED:
@@ -97,9 +96,12 @@ export function isHearthError(err: unknown, code?: HearthErrorCode): err is Hear
  */
 export function fromSqliteError(err: unknown, resource: string): HearthError {
   if (err instanceof HearthError) return err;
-  const code = (err as { code?: unknown }).code;
+  const code = (err as { code?: unknown } | null | undefined)?.code;
   const message = err instanceof Error ? err.message : String(err);
-  if (code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT" || code === "SQLITE_LOCKED") {
+  if (
+    typeof code === "string" &&
+    (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))
+  ) {
     return new HearthError(
       "HEARTH_BUSY",
       `${resource} stayed locked by another process past the busy timeout (${message}); the database itself is healthy`,

@@ -10,7 +10,7 @@ import { closest } from "./suggest.js";
 export function validateConfig(raw: unknown, source: string): HearthConfig {
   const result = configSchema.safeParse(raw);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => describeIssue(issue));
+  const problems = result.error.issues.flatMap((issue) => describeIssue(issue));
   const first = problems[0]!;
   throw new HearthError(
     "HEARTH_CONFIG_INVALID",
@@ -29,28 +29,31 @@ interface Problem {
   hint: string;
 }
 
-function describeIssue(issue: z.core.$ZodIssue): Problem {
+function describeIssue(issue: z.core.$ZodIssue): Problem[] {
   const where = issue.path.map(String).join(".");
   if (issue.code === "unrecognized_keys") {
-    const key = issue.keys[0] ?? "";
-    const full = where ? `${where}.${key}` : key;
     const known = knownKeys(issue.path.map(String));
-    const guess = closest(key, known);
-    return {
-      key: full,
-      text: `unknown key "${full}"${guess ? ` (did you mean "${guess}"?)` : ""}; known keys here: ${known.join(", ")}`,
-      hint: guess ? `rename "${key}" to "${guess}"` : `remove "${full}"`,
-    };
+    return issue.keys.map((key) => {
+      const full = where ? `${where}.${key}` : key;
+      const guess = closest(key, known);
+      return {
+        key: full,
+        text: `unknown key "${full}"${guess ? ` (did you mean "${guess}"?)` : ""}; known keys here: ${known.join(", ")}`,
+        hint: guess ? `rename "${key}" to "${guess}"` : `remove "${full}"`,
+      };
+    });
   }
   if (issue.code === "invalid_value") {
     const allowed = issue.values.map((v) => JSON.stringify(v)).join(", ");
-    return {
-      key: where,
-      text: `"${where}" must be one of ${allowed}`,
-      hint: `set "${where}" to one of ${allowed}`,
-    };
+    return [
+      {
+        key: where,
+        text: `"${where}" must be one of ${allowed}`,
+        hint: `set "${where}" to one of ${allowed}`,
+      },
+    ];
   }
-  return { key: where, text: `"${where}": ${issue.message}`, hint: `fix "${where}"` };
+  return [{ key: where, text: `"${where}": ${issue.message}`, hint: `fix "${where}"` }];
 }
 
 function knownKeys(path: string[]): string[] {

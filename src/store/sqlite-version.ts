@@ -3,7 +3,8 @@
  * resets the WAL while another connection writes (the WAL-reset bug, fixed
  * in 3.51.3 and backported to 3.44.6 and 3.50.7).
  */
-const FIXED_BACKPORTS = new Set(["3.44.6", "3.50.7"]);
+/** Release lines that received the fix, and the first patch on each that has it. */
+const FIXED_BACKPORTS: Record<string, number> = { "3.44": 6, "3.50": 7 };
 
 export function parseVersion(version: string): [number, number, number] {
   const match = /^(\d+)\.(\d+)\.(\d+)/.exec(version);
@@ -13,8 +14,8 @@ export function parseVersion(version: string): [number, number, number] {
 
 export function hasWalResetBug(version: string): boolean {
   const [major, minor, patch] = parseVersion(version);
-  const normalized = `${major}.${minor}.${patch}`;
-  if (FIXED_BACKPORTS.has(normalized)) return false;
+  const firstFixed = FIXED_BACKPORTS[`${major}.${minor}`];
+  if (firstFixed !== undefined && patch >= firstFixed) return false;
   const n = major * 1_000_000 + minor * 1_000 + patch;
   return n >= 3_007_000 && n < 3_051_003;
 }

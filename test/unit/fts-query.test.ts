@@ -25,7 +25,7 @@ beforeAll(() => {
   db = new Database(":memory:");
   db.exec("CREATE VIRTUAL TABLE t USING fts5(content, tokenize='unicode61 remove_diacritics 2')");
   const insert = db.prepare("INSERT INTO t (rowid, content) VALUES (?, ?)");
-  ROWS.forEach((row, i) => insert.run(i + 1, row));
+  for (const [i, row] of ROWS.entries()) insert.run(i + 1, row);
   search = db.prepare("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid");
 });
 
@@ -154,6 +154,11 @@ describe("toFtsQuery", () => {
     expect(toFtsQuery('say "hello')).toBe('"say" "hello"');
     expect(find('say "hello')).toEqual(["say hello"]);
     expect(find('"say" "hello')).toEqual(["say hello"]);
+  });
+
+  it("treats an odd number of quotes as no phrase at all", () => {
+    expect(toFtsQuery('"fox brown" "the')).toBe('"fox" "brown" "the"');
+    expect(find('"fox brown" "the')).toEqual(["the quick brown fox", "fox brown quick the"]);
   });
 
   it("keeps a balanced quoted phrase together and in order", () => {

@@ -55,16 +55,22 @@ describe("hasWalResetBug", () => {
     );
   });
 
-  it("is true for every 3.7.0 – 3.51.2 release except the two backports", () => {
+  it("is true for every 3.7.0 – 3.51.2 release except the fixed 3.44.6+ and 3.50.7+ patches", () => {
     const affected = fc
       .tuple(fc.integer({ min: 7, max: 51 }), fc.nat(999))
       .filter(([minor, patch]) => minor < 51 || patch <= 2)
-      .filter(([minor, patch]) => !(minor === 44 && patch === 6) && !(minor === 50 && patch === 7));
+      .filter(([minor, patch]) => !(minor === 44 && patch >= 6) && !(minor === 50 && patch >= 7));
     fc.assert(
       fc.property(affected, ([minor, patch]) => {
         expect(hasWalResetBug(`3.${minor}.${patch}`)).toBe(true);
       }),
     );
+  });
+
+  it("treats later patches on the backport lines as fixed", () => {
+    expect(hasWalResetBug("3.44.7")).toBe(false);
+    expect(hasWalResetBug("3.50.9")).toBe(false);
+    expect(hasWalResetBug("3.44.5")).toBe(true);
   });
 
   it("propagates the RangeError for garbage", () => {

@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CONFIG } from "../../src/config/schema.js";
+import { validateConfig } from "../../src/config/validate.js";
+import { HearthError } from "../../src/errors.js";
+
+function failure(raw: unknown, source = "config.json"): HearthError {
+  try {
+    validateConfig(raw, source);
+  } catch (err) {
+    expect(err).toBeInstanceOf(HearthError);
+    return err as HearthError;
+  }
+  throw new Error(`expected ${JSON.stringify(raw)} to be rejected`);
+}
+
+describe("validateConfig", () => {
+  it("fills every default from an empty object", () => {
+    expect(validateConfig({}, "defaults")).toEqual({
+      durability: {
+        journalMode: "wal",
+        synchronous: "full",
+        journalSizeLimitBytes: 64 * 1024 * 1024,
+        walAutocheckpointPages: 1000,
+      },
+      store: { busyTimeoutMs: 5000 },
+    });
+    expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
+  });
+
+  it("keeps given values and defaults the rest of the section", () => {
+    const config = validateConfig({ durability: { synchronous: "normal" } }, "x");
+    expect(config.durability).toEqual({
+      journalMode: "wal",
+      synchronous: "normal",
+      journalSizeLimitBytes: 64 * 1024 * 1024,
+      walAutocheckpointPages: 1000,
+    });
+    expect(config.store.busyTimeoutMs).toBe(5000);
+  });
+
+  it("rejects a misspelt key and suggests the right one", () => {
+    const err = failure({ durability: { synchronus: "full" } }, "/home/me/.hearth/config.json");
+    expect(err.code).toBe("HEARTH_CONFIG_INVALID");
+    expect(err.message).toContain("/home/me/.hearth/config.json");
+    expect(err.message).toContain('unknown key "durability.synchronus"');
+    expect(err.message).toContain('did you mean "synchronous"');
+    expect(err.resource).toBe("/home/me/.hearth/config.json");
+    expect(err.hint).toBe('rename "synchronus" to "synchronous"');
+    expect(err.details).toEqual({
+      problems: [{ key: "durability.synchronus", message: expect.stringContaining("synchronous") }],
+    });
+  });
+
+  it("rejects a misspelt section at the top level", () => {
+    const err = failure({ durabilty: {} });
+    expect(err.code).toBe("HEARTH_CONFIG_INVALID");
+    expect(err.message).toContain('unknown key "durabilty" (did you mean "durability"?)');
+    expect(err.message).toContain("known keys here: durability, store");
+  });
+
+  it("lists the known keys and does not guess when nothing is close", () => {
+    const err = failure({ store: { colour: "blue" } });
+    expect(err.message).not.toContain("did you mean");
+    expect(err.message).toContain("known keys here: busyTimeoutMs");
+    expect(err.hint).toBe('remove "store.colour"');
+  });
+
+  it("names the allowed values of an enum", () => {
+    const err = failure({ durability: { synchronous: "fast" } });
+    expect(err.code).toBe("HEARTH_CONFIG_INVALID");
+    expect(err.message).toContain(
+      '"durability.synchronous" must be one of "off", "normal", "full", "extra"',
+    );
+    const journal = failure({ durability: { journalMode: "memory" } });
+    expect(journal.message).toContain('"wal", "delete", "truncate", "persist"');
+  });
+
+  it("rejects out-of-range and mistyped numbers, naming the key", () => {
+    expect(failure({ store: { busyTimeoutMs: -1 } }).message).toContain('"store.busyTimeoutMs"');
+    expect(failure({ store: { busyTimeoutMs: 600_001 } }).message).toContain(
+      '"store.busyTimeoutMs"',
+    );
+    expect(failure({ store: { busyTimeoutMs: "5000" } }).message).toContain(
+      '"store.busyTimeoutMs"',
+    );
+    expect(failure({ durability: { walAutocheckpointPages: 1.5 } }).message).toContain(
+      '"durability.walAutocheckpointPages"',
+    );
+  });
+
+  it("reports every problem, not only the first", () => {
+    const err = failure({ durability: { synchronous: "fast", journalMode: "off" } });
+    const problems = (err.details as { problems: { key: string }[] }).problems;
+    expect(problems.map((p) => p.key).sort()).toEqual([
+      "durability.journalMode",
+      "durability.synchronous",
+    ]);
+  });
+
+  it("rejects a top level that is not an object", () => {
+    expect(failure([]).code).toBe("HEARTH_CONFIG_INVALID");
+    expect(failure("wal").code).toBe("HEARTH_CONFIG_INVALID");
+  });
+});

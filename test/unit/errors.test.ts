@@ -1,0 +1,185 @@
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import {
+  ERROR_CODES,
+  fromSqliteError,
+  HearthError,
+  isHearthError,
+  isSqliteError,
+} from "../../src/errors.js";
+
+/** An error shaped like better-sqlite3's SqliteError. */
+function sqliteError(code: string, message = "database is locked"): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
+
+describe("HearthError", () => {
+  it("is an Error carrying its code, resource, hint and details", () => {
+    const err = new HearthError("HEARTH_STORE_HELD", "2 processes hold state.db", {
+      resource: "/h/state.db",
+      hint: "hearth ps",
+      details: { holders: [1, 2] },
+    });
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe("HearthError");
+    expect(err.code).toBe("HEARTH_STORE_HELD");
+    expect(err.message).toBe("2 processes hold state.db");
+    expect(err.cause).toBeUndefined();
+    expect(err.sqliteCode).toBeUndefined();
+    expect(String(err)).toBe("HearthError: 2 processes hold state.db");
+  });
+
+  it("serialises code, message, resource, hint, details and sqliteCode", () => {
+    const cause = sqliteError("SQLITE_BUSY");
+    const err = new HearthError("HEARTH_BUSY", "state.db stayed locked", {
+      resource: "/h/state.db",
+      hint: "hearth ps",
+      details: { waitedMs: 5000 },
+      cause,
+    });
+    expect(err.cause).toBe(cause);
+    expect(err.sqliteCode).toBe("SQLITE_BUSY");
+    expect(err.toJSON()).toEqual({
+      name: "HearthError",
+      code: "HEARTH_BUSY",
+      message: "state.db stayed locked",
+      resource: "/h/state.db",
+      hint: "hearth ps",
+      details: { waitedMs: 5000 },
+      sqliteCode: "SQLITE_BUSY",
+    });
+    expect(JSON.parse(JSON.stringify(err))).toEqual(err.toJSON());
+  });
+
+  it("leaves out what it does not have", () => {
+    const err = new HearthError("HEARTH_USAGE", "bad flag", { cause: new Error("x") });
+    expect(err.toJSON()).toEqual({
+      name: "HearthError",
+      code: "HEARTH_USAGE",
+      message: "bad flag",
+    });
+    expect(Object.keys(err.toJSON())).toEqual(["name", "code", "message"]);
+  });
+
+  it("reports a sqliteCode only for SQLITE_* causes", () => {
+    const enoent = Object.assign(new Error("no file"), { code: "ENOENT" });
+    expect(new HearthError("HEARTH_SQLITE", "m", { cause: enoent }).sqliteCode).toBeUndefined();
+    expect(new HearthError("HEARTH_SQLITE", "m", { cause: "SQLITE_BUSY" }).sqliteCode).toBe(
+      undefined,
+    );
+    const ioerr = sqliteError("SQLITE_IOERR_SHORT_READ");
+    expect(new HearthError("HEARTH_SQLITE", "m", { cause: ioerr }).sqliteCode).toBe(
+      "SQLITE_IOERR_SHORT_READ",
+    );
+  });
+
+  it("has a description for every code, each code named after itself", () => {
+    for (const [code, text] of Object.entries(ERROR_CODES)) {
+      expect(code).toMatch(/^HEARTH_[A-Z_]+$/);
+      expect(text.length).toBeGreaterThan(10);
+    }
+  });
+});
+
+describe("isHearthError", () => {
+  it("checks the class and, when given, the code", () => {
+    const err = new HearthError("HEARTH_BUSY", "m");
+    expect(isHearthError(err)).toBe(true);
+    expect(isHearthError(err, "HEARTH_BUSY")).toBe(true);
+    expect(isHearthError(err, "HEARTH_SQLITE")).toBe(false);
+    expect(isHearthError(new Error("m"))).toBe(false);
+    expect(isHearthError({ code: "HEARTH_BUSY" }, "HEARTH_BUSY")).toBe(false);
+  });
+});
+
+describe("fromSqliteError", () => {
+  it.each([
+    "SQLITE_BUSY",
+    "SQLITE_BUSY_SNAPSHOT",
+    "SQLITE_LOCKED",
+  ])("maps %s to HEARTH_BUSY and keeps the cause", (code) => {
+    const cause = sqliteError(code);
+    const err = fromSqliteError(cause, "/h/state.db");
+    expect(err.code).toBe("HEARTH_BUSY");
+    expect(err.resource).toBe("/h/state.db");
+    expect(err.cause).toBe(cause);
+    expect(err.sqliteCode).toBe(code);
+    expect(err.message).toContain("/h/state.db");
+    expect(err.message).toContain("database is locked");
+    expect(err.hint).toContain("hearth ps");
+  });
+
+  it.each([
+    "SQLITE_CORRUPT",
+    "SQLITE_IOERR",
+    "SQLITE_CONSTRAINT_UNIQUE",
+    "SQLITE_FULL",
+  ])("maps %s to HEARTH_SQLITE", (code) => {
+    const cause = sqliteError(code, "something broke");
+    const err = fromSqliteError(cause, "/h/state.db");
+    expect(err.code).toBe("HEARTH_SQLITE");
+    expect(err.message).toBe("SQLite error on /h/state.db: something broke");
+    expect(err.cause).toBe(cause);
+    expect(err.sqliteCode).toBe(code);
+    expect(err.hint).toContain("hearth doctor");
+  });
+
+  it("wraps a real better-sqlite3 error with its extended code", () => {
+    const db = new Database(":memory:");
+    try {
+      db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)");
+      db.exec("INSERT INTO t VALUES (1)");
+      let thrown: unknown;
+      try {
+        db.exec("INSERT INTO t VALUES (1)");
+      } catch (e) {
+        thrown = e;
+      }
+      expect(isSqliteError(thrown)).toBe(true);
+      const err = fromSqliteError(thrown, ":memory:");
+      expect(err.code).toBe("HEARTH_SQLITE");
+      expect(err.sqliteCode).toBe("SQLITE_CONSTRAINT_PRIMARYKEY");
+      expect(err.toJSON()).toMatchObject({ sqliteCode: "SQLITE_CONSTRAINT_PRIMARYKEY" });
+    } finally {
+      db.close();
+    }
+  });
+
+  it("passes a HearthError through unchanged", () => {
+    const original = new HearthError("HEARTH_STORE_CLOSED", "closed");
+    expect(fromSqliteError(original, "/h/state.db")).toBe(original);
+  });
+
+  it("wraps non-Error values as HEARTH_SQLITE", () => {
+    const err = fromSqliteError("boom", "/h/state.db");
+    expect(err.code).toBe("HEARTH_SQLITE");
+    expect(err.message).toBe("SQLite error on /h/state.db: boom");
+    expect(err.sqliteCode).toBeUndefined();
+  });
+});
+
+describe("isSqliteError", () => {
+  it("is true only for SQLITE_* codes", () => {
+    expect(isSqliteError(sqliteError("SQLITE_BUSY"))).toBe(true);
+    expect(isSqliteError(Object.assign(new Error("x"), { code: "ENOENT" }))).toBe(false);
+    expect(isSqliteError(null)).toBe(false);
+    expect(isSqliteError(undefined)).toBe(false);
+  });
+});
+
+describe("fromSqliteError edge cases", () => {
+  it("codes a thrown null as HEARTH_SQLITE", () => {
+    expect(fromSqliteError(null, "x").code).toBe("HEARTH_SQLITE");
+  });
+  it("maps extended busy codes to HEARTH_BUSY", () => {
+    for (const code of [
+      "SQLITE_BUSY_RECOVERY",
+      "SQLITE_BUSY_TIMEOUT",
+      "SQLITE_LOCKED_SHAREDCACHE",
+    ]) {
+      expect(fromSqliteError(Object.assign(new Error("busy"), { code }), "x").code).toBe(
+        "HEARTH_BUSY",
+      );
+    }
+  });
+});
