@@ -73,7 +73,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     if (role === "reader") {
       throw new HearthError("HEARTH_STORE_NOT_FOUND", `no store at ${path}`, {
         resource: path,
-        hint: `create it with a writer first: hearth --home ${home} --profile ${profile} doctor --fix, or openStore()`,
+        hint: `nothing has written to profile ${profile} yet; a writer creates it (openStore() from the library, or npm start for a demo home)`,
       });
     }
     ensurePrivateDir(home);
