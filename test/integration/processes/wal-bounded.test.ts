@@ -1,0 +1,35 @@
+import { statSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../../src/index.js";
+import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+
+afterEach(async () => {
+  await killAllWorkers();
+  cleanupHomes();
+});
+
+describe("WAL growth is bounded under steady writes (C2)", () => {
+  it("stays near journal_size_limit while another process reads and writes", async () => {
+    const home = tempHome();
+    const limit = 512 * 1024;
+    const config = { durability: { walAutocheckpointPages: 50, journalSizeLimitBytes: limit } };
+    const store = await openStore({ home, config });
+    const session = await store.sessions.create({ title: "steady" });
+    const other = await startWorker();
+    await other.call("open", { home, config });
+    const peer = other.call("appendLoop", { sessionId: session.id, count: 1500, prefix: "peer" });
+    let largest = 0;
+    const text = "x".repeat(400);
+    for (let i = 0; i < 1500; i++) {
+      await store.messages.append(session.id, { role: "user", content: `${text} ${i}` });
+      if (i % 50 === 0) largest = Math.max(largest, statSync(`${store.path}-wal`).size);
+    }
+    await peer;
+    largest = Math.max(largest, statSync(`${store.path}-wal`).size);
+    // ~1.2 MB of payload was written; without checkpoints the WAL would hold it all.
+    expect(largest).toBeLessThan(limit * 2);
+    expect((await store.counts()).messages).toBe(3000);
+    await store.close();
+  });
+});
