@@ -16,6 +16,8 @@ export class Connection {
   readonly db: Database.Database;
   readonly role: ConnectionRole;
   readonly path: string;
+  /** The synchronous level set on this connection. */
+  readonly synchronous: string;
   uses = 0;
   private readonly statements = new Map<string, Statement>();
   private readonly begin: Statement | undefined;
@@ -26,6 +28,7 @@ export class Connection {
   constructor(path: string, role: ConnectionRole, config: HearthConfig) {
     this.path = path;
     this.role = role;
+    this.synchronous = config.durability.synchronous;
     try {
       this.db = new Database(path, { readonly: role === "reader", fileMustExist: true });
       this.db.pragma(`busy_timeout = ${config.store.busyTimeoutMs}`);
@@ -53,6 +56,12 @@ export class Connection {
       this.statements.set(sql, statement);
     }
     return statement;
+  }
+
+  /** Read a pragma's single value, counted like a statement. */
+  pragma(name: string): unknown {
+    this.uses++;
+    return this.db.pragma(name, { simple: true });
   }
 
   /**

@@ -166,7 +166,7 @@ export class Messages {
     const slot = conn
       .stmt(
         `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
-           token_count = token_count + ?, last_activity_at = ?, updated_at = ?
+           token_count = token_count + ?, last_activity_at = max(last_activity_at, ?), updated_at = ?
          WHERE id = ? RETURNING next_ordinal - 1 AS ordinal`,
       )
       .get(tokens, m.createdAt, m.createdAt, sessionId) as { ordinal: number } | undefined;
@@ -249,6 +249,20 @@ function prepare(message: NewMessage, now: number): PreparedMessage {
   const toolCalls = message.toolCalls ?? null;
   if (toolCalls !== null && !Array.isArray(toolCalls)) {
     throw new TypeError("message.toolCalls must be an array or null");
+  }
+  for (const key of ["name", "toolCallId", "clientId"] as const) {
+    const v = message[key];
+    if (v !== undefined && v !== null && typeof v !== "string") {
+      throw new TypeError(`message.${key} must be a string or null, got ${typeof v}`);
+    }
+  }
+  if (
+    message.createdAt !== undefined &&
+    (!Number.isSafeInteger(message.createdAt) || message.createdAt < 0)
+  ) {
+    throw new RangeError(
+      `message.createdAt must be epoch milliseconds (a non-negative integer), got ${message.createdAt}`,
+    );
   }
   for (const key of ["tokensIn", "tokensOut"] as const) {
     const v = message[key];

@@ -172,6 +172,33 @@ function attach(
     if (role === "writer") entry.release("writer");
     throw err;
   }
+  if (!firstInProcess) warnings.push(...sharedConnectionMismatches(entry, role, config));
+}
+
+/**
+ * A store opened on a database this process already holds shares its
+ * connections (C1), so its own durability settings cannot apply: say so.
+ */
+function sharedConnectionMismatches(
+  entry: DatabaseEntry,
+  role: ConnectionRole,
+  config: HearthConfig,
+): string[] {
+  const conn = entry.connection(role === "writer" ? "writer" : "reader")!;
+  const warnings: string[] = [];
+  const shared = `this process already holds ${entry.path} through a shared connection; hearth left it as it is`;
+  if (conn.synchronous !== config.durability.synchronous) {
+    warnings.push(
+      `synchronous of ${entry.path} is ${conn.synchronous}, not the configured ${config.durability.synchronous}: ${shared}`,
+    );
+  }
+  const journal = String(conn.pragma("journal_mode")).toLowerCase();
+  if (journal !== config.durability.journalMode) {
+    warnings.push(
+      `journal mode of ${entry.path} is ${journal}, not the configured ${config.durability.journalMode}: ${shared}`,
+    );
+  }
+  return warnings;
 }
 
 function assertReadable(conn: Connection): void {

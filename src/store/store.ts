@@ -101,17 +101,21 @@ export class Store {
     const conn = this.access.read();
     const version = sqliteVersion();
     const fs = inspectFilesystem(this.path);
-    const sync = Number(conn.db.pragma("synchronous", { simple: true }));
+    // The level that matters is the one writes commit with: the writer's, when this store writes.
+    const actualSync =
+      this.role === "writer"
+        ? this.connection("writer").synchronous
+        : levelName(conn.pragma("synchronous"));
     return {
       sqliteVersion: version,
       walResetBug: hasWalResetBug(version),
       journalMode: {
         configured: this.config.durability.journalMode,
-        actual: String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase(),
+        actual: String(conn.pragma("journal_mode")).toLowerCase(),
       },
       synchronous: {
         configured: this.config.durability.synchronous,
-        actual: ["off", "normal", "full", "extra"][sync] ?? String(sync),
+        actual: actualSync,
       },
       filesystem: { fstype: fs.fstype, magic: fs.magic, walUnsafeReason: fs.walUnsafeReason },
       journalSizeLimitBytes: this.config.durability.journalSizeLimitBytes,
@@ -121,16 +125,18 @@ export class Store {
 
   /** Schema version and application_id as stored in the database. */
   async schema(): Promise<{ version: number; applicationId: number }> {
-    const db = this.access.read().db;
+    const conn = this.access.read();
     return {
-      version: Number(db.pragma("user_version", { simple: true })),
-      applicationId: Number(db.pragma("application_id", { simple: true })),
+      version: Number(conn.pragma("user_version")),
+      applicationId: Number(conn.pragma("application_id")),
     };
   }
 
   /** SQLite's quick_check, on the read-only connection. */
   async quickCheck(): Promise<{ ok: boolean; problems: string[] }> {
-    const rows = this.access.read().db.pragma("quick_check") as { quick_check: string }[];
+    const conn = this.access.read();
+    conn.uses++;
+    const rows = conn.db.pragma("quick_check") as { quick_check: string }[];
     const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
     return { ok: problems.length === 0, problems };
   }
@@ -181,4 +187,8 @@ export class Store {
       });
     }
   }
+}
+
+function levelName(value: unknown): string {
+  return ["off", "normal", "full", "extra"][Number(value)] ?? String(value);
 }

@@ -38,7 +38,11 @@ describe("hearth CLI", () => {
     const json = hearth("--home", home, "--json", "doctor");
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout);
-    expect(report).toMatchObject({ status: "ok", schemaVersion: 1, counts: { sessions: 1, messages: 2 } });
+    expect(report).toMatchObject({
+      status: "ok",
+      schemaVersion: 1,
+      counts: { sessions: 1, messages: 2 },
+    });
   });
 
   it("doctor exits 4 when it finds a problem", async () => {
@@ -48,7 +52,9 @@ describe("hearth CLI", () => {
     chmodSync(join(home, "state.db"), 0o644);
     const r = hearth("--home", home, "--json", "doctor");
     expect(r.code).toBe(4);
-    expect(JSON.parse(r.stdout).findings).toContainEqual(expect.objectContaining({ code: "file_mode", severity: "warning" }));
+    expect(JSON.parse(r.stdout).findings).toContainEqual(
+      expect.objectContaining({ code: "file_mode", severity: "warning" }),
+    );
   });
 
   it("doctor on a home without a store exits 4 and creates nothing", () => {
@@ -61,7 +67,10 @@ describe("hearth CLI", () => {
 
   it("an invalid config is an error that names the key (exit 1)", async () => {
     const { home } = await seededHome();
-    writeFileSync(join(home, "config.json"), JSON.stringify({ durability: { synchronus: "full" } }));
+    writeFileSync(
+      join(home, "config.json"),
+      JSON.stringify({ durability: { synchronus: "full" } }),
+    );
     const r = hearth("--home", home, "--json", "sessions", "list");
     expect(r.code).toBe(1);
     const { error } = JSON.parse(r.stderr);
@@ -79,13 +88,20 @@ describe("hearth CLI", () => {
     const { home, id } = await seededHome();
     const list = JSON.parse(hearth("--home", home, "--json", "sessions", "list").stdout);
     expect(list.items.map((s: { id: string }) => s.id)).toEqual([id]);
-    const show = JSON.parse(hearth("--home", home, "--json", "sessions", "show", id, "--history").stdout);
+    const show = JSON.parse(
+      hearth("--home", home, "--json", "sessions", "show", id, "--history").stdout,
+    );
     expect(show.messages.map((m: { active: boolean }) => m.active)).toEqual([true, false]);
-    const hits = JSON.parse(hearth("--home", home, "--json", "sessions", "search", "(for", "two").stdout);
+    const hits = JSON.parse(
+      hearth("--home", home, "--json", "sessions", "search", "(for", "two").stdout,
+    );
     expect(hits).toHaveLength(1);
     const out = join(home, "export.jsonl");
     expect(hearth("--home", home, "sessions", "export", "-o", out).code).toBe(0);
-    const lines = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(out, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l: { type: string }) => l.type)).toEqual(["session", "message", "message"]);
     expect(hearth("--home", home, "sessions", "show", "nope").code).toBe(1);
   });
@@ -94,7 +110,10 @@ describe("hearth CLI", () => {
 describe("docs", () => {
   it("docs/errors.md documents every error code", async () => {
     const { ERROR_CODES } = await import("../../src/errors.js");
-    const doc = readFileSync(fileURLToPath(new URL("../../docs/errors.md", import.meta.url)), "utf8");
+    const doc = readFileSync(
+      fileURLToPath(new URL("../../docs/errors.md", import.meta.url)),
+      "utf8",
+    );
     const missing = Object.keys(ERROR_CODES).filter((code) => !doc.includes(`\`${code}\``));
     expect(missing).toEqual([]);
   });

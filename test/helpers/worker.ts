@@ -49,7 +49,10 @@ export class Worker {
 
   private onLine(line: string): void {
     const msg = JSON.parse(line) as { id?: number; ack?: string; ok?: boolean; ready?: boolean };
-    if (msg.ready) return this.onReady();
+    if (msg.ready) {
+      this.onReady();
+      return;
+    }
     if (msg.ack !== undefined) {
       this.acks.push(msg.ack);
       for (const w of this.ackWaiters.filter((w) => this.acks.length >= w.n)) {
