@@ -14,29 +14,37 @@ export class Sessions {
     const id = input.id ?? randomUUID();
     const now = this.access.now();
     const title = normalizeTitle(input.title);
+    const titleSource = title === null ? null : (input.titleSource ?? "user");
     const conn = this.access.write();
     conn.transaction(() => {
-      try {
-        conn
-          .stmt(
-            `INSERT INTO sessions (id, profile, source, chat_key, title, title_source, created_at,
-               updated_at, last_activity_at, parent_id)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(
-            id,
-            this.access.profile,
-            input.source ?? "cli",
-            input.chatKey ?? null,
-            title,
-            title === null ? null : (input.titleSource ?? "user"),
-            now,
-            now,
-            now,
-            input.parentId ?? null,
-          );
-      } catch (err) {
-        throw titleError(err, title) ?? err;
+      // Like rename(): a taken user title is an error, a taken automatic one gets a suffix.
+      let candidate = title;
+      for (let n = 2; ; n++) {
+        try {
+          conn
+            .stmt(
+              `INSERT INTO sessions (id, profile, source, chat_key, title, title_source, created_at,
+                 updated_at, last_activity_at, parent_id)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            )
+            .run(
+              id,
+              this.access.profile,
+              input.source ?? "cli",
+              input.chatKey ?? null,
+              candidate,
+              titleSource,
+              now,
+              now,
+              now,
+              input.parentId ?? null,
+            );
+          return;
+        } catch (err) {
+          const taken = titleError(err, candidate);
+          if (!taken || titleSource !== "auto" || n > 1000) throw taken ?? err;
+          candidate = `${title} (${n})`;
+        }
       }
     });
     return this.requireOn(conn, id);
