@@ -1,4 +1,3 @@
-import { lstatSync } from "node:fs";
 import { databasePath, resolveHome } from "../config/paths.js";
 import { isHearthError } from "../errors.js";
 import { HEARTH_APPLICATION_ID, lstatOrNull, SIDECAR_SUFFIXES } from "../files/inspect.js";
@@ -115,7 +114,7 @@ function fileFindings(path: string): Finding[] {
   }
   const dir = path.slice(0, path.lastIndexOf("/"));
   const dirStats = lstatOrNull(dir);
-  if (dirStats && (lstatSync(dir).mode & 0o077) !== 0) {
+  if (dirStats && (dirStats.mode & 0o077) !== 0) {
     findings.push({
       code: "dir_mode",
       severity: "warning",

@@ -1,3 +1,4 @@
+import type { Stats } from "node:fs";
 import Database from "better-sqlite3";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
@@ -55,7 +56,7 @@ export function assertWalAllowed(path: string, reason: "configured" | "file"): v
 export function applyJournalMode(
   conn: Connection,
   config: HearthConfig,
-  files: () => Map<string, import("node:fs").Stats>,
+  files: () => Map<string, Stats>,
 ): string | undefined {
   const desired = config.durability.journalMode;
   const actual = String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase();

@@ -336,23 +336,12 @@ describe("sessions.delete", () => {
 
 describe("automatic titles on create", () => {
   it("get a suffix when the title is taken, while a taken user title is refused", async () => {
-    const { openStore } = await import("../../../src/index.js");
-    const { mkdtempSync, rmSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const dir = mkdtempSync(join(tmpdir(), "hearth-test-"));
-    const store = await openStore({ home: join(dir, "home") });
-    try {
-      await store.sessions.create({ title: "Chat" });
-      const auto = await store.sessions.create({ title: "Chat", titleSource: "auto" });
-      expect(auto).toMatchObject({ title: "Chat (2)", titleSource: "auto" });
-      await expect(store.sessions.create({ title: "Chat" })).rejects.toMatchObject({
-        code: "HEARTH_TITLE_TAKEN",
-      });
-      expect((await store.counts()).sessions).toBe(2);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await store.sessions.create({ title: "Chat" });
+    const auto = await store.sessions.create({ title: "Chat", titleSource: "auto" });
+    expect(auto).toMatchObject({ title: "Chat (2)", titleSource: "auto" });
+    await expect(store.sessions.create({ title: "Chat" })).rejects.toMatchObject({
+      code: "HEARTH_TITLE_TAKEN",
+    });
+    expect((await store.counts()).sessions).toBe(2);
   });
 });
