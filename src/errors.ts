@@ -25,6 +25,9 @@ export const ERROR_CODES = {
   HEARTH_READ_ONLY: "a write was attempted through a read-only store",
   HEARTH_STORE_HELD: "a structural change was refused because other processes hold the store",
   HEARTH_HOLDERS_UNKNOWN: "the holders of the store could not be determined",
+  HEARTH_MAINTENANCE_RUNNING:
+    "a writer waited for a structural operation (maintenance) longer than store.gateWaitMs",
+  HEARTH_GATEWAY_RUNNING: "another gateway already serves this profile",
   HEARTH_SESSION_NOT_FOUND: "no session has that id",
   HEARTH_TITLE_TAKEN: "another visible session already has that title",
   HEARTH_ORDINAL_OUT_OF_RANGE: "the ordinal does not exist in the live transcript",

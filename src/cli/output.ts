@@ -11,7 +11,13 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-const REFUSAL_CODES = new Set(["HEARTH_STORE_HELD", "HEARTH_HOLDERS_UNKNOWN"]);
+const REFUSAL_CODES = new Set([
+  "HEARTH_STORE_HELD",
+  "HEARTH_HOLDERS_UNKNOWN",
+  "HEARTH_MAINTENANCE_RUNNING",
+  "HEARTH_GATEWAY_RUNNING",
+  "HEARTH_BUSY",
+]);
 
 /** Print an error (text or JSON on stderr) and return the exit code it deserves. */
 export function reportError(err: unknown, options: OutputOptions): number {

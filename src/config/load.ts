@@ -9,6 +9,7 @@ const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "
   HEARTH_JOURNAL_MODE: ["durability", "journalMode", "string"],
   HEARTH_SYNCHRONOUS: ["durability", "synchronous", "string"],
   HEARTH_BUSY_TIMEOUT_MS: ["store", "busyTimeoutMs", "int"],
+  HEARTH_GATE_WAIT_MS: ["store", "gateWaitMs", "int"],
 };
 
 export interface LoadConfigOptions {

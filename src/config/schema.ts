@@ -25,8 +25,16 @@ const durability = z
 
 const store = z
   .object({
-    /** How long a write waits for another process's write lock before HEARTH_BUSY. */
+    /**
+     * Patience of a write: how long it waits (asynchronously) for other
+     * processes' writes before HEARTH_BUSY.
+     */
     busyTimeoutMs: z.number().int().min(0).max(600_000).default(5000),
+    /**
+     * How long a writer opening the store waits for a running structural
+     * operation (maintenance) before HEARTH_MAINTENANCE_RUNNING.
+     */
+    gateWaitMs: z.number().int().min(0).max(3_600_000).default(10_000),
   })
   .strict();
 

@@ -1,136 +1,286 @@
-import { readdirSync, readFileSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { HearthError } from "../errors.js";
+import { SQLITE_SHARED_FIRST, SQLITE_SHM_DMS } from "../files/guard.js";
+import { SIDECAR_SUFFIXES } from "../files/inspect.js";
 import { describeProcess, type ProcessInfo } from "./identity.js";
+import {
+  decodePresence,
+  GATE_OFFSET,
+  GATEWAY_OFFSET,
+  type PresenceRole,
+  type ProcessKind,
+  TURNSTILE_OFFSET,
+  WRITE_OFFSET,
+} from "./lock-map.js";
+import { type LockEntry, lockDevice, parseLocks, readKernelLocks } from "./proc-locks.js";
 
-/** One lock line of /proc/locks that sits on a file we care about. */
-export interface LockEntry {
-  kind: "POSIX" | "OFDLCK" | "FLOCK" | string;
-  access: "READ" | "WRITE" | string;
-  /** -1 for OFD locks: the kernel does not tie them to a process. */
-  pid: number;
-  inode: number;
-  device: string;
-}
-
+/** A process holding the database or a sidecar, as the kernel reports it (P5). */
 export interface Holder extends ProcessInfo {
-  /** Which of the watched files the process holds locks on. */
+  /** From its presence lock; "unknown" for a process that is not hearth (sqlite3, another tool). */
+  kind: ProcessKind;
+  /** Presence roles it holds; empty when it has none (a foreign process, or role unknown). */
+  roles: PresenceRole[];
+  /** Which of the database files it holds locks on. */
   files: string[];
 }
 
-/** The "major:minor" (hex) form /proc/locks uses for a stat() st_dev. */
-export function lockDevice(dev: number): string {
-  const major = Math.floor(dev / 256) & 0xfff;
-  const minor = (dev & 0xff) | (Math.floor(dev / 4096) & ~0xff);
-  return `${major.toString(16).padStart(2, "0")}:${minor.toString(16).padStart(2, "0")}`;
+/** A process that still has a deleted generation of the database or a sidecar open. */
+export interface GhostHolder extends ProcessInfo {
+  files: string[];
 }
 
-export function parseLocks(text: string): LockEntry[] {
-  const entries: LockEntry[] = [];
-  for (const line of text.split("\n")) {
-    // "1: POSIX  ADVISORY  READ 1234 fe:00:2147040 1073741826 1073742335"
-    // Blocked waiters are printed as "1: -> POSIX ..."; they hold nothing.
-    const fields = line.trim().split(/\s+/);
-    if (fields.length < 6 || fields[1] === "->") continue;
-    const [, kind, , access, pid, id] = fields;
-    const parts = (id ?? "").split(":");
-    if (parts.length !== 3) continue;
-    entries.push({
-      kind: kind ?? "",
-      access: access ?? "",
-      pid: Number(pid),
-      device: `${parts[0]}:${parts[1]}`,
-      inode: Number(parts[2]),
-    });
-  }
-  return entries;
+export interface HolderReport {
+  path: string;
+  /** Every holder (other than this process unless includeSelf). */
+  holders: Holder[];
+  /** OFD locks on the files that no process could be tied to: treat as "cannot tell". */
+  unexplainedLocks: number;
+  ghosts: GhostHolder[];
+  /** Pids whose descriptor table could not be read while looking for ghosts. */
+  uninspected: number[];
+}
+
+export interface ReadHoldersOptions {
+  includeSelf?: boolean;
+  /** Look for processes holding deleted generations (reads /proc/<pid>/fd). Default true. */
+  ghosts?: boolean;
 }
 
 /**
- * Every process other than this one that holds a kernel lock on any of
- * `files` (path → stat). Fails closed: when /proc/locks cannot be read, or an
- * OFD lock's owner cannot be found, it throws HEARTH_HOLDERS_UNKNOWN rather
- * than reporting "nobody".
+ * Who holds the database at `path`, from /proc/locks. Hearth processes are
+ * named by their presence locks (pid, kind and role encoded in the offset),
+ * so this works even when their descriptor tables cannot be read; foreign
+ * POSIX/flock holders are named by the pid the kernel prints. OFD locks that
+ * neither explains are looked up in /proc/<pid>/fdinfo and, failing that,
+ * counted in `unexplainedLocks`. Throws HEARTH_HOLDERS_UNKNOWN when
+ * /proc/locks cannot be read.
  */
-export function otherHolders(files: Map<string, Stats>): Holder[] {
-  let text: string;
-  try {
-    text = readFileSync("/proc/locks", "utf8");
-  } catch (err) {
-    throw new HearthError(
-      "HEARTH_HOLDERS_UNKNOWN",
-      `cannot tell who holds ${[...files.keys()][0]}: /proc/locks is unreadable (${String(err)})`,
-      { cause: err, hint: "run on Linux with /proc mounted, or stop every hearth process first" },
-    );
-  }
+export function readHolders(path: string, options: ReadHoldersOptions = {}): HolderReport {
+  const files = watchedFiles(path);
+  const locks = readKernelLocks(path);
   const byId = new Map<string, string>();
-  for (const [path, st] of files) byId.set(`${lockDevice(st.dev)}:${st.ino}`, path);
-  const holders = new Map<number, Set<string>>();
-  // OFD locks show pid -1; count them so every one must be matched to an owner.
-  const unownedOfd = new Map<string, number>();
-  for (const lock of parseLocks(text)) {
-    const path = byId.get(`${lock.device}:${lock.inode}`);
-    if (!path) continue;
+  for (const [file, st] of files) byId.set(`${lockDevice(st.dev)}:${st.ino}`, file);
+  const dbStats = files.get(path);
+  const dbId = dbStats ? `${lockDevice(dbStats.dev)}:${dbStats.ino}` : undefined;
+
+  const found = new Map<
+    number,
+    { roles: Set<PresenceRole>; kind: ProcessKind; files: Set<string> }
+  >();
+  const entry = (pid: number) => {
+    let e = found.get(pid);
+    if (!e) {
+      e = { roles: new Set(), kind: "unknown", files: new Set() };
+      found.set(pid, e);
+    }
+    return e;
+  };
+  const anonymous: { lock: LockEntry; file: string }[] = [];
+  for (const lock of locks) {
     const id = `${lock.device}:${lock.inode}`;
-    if (lock.pid === -1) unownedOfd.set(id, (unownedOfd.get(id) ?? 0) + 1);
-    else if (lock.pid !== process.pid) addTo(holders, lock.pid, path);
+    const file = byId.get(id);
+    if (!file) continue;
+    const presence =
+      id === dbId && lock.start === lock.end ? decodePresence(lock.start) : undefined;
+    if (presence) {
+      const e = entry(presence.pid);
+      e.roles.add(presence.role);
+      e.kind = presence.kind;
+      e.files.add(file);
+    } else if (lock.pid > 0) {
+      entry(lock.pid).files.add(file);
+    } else {
+      anonymous.push({ lock, file });
+    }
   }
-  if (unownedOfd.size > 0) {
-    findOfdOwners(unownedOfd, byId, holders);
-    if ([...unownedOfd.values()].some((n) => n > 0)) {
+
+  const unexplained = excessAnonymous(anonymous, found, path);
+  let unexplainedLocks = 0;
+  if (unexplained > 0) {
+    const owners = ofdOwners(byId);
+    let matched = 0;
+    for (const [pid, ownedFiles] of owners) {
+      if (found.get(pid)?.roles.size) continue; // already explained by its presence
+      matched += ownedFiles.length;
+      for (const file of ownedFiles) entry(pid).files.add(file);
+    }
+    unexplainedLocks = Math.max(0, unexplained - matched);
+  }
+
+  const holders: Holder[] = [];
+  for (const [pid, e] of found) {
+    if (pid === process.pid && !options.includeSelf) continue;
+    holders.push({
+      ...describeProcess(pid),
+      kind: e.kind,
+      roles: [...e.roles].sort(),
+      files: [...e.files].sort(),
+    });
+  }
+  holders.sort((a, b) => a.pid - b.pid);
+
+  const report: HolderReport = { path, holders, unexplainedLocks, ghosts: [], uninspected: [] };
+  if (options.ghosts !== false && dbStats) {
+    const device = lockDevice(dbStats.dev);
+    const candidates = new Set<number>(found.keys());
+    for (const lock of locks) {
+      if (lock.device === device && lock.pid > 0 && !byId.has(`${lock.device}:${lock.inode}`))
+        candidates.add(lock.pid);
+    }
+    findGhosts(path, candidates, report, options.includeSelf === true);
+  }
+  return report;
+}
+
+/** Throw HEARTH_HOLDERS_UNKNOWN when some lock on the store could not be tied to a process (fail closed). */
+export function assertHoldersKnown(report: HolderReport, doing: string): void {
+  if (report.unexplainedLocks === 0) return;
+  throw new HearthError(
+    "HEARTH_HOLDERS_UNKNOWN",
+    `refusing to ${doing}: ${report.unexplainedLocks} lock(s) on ${report.path} belong to a process hearth cannot identify`,
+    {
+      resource: report.path,
+      hint: "run as root or as the user that runs the other processes, or stop them; hearth ps lists what it can see",
+    },
+  );
+}
+
+/** Lines like "  pid 3008891  cli (writer)  hearth chat  since 2026-09-14T10:37:00.000Z". */
+export function describeHolders(holders: readonly Holder[]): string {
+  return holders
+    .map((h) => {
+      const what =
+        h.roles.length > 0 ? `${h.kind} (${h.roles.join(", ")})` : `${h.kind} (not hearth)`;
+      return `  pid ${h.pid}  ${what}  ${h.commandLine ?? "(command line unreadable)"}  since ${h.since?.toISOString() ?? "unknown"}`;
+    })
+    .join("\n");
+}
+
+/** The plain-data form used in error details and --json. */
+export function holderJson(h: Holder): Record<string, unknown> {
+  return {
+    pid: h.pid,
+    kind: h.kind,
+    roles: h.roles,
+    commandLine: h.commandLine ?? null,
+    since: h.since?.toISOString() ?? null,
+    files: h.files,
+  };
+}
+
+function watchedFiles(path: string): Map<string, Stats> {
+  const files = new Map<string, Stats>();
+  for (const suffix of ["", ...SIDECAR_SUFFIXES]) {
+    try {
+      files.set(path + suffix, lstatSync(path + suffix));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
       throw new HearthError(
         "HEARTH_HOLDERS_UNKNOWN",
-        `cannot tell who holds ${[...files.keys()][0]}: an OFD lock's owner is not visible in /proc/*/fdinfo`,
-        { hint: "run as the user (or root) that runs the other hearth processes" },
+        `cannot tell who holds ${path}: ${path + suffix} cannot be examined (${String(err)})`,
+        { resource: path, cause: err, hint: "run as the user that owns the hearth home" },
       );
     }
   }
-  return [...holders].map(([pid, paths]) => ({ ...describeProcess(pid), files: [...paths] }));
+  return files;
 }
 
-/** Match OFD locks to processes through /proc/<pid>/fdinfo; decrements `missing` per match. */
-function findOfdOwners(
-  missing: Map<string, number>,
-  byId: Map<string, string>,
-  holders: Map<number, Set<string>>,
-): void {
-  for (const entry of readdirSync("/proc")) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fdinfo`);
-    } catch {
-      continue;
+/**
+ * How many anonymous (OFD) locks exceed what the hearth processes named by
+ * presence locks account for. Each hearth process holds at most one guard
+ * lock on the database and one on the -shm, and writers at most one each on
+ * the gate, turnstile and write bytes; gateways one on the gateway byte.
+ */
+function excessAnonymous(
+  anonymous: { lock: LockEntry; file: string }[],
+  found: Map<number, { roles: Set<PresenceRole>; kind: ProcessKind }>,
+  path: string,
+): number {
+  const present = [...found.values()].filter((e) => e.roles.size > 0);
+  const writers = present.filter((e) => e.roles.has("writer") || e.roles.has("surgeon")).length;
+  const gateways = present.filter((e) => e.kind === "gateway").length;
+  const allowance = (lock: LockEntry, file: string): [string, number] => {
+    if (file === path) {
+      if (lock.start === SQLITE_SHARED_FIRST) return ["guard", present.length];
+      if (lock.start === GATE_OFFSET) return ["gate", writers];
+      if (lock.start === TURNSTILE_OFFSET) return ["turnstile", writers];
+      if (lock.start === WRITE_OFFSET) return ["write", writers];
+      if (lock.start === GATEWAY_OFFSET) return ["gateway", gateways];
+    } else if (file === `${path}-shm` && lock.start === SQLITE_SHM_DMS) {
+      return ["dms", present.length];
     }
-    for (const fd of fds) {
+    return [`other:${file}:${lock.start}`, 0];
+  };
+  const counts = new Map<string, { n: number; max: number }>();
+  for (const { lock, file } of anonymous) {
+    const [key, max] = allowance(lock, file);
+    const c = counts.get(key) ?? { n: 0, max };
+    c.n++;
+    counts.set(key, c);
+  }
+  let excess = 0;
+  for (const c of counts.values()) excess += Math.max(0, c.n - c.max);
+  return excess;
+}
+
+/** OFD lock owners from /proc/<pid>/fdinfo (readable only for our own processes, or as root). */
+function ofdOwners(byId: Map<string, string>): Map<number, string[]> {
+  const owners = new Map<number, string[]>();
+  for (const pid of numericEntries("/proc")) {
+    for (const fd of numericEntries(`/proc/${pid}/fdinfo`)) {
       let info: string;
       try {
         info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8");
       } catch {
         continue;
       }
+      if (!info.includes("lock:")) continue;
       for (const lock of parseLocks(info.replace(/^lock:\s*/gm, ""))) {
-        const id = `${lock.device}:${lock.inode}`;
-        if (lock.kind !== "OFDLCK" || !missing.has(id)) continue;
-        missing.set(id, missing.get(id)! - 1);
-        if (pid !== process.pid) addTo(holders, pid, byId.get(id)!);
+        const file = byId.get(`${lock.device}:${lock.inode}`);
+        if (lock.kind !== "OFDLCK" || !file) continue;
+        owners.set(pid, [...(owners.get(pid) ?? []), file]);
       }
     }
   }
+  return owners;
 }
 
-function addTo(map: Map<number, Set<string>>, pid: number, path: string): void {
-  const set = map.get(pid) ?? new Set<string>();
-  set.add(path);
-  map.set(pid, set);
+function findGhosts(
+  path: string,
+  candidates: Set<number>,
+  report: HolderReport,
+  includeSelf: boolean,
+): void {
+  const names = ["", ...SIDECAR_SUFFIXES].map((s) => `${path}${s} (deleted)`);
+  for (const pid of [...candidates].sort((a, b) => a - b)) {
+    if (pid === process.pid && !includeSelf) continue;
+    let fds: number[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`).map(Number);
+    } catch {
+      report.uninspected.push(pid);
+      continue;
+    }
+    const deleted = new Set<string>();
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (names.includes(target)) deleted.add(target.slice(0, -" (deleted)".length));
+      } catch {
+        // the descriptor closed while we looked
+      }
+    }
+    if (deleted.size > 0)
+      report.ghosts.push({ ...describeProcess(pid), files: [...deleted].sort() });
+  }
 }
 
-/** Lines like "pid 3008891  hearth chat  since 2026-09-14T10:37:00Z". */
-export function describeHolders(holders: Holder[]): string {
-  return holders
-    .map(
-      (h) =>
-        `  pid ${h.pid}  ${h.commandLine ?? "(command line unreadable)"}  since ${h.since?.toISOString() ?? "unknown"}`,
-    )
-    .join("\n");
+function numericEntries(dir: string): number[] {
+  try {
+    return readdirSync(dir)
+      .map(Number)
+      .filter((n) => Number.isInteger(n));
+  } catch {
+    return [];
+  }
 }

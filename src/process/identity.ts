@@ -1,5 +1,21 @@
 import { readFileSync } from "node:fs";
 
+/**
+ * P1: a process is (pid, start time in clock ticks since boot, boot id).
+ * This module is the only place that decides whether a recorded process is
+ * alive; nothing in hearth uses kill(pid, 0) for that, since it only proves
+ * that some process has the number.
+ */
+export interface ProcessIdentity {
+  pid: number;
+  /** /proc/<pid>/stat field 22. */
+  startTicks: number;
+  /** /proc/sys/kernel/random/boot_id of the boot the process ran in. */
+  bootId: string;
+}
+
+export type Liveness = "alive" | "dead" | "unknown";
+
 /** Facts about a running process read from /proc; undefined fields could not be read. */
 export interface ProcessInfo {
   pid: number;
@@ -12,13 +28,25 @@ export interface ProcessInfo {
 
 const CLOCK_TICKS = 100; // USER_HZ is 100 on every Linux ABI Node supports.
 
-/** Field 22 of /proc/<pid>/stat, parsed after the last ')' (comm may hold spaces and parens). */
-export function parseStartTicks(stat: string): number | undefined {
+export interface StatFields {
+  /** R, S, D, Z, T, ... (field 3). */
+  state: string;
+  startTicks: number;
+}
+
+/** Fields 3 and 22 of /proc/<pid>/stat, parsed after the last ')' (comm may hold spaces and parens). */
+export function parseStat(stat: string): StatFields | undefined {
   const close = stat.lastIndexOf(")");
   if (close < 0) return undefined;
-  // After ") " come fields 3..; start time is field 22, so index 19 here.
-  const value = Number(stat.slice(close + 2).split(" ")[19]);
-  return Number.isSafeInteger(value) ? value : undefined;
+  const fields = stat.slice(close + 2).split(" ");
+  const startTicks = Number(fields[19]);
+  const state = fields[0];
+  if (!state || !Number.isSafeInteger(startTicks)) return undefined;
+  return { state, startTicks };
+}
+
+export function parseStartTicks(stat: string): number | undefined {
+  return parseStat(stat)?.startTicks;
 }
 
 function bootTimeSeconds(): number | undefined {
@@ -34,10 +62,49 @@ function bootTimeSeconds(): number | undefined {
 
 export function readBootId(): string | undefined {
   try {
-    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || undefined;
   } catch {
     return undefined;
   }
+}
+
+let self: ProcessIdentity | undefined;
+
+/** This process's identity; undefined where /proc cannot prove it (not Linux). */
+export function currentIdentity(): ProcessIdentity | undefined {
+  if (self) return self;
+  const bootId = readBootId();
+  let stat: StatFields | undefined;
+  try {
+    stat = parseStat(readFileSync(`/proc/${process.pid}/stat`, "utf8"));
+  } catch {
+    stat = undefined;
+  }
+  if (!bootId || !stat) return undefined;
+  self = { pid: process.pid, startTicks: stat.startTicks, bootId };
+  return self;
+}
+
+/**
+ * Is the recorded process still running? "alive" only when pid, start ticks
+ * and boot id all match a running, non-zombie process; a record from another
+ * boot, a vanished pid, a recycled pid or a zombie are "dead"; anything that
+ * cannot be read is "unknown" (callers then ask the kernel-held lock).
+ */
+export function liveness(record: ProcessIdentity): Liveness {
+  const bootId = readBootId();
+  if (!bootId) return "unknown";
+  if (record.bootId !== bootId) return "dead";
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${record.pid}/stat`, "utf8");
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? "dead" : "unknown";
+  }
+  const stat = parseStat(text);
+  if (!stat) return "unknown";
+  if (stat.startTicks !== record.startTicks) return "dead";
+  return stat.state === "Z" || stat.state === "X" ? "dead" : "alive";
 }
 
 export function describeProcess(pid: number): ProcessInfo {

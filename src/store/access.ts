@@ -8,5 +8,10 @@ export interface Access {
   read(): Connection;
   /** The shared writer connection; throws HEARTH_READ_ONLY for reader stores. */
   write(): Connection;
+  /**
+   * Run `fn` in one IMMEDIATE transaction on the writer, after waiting (never
+   * blocking the event loop) for this process's turn at the fair write lock.
+   */
+  transact<T>(fn: () => T): Promise<T>;
   now(): number;
 }

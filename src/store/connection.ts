@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import type { HearthConfig } from "../config/schema.js";
-import { fromSqliteError, isSqliteError } from "../errors.js";
+import { fromSqliteError, HearthError, isSqliteError } from "../errors.js";
 import type { FileGuard } from "../files/guard.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -77,7 +77,15 @@ export class Connection {
     try {
       this.begin.run();
     } catch (err) {
-      throw fromSqliteError(err, this.path);
+      const error = fromSqliteError(err, this.path);
+      if (error.code !== "HEARTH_BUSY") throw error;
+      // Nothing was written: the caller may retry (see Store's write path).
+      throw new HearthError("HEARTH_BUSY", error.message, {
+        resource: this.path,
+        cause: err,
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+        details: { phase: "begin" },
+      });
     }
     let result: T;
     try {

@@ -1,9 +1,9 @@
-import type { Stats } from "node:fs";
 import Database from "better-sqlite3";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
-import { otherHolders } from "../process/holders.js";
+import type { Coordinator } from "../process/coordinator.js";
+import { claimStructural } from "../process/structural.js";
 import type { Connection } from "./connection.js";
 import { hasWalResetBug } from "./sqlite-version.js";
 
@@ -56,25 +56,27 @@ export function assertWalAllowed(path: string, reason: "configured" | "file"): v
 export function applyJournalMode(
   conn: Connection,
   config: HearthConfig,
-  files: () => Map<string, Stats>,
+  coordinator: Coordinator,
 ): string | undefined {
   const desired = config.durability.journalMode;
   const actual = String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase();
   if (actual === desired) return undefined;
   let blocker: string | undefined;
   try {
-    const holders = otherHolders(files());
-    if (holders.length > 0)
-      blocker = `${holders.length} other process(es) hold it (pids ${holders.map((h) => h.pid).join(", ")})`;
+    claimStructural(coordinator, `change the journal mode (${actual} to ${desired}) of`, {
+      exclusiveFiles: true,
+    });
+    try {
+      const result = String(
+        conn.db.pragma(`journal_mode = ${desired}`, { simple: true }),
+      ).toLowerCase();
+      if (result === desired) return undefined;
+      blocker = `SQLite kept ${result}`;
+    } finally {
+      coordinator.endStructural();
+    }
   } catch (err) {
     blocker = (err as Error).message;
-  }
-  if (blocker === undefined) {
-    const result = String(
-      conn.db.pragma(`journal_mode = ${desired}`, { simple: true }),
-    ).toLowerCase();
-    if (result === desired) return undefined;
-    blocker = `SQLite kept ${result}`;
   }
   return `journal mode of ${conn.path} is ${actual}, not the configured ${desired}: ${blocker}; hearth left it as it is`;
 }

@@ -14,7 +14,7 @@ export class Messages {
   async append(sessionId: string, message: NewMessage): Promise<Message> {
     const prepared = prepare(message, this.access.now());
     const conn = this.access.write();
-    return conn.transaction(() => this.insert(conn, sessionId, prepared));
+    return this.access.transact(() => this.insert(conn, sessionId, prepared));
   }
 
   /** Append several messages in one transaction: all of them or none (D4). */
@@ -22,7 +22,7 @@ export class Messages {
     const now = this.access.now();
     const prepared = messages.map((m) => prepare(m, now));
     const conn = this.access.write();
-    return conn.transaction(() => prepared.map((m) => this.insert(conn, sessionId, m)));
+    return this.access.transact(() => prepared.map((m) => this.insert(conn, sessionId, m)));
   }
 
   /**
@@ -35,7 +35,7 @@ export class Messages {
     const fresh = transcript.filter((m) => m.id === undefined).map((m) => prepare(m, now));
     const known = transcript.filter((m) => m.id !== undefined).map((m) => m.id!);
     const conn = this.access.write();
-    return conn.transaction(() => {
+    return this.access.transact(() => {
       const owner = conn.stmt("SELECT session_id FROM messages WHERE id = ?");
       for (const id of known) {
         const row = owner.get(id) as { session_id: string } | undefined;
@@ -74,7 +74,7 @@ export class Messages {
       throw new RangeError(`afterOrdinal must be an integer >= -1, got ${afterOrdinal}`);
     }
     const conn = this.access.write();
-    return conn.transaction(() => {
+    return this.access.transact(() => {
       requireSession(conn, sessionId);
       if (
         afterOrdinal >= 0 &&
@@ -110,7 +110,7 @@ export class Messages {
       this.access.now(),
     );
     const conn = this.access.write();
-    return conn.transaction(() => {
+    return this.access.transact(() => {
       requireSession(conn, sessionId);
       const archived = this.archive(conn, sessionId, -1, "compaction");
       return { summary: this.insert(conn, sessionId, prepared), archived };

@@ -14,7 +14,7 @@ export class Meta {
   async set(key: string, value: string): Promise<void> {
     if (typeof value !== "string") throw new TypeError("meta values are strings");
     const conn = this.access.write();
-    conn.transaction(() =>
+    await this.access.transact(() =>
       conn
         .stmt(
           `INSERT INTO meta (key, value, updated_at) VALUES (?, ?, ?)
@@ -26,7 +26,9 @@ export class Meta {
 
   async delete(key: string): Promise<boolean> {
     const conn = this.access.write();
-    return conn.transaction(() => conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0);
+    return this.access.transact(
+      () => conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0,
+    );
   }
 
   async entries(): Promise<Record<string, string>> {

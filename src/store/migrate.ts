@@ -1,10 +1,10 @@
-import type { Stats } from "node:fs";
 import { chmodSync } from "node:fs";
 import { join } from "node:path";
 import { HearthError } from "../errors.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { HEARTH_APPLICATION_ID } from "../files/inspect.js";
-import { describeHolders, otherHolders } from "../process/holders.js";
+import type { Coordinator } from "../process/coordinator.js";
+import { claimStructural } from "../process/structural.js";
 import type { Connection } from "./connection.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from "./migrations.js";
 
@@ -12,8 +12,8 @@ export interface MigrateContext {
   /** Where the pre-migration backup goes. */
   backupsDir: string;
   profile: string;
-  /** The database and sidecar files, for the holder check. */
-  files: () => Map<string, Stats>;
+  /** This process's locks on the database: an upgrade takes the structural gate. */
+  coordinator: Coordinator;
   migrations?: readonly Migration[];
 }
 
@@ -38,22 +38,24 @@ export function migrate(conn: Connection, ctx: MigrateContext): MigrateResult {
   if (from === latest) return { from, to: from, backup: null };
 
   let backup: string | null = null;
+  let gated = false;
   if (from > 0) {
-    const holders = otherHolders(ctx.files());
-    if (holders.length > 0) {
-      throw new HearthError(
-        "HEARTH_STORE_HELD",
-        `refusing to migrate ${conn.path} from schema ${from} to ${latest}: ${holders.length} other process(es) hold it\n${describeHolders(holders)}`,
-        {
-          resource: conn.path,
-          hint: "stop them (hearth ps shows them), then start hearth again",
-          details: { holders: holders.map((h) => ({ pid: h.pid, commandLine: h.commandLine })) },
-        },
-      );
-    }
-    backup = backupBeforeMigration(conn, ctx, from);
+    // Structural (P4): no other process may hold the database while its schema changes.
+    claimStructural(ctx.coordinator, `migrate (schema ${from} to ${latest})`, {
+      exclusiveFiles: true,
+    });
+    gated = true;
   }
+  try {
+    if (from > 0) backup = backupBeforeMigration(conn, ctx, from);
+    runMigrations(conn, migrations, latest);
+  } finally {
+    if (gated) ctx.coordinator.endStructural();
+  }
+  return { from, to: latest, backup };
+}
 
+function runMigrations(conn: Connection, migrations: readonly Migration[], latest: number): void {
   conn.transaction(() => {
     const current = userVersion(conn);
     if (current >= latest) return; // another process initialised it first
@@ -64,7 +66,6 @@ export function migrate(conn: Connection, ctx: MigrateContext): MigrateResult {
       conn.db.pragma(`user_version = ${migration.version}`);
     }
   });
-  return { from, to: latest, backup };
 }
 
 export function userVersion(conn: Connection): number {

@@ -17,7 +17,6 @@ import {
   assertSafeSidecars,
   lstatOrNull,
   readHeader,
-  SIDECAR_SUFFIXES,
 } from "../files/inspect.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { applyJournalMode, assertWalAllowed } from "./durability.js";
@@ -91,7 +90,15 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   const warnings: string[] = [];
   const entry = findEntry(key) ?? createEntry(key, path);
   try {
-    attach(entry, role, config, home, profile, warnings);
+    // A writer holds the structural gate shared from here until close (P4).
+    if (role === "writer") await entry.coordinator.enterWriter(config.store.gateWaitMs);
+    try {
+      attach(entry, role, config, home, profile, warnings);
+    } catch (err) {
+      if (role === "writer") entry.coordinator.leaveWriter();
+      throw err;
+    }
+    entry.coordinator.enterReader();
   } catch (err) {
     dropEntryIfIdle(entry);
     throw err;
@@ -104,6 +111,8 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   // The path must still be the inode we checked (no swap between check and open).
   const after = lstatSync(path);
   if (`${after.dev}:${after.ino}` !== key || after.isSymbolicLink()) {
+    entry.coordinator.leaveReader();
+    if (role === "writer") entry.coordinator.leaveWriter();
     releaseRoles(entry, role);
     throw new HearthError(
       "HEARTH_PATH_SYMLINK",
@@ -157,14 +166,18 @@ function attach(
     if (config.durability.journalMode === "wal" && !header.wal)
       assertWalAllowed(entry.path, "configured");
   }
-  const files = () => fileStats(entry.path);
   if (role === "writer") {
-    entry.acquire("writer", config, (conn) => {
+    const coordinator = entry.coordinator;
+    const conn = entry.acquire("writer", config, (conn) => {
       if (!firstInProcess) return;
-      const warning = applyJournalMode(conn, config, files);
+      const warning = applyJournalMode(conn, config, coordinator);
       if (warning) warnings.push(warning);
-      migrate(conn, { backupsDir: backupsDir(home), profile, files });
+      migrate(conn, { backupsDir: backupsDir(home), profile, coordinator });
     });
+    // In WAL mode BEGIN IMMEDIATE never waits inside SQLite: the store's
+    // write path waits asynchronously instead (rollback journals still need
+    // SQLite's wait at COMMIT for readers to finish).
+    if (entry.walMode) conn.db.pragma("busy_timeout = 0");
   }
   try {
     entry.acquire("reader", config, (conn) => assertReadable(conn));
@@ -220,13 +233,4 @@ function assertReadable(conn: Connection): void {
 function releaseRoles(entry: DatabaseEntry, role: ConnectionRole): void {
   entry.release("reader");
   if (role === "writer") entry.release("writer");
-}
-
-function fileStats(path: string): Map<string, Stats> {
-  const map = new Map<string, Stats>();
-  for (const suffix of ["", ...SIDECAR_SUFFIXES]) {
-    const stats = lstatOrNull(path + suffix);
-    if (stats) map.set(path + suffix, stats);
-  }
-  return map;
 }

@@ -1,5 +1,6 @@
 import type { HearthConfig } from "../config/schema.js";
 import { FileGuard } from "../files/guard.js";
+import { Coordinator } from "../process/coordinator.js";
 import { Connection, type ConnectionRole } from "./connection.js";
 
 /**
@@ -15,6 +16,8 @@ export class DatabaseEntry {
   readonly path: string;
   walMode = false;
   guard: FileGuard | undefined;
+  /** Presence, gate and write locks of this process on the inode. */
+  readonly coordinator: Coordinator;
   private readonly slots: Record<ConnectionRole, { conn: Connection; refs: number } | undefined> = {
     writer: undefined,
     reader: undefined,
@@ -23,6 +26,7 @@ export class DatabaseEntry {
   constructor(key: string, path: string) {
     this.key = key;
     this.path = path;
+    this.coordinator = new Coordinator(path, key);
   }
 
   connection(role: ConnectionRole): Connection | undefined {
@@ -103,6 +107,7 @@ export class DatabaseEntry {
       guard.unlock();
       guard.closeDescriptors();
       this.guard = undefined;
+      this.coordinator.close();
       entries.delete(this.key);
     }
   }
@@ -122,5 +127,7 @@ export function createEntry(key: string, path: string): DatabaseEntry {
 }
 
 export function dropEntryIfIdle(entry: DatabaseEntry): void {
-  if (entry.idle && entries.get(entry.key) === entry) entries.delete(entry.key);
+  if (!entry.idle || entries.get(entry.key) !== entry) return;
+  entry.coordinator.close();
+  entries.delete(entry.key);
 }

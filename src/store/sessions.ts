@@ -16,7 +16,7 @@ export class Sessions {
     const title = normalizeTitle(input.title);
     const titleSource = title === null ? null : (input.titleSource ?? "user");
     const conn = this.access.write();
-    conn.transaction(() => {
+    await this.access.transact(() => {
       // Like rename(): a taken user title is an error, a taken automatic one gets a suffix.
       let candidate = title;
       for (let n = 2; ; n++) {
@@ -109,7 +109,7 @@ export class Sessions {
   async rename(id: string, title: string | null, source: TitleSource = "user"): Promise<Session> {
     const conn = this.access.write();
     const normalized = normalizeTitle(title);
-    conn.transaction(() => {
+    await this.access.transact(() => {
       const current = this.requireOn(conn, id);
       if (source === "auto" && current.titleSource === "user") return;
       let candidate = normalized;
@@ -144,7 +144,7 @@ export class Sessions {
   /** Mark the session ended with a reason ("idle", "user", "compacted", ...). */
   async end(id: string, reason: string): Promise<Session> {
     const conn = this.access.write();
-    conn.transaction(() => {
+    await this.access.transact(() => {
       this.requireOn(conn, id);
       const now = this.access.now();
       conn
@@ -157,7 +157,7 @@ export class Sessions {
   /** Reopen an ended session (resume). */
   async resume(id: string): Promise<Session> {
     const conn = this.access.write();
-    conn.transaction(() => {
+    await this.access.transact(() => {
       this.requireOn(conn, id);
       const now = this.access.now();
       conn
@@ -172,7 +172,7 @@ export class Sessions {
   /** Delete a session and every message in it, history included. Returns false when absent. */
   async delete(id: string): Promise<boolean> {
     const conn = this.access.write();
-    return conn.transaction(
+    return this.access.transact(
       () => conn.stmt("DELETE FROM sessions WHERE id = ?").run(id).changes === 1,
     );
   }
@@ -191,7 +191,7 @@ export class Sessions {
       return (this.access.read().stmt(select).all(cutoff) as { id: string }[]).map((r) => r.id);
     }
     const conn = this.access.write();
-    return conn.transaction(() => {
+    return this.access.transact(() => {
       const ids = (conn.stmt(select).all(cutoff) as { id: string }[]).map((r) => r.id);
       const del = conn.stmt(
         "DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?)",
@@ -203,7 +203,7 @@ export class Sessions {
 
   private async setFlag(id: string, column: "pinned" | "archived" | "hidden", value: boolean) {
     const conn = this.access.write();
-    conn.transaction(() => {
+    await this.access.transact(() => {
       this.requireOn(conn, id);
       try {
         conn

@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../config/schema.js";
-import { HearthError } from "../errors.js";
+import { HearthError, isHearthError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
 import type { Access } from "./access.js";
 import type { Connection, ConnectionRole } from "./connection.js";
@@ -75,6 +75,7 @@ export class Store {
         }
         return this.connection("writer");
       },
+      transact: (fn) => this.transact(fn),
       now: () => Date.now(),
     };
     this.sessions = new Sessions(this.access);
@@ -153,8 +154,35 @@ export class Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Presence first: the registry closes the lock descriptors with the last connection.
+    this.entry.coordinator.leaveReader();
+    if (this.role === "writer") this.entry.coordinator.leaveWriter();
     this.entry.release("reader");
     if (this.role === "writer") this.entry.release("writer");
+  }
+
+  /**
+   * The write path: the fair cross-process write lock (waited for
+   * asynchronously, bounded by store.busyTimeoutMs), then one IMMEDIATE
+   * transaction. A foreign writer (not hearth) holding SQLite's own lock is
+   * waited out with async retries too, never with SQLite's sleeping busy
+   * handler.
+   */
+  private transact<T>(fn: () => T): Promise<T> {
+    const conn = this.access.write();
+    const patience = this.config.store.busyTimeoutMs;
+    const deadline = Date.now() + patience;
+    return this.entry.coordinator.writeLock.run(async () => {
+      for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+        try {
+          return this.connection("writer").transaction(fn);
+        } catch (err) {
+          if (!isBusyAtBegin(err) || Date.now() + delay > deadline) throw err;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        conn.guard?.check();
+      }
+    }, patience);
   }
 
   get isClosed(): boolean {
@@ -187,6 +215,10 @@ export class Store {
       });
     }
   }
+}
+
+function isBusyAtBegin(err: unknown): boolean {
+  return isHearthError(err, "HEARTH_BUSY") && err.details?.phase === "begin";
 }
 
 function levelName(value: unknown): string {

@@ -22,7 +22,7 @@ describe("validateConfig", () => {
         journalSizeLimitBytes: 64 * 1024 * 1024,
         walAutocheckpointPages: 1000,
       },
-      store: { busyTimeoutMs: 5000 },
+      store: { busyTimeoutMs: 5000, gateWaitMs: 10000 },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { lockDevice, parseLocks } from "../../src/process/holders.js";
+import { lockDevice, parseLocks } from "../../src/process/proc-locks.js";
 
 // A /proc/locks as Linux prints it: POSIX, OFD (pid -1), FLOCK, a lease and
 // blocked waiters ("->"), which hold nothing.
@@ -19,11 +19,51 @@ const PROC_LOCKS = [
 describe("parseLocks", () => {
   it("reads holders and skips blocked waiters", () => {
     expect(parseLocks(PROC_LOCKS)).toEqual([
-      { kind: "POSIX", access: "WRITE", pid: 3008891, device: "fe:00", inode: 2147040 },
-      { kind: "OFDLCK", access: "READ", pid: -1, device: "fe:00", inode: 2147041 },
-      { kind: "FLOCK", access: "WRITE", pid: 4242, device: "08:01", inode: 12345 },
-      { kind: "POSIX", access: "READ", pid: 1234, device: "00:2d", inode: 99 },
-      { kind: "LEASE", access: "READ", pid: 777, device: "103:02", inode: 5 },
+      {
+        kind: "POSIX",
+        access: "WRITE",
+        pid: 3008891,
+        device: "fe:00",
+        inode: 2147040,
+        start: 1073741824,
+        end: 1073741824,
+      },
+      {
+        kind: "OFDLCK",
+        access: "READ",
+        pid: -1,
+        device: "fe:00",
+        inode: 2147041,
+        start: 128,
+        end: 128,
+      },
+      {
+        kind: "FLOCK",
+        access: "WRITE",
+        pid: 4242,
+        device: "08:01",
+        inode: 12345,
+        start: 0,
+        end: Number.POSITIVE_INFINITY,
+      },
+      {
+        kind: "POSIX",
+        access: "READ",
+        pid: 1234,
+        device: "00:2d",
+        inode: 99,
+        start: 1073741826,
+        end: 1073742335,
+      },
+      {
+        kind: "LEASE",
+        access: "READ",
+        pid: 777,
+        device: "103:02",
+        inode: 5,
+        start: 0,
+        end: Number.POSITIVE_INFINITY,
+      },
     ]);
   });
 
@@ -32,7 +72,15 @@ describe("parseLocks", () => {
       "pos:\t0\nflags:\t02100002\nmnt_id:\t29\nino:\t2147041\n" +
       "lock:\t1: OFDLCK ADVISORY  READ  -1 fe:00:2147041 128 128\n";
     expect(parseLocks(fdinfo.replace(/^lock:\s*/gm, ""))).toEqual([
-      { kind: "OFDLCK", access: "READ", pid: -1, device: "fe:00", inode: 2147041 },
+      {
+        kind: "OFDLCK",
+        access: "READ",
+        pid: -1,
+        device: "fe:00",
+        inode: 2147041,
+        start: 128,
+        end: 128,
+      },
     ]);
   });
 
@@ -49,7 +97,15 @@ describe("parseLocks", () => {
 
   it("tolerates leading spaces the kernel adds before wide lock ids", () => {
     expect(parseLocks("  9: POSIX  ADVISORY  WRITE 55 fe:00:7 0 EOF")).toEqual([
-      { kind: "POSIX", access: "WRITE", pid: 55, device: "fe:00", inode: 7 },
+      {
+        kind: "POSIX",
+        access: "WRITE",
+        pid: 55,
+        device: "fe:00",
+        inode: 7,
+        start: 0,
+        end: Number.POSITIVE_INFINITY,
+      },
     ]);
   });
 });
@@ -81,7 +137,7 @@ describe("lockDevice", () => {
     const { dev } = statSync(import.meta.filename ?? new URL(import.meta.url).pathname);
     const [major, minor] = lockDevice(dev)
       .split(":")
-      .map((h) => Number.parseInt(h, 16));
+      .map((h: string) => Number.parseInt(h, 16));
     expect(makedev(major!, minor!)).toBe(dev);
   });
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, openStore } from "../../../src/index.js";
+import { Coordinator } from "../../../src/process/coordinator.js";
 import { Connection } from "../../../src/store/connection.js";
 import { migrate } from "../../../src/store/migrate.js";
 import { MIGRATIONS } from "../../../src/store/migrations.js";
@@ -19,13 +20,12 @@ const NEXT = [
   { version: 2, description: "test", sql: "CREATE TABLE extra (x INTEGER) STRICT;" },
 ];
 
-function files(path: string) {
-  return () => {
-    const map = new Map();
-    for (const s of ["", "-wal", "-shm"])
-      if (existsSync(path + s)) map.set(path + s, statSync(path + s));
-    return map;
-  };
+/** This process as a writer of `path`, the way openStore makes it one. */
+async function writerOf(path: string): Promise<Coordinator> {
+  const st = statSync(path);
+  const coordinator = new Coordinator(path, `${st.dev}:${st.ino}`);
+  await coordinator.enterWriter(0);
+  return coordinator;
 }
 
 describe("schema migration is structural", () => {
@@ -39,11 +39,12 @@ describe("schema migration is structural", () => {
     const holder = await startWorker();
     await holder.call("open", { home });
     const conn = new Connection(path, "writer", DEFAULT_CONFIG);
+    const coordinator = await writerOf(path);
     try {
       const ctx = {
         backupsDir: join(home, "backups"),
         profile: "default",
-        files: files(path),
+        coordinator,
         migrations: NEXT,
       };
       let error: unknown;
@@ -72,6 +73,7 @@ describe("schema migration is structural", () => {
       backup.close();
     } finally {
       conn.close();
+      coordinator.close();
     }
   });
 });

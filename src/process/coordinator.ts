@@ -1,0 +1,182 @@
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import fsx from "fs-native-extensions";
+import { HearthError } from "../errors.js";
+import { describeHolders, holderJson, readHolders } from "./holders.js";
+import { processKind } from "./kind.js";
+import { GATE_OFFSET, type PresenceRole, presenceOffset } from "./lock-map.js";
+import { FairWriteLock } from "./write-lock.js";
+
+/**
+ * This process's kernel-held facts about one database inode (P2, P4, P5):
+ * presence locks that name it to `hearth ps`, the structural gate writers
+ * hold shared, and the fair write lock.
+ *
+ * Its descriptors are opened on demand and closed only by close(), which the
+ * registry calls once no SQLite connection to the inode is left in the
+ * process (closing any descriptor on a file drops the process's POSIX locks
+ * on it, SQLite's included: F2).
+ */
+export class Coordinator {
+  readonly path: string;
+  readonly writeLock: FairWriteLock;
+  private readonly key: string;
+  private readFd: number | undefined;
+  private writeFd: number | undefined;
+  private readonly refs: Record<"reader" | "writer", number> = { reader: 0, writer: 0 };
+  private readonly presences = new Map<PresenceRole, { fd: number; offset: number }>();
+  private structural = false;
+
+  constructor(path: string, key: string) {
+    this.path = path;
+    this.key = key;
+    this.writeLock = new FairWriteLock(
+      () => this.writable(),
+      () => this.busyError(),
+    );
+  }
+
+  /**
+   * Become a writer: hold the gate shared for as long as any writer store of
+   * this process is open. While a structural operation holds it exclusive,
+   * wait up to `waitMs` (polling, never blocking the loop), then refuse.
+   */
+  async enterWriter(waitMs: number): Promise<void> {
+    if (this.refs.writer > 0) {
+      this.refs.writer++;
+      return;
+    }
+    const fd = this.writable();
+    const deadline = Date.now() + waitMs;
+    for (let delay = 5; !fsx.tryLock(fd, GATE_OFFSET, 1, { shared: true }); ) {
+      if (Date.now() >= deadline) throw this.surgeryError(waitMs);
+      await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
+      delay = Math.min(delay * 2, 100);
+    }
+    this.refs.writer = 1;
+    this.present("writer", fd);
+  }
+
+  leaveWriter(): void {
+    if (this.refs.writer === 0 || --this.refs.writer > 0) return;
+    this.absent("writer");
+    if (this.writeFd !== undefined && !this.structural) fsx.unlock(this.writeFd, GATE_OFFSET, 1);
+  }
+
+  enterReader(): void {
+    if (this.refs.reader++ > 0) return;
+    this.readFd ??= this.open(constants.O_RDONLY);
+    this.present("reader", this.readFd);
+  }
+
+  leaveReader(): void {
+    if (this.refs.reader === 0 || --this.refs.reader > 0) return;
+    this.absent("reader");
+  }
+
+  /**
+   * Take the gate exclusive without waiting (P4). Needs a writer in this
+   * process (the gate is converted from shared in place). Returns false when
+   * another process holds it.
+   */
+  tryStructural(): boolean {
+    if (this.refs.writer === 0) throw new Error("internal: structural work needs a writer store");
+    if (this.structural) return true;
+    const fd = this.writable();
+    if (!fsx.tryLock(fd, GATE_OFFSET, 1)) return false;
+    this.structural = true;
+    this.present("surgeon", fd);
+    return true;
+  }
+
+  endStructural(): void {
+    if (!this.structural) return;
+    const fd = this.writable();
+    // Converting exclusive to shared never waits.
+    if (this.refs.writer > 0) fsx.tryLock(fd, GATE_OFFSET, 1, { shared: true });
+    else fsx.unlock(fd, GATE_OFFSET, 1);
+    this.absent("surgeon");
+    this.structural = false;
+  }
+
+  /** Close the descriptors (and with them every lock). Only once no connection to the inode is open here. */
+  close(): void {
+    this.presences.clear();
+    this.refs.reader = 0;
+    this.refs.writer = 0;
+    this.structural = false;
+    for (const fd of [this.readFd, this.writeFd]) if (fd !== undefined) closeSync(fd);
+    this.readFd = undefined;
+    this.writeFd = undefined;
+  }
+
+  /** The read-write descriptor the gate and write locks live on. */
+  writable(): number {
+    this.writeFd ??= this.open(constants.O_RDWR);
+    return this.writeFd;
+  }
+
+  private present(role: PresenceRole, fd: number): void {
+    if (this.presences.has(role)) return;
+    const offset = presenceOffset({ pid: process.pid, kind: processKind(), role });
+    // A byte encoding this pid can only conflict with ourselves: never fails.
+    fsx.tryLock(fd, offset, 1, { shared: true });
+    this.presences.set(role, { fd, offset });
+  }
+
+  private absent(role: PresenceRole): void {
+    const held = this.presences.get(role);
+    if (!held) return;
+    fsx.unlock(held.fd, held.offset, 1);
+    this.presences.delete(role);
+  }
+
+  private open(flags: number): number {
+    const fd = openSync(this.path, flags | constants.O_NOFOLLOW);
+    const st = fstatSync(fd);
+    if (`${st.dev}:${st.ino}` !== this.key) {
+      closeSync(fd);
+      throw new HearthError(
+        "HEARTH_GENERATION_CHANGED",
+        `${this.path} was replaced while this process held it`,
+        { resource: this.path, hint: "reopen the store (or restart the process)" },
+      );
+    }
+    return fd;
+  }
+
+  private surgeryError(waitMs: number): HearthError {
+    const surgeons = safeHolders(this.path).filter((h) => h.roles.includes("surgeon"));
+    const who =
+      surgeons.length > 0 ? `\n${describeHolders(surgeons)}` : " (its process could not be named)";
+    return new HearthError(
+      "HEARTH_MAINTENANCE_RUNNING",
+      `cannot write to ${this.path}: a structural operation (maintenance) has held it for more than ${waitMs} ms${who}`,
+      {
+        resource: this.path,
+        hint: "wait for the maintenance to finish and retry; store.gateWaitMs sets how long writers wait",
+        details: { holders: surgeons.map(holderJson) },
+      },
+    );
+  }
+
+  private busyError(): HearthError {
+    const writers = safeHolders(this.path).filter((h) => h.roles.includes("writer"));
+    return new HearthError(
+      "HEARTH_BUSY",
+      `gave up waiting to write to ${this.path}: another writer held it past the patience (store.busyTimeoutMs); the database itself is healthy${writers.length > 0 ? `\n${describeHolders(writers)}` : ""}`,
+      {
+        resource: this.path,
+        hint: "hearth ps   # shows who holds the store; a stopped (SIGSTOP) or stuck writer is the usual cause",
+        details: { holders: writers.map(holderJson) },
+      },
+    );
+  }
+}
+
+function safeHolders(path: string) {
+  try {
+    return readHolders(path, { ghosts: false }).holders;
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,141 @@
+import fsx from "fs-native-extensions";
+import { TURNSTILE_OFFSET, WRITE_OFFSET } from "./lock-map.js";
+
+const TIMED_OUT = Symbol("timed out");
+
+/**
+ * Serialises write transactions across processes, fairly, without ever
+ * blocking the event loop.
+ *
+ * better-sqlite3 waits for SQLite's write lock with a synchronous busy
+ * handler that sleeps with growing backoff: while it waits, every timer in
+ * the process is frozen, and a process that just committed usually wins the
+ * lock again before the sleepers wake, so some writers starve.
+ *
+ * Here a writer first takes two OFD locks on the database inode: the
+ * turnstile, then the write byte, then lets the turnstile go, and holds the
+ * write byte around BEGIN IMMEDIATE … COMMIT. When a lock is taken, the
+ * wait is an F_OFD_SETLKW on the libuv pool (the event loop keeps running).
+ * Only one process can wait for the write byte at a time (the one holding
+ * the turnstile), so a writer that has just committed cannot overtake it,
+ * and the kernel queues turnstile waiters behind one another. The
+ * uncontended path is two try-locks and two unlocks.
+ *
+ * Within the process, writers queue in FIFO order before touching the kernel.
+ */
+export class FairWriteLock {
+  private readonly queue: (() => void)[] = [];
+  private busy = false;
+  /** A kernel wait we gave up on; it is handed straight back when granted. */
+  private straggler: Promise<void> | undefined;
+
+  constructor(
+    private readonly fd: () => number,
+    private readonly onTimeout: () => Error,
+  ) {}
+
+  /** Run `fn` while holding the write lock; give up after `patienceMs` of waiting. */
+  async run<T>(fn: () => T | Promise<T>, patienceMs: number): Promise<T> {
+    const deadline = Date.now() + patienceMs;
+    await this.enterProcess(deadline);
+    try {
+      await this.lockKernel(deadline);
+      const fd = this.fd();
+      try {
+        return await fn();
+      } finally {
+        fsx.unlock(fd, WRITE_OFFSET, 1);
+      }
+    } finally {
+      this.leaveProcess();
+    }
+  }
+
+  /** Hold only the in-process queue (structural work excludes this process's writers with it). */
+  async exclusive<T>(fn: () => T | Promise<T>, patienceMs: number): Promise<T> {
+    await this.enterProcess(Date.now() + patienceMs);
+    try {
+      return await fn();
+    } finally {
+      this.leaveProcess();
+    }
+  }
+
+  private enterProcess(deadline: number): Promise<void> {
+    if (!this.busy) {
+      this.busy = true;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const grant = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(
+        () => {
+          const at = this.queue.indexOf(grant);
+          if (at >= 0) this.queue.splice(at, 1);
+          reject(this.onTimeout());
+        },
+        Math.max(0, deadline - Date.now()),
+      );
+      this.queue.push(grant);
+    });
+  }
+
+  private leaveProcess(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.busy = false;
+  }
+
+  private async lockKernel(deadline: number): Promise<void> {
+    if (this.straggler) await this.within(this.straggler, deadline);
+    const fd = this.fd();
+    if (fsx.tryLock(fd, TURNSTILE_OFFSET, 1)) {
+      if (fsx.tryLock(fd, WRITE_OFFSET, 1)) {
+        fsx.unlock(fd, TURNSTILE_OFFSET, 1);
+        return;
+      }
+    } else {
+      await this.waitFor(fd, TURNSTILE_OFFSET, deadline);
+    }
+    try {
+      if (!fsx.tryLock(fd, WRITE_OFFSET, 1)) await this.waitFor(fd, WRITE_OFFSET, deadline);
+    } finally {
+      fsx.unlock(fd, TURNSTILE_OFFSET, 1);
+    }
+  }
+
+  private async waitFor(fd: number, offset: number, deadline: number): Promise<void> {
+    const request = fsx.waitForLock(fd, offset, 1);
+    if (await settledBy(request, deadline)) return;
+    // The kernel request cannot be cancelled: when it is granted, give it back.
+    this.straggler = request
+      .then(
+        () => fsx.unlock(fd, offset, 1),
+        () => undefined,
+      )
+      .finally(() => {
+        this.straggler = undefined;
+      });
+    throw this.onTimeout();
+  }
+
+  private async within(promise: Promise<unknown>, deadline: number): Promise<void> {
+    if (!(await settledBy(promise, deadline))) throw this.onTimeout();
+  }
+}
+
+/** Resolves true when `promise` fulfils before `deadline`, false when time runs out first. */
+async function settledBy(promise: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return (await Promise.race([promise, timeout])) !== TIMED_OUT;
+  } finally {
+    clearTimeout(timer);
+  }
+}
