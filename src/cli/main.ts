@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
+import { setProcessKind } from "../process/kind.js";
 import { registerDoctor } from "./commands/doctor.js";
+import { registerGateway } from "./commands/gateway.js";
+import { registerPs } from "./commands/ps.js";
 import { registerSessions } from "./commands/sessions.js";
 import { EXIT, reportError } from "./output.js";
 
 async function main(argv: string[]): Promise<number> {
+  // Presence locks carry the kind; an explicit $HEARTH_PROCESS_KIND (a worker) wins.
+  if (!process.env.HEARTH_PROCESS_KIND) setProcessKind("cli");
   let exitCode: number = EXIT.ok;
   const program = new Command()
     .name("hearth")
@@ -18,6 +23,8 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   });
   registerSessions(program);
+  registerPs(program);
+  registerGateway(program);
   try {
     await program.parseAsync(argv);
     return exitCode;

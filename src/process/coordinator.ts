@@ -3,7 +3,14 @@ import fsx from "fs-native-extensions";
 import { HearthError } from "../errors.js";
 import { describeHolders, holderJson, readHolders } from "./holders.js";
 import { processKind } from "./kind.js";
-import { GATE_OFFSET, type PresenceRole, presenceOffset } from "./lock-map.js";
+import {
+  GATE_OFFSET,
+  GATEWAY_OFFSET,
+  type PresenceRole,
+  type ProcessKind,
+  presenceOffset,
+} from "./lock-map.js";
+import { removeMarker, sweepStaleMarkers, writeMarker } from "./markers.js";
 import { FairWriteLock } from "./write-lock.js";
 
 /**
@@ -25,6 +32,9 @@ export class Coordinator {
   private readonly refs: Record<"reader" | "writer", number> = { reader: 0, writer: 0 };
   private readonly presences = new Map<PresenceRole, { fd: number; offset: number }>();
   private structural = false;
+  private gateway = false;
+  private entering: Promise<void> | undefined;
+  private marker: string | undefined;
 
   constructor(path: string, key: string) {
     this.path = path;
@@ -45,6 +55,22 @@ export class Coordinator {
       this.refs.writer++;
       return;
     }
+    if (this.entering) {
+      // Another open in this process is already waiting for the gate.
+      await this.entering.catch(() => undefined);
+      return this.enterWriter(waitMs);
+    }
+    this.entering = this.takeGateShared(waitMs);
+    try {
+      await this.entering;
+    } finally {
+      this.entering = undefined;
+    }
+    this.refs.writer = 1;
+    this.present("writer", this.writable());
+  }
+
+  private async takeGateShared(waitMs: number): Promise<void> {
     const fd = this.writable();
     const deadline = Date.now() + waitMs;
     for (let delay = 5; !fsx.tryLock(fd, GATE_OFFSET, 1, { shared: true }); ) {
@@ -52,8 +78,31 @@ export class Coordinator {
       await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
       delay = Math.min(delay * 2, 100);
     }
-    this.refs.writer = 1;
-    this.present("writer", fd);
+  }
+
+  /** Leave an informational marker for `hearth ps`, sweeping stale ones first. Best effort. */
+  mark(profileDir: string, profile: string, kind: ProcessKind): void {
+    if (this.marker) return;
+    try {
+      sweepStaleMarkers(profileDir);
+      this.marker = writeMarker(profileDir, { kind, profile, dbPath: this.path });
+    } catch {
+      // Markers never gate anything; a read-only run directory only costs detail in hearth ps.
+    }
+  }
+
+  /** The single-instance gateway lock (P3): exclusive, never waited for. */
+  tryGateway(): boolean {
+    if (this.gateway) return false;
+    if (!fsx.tryLock(this.writable(), GATEWAY_OFFSET, 1)) return false;
+    this.gateway = true;
+    return true;
+  }
+
+  releaseGateway(): void {
+    if (!this.gateway || this.writeFd === undefined) return;
+    fsx.unlock(this.writeFd, GATEWAY_OFFSET, 1);
+    this.gateway = false;
   }
 
   leaveWriter(): void {
@@ -100,6 +149,9 @@ export class Coordinator {
 
   /** Close the descriptors (and with them every lock). Only once no connection to the inode is open here. */
   close(): void {
+    if (this.marker) removeMarker(this.marker);
+    this.marker = undefined;
+    this.gateway = false;
     this.presences.clear();
     this.refs.reader = 0;
     this.refs.writer = 0;

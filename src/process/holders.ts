@@ -156,8 +156,17 @@ export function describeHolders(holders: readonly Holder[]): string {
     .join("\n");
 }
 
-/** The plain-data form used in error details and --json. */
-export function holderJson(h: Holder): Record<string, unknown> {
+/** A holder as plain data: error details, hearth ps --json. */
+export interface HolderJson {
+  pid: number;
+  kind: ProcessKind;
+  roles: PresenceRole[];
+  commandLine: string | null;
+  since: string | null;
+  files: string[];
+}
+
+export function holderJson(h: Holder): HolderJson {
   return {
     pid: h.pid,
     kind: h.kind,

@@ -18,6 +18,7 @@ import {
   lstatOrNull,
   readHeader,
 } from "../files/inspect.js";
+import { processKind } from "../process/kind.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { applyJournalMode, assertWalAllowed } from "./durability.js";
 import type { Logger } from "./logger.js";
@@ -123,6 +124,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       },
     );
   }
+  if (role === "writer") entry.coordinator.mark(profileDir(home, profile), profile, processKind());
   return new Store({
     home,
     profile,

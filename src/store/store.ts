@@ -1,6 +1,9 @@
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
+import type { Coordinator } from "../process/coordinator.js";
+import { type Holder, type HolderReport, readHolders } from "../process/holders.js";
+import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
@@ -15,6 +18,20 @@ import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "./
 
 /** Test-only window into which connection served which call (C1). */
 export const internals = Symbol("hearth.internals");
+/** This process's lock coordinator for the store's database (the gateway lock uses it). */
+export const coordination = Symbol("hearth.coordination");
+
+/** What a structural operation may do while it holds the gate exclusively. */
+export interface StructuralContext {
+  readonly path: string;
+  readonly profile: string;
+  /** Hearth readers that stay attached (only pure readers may, and none with exclusiveFiles). */
+  readonly readers: readonly Holder[];
+  /** Run SQL on the writer connection (VACUUM, ANALYZE, FTS commands, ...). */
+  exec(sql: string): void;
+  /** Run a pragma on the writer connection and return its rows. */
+  pragma(sql: string): unknown[];
+}
 
 export interface StoreInit {
   home: string;
@@ -142,6 +159,48 @@ export class Store {
     return { ok: problems.length === 0, problems };
   }
 
+  /** Who holds this store's database right now, from the kernel (P5). */
+  async holders(): Promise<HolderReport> {
+    this.assertOpen();
+    return readHolders(this.path);
+  }
+
+  /**
+   * Run a structural operation (P4): VACUUM, checkpoint TRUNCATE, FTS
+   * rebuild, repair, anything that rewrites the file. Takes the structural
+   * gate exclusively without waiting; refuses with HEARTH_STORE_HELD (CLI
+   * exit 3), naming every holder and changing nothing, while any other
+   * writer lives (or, with `exclusiveFiles`, any other process at all), and
+   * with HEARTH_HOLDERS_UNKNOWN when holders cannot be told. This process's
+   * own writes wait until `fn` is done; writers in other processes that
+   * start meanwhile wait up to store.gateWaitMs.
+   */
+  async withStructuralGate<T>(
+    op: string,
+    fn: (ctx: StructuralContext) => T | Promise<T>,
+    options: StructuralOptions = {},
+  ): Promise<T> {
+    const conn = this.access.write();
+    const coordinator = this.entry.coordinator;
+    return coordinator.writeLock.exclusive(async () => {
+      const readers = claimStructural(coordinator, op, options);
+      try {
+        return await fn({
+          path: this.path,
+          profile: this.profile,
+          readers,
+          exec: (sql) => {
+            conn.guard?.check();
+            conn.db.exec(sql);
+          },
+          pragma: (sql) => conn.db.pragma(sql) as unknown[],
+        });
+      } finally {
+        coordinator.endStructural();
+      }
+    }, this.config.store.busyTimeoutMs);
+  }
+
   /**
    * Reattach to the current files after HEARTH_GENERATION_CHANGED. The ghost
    * connection is closed without checkpointing its WAL into the database.
@@ -187,6 +246,12 @@ export class Store {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** @internal */
+  get [coordination](): Coordinator {
+    this.assertOpen();
+    return this.entry.coordinator;
   }
 
   /** @internal */

@@ -1,0 +1,103 @@
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { profileDir } from "../config/paths.js";
+import { HearthError } from "../errors.js";
+import { ensurePrivateDir } from "../files/create.js";
+import { coordination, type Store } from "../store/store.js";
+import { describeHolders, holderJson, readHolders } from "./holders.js";
+import { currentIdentity, liveness, type ProcessIdentity } from "./identity.js";
+import { runDir } from "./markers.js";
+
+/** The informational record next to the gateway lock; it never decides anything. */
+export interface GatewayRecord extends ProcessIdentity {
+  argv: string[];
+  since: string;
+  profile: string;
+  dbPath: string;
+}
+
+export interface GatewayLock {
+  readonly profile: string;
+  readonly recordPath: string;
+  release(): void;
+}
+
+/**
+ * Become the one gateway of the store's profile (P3). The kernel decides:
+ * an exclusive OFD lock on the database inode, which dies with its holder,
+ * so a crash or a reboot never leaves a gateway "running". A record file
+ * (pid, start ticks, boot id, argv) adds detail for the refusal message and
+ * `hearth ps`, but a stale or forged record never blocks a start: a free
+ * lock always wins. A held lock refuses with HEARTH_GATEWAY_RUNNING naming
+ * the holder.
+ */
+export function claimGateway(store: Store): GatewayLock {
+  const coordinator = store[coordination];
+  const recordPath = join(runDir(profileDir(store.home, store.profile)), "gateway.json");
+  if (!coordinator.tryGateway()) throw runningError(store, recordPath);
+  try {
+    const identity = currentIdentity();
+    if (identity) {
+      const record: GatewayRecord = {
+        ...identity,
+        argv: process.argv,
+        since: new Date().toISOString(),
+        profile: store.profile,
+        dbPath: store.path,
+      };
+      ensurePrivateDir(runDir(profileDir(store.home, store.profile)));
+      writeFileSync(`${recordPath}.tmp`, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+      renameSync(`${recordPath}.tmp`, recordPath);
+    }
+  } catch {
+    // The record is detail only; the lock is held either way.
+  }
+  return {
+    profile: store.profile,
+    recordPath,
+    release: () => {
+      const record = readRecord(recordPath);
+      if (record?.pid === process.pid) rmSync(recordPath, { force: true });
+      coordinator.releaseGateway();
+    },
+  };
+}
+
+export function readRecord(path: string): GatewayRecord | undefined {
+  try {
+    const value = JSON.parse(readFileSync(path, "utf8")) as GatewayRecord;
+    return typeof value.pid === "number" && typeof value.bootId === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function runningError(store: Store, recordPath: string): HearthError {
+  let gateways: ReturnType<typeof readHolders>["holders"] = [];
+  try {
+    gateways = readHolders(store.path, { ghosts: false }).holders.filter(
+      (h) => h.kind === "gateway",
+    );
+  } catch {
+    gateways = [];
+  }
+  const record = readRecord(recordPath);
+  const recordAlive =
+    record && liveness(record) === "alive" && gateways.some((g) => g.pid === record.pid);
+  const who =
+    gateways.length > 0
+      ? `\n${describeHolders(gateways)}`
+      : " (hearth could not name its process; hearth ps may tell more)";
+  return new HearthError(
+    "HEARTH_GATEWAY_RUNNING",
+    `another gateway already serves profile ${store.profile} (${store.path}):${who}`,
+    {
+      resource: store.path,
+      hint: "use the running gateway, or stop it first (kill -TERM <pid>)",
+      details: {
+        holders: gateways.map(holderJson),
+        ...(recordAlive ? { record } : {}),
+      },
+    },
+  );
+}
