@@ -10,6 +10,24 @@ export {
   type SynchronousLevel,
 } from "./config/schema.js";
 export { ERROR_CODES, HearthError, type HearthErrorCode, isHearthError } from "./errors.js";
+export { type PsProfile, type PsReport, runPs } from "./ops/ps.js";
+export {
+  type GhostHolder,
+  type Holder,
+  type HolderJson,
+  type HolderReport,
+  readHolders,
+} from "./process/holders.js";
+export {
+  currentIdentity,
+  type Liveness,
+  liveness,
+  type ProcessIdentity,
+} from "./process/identity.js";
+export { claimGateway, type GatewayLock } from "./process/instance.js";
+export { processKind, setProcessKind } from "./process/kind.js";
+export { PROCESS_KINDS, type PresenceRole, type ProcessKind } from "./process/lock-map.js";
+export type { StructuralOptions } from "./process/structural.js";
 export type { ExportFormat, ExportOptions } from "./store/export.js";
 export type { Logger } from "./store/logger.js";
 export type { Messages } from "./store/messages.js";
@@ -17,7 +35,7 @@ export type { Meta } from "./store/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/migrations.js";
 export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type { Sessions } from "./store/sessions.js";
-export { Store } from "./store/store.js";
+export { Store, type StructuralContext, withStructuralGate } from "./store/store.js";
 export type {
   DurabilityReport,
   HandoffState,

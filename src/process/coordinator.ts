@@ -212,7 +212,10 @@ export class Coordinator {
   }
 
   private busyError(): HearthError {
-    const writers = safeHolders(this.path).filter((h) => h.roles.includes("writer"));
+    // Hearth writers, and any process that is not hearth (it may hold SQLite's own lock).
+    const writers = safeHolders(this.path).filter(
+      (h) => h.roles.includes("writer") || h.roles.length === 0,
+    );
     return new HearthError(
       "HEARTH_BUSY",
       `gave up waiting to write to ${this.path}: another writer held it past the patience (store.busyTimeoutMs); the database itself is healthy${writers.length > 0 ? `\n${describeHolders(writers)}` : ""}`,

@@ -282,6 +282,16 @@ export class Store {
   }
 }
 
+/** The structural gate as a function: `withStructuralGate(store, "optimize", (ctx) => ctx.exec("VACUUM"))`. */
+export function withStructuralGate<T>(
+  store: Store,
+  op: string,
+  fn: (ctx: StructuralContext) => T | Promise<T>,
+  options?: StructuralOptions,
+): Promise<T> {
+  return store.withStructuralGate(op, fn, options);
+}
+
 function isBusyAtBegin(err: unknown): boolean {
   return isHearthError(err, "HEARTH_BUSY") && err.details?.phase === "begin";
 }
