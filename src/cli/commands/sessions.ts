@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import type { Command } from "commander";
+import { optimize } from "../../ops/optimize.js";
 import { openStore } from "../../store/open.js";
 import type { Session } from "../../store/types.js";
 import { type GlobalOptions, globals } from "../globals.js";
@@ -14,6 +15,10 @@ function open(g: GlobalOptions, role: "reader" | "writer" = "reader") {
   });
 }
 
+function mib(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(2)} MiB`;
+}
+
 function line(s: Session): string {
   const when = new Date(s.lastActivityAt).toISOString().slice(0, 16).replace("T", " ");
   const flags = [
@@ -25,7 +30,37 @@ function line(s: Session): string {
 }
 
 export function registerSessions(program: Command): void {
-  const sessions = program.command("sessions").description("browse and export sessions");
+  const sessions = program.command("sessions").description("browse, export and maintain sessions");
+
+  sessions
+    .command("optimize")
+    .description(
+      "FTS optimize, ANALYZE, VACUUM and WAL truncate (structural: refuses with exit 3 while another writer holds the store)",
+    )
+    .option("--dry-run", "take the gate and report, change nothing")
+    .action(async (o: { dryRun?: boolean }, command: Command) => {
+      const g = globals(command);
+      const store = await open(g, "writer");
+      try {
+        const tty = process.stderr.isTTY && !g.json;
+        const result = await optimize(store, {
+          dryRun: o.dryRun === true,
+          ...(tty ? { onStep: (step: string) => process.stderr.write(`  ${step}…\n`) } : {}),
+        });
+        if (g.json) printJson(result);
+        else {
+          for (const s of result.steps)
+            process.stdout.write(
+              `${s.done ? "done" : "skip"}  ${s.step}${s.note ? `  (${s.note})` : ""}\n`,
+            );
+          process.stdout.write(
+            `size: ${mib(result.sizeBefore)} -> ${mib(result.sizeAfter)} (WAL ${mib(result.walBefore)} -> ${mib(result.walAfter)})\n`,
+          );
+        }
+      } finally {
+        await store.close();
+      }
+    });
 
   sessions
     .command("list")
