@@ -1,0 +1,122 @@
+import { statfsSync } from "node:fs";
+import { dirname } from "node:path";
+import { backupsDir, profileDir } from "../../config/paths.js";
+import { lstatOrNull } from "../../files/inspect.js";
+import {
+  describeHolders,
+  type HolderJson,
+  holderJson,
+  readHolders,
+} from "../../process/holders.js";
+import { readMarkers } from "../../process/markers.js";
+import { listBackups } from "../backup-names.js";
+import type { Finding } from "./finding.js";
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** Holders from the kernel (P5), processes on deleted generations, stale markers. */
+export function holderFindings(
+  path: string,
+  home: string,
+  profile: string,
+): {
+  findings: Finding[];
+  holders: HolderJson[];
+} {
+  const findings: Finding[] = [];
+  let holders: HolderJson[] = [];
+  try {
+    const report = readHolders(path);
+    holders = report.holders.map(holderJson);
+    findings.push({
+      code: "holders",
+      severity: "ok",
+      message:
+        report.holders.length === 0
+          ? "no process holds the store"
+          : `held by ${report.holders.length} process(es):\n${describeHolders(report.holders)}`,
+    });
+    for (const ghost of report.ghosts) {
+      findings.push({
+        code: "ghost_generation",
+        severity: "error",
+        message: `pid ${ghost.pid} (${ghost.commandLine ?? "?"}) still writes to deleted ${ghost.files.join(", ")}: its work is invisible to every other process`,
+        fix: `restart pid ${ghost.pid}; never delete -wal or -shm of a store in use`,
+      });
+    }
+    if (report.unexplainedLocks > 0) {
+      findings.push({
+        code: "holders_unknown",
+        severity: "warning",
+        message: `${report.unexplainedLocks} lock(s) on the store belong to a process hearth cannot name; structural commands will refuse`,
+        fix: "run hearth doctor as root, or as the user that runs the other processes",
+      });
+    }
+  } catch (err) {
+    findings.push({
+      code: "holders_unknown",
+      severity: "warning",
+      message: `cannot tell who holds the store: ${(err as Error).message}`,
+    });
+  }
+  const stale = readMarkers(profileDir(home, profile)).filter((m) => m.liveness === "dead");
+  findings.push({
+    code: "stale_markers",
+    severity: stale.length > 0 ? "info" : "ok",
+    message: `${stale.length} marker(s) left by processes that are gone (informational, never gating)`,
+    ...(stale.length > 0 ? { fix: "hearth doctor --fix" } : {}),
+  });
+  return { findings, holders };
+}
+
+export function backupFindings(home: string, profile: string): Finding[] {
+  const backups = listBackups(backupsDir(home), profile);
+  const newest = backups[0];
+  if (!newest) {
+    return [
+      {
+        code: "backups",
+        severity: "info",
+        message: "no backup of this profile yet",
+        fix: "hearth backup",
+      },
+    ];
+  }
+  const age = Date.now() - newest.mtimeMs;
+  return [
+    {
+      code: "backups",
+      severity: age > 7 * DAY ? "warning" : "ok",
+      message: `${backups.length} backup(s); newest ${newest.name}, ${(age / DAY).toFixed(1)} day(s) old`,
+      ...(age > 7 * DAY ? { fix: "hearth backup   # and schedule it" } : {}),
+    },
+  ];
+}
+
+/** Free space next to the store: a backup or VACUUM needs about the size of the database again. */
+export function spaceFindings(path: string): Finding[] {
+  const size = (lstatOrNull(path)?.size ?? 0) + (lstatOrNull(`${path}-wal`)?.size ?? 0);
+  let free: number;
+  try {
+    const fs = statfsSync(dirname(path));
+    free = fs.bavail * fs.bsize;
+  } catch (err) {
+    return [
+      {
+        code: "free_space",
+        severity: "warning",
+        message: `cannot read free space: ${String(err)}`,
+      },
+    ];
+  }
+  const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+  const low = free < 2 * size + 64 * 1048576;
+  return [
+    {
+      code: "free_space",
+      severity: low ? "warning" : "ok",
+      message: `${mib(free)} free next to a ${mib(size)} store${low ? ": too little for a backup or VACUUM" : ""}`,
+      ...(low ? { fix: "free disk space before running backup or optimize" } : {}),
+    },
+  ];
+}
