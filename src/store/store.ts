@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../config/schema.js";
-import { HearthError, isHearthError } from "../errors.js";
+import { fromSqliteError, HearthError, isHearthError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
 import type { Coordinator } from "../process/coordinator.js";
 import { type Holder, type HolderReport, readHolders } from "../process/holders.js";
@@ -157,6 +157,20 @@ export class Store {
     const rows = conn.db.pragma("quick_check") as { quick_check: string }[];
     const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
     return { ok: problems.length === 0, problems };
+  }
+
+  /**
+   * Write a consistent copy of the database to `target` (`VACUUM INTO` on the
+   * read-only connection: one read transaction, writers keep committing).
+   */
+  async vacuumInto(target: string): Promise<void> {
+    const conn = this.access.read();
+    conn.uses++;
+    try {
+      conn.db.prepare("VACUUM INTO ?").run(target);
+    } catch (err) {
+      throw fromSqliteError(err, this.path);
+    }
   }
 
   /** Who holds this store's database right now, from the kernel (P5). */
