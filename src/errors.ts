@@ -33,6 +33,11 @@ export const ERROR_CODES = {
   HEARTH_ORDINAL_OUT_OF_RANGE: "the ordinal does not exist in the live transcript",
   HEARTH_BUSY: "the database stayed locked by another process for longer than the busy timeout",
   HEARTH_SQLITE: "SQLite reported an error",
+  // maintenance
+  HEARTH_NO_SPACE: "not enough free space for the copy the command must write first",
+  HEARTH_BACKUP_INVALID:
+    "a backup failed verification (quick_check, application id) or is not a hearth store",
+  HEARTH_RESTORE_FAILED: "a restore could not complete; the store was left as it was",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import { setProcessKind } from "../process/kind.js";
+import { registerBackup } from "./commands/backup.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
 import { registerPs } from "./commands/ps.js";
@@ -25,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
   registerSessions(program);
   registerPs(program);
   registerGateway(program);
+  registerBackup(program);
   try {
     await program.parseAsync(argv);
     return exitCode;

@@ -38,10 +38,20 @@ const store = z
   })
   .strict();
 
+const backup = z
+  .object({
+    /** How many backups of each profile `hearth backup` keeps; older ones are removed. */
+    keep: z.number().int().min(1).max(1000).default(7),
+    /** How many forensic copies (taken before repair and restore) are kept. */
+    forensicKeep: z.number().int().min(1).max(100).default(3),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     durability: durability.default(durability.parse({})),
     store: store.default(store.parse({})),
+    backup: backup.default(backup.parse({})),
   })
   .strict();
 

@@ -1,0 +1,89 @@
+import { createInterface } from "node:readline/promises";
+import type { Command } from "commander";
+import { HearthError } from "../../errors.js";
+import { backup } from "../../ops/backup.js";
+import { restore } from "../../ops/restore.js";
+import { openStore } from "../../store/open.js";
+import { globals } from "../globals.js";
+import { printJson } from "../output.js";
+
+export function registerBackup(program: Command): void {
+  program
+    .command("backup")
+    .description("a consistent, verified copy of the store while it is in use (VACUUM INTO)")
+    .option("--keep <n>", "backups of this profile to keep (default: backup.keep, 7)", (v) =>
+      positive(v, "--keep"),
+    )
+    .option("--dry-run", "check space and print the target, write nothing")
+    .action(async (o: { keep?: number; dryRun?: boolean }, command: Command) => {
+      const g = globals(command);
+      const store = await openStore({ home: g.home, profile: g.profile, role: "reader" });
+      try {
+        const result = await backup(store, {
+          dryRun: o.dryRun === true,
+          ...(o.keep === undefined ? {} : { keep: o.keep }),
+        });
+        if (g.json) printJson(result);
+        else if (result.dryRun)
+          process.stdout.write(`would write ${result.path} (about ${result.bytes} bytes)\n`);
+        else {
+          process.stdout.write(
+            `backup: ${result.path} (${result.bytes} bytes, verified, ${result.durationMs} ms)\n`,
+          );
+          for (const old of result.removed) process.stdout.write(`removed old backup ${old}\n`);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command("restore <file>")
+    .description(
+      "replace the store with a backup (offline: refuses with exit 3 while any process holds it)",
+    )
+    .option("--yes", "do not ask for confirmation (required when stdin is not a terminal)")
+    .option("--dry-run", "check the backup, the holders and the space, change nothing")
+    .action(async (file: string, o: { yes?: boolean; dryRun?: boolean }, command: Command) => {
+      const g = globals(command);
+      if (!o.dryRun && !o.yes)
+        await confirm(`replace the ${g.profile ?? "default"} store with ${file}?`);
+      const result = await restore({
+        home: g.home,
+        profile: g.profile,
+        from: file,
+        dryRun: o.dryRun === true,
+      });
+      if (g.json) printJson(result);
+      else if (result.dryRun) process.stdout.write(`would restore ${result.path} from ${file}\n`);
+      else {
+        process.stdout.write(`restored ${result.path} from ${file} (verified)\n`);
+        if (result.forensicCopy)
+          process.stdout.write(`the replaced store is kept in ${result.forensicCopy}\n`);
+      }
+    });
+}
+
+function positive(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new TypeError(`${flag} must be a whole number >= 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Ask on a terminal; refuse without one (cron and pipes must say --yes). */
+export async function confirm(question: string): Promise<void> {
+  if (!process.stdin.isTTY) {
+    throw new HearthError("HEARTH_USAGE", `${question} Refusing without a terminal to ask on`, {
+      hint: "pass --yes to confirm (or --dry-run to check first)",
+    });
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const answer = await rl.question(`${question} [y/N] `);
+  rl.close();
+  if (!/^y(es)?$/i.test(answer.trim())) {
+    throw new HearthError("HEARTH_USAGE", "not confirmed; nothing was changed", {
+      hint: "answer y, or pass --yes",
+    });
+  }
+}

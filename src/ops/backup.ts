@@ -1,0 +1,117 @@
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { backupsDir } from "../config/paths.js";
+import { HearthError } from "../errors.js";
+import { ensurePrivateDir } from "../files/create.js";
+import { HEARTH_APPLICATION_ID, lstatOrNull } from "../files/inspect.js";
+import type { Store } from "../store/store.js";
+import { backupFileName, listBackups } from "./backup-names.js";
+import { assertSpaceFor } from "./space.js";
+
+export interface BackupResult {
+  path: string;
+  bytes: number;
+  durationMs: number;
+  /** Older backups removed by retention. */
+  removed: string[];
+  dryRun: boolean;
+}
+
+/**
+ * A consistent online copy of the store (M3): `VACUUM INTO` on the read-only
+ * connection, one read transaction, so writers keep committing meanwhile
+ * and the copy is the database as of one instant. The copy is written under
+ * a staging name outside the backup pattern, fsync'd, verified (quick_check,
+ * application id), made 0600, atomically renamed to
+ * `<profile>-<UTC stamp>.db` and the directory fsync'd. Then only the newest
+ * `backup.keep` backups of the profile are kept. Admission is proportional
+ * to the store's size and fails closed.
+ */
+export async function backup(
+  store: Store,
+  options: { dryRun?: boolean; keep?: number; now?: Date } = {},
+): Promise<BackupResult> {
+  const started = Date.now();
+  const dir = backupsDir(store.home);
+  const keep = options.keep ?? store.config.backup.keep;
+  const size = (lstatOrNull(store.path)?.size ?? 0) + (lstatOrNull(`${store.path}-wal`)?.size ?? 0);
+  const final = join(dir, backupFileName(store.profile, options.now ?? new Date()));
+  if (options.dryRun) {
+    ensureExists(dir);
+    assertSpaceFor(dir, size, `back up ${store.path}`);
+    return { path: final, bytes: size, durationMs: 0, removed: [], dryRun: true };
+  }
+  ensurePrivateDir(dir);
+  assertSpaceFor(dir, size, `back up ${store.path}`);
+  const staging = join(dir, `.staging-${store.profile}-${process.pid}-${Date.now()}.tmp`);
+  try {
+    await store.vacuumInto(staging);
+    fsyncFile(staging);
+    verifyCopy(staging);
+    chmodSync(staging, 0o600);
+    renameSync(staging, final);
+    fsyncFile(dir);
+  } catch (err) {
+    rmSync(staging, { force: true });
+    throw err;
+  }
+  const removed = listBackups(dir, store.profile)
+    .slice(keep)
+    .map((b) => {
+      rmSync(b.path, { force: true });
+      return b.path;
+    });
+  if (removed.length > 0) fsyncFile(dir);
+  return {
+    path: final,
+    bytes: statSync(final).size,
+    durationMs: Date.now() - started,
+    removed,
+    dryRun: false,
+  };
+}
+
+/** quick_check and application id of a copy, read through a connection that writes nothing. */
+export function verifyCopy(path: string): void {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const appId = Number(db.pragma("application_id", { simple: true }));
+    const problems = (db.pragma("quick_check") as { quick_check: string }[])
+      .map((r) => r.quick_check)
+      .filter((r) => r !== "ok");
+    if (appId !== HEARTH_APPLICATION_ID || problems.length > 0) {
+      throw new HearthError(
+        "HEARTH_BACKUP_INVALID",
+        `${path} failed verification: ${appId !== HEARTH_APPLICATION_ID ? `application_id ${appId} is not hearth's` : problems.slice(0, 3).join("; ")}`,
+        { resource: path, hint: "hearth doctor   # checks the store itself" },
+      );
+    }
+  } catch (err) {
+    if (err instanceof HearthError) throw err;
+    throw new HearthError(
+      "HEARTH_BACKUP_INVALID",
+      `${path} cannot be read as a hearth store: ${(err as Error).message}`,
+      {
+        resource: path,
+        cause: err,
+      },
+    );
+  } finally {
+    db?.close();
+  }
+}
+
+export function fsyncFile(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function ensureExists(dir: string): void {
+  if (!lstatOrNull(dir)) ensurePrivateDir(dir);
+}

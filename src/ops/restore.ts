@@ -1,0 +1,173 @@
+import { chmodSync, copyFileSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import Database from "better-sqlite3";
+import { loadConfig } from "../config/load.js";
+import { databasePath, profileDir, resolveHome, validateProfile } from "../config/paths.js";
+import { HearthError } from "../errors.js";
+import { ensurePrivateDir } from "../files/create.js";
+import {
+  assertOurs,
+  assertSafeFile,
+  assertSafeSidecars,
+  lstatOrNull,
+  readHeader,
+  SIDECAR_SUFFIXES,
+} from "../files/inspect.js";
+import { Coordinator } from "../process/coordinator.js";
+import { claimStructural } from "../process/structural.js";
+import { LATEST_SCHEMA_VERSION } from "../store/migrations.js";
+import { fsyncFile, verifyCopy } from "./backup.js";
+import { takeForensicCopy } from "./forensic.js";
+import { assertSpaceFor } from "./space.js";
+
+export interface RestoreResult {
+  path: string;
+  from: string;
+  dryRun: boolean;
+  /** Where the replaced store's forensic copy went (null when there was no store). */
+  forensicCopy: string | null;
+}
+
+/**
+ * Replace a profile's store with a backup (M3). Offline only: refuses
+ * (HEARTH_STORE_HELD, exit 3) while any process holds the store, and holds
+ * the structural gate so that no writer can attach meanwhile. The backup is
+ * verified first; a forensic copy of the store it replaces (database and
+ * every sidecar) is taken before anything changes; the backup is copied
+ * next to the store, fsync'd, the old sidecars are removed (a stale WAL must
+ * never be replayed into the restored file) and the copy is renamed over
+ * the database in one step; the result is verified again.
+ */
+export async function restore(options: {
+  home?: string | undefined;
+  profile?: string | undefined;
+  from: string;
+  dryRun?: boolean;
+}): Promise<RestoreResult> {
+  const home = resolveHome(options.home);
+  const profile = validateProfile(options.profile ?? process.env.HEARTH_PROFILE ?? "default");
+  const config = loadConfig({ home });
+  const path = databasePath(home, profile);
+  verifyBackupFile(options.from);
+
+  const current = lstatOrNull(path);
+  if (current) assertSafeFile(path, current);
+  assertSafeSidecars(path);
+  let coordinator: Coordinator | undefined;
+  if (current) {
+    coordinator = new Coordinator(path, `${current.dev}:${current.ino}`);
+    try {
+      await coordinator.enterWriter(0);
+      claimStructural(coordinator, "restore", { exclusiveFiles: true });
+    } catch (err) {
+      coordinator.leaveWriter();
+      coordinator.close();
+      throw err;
+    }
+  }
+  try {
+    const size = statSync(options.from).size;
+    ensurePrivateDir(profileDir(home, profile));
+    assertSpaceFor(dirname(path), size, `restore ${options.from}`);
+    if (options.dryRun) return { path, from: options.from, dryRun: true, forensicCopy: null };
+    const forensic = current
+      ? takeForensicCopy(home, profile, path, {
+          keep: config.backup.forensicKeep,
+          reason: `restore from ${options.from}`,
+        })
+      : undefined;
+    const staging = join(dirname(path), `.restore-${process.pid}-${Date.now()}.tmp`);
+    try {
+      copyFileSync(options.from, staging);
+      chmodSync(staging, 0o600);
+      // The copy is verified while it is still a rollback-journal file (reading it creates nothing).
+      if (!readHeader(staging).wal) verifyCopy(staging);
+      applyJournalModeTo(staging, config.durability.journalMode, config.durability.synchronous);
+      fsyncFile(staging);
+      for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
+      renameSync(staging, path);
+      fsyncFile(dirname(path));
+    } catch (err) {
+      rmSync(staging, { force: true });
+      throw new HearthError(
+        "HEARTH_RESTORE_FAILED",
+        `restore of ${path} failed: ${(err as Error).message}`,
+        {
+          resource: path,
+          cause: err,
+          hint: forensic ? `the replaced store is in ${forensic.dir}` : "nothing was replaced",
+        },
+      );
+    }
+    const restored = readHeader(path);
+    assertOurs(path, restored);
+    return { path, from: options.from, dryRun: false, forensicCopy: forensic?.dir ?? null };
+  } finally {
+    if (coordinator) {
+      coordinator.endStructural();
+      coordinator.leaveWriter();
+      coordinator.close();
+    }
+  }
+}
+
+/** The file to restore from must be a hearth store this build can open, intact. */
+function verifyBackupFile(from: string): void {
+  const stats = lstatOrNull(from);
+  if (!stats?.isFile()) {
+    throw new HearthError("HEARTH_BACKUP_INVALID", `${from} is not a regular file`, {
+      resource: from,
+      hint: "ls $HEARTH_HOME/backups   # backups are <profile>-<stamp>.db",
+    });
+  }
+  const header = readHeader(from);
+  try {
+    assertOurs(from, header);
+  } catch (err) {
+    throw new HearthError("HEARTH_BACKUP_INVALID", (err as Error).message, {
+      resource: from,
+      cause: err,
+    });
+  }
+  if (header.empty || header.userVersion > LATEST_SCHEMA_VERSION) {
+    throw new HearthError(
+      "HEARTH_BACKUP_INVALID",
+      `${from} ${header.empty ? "is empty" : `has schema ${header.userVersion}, newer than this build`}`,
+      { resource: from },
+    );
+  }
+  if (header.wal) {
+    // A connection would create sidecars next to it: check an in-memory copy instead.
+    const db = new Database(patchLegacy(from));
+    try {
+      const problems = (db.pragma("quick_check") as { quick_check: string }[]).filter(
+        (r) => r.quick_check !== "ok",
+      );
+      if (problems.length > 0)
+        throw new HearthError("HEARTH_BACKUP_INVALID", `${from} failed quick_check`, {
+          resource: from,
+        });
+    } finally {
+      db.close();
+    }
+  } else verifyCopy(from);
+}
+
+/** The restored file carries the configured journal mode (a backup is a rollback-journal file). */
+function applyJournalModeTo(path: string, mode: string, synchronous: string): void {
+  const db = new Database(path, { fileMustExist: true });
+  try {
+    db.pragma(`synchronous = ${synchronous}`);
+    db.pragma(`journal_mode = ${mode}`);
+  } finally {
+    db.close();
+  }
+  for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
+}
+
+function patchLegacy(path: string): Buffer {
+  const buf = readFileSync(path);
+  buf[18] = 1;
+  buf[19] = 1;
+  return buf;
+}
