@@ -23,6 +23,7 @@ describe("validateConfig", () => {
         walAutocheckpointPages: 1000,
       },
       store: { busyTimeoutMs: 5000, gateWaitMs: 10000 },
+      backup: { keep: 7, forensicKeep: 3 },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });
