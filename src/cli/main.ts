@@ -4,6 +4,7 @@ import { setProcessKind } from "../process/kind.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
+import { registerMaintenance } from "./commands/maintenance.js";
 import { registerPs } from "./commands/ps.js";
 import { registerSessions } from "./commands/sessions.js";
 import { EXIT, reportError } from "./output.js";
@@ -23,7 +24,7 @@ async function main(argv: string[]): Promise<number> {
   registerDoctor(program, (code) => {
     exitCode = code;
   });
-  registerSessions(program);
+  registerMaintenance(registerSessions(program));
   registerPs(program);
   registerGateway(program);
   registerBackup(program);

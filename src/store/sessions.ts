@@ -2,6 +2,14 @@ import { randomUUID } from "node:crypto";
 import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
+import {
+  deleteIfUnchanged,
+  fingerprint,
+  type PruneOptions,
+  type PruneResult,
+  pruneSessions,
+  type SessionFingerprint,
+} from "./prune.js";
 import { type SessionRow, toSession } from "./rows.js";
 import type { ListSessionsOptions, NewSession, Page, Session, TitleSource } from "./types.js";
 
@@ -199,6 +207,21 @@ export class Sessions {
       for (const id of ids) del.run(id, id);
       return ids;
     });
+  }
+
+  /** Delete ended sessions older than a cutoff, compaction lineages whole or not at all. */
+  prune(options: PruneOptions): Promise<PruneResult> {
+    return pruneSessions(this.access, options);
+  }
+
+  /** What deleteIfUnchanged compares: any change to the session or its messages changes it. */
+  async fingerprint(id: string): Promise<SessionFingerprint | undefined> {
+    return fingerprint(this.access, id);
+  }
+
+  /** Delete the session only if it still matches `expected` (compare-and-set). */
+  deleteIfUnchanged(expected: SessionFingerprint): Promise<boolean> {
+    return deleteIfUnchanged(this.access, expected);
   }
 
   private async setFlag(id: string, column: "pinned" | "archived" | "hidden", value: boolean) {

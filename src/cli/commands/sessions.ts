@@ -1,8 +1,9 @@
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import type { Command } from "commander";
-import { optimize } from "../../ops/optimize.js";
+import { fsyncFile } from "../../ops/backup.js";
 import { openStore } from "../../store/open.js";
+import type { Store } from "../../store/store.js";
 import type { Session } from "../../store/types.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";
@@ -15,10 +16,6 @@ function open(g: GlobalOptions, role: "reader" | "writer" = "reader") {
   });
 }
 
-function mib(bytes: number): string {
-  return `${(bytes / 1048576).toFixed(2)} MiB`;
-}
-
 function line(s: Session): string {
   const when = new Date(s.lastActivityAt).toISOString().slice(0, 16).replace("T", " ");
   const flags = [
@@ -29,38 +26,8 @@ function line(s: Session): string {
   return `${s.id}  ${when}  ${String(s.messageCount).padStart(5)} msgs  ${s.title ?? "(untitled)"}${flags.length ? `  [${flags.join(", ")}]` : ""}`;
 }
 
-export function registerSessions(program: Command): void {
+export function registerSessions(program: Command): Command {
   const sessions = program.command("sessions").description("browse, export and maintain sessions");
-
-  sessions
-    .command("optimize")
-    .description(
-      "FTS optimize, ANALYZE, VACUUM and WAL truncate (structural: refuses with exit 3 while another writer holds the store)",
-    )
-    .option("--dry-run", "take the gate and report, change nothing")
-    .action(async (o: { dryRun?: boolean }, command: Command) => {
-      const g = globals(command);
-      const store = await open(g, "writer");
-      try {
-        const tty = process.stderr.isTTY && !g.json;
-        const result = await optimize(store, {
-          dryRun: o.dryRun === true,
-          ...(tty ? { onStep: (step: string) => process.stderr.write(`  ${step}…\n`) } : {}),
-        });
-        if (g.json) printJson(result);
-        else {
-          for (const s of result.steps)
-            process.stdout.write(
-              `${s.done ? "done" : "skip"}  ${s.step}${s.note ? `  (${s.note})` : ""}\n`,
-            );
-          process.stdout.write(
-            `size: ${mib(result.sizeBefore)} -> ${mib(result.sizeAfter)} (WAL ${mib(result.walBefore)} -> ${mib(result.walAfter)})\n`,
-          );
-        }
-      } finally {
-        await store.close();
-      }
-    });
 
   sessions
     .command("list")
@@ -138,31 +105,111 @@ export function registerSessions(program: Command): void {
 
   sessions
     .command("export [ids...]")
-    .description("stream sessions as JSONL or Markdown (all sessions when no id is given)")
-    .option("--format <format>", "jsonl or markdown", "jsonl")
-    .option("-o, --output <file>", "write to a file instead of stdout")
-    .action(async (ids: string[], o: { format: string; output?: string }, command: Command) => {
-      const g = globals(command);
-      if (o.format !== "jsonl" && o.format !== "markdown") {
-        throw new RangeError(`--format must be jsonl or markdown, got ${o.format}`);
-      }
-      const store = await open(g);
-      const out = o.output
-        ? createWriteStream(o.output, { flags: "wx", mode: 0o600 })
-        : process.stdout;
-      try {
-        for await (const chunk of store.export({
-          format: o.format,
-          ...(ids.length ? { sessionIds: ids } : {}),
-        })) {
-          if (!out.write(chunk)) await once(out, "drain");
+    .description(
+      "stream sessions as JSONL or Markdown, or one session as JSON (all sessions when no id is given)",
+    )
+    .option("--format <format>", "jsonl, markdown, or json (one session)", "jsonl")
+    .option("-o, --output <file>", "write to a file instead of stdout (never overwrites)")
+    .option(
+      "--delete-after-export",
+      "then delete the exported sessions that did not change since (needs -o)",
+    )
+    .action(
+      async (
+        ids: string[],
+        o: { format: string; output?: string; deleteAfterExport?: boolean },
+        command: Command,
+      ) => {
+        const g = globals(command);
+        if (o.format !== "jsonl" && o.format !== "markdown" && o.format !== "json") {
+          throw new RangeError(`--format must be jsonl, markdown or json, got ${o.format}`);
         }
-      } finally {
-        await store.close();
-        if (out !== process.stdout) {
-          out.end();
-          await once(out, "finish");
+        if (o.format === "json" && ids.length !== 1) {
+          throw new RangeError("--format json exports exactly one session: give its id");
         }
-      }
+        if (o.deleteAfterExport && !o.output) {
+          throw new RangeError(
+            "--delete-after-export needs -o FILE: the export must be on disk first",
+          );
+        }
+        const store = await open(g, o.deleteAfterExport ? "writer" : "reader");
+        try {
+          const targets = ids.length ? ids : await allSessionIds(store);
+          const prints = o.deleteAfterExport
+            ? (await Promise.all(targets.map((id) => store.sessions.fingerprint(id)))).filter(
+                (f) => f !== undefined,
+              )
+            : [];
+          await writeExport(store, o.format, ids, o.output);
+          if (o.deleteAfterExport && o.output) {
+            fsyncFile(o.output);
+            const deleted: string[] = [];
+            const changed: string[] = [];
+            for (const fp of prints) {
+              if (await store.sessions.deleteIfUnchanged(fp)) deleted.push(fp.id);
+              else changed.push(fp.id);
+            }
+            const report = {
+              output: o.output,
+              exported: prints.length,
+              deleted,
+              keptBecauseChanged: changed,
+            };
+            if (g.json) printJson(report);
+            else
+              process.stderr.write(
+                `exported ${prints.length} session(s) to ${o.output}; deleted ${deleted.length}; kept ${changed.length} that changed during the export\n`,
+              );
+          }
+        } finally {
+          await store.close();
+        }
+      },
+    );
+  return sessions;
+}
+
+async function allSessionIds(store: Store): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.sessions.list({
+      limit: 500,
+      includeArchived: true,
+      includeHidden: true,
+      ...(cursor ? { cursor } : {}),
     });
+    ids.push(...page.items.map((s) => s.id));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
+async function writeExport(
+  store: Store,
+  format: string,
+  ids: string[],
+  output?: string,
+): Promise<void> {
+  const out = output ? createWriteStream(output, { flags: "wx", mode: 0o600 }) : process.stdout;
+  try {
+    if (format === "json") {
+      const id = ids[0]!;
+      const session = await store.sessions.require(id);
+      const messages = await store.messages.load(id, { includeHistory: true });
+      out.write(`${JSON.stringify({ session, messages }, null, 2)}\n`);
+      return;
+    }
+    for await (const chunk of store.export({
+      format: format as "jsonl" | "markdown",
+      ...(ids.length ? { sessionIds: ids } : {}),
+    })) {
+      if (!out.write(chunk)) await once(out, "drain");
+    }
+  } finally {
+    if (out !== process.stdout) {
+      out.end();
+      await once(out, "finish");
+    }
+  }
 }

@@ -1,0 +1,129 @@
+import type { Command } from "commander";
+import { optimize } from "../../ops/optimize.js";
+import { openStore } from "../../store/open.js";
+import type { Store } from "../../store/store.js";
+import { type GlobalOptions, globals } from "../globals.js";
+import { printJson } from "../output.js";
+import { confirm } from "./backup.js";
+
+const DAY = 24 * 60 * 60 * 1000;
+
+function openWriter(g: GlobalOptions): Promise<Store> {
+  return openStore({ home: g.home, profile: g.profile, role: "writer" });
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(2)} MiB`;
+}
+
+function days(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new TypeError(`--older-than must be a number of days >= 0, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** `hearth sessions optimize | prune | delete-empty`: the commands that change the store. */
+export function registerMaintenance(sessions: Command): void {
+  sessions
+    .command("optimize")
+    .description(
+      "FTS optimize, ANALYZE, VACUUM and WAL truncate (structural: refuses with exit 3 while another writer holds the store)",
+    )
+    .option("--dry-run", "take the gate and report, change nothing")
+    .action(async (o: { dryRun?: boolean }, command: Command) => {
+      const g = globals(command);
+      const store = await openWriter(g);
+      try {
+        const tty = process.stderr.isTTY && !g.json;
+        const result = await optimize(store, {
+          dryRun: o.dryRun === true,
+          ...(tty ? { onStep: (step: string) => process.stderr.write(`  ${step}…\n`) } : {}),
+        });
+        if (g.json) return printJson(result);
+        for (const s of result.steps)
+          process.stdout.write(
+            `${s.done ? "done" : "skip"}  ${s.step}${s.note ? `  (${s.note})` : ""}\n`,
+          );
+        process.stdout.write(
+          `size: ${mib(result.sizeBefore)} -> ${mib(result.sizeAfter)} (WAL ${mib(result.walBefore)} -> ${mib(result.walAfter)})\n`,
+        );
+      } finally {
+        await store.close();
+      }
+    });
+
+  sessions
+    .command("prune")
+    .description(
+      "delete ended sessions older than N days; compaction lineages go whole or not at all",
+    )
+    .option("--older-than <days>", "age of the session's end, in days", days, 90)
+    .option("--include-pinned", "prune pinned sessions too")
+    .option("--include-archived", "prune archived sessions too")
+    .option("--dry-run", "list what would be deleted, delete nothing")
+    .option("--yes", "do not ask for confirmation (required when stdin is not a terminal)")
+    .action(
+      async (
+        o: {
+          olderThan: number;
+          includePinned?: boolean;
+          includeArchived?: boolean;
+          dryRun?: boolean;
+          yes?: boolean;
+        },
+        command: Command,
+      ) => {
+        const g = globals(command);
+        const store = await openWriter(g);
+        try {
+          const options = {
+            olderThanMs: o.olderThan * DAY,
+            includePinned: o.includePinned === true,
+            includeArchived: o.includeArchived === true,
+          };
+          const preview = await store.sessions.prune({ ...options, dryRun: true });
+          if (!o.dryRun && preview.sessions.length > 0 && !o.yes) {
+            await confirm(
+              `delete ${preview.sessions.length} session(s) in ${preview.lineages} lineage(s) and all their messages?`,
+            );
+          }
+          const result = o.dryRun ? preview : await store.sessions.prune(options);
+          if (g.json) return printJson({ dryRun: o.dryRun === true, ...result });
+          const verb = o.dryRun ? "would delete" : "deleted";
+          process.stdout.write(
+            `${verb} ${result.sessions.length} session(s) in ${result.lineages} lineage(s); kept ${result.keptLineages} lineage(s) with a live, recent, pinned or archived member\n`,
+          );
+          if (!o.dryRun && result.sessions.length > 0)
+            process.stdout.write("space is reclaimed by: hearth sessions optimize\n");
+        } finally {
+          await store.close();
+        }
+      },
+    );
+
+  sessions
+    .command("delete-empty")
+    .description(
+      "delete sessions with no message rows at all (history counts as messages); pinned ones are kept",
+    )
+    .option("--older-than <days>", "only sessions idle this long, in days", days, 0)
+    .option("--dry-run", "list them, delete nothing")
+    .action(async (o: { olderThan: number; dryRun?: boolean }, command: Command) => {
+      const g = globals(command);
+      const store = await openWriter(g);
+      try {
+        const ids = await store.sessions.deleteEmpty({
+          olderThanMs: o.olderThan * DAY,
+          dryRun: o.dryRun === true,
+        });
+        if (g.json) return printJson({ dryRun: o.dryRun === true, sessions: ids });
+        process.stdout.write(
+          `${o.dryRun ? "would delete" : "deleted"} ${ids.length} empty session(s)\n`,
+        );
+        for (const id of ids) process.stdout.write(`  ${id}\n`);
+      } finally {
+        await store.close();
+      }
+    });
+}
