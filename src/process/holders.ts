@@ -266,8 +266,9 @@ function findGhosts(
     let fds: number[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`).map(Number);
-    } catch {
-      report.uninspected.push(pid);
+    } catch (err) {
+      // A process that exited meanwhile holds nothing; only a closed door counts as uninspected.
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") report.uninspected.push(pid);
       continue;
     }
     const deleted = new Set<string>();

@@ -1,0 +1,179 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  currentIdentity,
+  liveness,
+  type ProcessIdentity,
+  parseStat,
+  readBootId,
+} from "../../src/process/identity.js";
+
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(
+    children.splice(0).map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    }),
+  );
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function track<T extends ChildProcess>(child: T): T {
+  children.push(child);
+  return child;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+function readStat(pid: number): string {
+  return readFileSync(`/proc/${pid}/stat`, "utf8");
+}
+
+/** Poll a real condition (never a fixed sleep) until it holds or the deadline passes. */
+async function until(what: string, ok: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** The identity of a running process as another process would record it. */
+function identityOf(pid: number): ProcessIdentity {
+  const stat = parseStat(readStat(pid));
+  const bootId = readBootId();
+  if (!stat || !bootId) throw new Error(`cannot read the identity of pid ${pid}`);
+  return { pid, startTicks: stat.startTicks, bootId };
+}
+
+/** A stat line: pid, (comm), then fields 3.. with state and field 22 as given. */
+function statLine(pid: number, comm: string, state: string, startTicks: number): string {
+  const fields = [
+    state,
+    ...Array.from({ length: 18 }, (_, i) => String(i + 1)),
+    String(startTicks),
+  ];
+  return `${pid} (${comm}) ${fields.join(" ")} 1191112704 20000 0 0\n`;
+}
+
+describe("parseStat", () => {
+  it("reads state and start ticks after the last ')' whatever comm holds", () => {
+    // A naive parse after the first ')' would read state "Z" here.
+    expect(parseStat(statLine(42, "x) Z 1 2 3", "S", 555))).toEqual({
+      state: "S",
+      startTicks: 555,
+    });
+    expect(parseStat(statLine(42, "a b) (c) d", "R", 9_876_543))).toEqual({
+      state: "R",
+      startTicks: 9_876_543,
+    });
+    expect(parseStat(statLine(7, ")", "Z", 1))).toEqual({ state: "Z", startTicks: 1 });
+    expect(parseStat(statLine(7, " ", "D", 0))).toEqual({ state: "D", startTicks: 0 });
+  });
+
+  it("returns undefined without a ')' or without field 22", () => {
+    expect(parseStat("42 x S 1 2 3")).toBeUndefined();
+    expect(parseStat("42 (x) S 1 2 3")).toBeUndefined();
+    expect(parseStat("")).toBeUndefined();
+  });
+
+  it("parses a live process whose comm has spaces and ')' in it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-comm-"));
+    dirs.push(dir);
+    // comm is the executable's name: this one makes a naive parser see a zombie.
+    const comm = "x) Z 1 2 3";
+    const exe = join(dir, comm);
+    copyFileSync("/bin/sleep", exe);
+    chmodSync(exe, 0o755);
+    const child = track(spawn(exe, ["30"], { stdio: "ignore" }));
+    const pid = child.pid!;
+    await until("the copied sleep to exec", () => readStat(pid).startsWith(`${pid} (${comm}) `));
+
+    const stat = parseStat(readStat(pid));
+    expect(stat?.state).toMatch(/^[RS]$/);
+    // It started after this process and before now (USER_HZ is 100).
+    const uptimeTicks = Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]) * 100;
+    expect(stat!.startTicks).toBeGreaterThanOrEqual(currentIdentity()!.startTicks);
+    expect(stat!.startTicks).toBeLessThanOrEqual(Math.ceil(uptimeTicks) + 1);
+    expect(liveness(identityOf(pid))).toBe("alive");
+  });
+});
+
+describe("liveness (P1)", () => {
+  it("says this process is alive", () => {
+    const self = currentIdentity();
+    expect(self).toBeDefined();
+    expect(self!.pid).toBe(process.pid);
+    expect(self!.bootId).toBe(readBootId());
+    expect(liveness(self!)).toBe("alive");
+  });
+
+  it("says a record with this pid but other start ticks is dead (a recycled pid)", () => {
+    const self = currentIdentity()!;
+    expect(liveness({ ...self, startTicks: self.startTicks - 1 })).toBe("dead");
+    expect(liveness({ ...self, startTicks: self.startTicks + 1 })).toBe("dead");
+    expect(liveness({ ...self, startTicks: 0 })).toBe("dead");
+  });
+
+  it("says a record from another boot is dead, even with this pid and start ticks", () => {
+    const self = currentIdentity()!;
+    const otherBoot = randomUUID();
+    expect(otherBoot).not.toBe(readBootId());
+    expect(liveness({ ...self, bootId: otherBoot })).toBe("dead");
+  });
+
+  it("says a pid that does not exist is dead", () => {
+    // Above PID_MAX_LIMIT (2^22): no process can have it.
+    const self = currentIdentity()!;
+    expect(liveness({ ...self, pid: 2 ** 22 + 1 })).toBe("dead");
+  });
+
+  it("says a process that exited and was reaped is dead", async () => {
+    const child = track(spawn("sleep", ["30"], { stdio: "ignore" }));
+    const record = identityOf(child.pid!);
+    expect(liveness(record)).toBe("alive");
+    child.kill("SIGKILL");
+    await exited(child);
+    expect(liveness(record)).toBe("dead");
+  });
+
+  it("says a zombie is dead while its parent, which never reaps it, is alive", async () => {
+    // sh forks `sleep 0`, prints its pid and blocks in `read` without reaping it:
+    // the child stays a zombie until stdin closes and `wait` reaps it.
+    const parent = track(
+      spawn("sh", ["-c", "sleep 0 & echo $!; read x; wait"], {
+        stdio: ["pipe", "pipe", "inherit"],
+      }),
+    );
+    const lines = createInterface({ input: parent.stdout! });
+    const zombiePid = Number(await new Promise<string>((resolve) => lines.once("line", resolve)));
+    expect(Number.isInteger(zombiePid) && zombiePid > 0).toBe(true);
+    await until(
+      "the child to become a zombie",
+      () => parseStat(readStat(zombiePid))?.state === "Z",
+    );
+
+    // Its real identity (pid, start ticks, boot) still matches: only the state makes it dead.
+    const zombie = identityOf(zombiePid);
+    expect(liveness(zombie)).toBe("dead");
+    expect(liveness(identityOf(parent.pid!))).toBe("alive");
+
+    parent.stdin!.end();
+    await exited(parent);
+    expect(parent.exitCode).toBe(0);
+    expect(liveness(zombie)).toBe("dead");
+  });
+});
