@@ -38,6 +38,10 @@ export const ERROR_CODES = {
   HEARTH_BACKUP_INVALID:
     "a backup failed verification (quick_check, application id) or is not a hearth store",
   HEARTH_RESTORE_FAILED: "a restore could not complete; the store was left as it was",
+  HEARTH_REPAIR_FAILED:
+    "no repair strategy produced a healthy store; the original was left as it was",
+  HEARTH_REPAIR_GAVE_UP:
+    "repair already failed 3 times on this exact damage and will not try again",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

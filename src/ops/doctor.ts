@@ -7,7 +7,7 @@ import type { HolderJson } from "../process/holders.js";
 import type { StoreCounts } from "../store/types.js";
 import { fileFindings, routingFindings } from "./doctor/files.js";
 import { type Finding, type Severity, worst } from "./doctor/finding.js";
-import { backupFindings, holderFindings, spaceFindings } from "./doctor/host.js";
+import { backupFindings, holderFindings, ledgerFindings, spaceFindings } from "./doctor/host.js";
 import { openSnapshot } from "./doctor/snapshot.js";
 import { contentFindings, durabilityFindings } from "./doctor/store.js";
 
@@ -104,6 +104,7 @@ export async function runDoctor(
   findings.push(...routingFindings(home, profile, path));
   findings.push(...backupFindings(home, profile));
   findings.push(...spaceFindings(path));
+  findings.push(...ledgerFindings(path, home, profile));
   return finish();
 }
 

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { optimize } from "../../ops/optimize.js";
+import { repair } from "../../ops/repair.js";
 import { openStore } from "../../store/open.js";
 import type { Store } from "../../store/store.js";
 import { type GlobalOptions, globals } from "../globals.js";
@@ -125,5 +126,31 @@ export function registerMaintenance(sessions: Command): void {
       } finally {
         await store.close();
       }
+    });
+
+  sessions
+    .command("repair")
+    .description(
+      "repair a damaged store offline (forensic copy first; index rebuild, REINDEX, then salvage); refuses with exit 3 while any process holds it",
+    )
+    .option("--dry-run", "diagnose on a snapshot and say what would be done, change nothing")
+    .action(async (o: { dryRun?: boolean }, command: Command) => {
+      const g = globals(command);
+      const result = await repair({ home: g.home, profile: g.profile, dryRun: o.dryRun === true });
+      if (g.json) return printJson(result);
+      const damage = [
+        ...result.before.canonical,
+        ...(result.before.fts ? [`search index: ${result.before.fts}`] : []),
+      ];
+      if (result.strategy === "none") {
+        process.stdout.write(`${result.path} is healthy: nothing to repair\n`);
+        return;
+      }
+      process.stdout.write(`damage: ${damage.slice(0, 5).join("; ")}\n`);
+      process.stdout.write(
+        `${result.dryRun ? "would try" : "repaired with"}: ${result.strategy}${result.salvaged ? ` (${result.salvaged.sessions} sessions, ${result.salvaged.messages} messages kept)` : ""}\n`,
+      );
+      if (result.forensicCopy)
+        process.stdout.write(`the damaged store is kept in ${result.forensicCopy}\n`);
     });
 }

@@ -10,6 +10,7 @@ import {
 } from "../../process/holders.js";
 import { readMarkers } from "../../process/markers.js";
 import { listBackups } from "../backup-names.js";
+import { fingerprintFile, MAX_ATTEMPTS, readLedger } from "../repair/ledger.js";
 import type { Finding } from "./finding.js";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -117,6 +118,38 @@ export function spaceFindings(path: string): Finding[] {
       severity: low ? "warning" : "ok",
       message: `${mib(free)} free next to a ${mib(size)} store${low ? ": too little for a backup or VACUUM" : ""}`,
       ...(low ? { fix: "free disk space before running backup or optimize" } : {}),
+    },
+  ];
+}
+
+/** The repair ledger: has repair already failed on the damage this file has now? */
+export function ledgerFindings(path: string, home: string, profile: string): Finding[] {
+  const ledger = readLedger(profileDir(home, profile));
+  if (Object.keys(ledger).length === 0) {
+    return [{ code: "repair_ledger", severity: "ok", message: "no repair attempts recorded" }];
+  }
+  let entry: (typeof ledger)[string] | undefined;
+  try {
+    entry = ledger[fingerprintFile(path)];
+  } catch {
+    entry = undefined;
+  }
+  if (!entry || entry.repaired) {
+    return [
+      {
+        code: "repair_ledger",
+        severity: "ok",
+        message: "no failed repair on the store as it is now",
+      },
+    ];
+  }
+  const gaveUp = entry.failures >= MAX_ATTEMPTS;
+  return [
+    {
+      code: "repair_ledger",
+      severity: gaveUp ? "error" : "warning",
+      message: `repair failed ${entry.failures} time(s) on the store as it is now (last: ${entry.lastError})${gaveUp ? "; it will not try again" : ""}`,
+      fix: gaveUp ? "hearth restore <backup> --yes" : "hearth sessions repair",
     },
   ];
 }

@@ -1,0 +1,113 @@
+import Database from "better-sqlite3";
+import { HEARTH_APPLICATION_ID } from "../../files/inspect.js";
+import { MIGRATIONS } from "../../store/migrations.js";
+
+export interface Health {
+  /** quick_check problems outside the search index. */
+  canonical: string[];
+  /** Search-index damage (quick_check on its shadow tables, or its integrity-check), or null. */
+  fts: string | null;
+}
+
+export function checkHealth(db: Database.Database): Health {
+  let problems: string[];
+  try {
+    problems = (db.pragma("quick_check") as { quick_check: string }[])
+      .map((r) => r.quick_check)
+      .filter((r) => r !== "ok");
+  } catch (err) {
+    return { canonical: [`quick_check failed: ${(err as Error).message}`], fts: null };
+  }
+  const ftsProblems = problems.filter((p) => p.includes("messages_fts"));
+  const canonical = problems.filter((p) => !p.includes("messages_fts"));
+  let fts: string | null = ftsProblems.length > 0 ? ftsProblems.join("; ") : null;
+  if (fts === null && canonical.length === 0) {
+    try {
+      db.exec("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)");
+    } catch (err) {
+      fts = (err as Error).message;
+    }
+  }
+  return { canonical, fts };
+}
+
+export function healthy(h: Health): boolean {
+  return h.canonical.length === 0 && h.fts === null;
+}
+
+/** Rebuild the derived search index from the messages table (never touches canonical rows). */
+export function rebuildFts(db: Database.Database): void {
+  db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')");
+}
+
+export function reindex(db: Database.Database): void {
+  db.exec("REINDEX");
+}
+
+export interface SalvageCounts {
+  sessions: number;
+  messages: number;
+  meta: number;
+}
+
+/**
+ * Copy every readable row of the canonical tables into a fresh store at
+ * `target` (schema from this build's migrations), then build its search
+ * index. A table whose b-tree breaks mid-scan is read from both ends, so
+ * rows on either side of the damage survive. Messages whose session was
+ * lost are dropped (they could not be shown). Throws when not even the
+ * schema can be read: there is nothing to salvage.
+ */
+export function salvage(source: Database.Database, target: string): SalvageCounts {
+  const fresh = new Database(target);
+  try {
+    fresh.pragma(`application_id = ${HEARTH_APPLICATION_ID}`);
+    for (const m of MIGRATIONS) fresh.exec(m.sql);
+    fresh.pragma(`user_version = ${MIGRATIONS[MIGRATIONS.length - 1]!.version}`);
+    const sessions = copyTable(source, fresh, "sessions");
+    const messages = copyTable(source, fresh, "messages");
+    const meta = copyTable(source, fresh, "meta");
+    const orphans = fresh
+      .prepare("DELETE FROM messages WHERE session_id NOT IN (SELECT id FROM sessions)")
+      .run().changes;
+    rebuildFts(fresh);
+    return { sessions, messages: messages - orphans, meta };
+  } finally {
+    fresh.close();
+  }
+}
+
+function copyTable(source: Database.Database, fresh: Database.Database, table: string): number {
+  let columns: string[];
+  try {
+    columns = (source.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+  } catch (err) {
+    throw new Error(`the schema of ${table} cannot be read: ${(err as Error).message}`);
+  }
+  if (columns.length === 0) throw new Error(`table ${table} is missing from the damaged store`);
+  const list = columns.map((c) => `"${c}"`).join(", ");
+  const insert = fresh.prepare(
+    `INSERT OR IGNORE INTO ${table} (rowid, ${list}) VALUES (?, ${columns.map(() => "?").join(", ")})`,
+  );
+  const seen = new Set<number>();
+  const take = (order: "ASC" | "DESC") => {
+    const rows = source
+      .prepare(`SELECT rowid AS __rowid, ${list} FROM ${table} ORDER BY rowid ${order}`)
+      .raw();
+    try {
+      for (const row of rows.iterate() as Iterable<unknown[]>) {
+        const rowid = Number(row[0]);
+        if (seen.has(rowid)) return; // the two scans met
+        seen.add(rowid);
+        insert.run(...row);
+      }
+    } catch {
+      // the b-tree broke here: keep what was read
+    }
+  };
+  fresh.transaction(() => {
+    take("ASC");
+    take("DESC");
+  })();
+  return seen.size;
+}
