@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { runDoctorFix } from "../../ops/doctor/fix.js";
 import { runDoctor, type Severity } from "../../ops/doctor.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { EXIT, printJson } from "../output.js";
@@ -9,8 +10,30 @@ export function registerDoctor(program: Command, setExit: (code: number) => void
   program
     .command("doctor")
     .description("diagnose a profile's store without changing anything")
-    .action(async (_options: unknown, command: Command) => {
+    .option(
+      "--fix",
+      "apply the fixes whose preconditions are proven; refuse the others, saying why",
+    )
+    .action(async (o: { fix?: boolean }, command: Command) => {
       const g: GlobalOptions = globals(command);
+      if (o.fix) {
+        const fixed = await runDoctorFix({ home: g.home, profile: g.profile });
+        if (g.json) printJson(fixed);
+        else
+          for (const a of fixed.actions)
+            process.stdout.write(`${a.outcome.padEnd(7)}  ${a.code}: ${a.detail}\n`);
+        const refused = fixed.actions.some((a) => a.outcome === "refused");
+        const after = fixed.after.status;
+        setExit(
+          refused
+            ? EXIT.refused
+            : after === "warning" || after === "error"
+              ? EXIT.problems
+              : EXIT.ok,
+        );
+        if (!g.json) process.stdout.write(`status after fixes: ${after}\n`);
+        return;
+      }
       const report = await runDoctor({ home: g.home, profile: g.profile });
       if (g.json) printJson(report);
       else {
