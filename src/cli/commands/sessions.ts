@@ -7,6 +7,7 @@ import type { Store } from "../../store/store.js";
 import type { Session } from "../../store/types.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";
+import { progress } from "../progress.js";
 
 function open(g: GlobalOptions, role: "reader" | "writer" = "reader") {
   return openStore({
@@ -140,7 +141,7 @@ export function registerSessions(program: Command): Command {
                 (f) => f !== undefined,
               )
             : [];
-          await writeExport(store, o.format, ids, o.output);
+          await writeExport(store, o.format, ids, o.output, g.json);
           if (o.deleteAfterExport && o.output) {
             fsyncFile(o.output);
             const deleted: string[] = [];
@@ -189,7 +190,8 @@ async function writeExport(
   store: Store,
   format: string,
   ids: string[],
-  output?: string,
+  output: string | undefined,
+  json: boolean,
 ): Promise<void> {
   const out = output ? createWriteStream(output, { flags: "wx", mode: 0o600 }) : process.stdout;
   try {
@@ -200,11 +202,22 @@ async function writeExport(
       out.write(`${JSON.stringify({ session, messages }, null, 2)}\n`);
       return;
     }
-    for await (const chunk of store.export({
-      format: format as "jsonl" | "markdown",
-      ...(ids.length ? { sessionIds: ids } : {}),
-    })) {
-      if (!out.write(chunk)) await once(out, "drain");
+    // One session at a time, so a terminal can show how far the export is.
+    // All sessions go in id order, as the library's export does.
+    const targets = ids.length ? ids : (await allSessionIds(store)).sort();
+    const bar = progress(targets.length, "export", json);
+    try {
+      for (const id of targets) {
+        for await (const chunk of store.export({
+          format: format as "jsonl" | "markdown",
+          sessionIds: [id],
+        })) {
+          if (!out.write(chunk)) await once(out, "drain");
+        }
+        bar.tick();
+      }
+    } finally {
+      bar.stop();
     }
   } finally {
     if (out !== process.stdout) {
