@@ -211,7 +211,8 @@ export class Coordinator {
     );
   }
 
-  private busyError(): HearthError {
+  /** HEARTH_BUSY naming the writers and any process that is not hearth. */
+  busyError(cause?: unknown): HearthError {
     // Hearth writers, and any process that is not hearth (it may hold SQLite's own lock).
     const writers = safeHolders(this.path).filter(
       (h) => h.roles.includes("writer") || h.roles.length === 0,
@@ -223,6 +224,7 @@ export class Coordinator {
         resource: this.path,
         hint: "hearth ps   # shows who holds the store; a stopped (SIGSTOP) or stuck writer is the usual cause",
         details: { holders: writers.map(holderJson) },
+        ...(cause === undefined ? {} : { cause }),
       },
     );
   }

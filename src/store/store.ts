@@ -250,9 +250,11 @@ export class Store {
         try {
           return this.connection("writer").transaction(fn);
         } catch (err) {
-          if (!isBusyAtBegin(err) || Date.now() + delay > deadline) throw err;
+          if (!isBusyAtBegin(err)) throw err;
+          // Out of patience: name whoever holds the store (a foreign writer holds SQLite's lock).
+          if (Date.now() >= deadline) throw this.entry.coordinator.busyError(err);
         }
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
         conn.guard?.check();
       }
     }, patience);

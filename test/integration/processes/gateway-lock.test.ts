@@ -1,0 +1,168 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore, readHolders } from "../../../src/index.js";
+import { cleanupHomes, tempHome } from "../../helpers/home.js";
+
+const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
+const gateways = new Set<ChildProcessWithoutNullStreams>();
+
+afterEach(async () => {
+  for (const child of gateways) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+  }
+  gateways.clear();
+  cleanupHomes();
+});
+
+/** `hearth gateway run` as a real process; `ready` resolves on its readiness line, rejects if it exits first. */
+function startGateway(home: string) {
+  const child = spawn(process.execPath, [CLI, "--home", home, "gateway", "run"], { stdio: "pipe" });
+  gateways.add(child);
+  const out = { stdout: "", stderr: "", events: [] as { event?: string }[] };
+  child.stderr.on("data", (d: Buffer) => {
+    out.stderr += d.toString();
+  });
+  // "close", not "exit": every line it printed has been read by then.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("close", (code, signal) => resolve({ code, signal })),
+  );
+  const ready = new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      out.stdout += `${line}\n`;
+      try {
+        const event = JSON.parse(line) as { event?: string };
+        out.events.push(event);
+        if (event.event === "gateway.ready") resolve();
+      } catch {
+        // not a JSON line
+      }
+    });
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`gateway exited (${code ?? signal}) before ready\n${out.stderr}`)),
+    );
+  });
+  ready.catch(() => undefined);
+  return { child, pid: child.pid!, ready, exited, out };
+}
+
+async function storeHome(): Promise<{ home: string; path: string }> {
+  const home = tempHome();
+  const store = await openStore({ home });
+  const path = store.path;
+  await store.close();
+  return { home, path };
+}
+
+const recordPath = (home: string) => join(home, "run", "gateway.json");
+const recordPid = (home: string) =>
+  (JSON.parse(readFileSync(recordPath(home), "utf8")) as { pid: number }).pid;
+
+function writeRecord(home: string, fields: { pid: number; startTicks: number; bootId: string }) {
+  mkdirSync(join(home, "run"), { recursive: true, mode: 0o700 });
+  const record = {
+    ...fields,
+    argv: ["node", "hearth", "gateway", "run"],
+    since: new Date().toISOString(),
+    profile: "default",
+    dbPath: join(home, "state.db"),
+  };
+  writeFileSync(recordPath(home), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+}
+
+function startTicksOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+}
+
+const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+
+describe("one gateway per profile (P3)", () => {
+  it("refuses a second gateway with exit 3, naming the first", async () => {
+    const { home } = await storeHome();
+    const first = startGateway(home);
+    await first.ready;
+    const second = startGateway(home);
+    const outcome = await Promise.race([
+      second.ready.then(() => "ready"),
+      second.exited.then(() => "exited"),
+    ]);
+    expect(outcome).toBe("exited");
+    const { code } = await second.exited;
+    expect(code).toBe(3);
+    expect(second.out.stderr).toContain(`pid ${first.pid}`);
+    expect(second.out.stderr).toContain("gateway run");
+    expect(second.out.stderr).toMatch(/since \d{4}-\d\d-\d\dT/);
+    // The first one is untouched and still the gateway.
+    expect(first.child.exitCode).toBeNull();
+    expect(recordPid(home)).toBe(first.pid);
+  });
+
+  it("starts at once after the first was killed with SIGKILL", async () => {
+    const { home } = await storeHome();
+    const first = startGateway(home);
+    await first.ready;
+    first.child.kill("SIGKILL");
+    await first.exited;
+    // The dead gateway's record is still there: it must not matter.
+    expect(recordPid(home)).toBe(first.pid);
+    const second = startGateway(home);
+    await second.ready; // the first attempt, no retry
+    expect(recordPid(home)).toBe(second.pid);
+  });
+
+  const staleRecords = {
+    "a live pid with other start ticks (a recycled pid)": () => ({
+      pid: process.pid,
+      startTicks: 1,
+      bootId: bootId(),
+    }),
+    "pid 1 from another boot": () => ({
+      pid: 1,
+      startTicks: startTicksOf(1),
+      bootId: "00000000-0000-4000-8000-000000000000",
+    }),
+  };
+  for (const [name, record] of Object.entries(staleRecords)) {
+    it(`a stale record never blocks a start: ${name}`, async () => {
+      const { home } = await storeHome();
+      const stale = record();
+      writeRecord(home, stale);
+      expect(recordPid(home)).toBe(stale.pid);
+      const gateway = startGateway(home);
+      await gateway.ready;
+      expect(recordPid(home)).toBe(gateway.pid);
+    });
+  }
+
+  it("stops on SIGTERM with exit 0, leaving no holder and no marker behind", async () => {
+    const { home, path } = await storeHome();
+    const gateway = startGateway(home);
+    await gateway.ready;
+    const pid = gateway.pid;
+    const mine = () =>
+      readdirSync(join(home, "run")).filter(
+        (f) => f.startsWith(`${pid}-`) || (f === "gateway.json" && recordPid(home) === pid),
+      );
+    // While it runs, the kernel and the run directory both know it.
+    const before = readHolders(path).holders.find((h) => h.pid === pid);
+    expect(before).toMatchObject({ kind: "gateway", roles: expect.arrayContaining(["writer"]) });
+    expect(mine().length).toBeGreaterThanOrEqual(2);
+
+    gateway.child.kill("SIGTERM");
+    const { code, signal } = await gateway.exited;
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(gateway.out.events.map((e) => e.event)).toEqual(["gateway.ready", "gateway.stopped"]);
+    const after = readHolders(path);
+    expect(after.holders).toEqual([]);
+    expect(after.unexplainedLocks).toBe(0);
+    expect(mine()).toEqual([]);
+    expect(existsSync(recordPath(home))).toBe(false);
+  });
+});
