@@ -120,8 +120,9 @@ function verifyBackupFile(from: string): void {
       hint: "ls $HEARTH_HOME/backups   # backups are <profile>-<stamp>.db",
     });
   }
-  const header = readHeader(from);
+  let header: ReturnType<typeof readHeader>;
   try {
+    header = readHeader(from);
     assertOurs(from, header);
   } catch (err) {
     throw new HearthError("HEARTH_BACKUP_INVALID", (err as Error).message, {
