@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Gateways started by tests pick a free port (children inherit it).
+    env: { HEARTH_GATEWAY_PORT: "0" },
     reporters: ["default"],
   },
 });

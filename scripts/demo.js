@@ -1,6 +1,7 @@
-// `npm start`: create a demo home with a few sessions (once), then run
-// `hearth doctor` against it. Later the gateway takes over this command.
-import { spawnSync } from "node:child_process";
+// `npm start`: create a demo home with a few sessions (once), then run the
+// gateway on it (echo responder, 127.0.0.1:8787 unless HEARTH_GATEWAY_PORT
+// says otherwise). Ctrl-C stops it.
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "../dist/index.js";
@@ -30,11 +31,22 @@ if (!existsSync(join(home, "state.db"))) {
   await store.close();
   console.log(`created a demo home at ${home}`);
 }
-const result = spawnSync(
+console.log(`demo home: ${home}`);
+const child = spawn(
   process.execPath,
-  ["dist/cli/main.js", "--home", home, "doctor", ...process.argv.slice(2)],
-  {
-    stdio: "inherit",
-  },
+  ["dist/cli/main.js", "--home", home, "gateway", "run", ...process.argv.slice(2)],
+  { stdio: ["inherit", "pipe", "inherit"] },
 );
-process.exit(result.status ?? 1);
+child.stdout.on("data", (chunk) => {
+  process.stdout.write(chunk);
+  for (const line of String(chunk).split("\n")) {
+    if (!line.includes('"gateway.ready"')) continue;
+    const { address } = JSON.parse(line);
+    console.log(`hearth gateway listening on ${address}`);
+    console.log(
+      `try: curl -s ${address}/v1/messages -H 'content-type: application/json' -d '{"platform":"demo","chat":"1","content":"hello"}'`,
+    );
+  }
+});
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+child.on("exit", (code) => process.exit(code ?? 1));

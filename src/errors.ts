@@ -42,6 +42,14 @@ export const ERROR_CODES = {
     "no repair strategy produced a healthy store; the original was left as it was",
   HEARTH_REPAIR_GAVE_UP:
     "repair already failed 3 times on this exact damage and will not try again",
+  // gateway
+  HEARTH_RESPONDER_FAILED:
+    "the agent turn's responder (echo or an OpenAI-compatible endpoint) failed",
+  HEARTH_TURN_BUSY: "another turn holds this session's lease",
+  HEARTH_BAD_REQUEST: "an HTTP request was malformed or failed validation",
+  HEARTH_NOT_FOUND: "no such route",
+  HEARTH_BODY_TOO_LARGE: "the HTTP request body is larger than gateway.bodyLimitBytes",
+  HEARTH_INTERNAL: "an unexpected error inside hearth (a bug); the message says what failed",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

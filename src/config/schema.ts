@@ -47,11 +47,56 @@ const backup = z
   })
   .strict();
 
+const responder = z
+  .object({
+    /** "echo" (built in, offline) or "openai" (any OpenAI-compatible chat-completions endpoint). */
+    kind: z.enum(["echo", "openai"]).default("echo"),
+    /** e.g. "https://api.openai.com/v1" or a local server; required for "openai". */
+    baseUrl: z.string().url().optional(),
+    model: z.string().min(1).optional(),
+    /** Name of the environment variable that holds the API key (the key itself never goes in config). */
+    apiKeyEnv: z.string().min(1).default("OPENAI_API_KEY"),
+    stream: z.boolean().default(true),
+    timeoutMs: z.number().int().min(100).max(600_000).default(120_000),
+  })
+  .strict();
+
+const gateway = z
+  .object({
+    host: z.string().min(1).default("127.0.0.1"),
+    /** 0 picks a free port (printed in the readiness line). */
+    port: z.number().int().min(0).max(65535).default(8787),
+    bodyLimitBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024),
+    /** Batch concurrent appends into one transaction per tick. */
+    groupCommit: z.boolean().default(true),
+    /** How long SIGTERM waits for in-flight turns before closing anyway. */
+    drainMs: z.number().int().min(0).max(600_000).default(10_000),
+    /** How long a second turn on a busy session waits before 409. */
+    turnWaitMs: z.number().int().min(0).max(600_000).default(2_000),
+    /** A turn lease expires after this long without renewal (a hung holder). */
+    leaseMs: z.number().int().min(1_000).max(3_600_000).default(120_000),
+    /** Sessions idle this long get ended_at with reason "idle". */
+    idleMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(525_600)
+      .default(24 * 60),
+    responder: responder.default(responder.parse({})),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     durability: durability.default(durability.parse({})),
     store: store.default(store.parse({})),
     backup: backup.default(backup.parse({})),
+    gateway: gateway.default(gateway.parse({})),
   })
   .strict();
 

@@ -26,6 +26,47 @@ export class Messages {
   }
 
   /**
+   * Group commit: append messages to any sessions in ONE transaction, each
+   * item on its own savepoint, so one bad item (an unknown session, invalid
+   * input) fails alone while the rest commit together. Every result is known
+   * only after the single COMMIT.
+   */
+  async appendMany(
+    items: readonly { sessionId: string; message: NewMessage }[],
+  ): Promise<AppendResult[]> {
+    const now = this.access.now();
+    const results: AppendResult[] = items.map(() => ({
+      ok: false,
+      error: new Error("not attempted"),
+    }));
+    const prepared = items.map((item, i) => {
+      try {
+        return prepare(item.message, now);
+      } catch (err) {
+        results[i] = { ok: false, error: err as Error };
+        return undefined;
+      }
+    });
+    if (prepared.every((p) => p === undefined)) return results;
+    const conn = this.access.write();
+    await this.access.transact(() => {
+      prepared.forEach((p, i) => {
+        if (!p) return;
+        conn.stmt("SAVEPOINT hearth_item").run();
+        try {
+          results[i] = { ok: true, message: this.insert(conn, items[i]!.sessionId, p) };
+          conn.stmt("RELEASE hearth_item").run();
+        } catch (err) {
+          conn.stmt("ROLLBACK TO hearth_item").run();
+          conn.stmt("RELEASE hearth_item").run();
+          results[i] = { ok: false, error: err as Error };
+        }
+      });
+    });
+    return results;
+  }
+
+  /**
    * Save a transcript that may mix loaded and new messages. Messages that
    * carry an `id` are already stored and are never inserted again (D3); the
    * rest are appended in one transaction. Returns the newly stored ones.
@@ -209,6 +250,8 @@ export class Messages {
     };
   }
 }
+
+export type AppendResult = { ok: true; message: Message } | { ok: false; error: Error };
 
 interface PreparedMessage {
   role: MessageRole;

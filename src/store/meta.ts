@@ -31,6 +31,33 @@ export class Meta {
     );
   }
 
+  /**
+   * Read-modify-write in one IMMEDIATE transaction: `decide` gets the
+   * current value (null when absent) and returns the new value, null to
+   * delete, or undefined to leave it. Returns whether it changed anything.
+   */
+  async compareAndSet(
+    key: string,
+    decide: (current: string | null) => string | null | undefined,
+  ): Promise<boolean> {
+    const conn = this.access.write();
+    return this.access.transact(() => {
+      const row = conn.stmt("SELECT value FROM meta WHERE key = ?").get(key) as
+        | { value: string }
+        | undefined;
+      const next = decide(row?.value ?? null);
+      if (next === undefined) return false;
+      if (next === null) return conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0;
+      conn
+        .stmt(
+          `INSERT INTO meta (key, value, updated_at) VALUES (?, ?, ?)
+           ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+        )
+        .run(key, next, this.access.now());
+      return true;
+    });
+  }
+
   async entries(): Promise<Record<string, string>> {
     const rows = this.access.read().stmt("SELECT key, value FROM meta ORDER BY key").all() as {
       key: string;

@@ -131,3 +131,22 @@ function components(rows: Row[]): Row[][] {
   }
   return [...groups.values()];
 }
+
+/** End every open session idle for at least `idleMs` (reason "idle"); returns the ids. */
+export async function endIdleSessions(access: Access, idleMs: number): Promise<string[]> {
+  const cutoff = access.now() - idleMs;
+  const conn = access.write();
+  return access.transact(() => {
+    const ids = (
+      conn
+        .stmt("SELECT id FROM sessions WHERE ended_at IS NULL AND last_activity_at <= ?")
+        .all(cutoff) as { id: string }[]
+    ).map((r) => r.id);
+    const end = conn.stmt(
+      "UPDATE sessions SET ended_at = ?, end_reason = 'idle', updated_at = ? WHERE id = ? AND ended_at IS NULL",
+    );
+    const now = access.now();
+    for (const id of ids) end.run(now, now, id);
+    return ids;
+  });
+}

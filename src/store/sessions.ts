@@ -4,6 +4,7 @@ import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
 import {
   deleteIfUnchanged,
+  endIdleSessions,
   fingerprint,
   type PruneOptions,
   type PruneResult,
@@ -54,6 +55,41 @@ export class Sessions {
           candidate = `${title} (${n})`;
         }
       }
+    });
+    return this.requireOn(conn, id);
+  }
+
+  /**
+   * The open session of a chat on a platform (source + chat key), created
+   * in the same transaction when there is none, so concurrent first
+   * messages of a chat share one session.
+   */
+  async resolveChat(platform: string, chatKey: string): Promise<Session> {
+    if (
+      typeof platform !== "string" ||
+      platform === "" ||
+      typeof chatKey !== "string" ||
+      chatKey === ""
+    ) {
+      throw new TypeError("platform and chat must be non-empty strings");
+    }
+    const conn = this.access.write();
+    const id = await this.access.transact(() => {
+      const open = conn
+        .stmt(
+          "SELECT id FROM sessions WHERE source = ? AND chat_key = ? AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1",
+        )
+        .get(platform, chatKey) as { id: string } | undefined;
+      if (open) return open.id;
+      const fresh = randomUUID();
+      const now = this.access.now();
+      conn
+        .stmt(
+          `INSERT INTO sessions (id, profile, source, chat_key, created_at, updated_at, last_activity_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(fresh, this.access.profile, platform, chatKey, now, now, now);
+      return fresh;
     });
     return this.requireOn(conn, id);
   }
@@ -212,6 +248,11 @@ export class Sessions {
   /** Delete ended sessions older than a cutoff, compaction lineages whole or not at all. */
   prune(options: PruneOptions): Promise<PruneResult> {
     return pruneSessions(this.access, options);
+  }
+
+  /** End open sessions idle for at least `idleMs` with reason "idle" (resume reopens them). */
+  endIdle(idleMs: number): Promise<string[]> {
+    return endIdleSessions(this.access, idleMs);
   }
 
   /** What deleteIfUnchanged compares: any change to the session or its messages changes it. */

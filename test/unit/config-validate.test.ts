@@ -24,6 +24,17 @@ describe("validateConfig", () => {
       },
       store: { busyTimeoutMs: 5000, gateWaitMs: 10000 },
       backup: { keep: 7, forensicKeep: 3 },
+      gateway: {
+        host: "127.0.0.1",
+        port: 8787,
+        bodyLimitBytes: 1048576,
+        groupCommit: true,
+        drainMs: 10000,
+        turnWaitMs: 2000,
+        leaseMs: 120000,
+        idleMinutes: 1440,
+        responder: { kind: "echo", apiKeyEnv: "OPENAI_API_KEY", stream: true, timeoutMs: 120000 },
+      },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });

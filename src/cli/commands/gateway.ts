@@ -1,44 +1,47 @@
 import type { Command } from "commander";
-import { claimGateway } from "../../process/instance.js";
-import { setProcessKind } from "../../process/kind.js";
-import { openStore } from "../../store/open.js";
+import { startGateway } from "../../gateway/daemon.js";
 import { globals } from "../globals.js";
 
 /**
- * `hearth gateway run`: the long-running daemon of a profile. It holds the
- * profile's store as a writer and the single-instance gateway lock (P3),
- * prints one JSON readiness line, and on SIGTERM/SIGINT lets go of both and
- * exits 0.
+ * `hearth gateway run`: the long-running daemon. It holds each served
+ * profile's store as a writer and its single-instance lock (P3), serves the
+ * HTTP API, prints one JSON readiness line on stdout (logs go to stderr as
+ * JSON), reloads its configuration on SIGHUP and drains on SIGTERM/SIGINT.
  */
 export function registerGateway(program: Command): void {
   const gateway = program.command("gateway").description("the long-running gateway daemon");
   gateway
     .command("run")
-    .description("serve a profile (one gateway per profile; a second one exits 3 naming the first)")
-    .action(async (_options: unknown, command: Command) => {
+    .description(
+      "serve the HTTP API for one or more profiles (a second gateway for a profile exits 3 naming the first)",
+    )
+    .option(
+      "--profiles <names>",
+      "comma-separated profiles to serve (default: --profile, then default)",
+    )
+    .option("--log-level <level>", "pino level: fatal, error, warn, info, debug, trace")
+    .action(async (o: { profiles?: string; logLevel?: string }, command: Command) => {
       const g = globals(command);
-      setProcessKind("gateway");
-      const store = await openStore({ home: g.home, profile: g.profile });
-      let lock: ReturnType<typeof claimGateway>;
-      try {
-        lock = claimGateway(store);
-      } catch (err) {
-        await store.close();
-        throw err;
-      }
-      // Signal handlers alone do not keep Node running.
-      const alive = setInterval(() => undefined, 2 ** 30);
-      const stopped = new Promise<string>((resolve) => {
+      const profiles = o.profiles
+        ? o.profiles
+            .split(",")
+            .map((p) => p.trim())
+            .filter(Boolean)
+        : [g.profile ?? process.env.HEARTH_PROFILE ?? "default"];
+      const gw = await startGateway({
+        home: g.home,
+        profiles,
+        ...(o.logLevel ? { logLevel: o.logLevel } : {}),
+      });
+      process.on("SIGHUP", () => gw.reload());
+      const signal = await new Promise<string>((resolve) => {
         process.once("SIGTERM", () => resolve("SIGTERM"));
         process.once("SIGINT", () => resolve("SIGINT"));
+        process.stdout.write(
+          `${JSON.stringify({ event: "gateway.ready", pid: process.pid, profiles: gw.profiles, profile: gw.profiles[0], path: gw.paths[0], address: gw.address })}\n`,
+        );
       });
-      process.stdout.write(
-        `${JSON.stringify({ event: "gateway.ready", pid: process.pid, profile: store.profile, path: store.path })}\n`,
-      );
-      const signal = await stopped;
-      clearInterval(alive);
-      lock.release();
-      await store.close();
+      await gw.stop();
       process.stdout.write(
         `${JSON.stringify({ event: "gateway.stopped", pid: process.pid, signal })}\n`,
       );

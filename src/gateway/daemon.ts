@@ -1,0 +1,133 @@
+import type { FastifyInstance } from "fastify";
+import { loadConfig } from "../config/load.js";
+import { resolveHome } from "../config/paths.js";
+import type { HearthConfig } from "../config/schema.js";
+import { claimGateway, type GatewayLock } from "../process/instance.js";
+import { setProcessKind } from "../process/kind.js";
+import { openStore } from "../store/open.js";
+import { GroupCommitter } from "./group-commit.js";
+import { GatewayMetrics } from "./metrics.js";
+import { createResponder, type Responder } from "./responder.js";
+import { buildServer } from "./server.js";
+import type { ProfileRuntime } from "./turns.js";
+
+export interface Gateway {
+  address: string;
+  profiles: string[];
+  /** Database path of each served profile, in order. */
+  paths: string[];
+  app: FastifyInstance;
+  /** Re-read config.json and the environment; keeps the old config when the new one is invalid. */
+  reload(): { ok: true } | { ok: false; error: string };
+  /** Stop accepting, drain in-flight turns (bounded by gateway.drainMs), close the stores. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Start the gateway for one home and one or more profiles: each profile's
+ * store is opened as a writer and its single-instance lock taken (P3), then
+ * the HTTP API listens (127.0.0.1 by default).
+ */
+export async function startGateway(options: {
+  home?: string | undefined;
+  profiles: string[];
+  logLevel?: string;
+}): Promise<Gateway> {
+  setProcessKind("gateway");
+  const home = resolveHome(options.home);
+  let config: HearthConfig = loadConfig({ home });
+  let responder: Responder = createResponder(config);
+  const metrics = new GatewayMetrics();
+  const runtimes = new Map<string, ProfileRuntime>();
+  const locks: GatewayLock[] = [];
+  const closeAll = async () => {
+    for (const lock of locks.splice(0)) lock.release();
+    for (const r of runtimes.values()) await r.store.close();
+    runtimes.clear();
+  };
+  try {
+    for (const profile of options.profiles) {
+      const store = await openStore({ home, profile });
+      runtimes.set(profile, {
+        profile,
+        store,
+        committer: new GroupCommitter(store, config.gateway.groupCommit),
+      });
+      locks.push(claimGateway(store));
+    }
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+  for (const r of runtimes.values()) {
+    r.committer.onBatch = (size, ms) => {
+      metrics.batchSize.observe({ profile: r.profile }, size);
+      metrics.commitSeconds.observe({ profile: r.profile }, ms / 1000);
+    };
+  }
+  const shutdown = new AbortController();
+  const app = buildServer(
+    {
+      runtimes,
+      config: () => config,
+      responder: () => responder,
+      metrics,
+      shutdown: shutdown.signal,
+    },
+    { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
+  );
+  const idle = setInterval(() => void endIdleSessions(runtimes, config), 60_000);
+  idle.unref();
+  let address: string;
+  try {
+    address = await app.listen({ host: config.gateway.host, port: config.gateway.port });
+  } catch (err) {
+    clearInterval(idle);
+    await closeAll();
+    throw err;
+  }
+  await endIdleSessions(runtimes, config);
+  return {
+    address,
+    profiles: [...runtimes.keys()],
+    paths: [...runtimes.values()].map((r) => r.store.path),
+    app,
+    reload: () => {
+      try {
+        const next = loadConfig({ home });
+        responder = createResponder(next);
+        config = next;
+        app.log.info(
+          { event: "gateway.reloaded", responder: responder.name },
+          "configuration reloaded",
+        );
+        return { ok: true };
+      } catch (err) {
+        app.log.error({ event: "gateway.reload_failed", err }, "configuration not reloaded");
+        return { ok: false, error: (err as Error).message };
+      }
+    },
+    stop: async () => {
+      clearInterval(idle);
+      const drained = app.close();
+      const timer = new Promise((r) => setTimeout(r, config.gateway.drainMs).unref());
+      await Promise.race([drained, timer]);
+      shutdown.abort();
+      for (const r of runtimes.values()) await r.committer.drain();
+      await closeAll();
+    },
+  };
+}
+
+async function endIdleSessions(
+  runtimes: Map<string, ProfileRuntime>,
+  config: HearthConfig,
+): Promise<void> {
+  for (const r of runtimes.values()) {
+    try {
+      await r.store.sessions.endIdle(config.gateway.idleMinutes * 60_000);
+    } catch {
+      // the next sweep tries again; a busy store is not a reason to stop serving
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import type { AppendResult } from "../store/messages.js";
+import type { Store } from "../store/store.js";
+import type { Message, NewMessage } from "../store/types.js";
+
+interface Pending {
+  sessionId: string;
+  message: NewMessage;
+  resolve: (m: Message) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * Group commit (D1 at speed): appends that arrive while a commit is running
+ * or within the same tick are written together in one transaction, and each
+ * caller is answered only after that transaction committed. One fsync then
+ * serves many requests. With `enabled: false` each append is its own
+ * transaction (the baseline the benchmark compares against).
+ */
+export class GroupCommitter {
+  private queue: Pending[] = [];
+  private flushing = false;
+  private scheduled = false;
+  /** Sizes of the batches committed so far (for /metrics). */
+  onBatch: ((size: number, ms: number) => void) | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly enabled: boolean,
+  ) {}
+
+  append(sessionId: string, message: NewMessage): Promise<Message> {
+    if (!this.enabled) return this.store.messages.append(sessionId, message);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ sessionId, message, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves when everything queued so far is committed. */
+  async drain(): Promise<void> {
+    while (this.queue.length > 0 || this.flushing) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing || this.queue.length === 0) return;
+    this.flushing = true;
+    const batch = this.queue;
+    this.queue = [];
+    const started = performance.now();
+    let results: AppendResult[];
+    try {
+      results = await this.store.messages.appendMany(
+        batch.map(({ sessionId, message }) => ({ sessionId, message })),
+      );
+    } catch (err) {
+      for (const p of batch) p.reject(err as Error);
+      results = [];
+    }
+    this.onBatch?.(batch.length, performance.now() - started);
+    results.forEach((r, i) => {
+      const p = batch[i]!;
+      if (r.ok) p.resolve(r.message);
+      else p.reject(r.error);
+    });
+    this.flushing = false;
+    // Whatever arrived during this commit goes in the next one, at once.
+    if (this.queue.length > 0) void this.flush();
+  }
+}

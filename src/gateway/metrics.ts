@@ -1,0 +1,47 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/** The gateway's Prometheus metrics, on their own registry (GET /metrics). */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly acknowledged = new Counter({
+    name: "hearth_messages_acknowledged_total",
+    help: "Messages committed and acknowledged",
+    labelNames: ["profile", "role"],
+    registers: [this.registry],
+  });
+  readonly turns = new Counter({
+    name: "hearth_turns_total",
+    help: "Agent turns by outcome",
+    labelNames: ["profile", "outcome"],
+    registers: [this.registry],
+  });
+  readonly errors = new Counter({
+    name: "hearth_http_errors_total",
+    help: "HTTP error responses by HearthError code",
+    labelNames: ["code"],
+    registers: [this.registry],
+  });
+  readonly batchSize = new Histogram({
+    name: "hearth_commit_batch_size",
+    help: "Messages per group-commit transaction",
+    labelNames: ["profile"],
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [this.registry],
+  });
+  readonly commitSeconds = new Histogram({
+    name: "hearth_commit_seconds",
+    help: "Duration of a group-commit transaction, lock wait included",
+    labelNames: ["profile"],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+  readonly inFlight = new Gauge({
+    name: "hearth_turns_in_flight",
+    help: "Agent turns running now",
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: "hearth_" });
+  }
+}

@@ -1,0 +1,100 @@
+import { createParser } from "eventsource-parser";
+import { HearthError } from "../errors.js";
+import type { Message } from "../store/types.js";
+import type { Responder, TurnInput } from "./responder.js";
+
+export interface OpenAiOptions {
+  baseUrl: string;
+  model: string;
+  apiKey: string | undefined;
+  stream: boolean;
+  timeoutMs: number;
+}
+
+/**
+ * Any OpenAI-compatible chat-completions endpoint. With streaming, the
+ * reply is the concatenation of the deltas; a final event that arrives
+ * empty never replaces text that was streamed.
+ */
+export class OpenAiResponder implements Responder {
+  readonly name = "openai";
+
+  constructor(private readonly options: OpenAiOptions) {}
+
+  async respond(input: TurnInput): Promise<{ content: string }> {
+    const { baseUrl, model, apiKey, stream, timeoutMs } = this.options;
+    const signal = AbortSignal.any([input.signal, AbortSignal.timeout(timeoutMs)]);
+    let response: Response;
+    try {
+      response = await fetch(`${baseUrl.replace(/\/$/, "")}/chat/completions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        },
+        body: JSON.stringify({ model, stream, messages: input.transcript.map(toChat) }),
+        signal,
+      });
+    } catch (err) {
+      throw responderError(`cannot reach ${baseUrl}: ${(err as Error).message}`, err);
+    }
+    if (!response.ok) {
+      const body = await response.text().catch(() => "");
+      throw responderError(`${baseUrl} answered ${response.status}: ${body.slice(0, 300)}`);
+    }
+    if (
+      !stream ||
+      !response.body ||
+      !response.headers.get("content-type")?.includes("text/event-stream")
+    ) {
+      const json = (await response.json()) as { choices?: { message?: { content?: string } }[] };
+      const content = json.choices?.[0]?.message?.content ?? "";
+      input.onDelta?.(content);
+      return { content };
+    }
+    return { content: await readStream(response.body, input.onDelta) };
+  }
+}
+
+async function readStream(
+  body: ReadableStream<Uint8Array>,
+  onDelta?: (text: string) => void,
+): Promise<string> {
+  let streamed = "";
+  let final: string | undefined;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.data === "[DONE]") return;
+      let chunk: { choices?: { delta?: { content?: string }; message?: { content?: string } }[] };
+      try {
+        chunk = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      const choice = chunk.choices?.[0];
+      const delta = choice?.delta?.content;
+      if (delta) {
+        streamed += delta;
+        onDelta?.(delta);
+      }
+      if (typeof choice?.message?.content === "string") final = choice.message.content;
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const part of body as unknown as AsyncIterable<Uint8Array>)
+    parser.feed(decoder.decode(part, { stream: true }));
+  // Some servers send the whole message at the end; an empty one never wipes the streamed text.
+  return final && final.length > 0 ? final : streamed;
+}
+
+function toChat(m: Message): { role: string; content: string; name?: string } {
+  const content = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
+  return { role: m.role, content, ...(m.name ? { name: m.name } : {}) };
+}
+
+function responderError(message: string, cause?: unknown): HearthError {
+  return new HearthError("HEARTH_RESPONDER_FAILED", `the responder failed: ${message}`, {
+    ...(cause === undefined ? {} : { cause }),
+    hint: "check gateway.responder in config.json and that the endpoint is up; the failed turn is stored",
+  });
+}

@@ -1,0 +1,56 @@
+import type { HearthConfig } from "../config/schema.js";
+import { HearthError } from "../errors.js";
+import type { Message } from "../store/types.js";
+import { OpenAiResponder } from "./openai.js";
+
+export interface TurnInput {
+  /** The live transcript, oldest first, ending with the new user message. */
+  transcript: readonly Message[];
+  signal: AbortSignal;
+  /** Called with each piece of the reply as it streams. */
+  onDelta?: (text: string) => void;
+}
+
+/** The agent turn behind one interface: echo (built in) or an OpenAI-compatible endpoint. */
+export interface Responder {
+  readonly name: string;
+  respond(input: TurnInput): Promise<{ content: string }>;
+}
+
+/** Replies with the user's words; works offline. Streams word by word. */
+export class EchoResponder implements Responder {
+  readonly name = "echo";
+
+  async respond(input: TurnInput): Promise<{ content: string }> {
+    const last = input.transcript[input.transcript.length - 1];
+    const text =
+      typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
+    const content = `echo: ${text}`;
+    for (const piece of content.split(/(?<= )/)) input.onDelta?.(piece);
+    return { content };
+  }
+}
+
+export function createResponder(
+  config: HearthConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): Responder {
+  const r = config.gateway.responder;
+  if (r.kind === "echo") return new EchoResponder();
+  if (!r.baseUrl || !r.model) {
+    throw new HearthError(
+      "HEARTH_CONFIG_INVALID",
+      'gateway.responder.kind "openai" needs gateway.responder.baseUrl and gateway.responder.model',
+      {
+        hint: '{"gateway": {"responder": {"kind": "openai", "baseUrl": "http://127.0.0.1:11434/v1", "model": "llama3"}}}',
+      },
+    );
+  }
+  return new OpenAiResponder({
+    baseUrl: r.baseUrl,
+    model: r.model,
+    apiKey: env[r.apiKeyEnv],
+    stream: r.stream,
+    timeoutMs: r.timeoutMs,
+  });
+}

@@ -1,0 +1,240 @@
+import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
+import type { HearthConfig } from "../config/schema.js";
+import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import type { GatewayMetrics } from "./metrics.js";
+import type { Responder } from "./responder.js";
+import { type ProfileRuntime, runTurn } from "./turns.js";
+
+export interface GatewayDeps {
+  runtimes: Map<string, ProfileRuntime>;
+  config: () => HearthConfig;
+  responder: () => Responder;
+  metrics: GatewayMetrics;
+  /** Aborted when the gateway stops: responders give up. */
+  shutdown: AbortSignal;
+}
+
+const STATUS: Partial<Record<HearthErrorCode, number>> = {
+  HEARTH_BAD_REQUEST: 400,
+  HEARTH_USAGE: 400,
+  HEARTH_SESSION_NOT_FOUND: 404,
+  HEARTH_NOT_FOUND: 404,
+  HEARTH_TURN_BUSY: 409,
+  HEARTH_TITLE_TAKEN: 409,
+  HEARTH_BODY_TOO_LARGE: 413,
+  HEARTH_RESPONDER_FAILED: 502,
+  HEARTH_BUSY: 503,
+  HEARTH_MAINTENANCE_RUNNING: 503,
+};
+
+const messageBody = {
+  type: "object",
+  required: ["platform", "chat", "content"],
+  additionalProperties: false,
+  properties: {
+    profile: { type: "string", minLength: 1, maxLength: 64 },
+    platform: { type: "string", minLength: 1, maxLength: 64 },
+    chat: { type: "string", minLength: 1, maxLength: 256 },
+    content: { type: "string", minLength: 1 },
+    clientId: { type: "string", minLength: 1, maxLength: 128 },
+    stream: { type: "boolean" },
+  },
+} as const;
+
+interface MessageBody {
+  profile?: string;
+  platform: string;
+  chat: string;
+  content: string;
+  clientId?: string;
+  stream?: boolean;
+}
+
+/** The versioned HTTP API (docs/gateway.md). Every error body is `{ error: HearthError JSON }`. */
+export function buildServer(deps: GatewayDeps, logger: boolean | object): FastifyInstance {
+  const config = deps.config();
+  const app = Fastify({
+    logger,
+    // One log line per request would be most of the log under load; errors are logged below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.gateway.bodyLimitBytes,
+    ajv: { customOptions: { allErrors: false, coerceTypes: false } },
+  });
+  const defaultProfile = [...deps.runtimes.keys()][0]!;
+  const runtimeOf = (profile: string | undefined): ProfileRuntime => {
+    const runtime = deps.runtimes.get(profile ?? defaultProfile);
+    if (!runtime) {
+      throw new HearthError(
+        "HEARTH_NOT_FOUND",
+        `this gateway does not serve profile ${JSON.stringify(profile)}`,
+        {
+          hint: `served: ${[...deps.runtimes.keys()].join(", ")}`,
+        },
+      );
+    }
+    return runtime;
+  };
+
+  app.setErrorHandler((err, request, reply) => {
+    const error = toHearthError(err);
+    const status = STATUS[error.code] ?? 500;
+    deps.metrics.errors.inc({ code: error.code });
+    if (status >= 500) request.log.error({ err, code: error.code }, "request failed");
+    void reply.status(status).send({ error: error.toJSON() });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    deps.metrics.errors.inc({ code: "HEARTH_NOT_FOUND" });
+    void reply.status(404).send({
+      error: new HearthError("HEARTH_NOT_FOUND", `no route ${request.method} ${request.url}`, {
+        hint: "see docs/gateway.md for the API",
+      }).toJSON(),
+    });
+  });
+
+  app.get("/v1/health", async () => ({
+    status: "ok",
+    pid: process.pid,
+    profiles: [...deps.runtimes.keys()],
+    responder: deps.responder().name,
+    uptimeMs: Math.round(process.uptime() * 1000),
+  }));
+
+  app.get("/metrics", async (_request, reply) => {
+    void reply.header("content-type", deps.metrics.registry.contentType);
+    return deps.metrics.registry.metrics();
+  });
+
+  app.post<{ Body: MessageBody }>(
+    "/v1/messages",
+    { schema: { body: messageBody } },
+    async (request, reply) => {
+      const body = request.body;
+      const runtime = runtimeOf(body.profile);
+      const inbound = {
+        platform: body.platform,
+        chat: body.chat,
+        content: body.content,
+        clientId: body.clientId,
+      };
+      const turnDeps = {
+        responder: deps.responder(),
+        config: deps.config(),
+        metrics: deps.metrics,
+        signal: deps.shutdown,
+      };
+      const wantsStream =
+        body.stream === true || (request.headers.accept ?? "").includes("text/event-stream");
+      if (!wantsStream) {
+        const result = await runTurn(runtime, inbound, turnDeps);
+        return { profile: runtime.profile, ...result };
+      }
+      return streamTurn(reply, runtime, inbound, turnDeps);
+    },
+  );
+
+  app.get<{ Querystring: { profile?: string; limit?: number; cursor?: string; all?: boolean } }>(
+    "/v1/sessions",
+    {
+      schema: {
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            profile: { type: "string" },
+            limit: { type: "integer", minimum: 1, maximum: 500 },
+            cursor: { type: "string" },
+            all: { type: "boolean" },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const runtime = runtimeOf(q.profile);
+      return runtime.store.sessions.list({
+        limit: q.limit ?? 50,
+        includeArchived: q.all === true,
+        includeHidden: q.all === true,
+        ...(q.cursor ? { cursor: q.cursor } : {}),
+      });
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { profile?: string; history?: boolean } }>(
+    "/v1/sessions/:id",
+    {
+      schema: {
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: { profile: { type: "string" }, history: { type: "boolean" } },
+        },
+      },
+    },
+    async (request) => {
+      const runtime = runtimeOf(request.query.profile);
+      const session = await runtime.store.sessions.require(request.params.id);
+      const messages = await runtime.store.messages.load(session.id, {
+        includeHistory: request.query.history === true,
+      });
+      return { profile: runtime.profile, session, messages };
+    },
+  );
+  return app;
+}
+
+/** Server-sent events: `stored` (the inbound message is committed), `delta`…, then `reply` or `error`. */
+async function streamTurn(
+  reply: FastifyReply,
+  runtime: ProfileRuntime,
+  inbound: Parameters<typeof runTurn>[1],
+  turnDeps: Parameters<typeof runTurn>[2],
+): Promise<FastifyReply> {
+  const raw = reply.raw;
+  const send = (event: string, data: unknown) =>
+    raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  reply.hijack();
+  raw.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  try {
+    const result = await runTurn(runtime, inbound, turnDeps, {
+      onStored: (message, session) =>
+        send("stored", { profile: runtime.profile, session, message }),
+      onDelta: (text) => send("delta", { text }),
+    });
+    send("reply", { profile: runtime.profile, ...result });
+  } catch (err) {
+    const error = toHearthError(err);
+    turnDeps.metrics.errors.inc({ code: error.code });
+    send("error", { error: error.toJSON() });
+  }
+  raw.end();
+  return reply;
+}
+
+function toHearthError(err: unknown): HearthError {
+  if (isHearthError(err)) return err;
+  const e = err as { code?: string; statusCode?: number; validation?: unknown; message?: string };
+  if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+    return new HearthError("HEARTH_BODY_TOO_LARGE", e.message ?? "body too large", {
+      hint: "send less, or raise gateway.bodyLimitBytes",
+    });
+  }
+  if (
+    e.validation ||
+    e.code?.startsWith("FST_ERR_CTP") ||
+    e.code === "FST_ERR_VALIDATION" ||
+    e.statusCode === 400
+  ) {
+    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${e.message ?? "invalid"}`, {
+      hint: "see docs/gateway.md for the request shapes",
+    });
+  }
+  if (err instanceof TypeError || err instanceof RangeError) {
+    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${err.message}`);
+  }
+  return new HearthError("HEARTH_INTERNAL", String(e.message ?? err), { cause: err });
+}
