@@ -2,6 +2,7 @@
 import { Command, CommanderError } from "commander";
 import { setProcessKind } from "../process/kind.js";
 import { registerBackup } from "./commands/backup.js";
+import { registerChat } from "./commands/chat.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
 import { registerMaintenance } from "./commands/maintenance.js";
@@ -28,6 +29,9 @@ async function main(argv: string[]): Promise<number> {
   registerPs(program);
   registerGateway(program);
   registerBackup(program);
+  registerChat(program, (code) => {
+    exitCode = code;
+  });
   try {
     await program.parseAsync(argv);
     return exitCode;

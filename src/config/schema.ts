@@ -61,6 +61,15 @@ const responder = z
   })
   .strict();
 
+const adapter = z
+  .object({
+    /** "webhook" POSTs the delivery to `url`; "http" leaves it to API clients (GET /v1/handoffs). */
+    kind: z.enum(["webhook", "http"]),
+    url: z.string().url().optional(),
+    timeoutMs: z.number().int().min(100).max(600_000).default(30_000),
+  })
+  .strict();
+
 const gateway = z
   .object({
     host: z.string().min(1).default("127.0.0.1"),
@@ -88,6 +97,10 @@ const gateway = z
       .max(525_600)
       .default(24 * 60),
     responder: responder.default(responder.parse({})),
+    /** Handoff delivery per platform; "http" is always available. */
+    adapters: z.record(z.string().min(1), adapter).default({}),
+    /** How often the handoff watcher looks for pending rows. */
+    handoffPollMs: z.number().int().min(10).max(60_000).default(250),
   })
   .strict();
 

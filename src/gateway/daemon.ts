@@ -6,6 +6,7 @@ import { claimGateway, type GatewayLock } from "../process/instance.js";
 import { setProcessKind } from "../process/kind.js";
 import { openStore } from "../store/open.js";
 import { GroupCommitter } from "./group-commit.js";
+import { HandoffWatcher } from "./handoff.js";
 import { GatewayMetrics } from "./metrics.js";
 import { createResponder, type Responder } from "./responder.js";
 import { buildServer } from "./server.js";
@@ -78,11 +79,18 @@ export async function startGateway(options: {
   );
   const idle = setInterval(() => void endIdleSessions(runtimes, config), 60_000);
   idle.unref();
+  const watcher = new HandoffWatcher(
+    runtimes,
+    () => config,
+    (event, message) => app.log.info(event, message),
+  );
   let address: string;
   try {
+    await watcher.start();
     address = await app.listen({ host: config.gateway.host, port: config.gateway.port });
   } catch (err) {
     clearInterval(idle);
+    await watcher.stop();
     await closeAll();
     throw err;
   }
@@ -112,6 +120,7 @@ export async function startGateway(options: {
       const drained = app.close();
       const timer = new Promise((r) => setTimeout(r, config.gateway.drainMs).unref());
       await Promise.race([drained, timer]);
+      await Promise.race([watcher.stop(), timer]);
       shutdown.abort();
       for (const r of runtimes.values()) await r.committer.drain();
       await closeAll();

@@ -160,6 +160,31 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     },
   );
 
+  app.get<{
+    Querystring: { profile?: string; state?: "pending" | "running" | "completed" | "failed" };
+  }>(
+    "/v1/handoffs",
+    {
+      schema: {
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            profile: { type: "string" },
+            state: { type: "string", enum: ["pending", "running", "completed", "failed"] },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const runtime = runtimeOf(request.query.profile);
+      return {
+        profile: runtime.profile,
+        sessions: await runtime.store.handoffs.list(request.query.state ?? "completed"),
+      };
+    },
+  );
+
   app.get<{ Params: { id: string }; Querystring: { profile?: string; history?: boolean } }>(
     "/v1/sessions/:id",
     {

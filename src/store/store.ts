@@ -8,6 +8,7 @@ import type { Access } from "./access.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
+import { Handoffs } from "./handoffs.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
 import type { DatabaseEntry } from "./registry.js";
@@ -61,6 +62,8 @@ export class Store {
   readonly sessions: Sessions;
   readonly messages: Messages;
   readonly meta: Meta;
+  /** Handoff state machine (D5). */
+  readonly handoffs: Handoffs;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -98,6 +101,7 @@ export class Store {
     this.sessions = new Sessions(this.access);
     this.messages = new Messages(this.access);
     this.meta = new Meta(this.access);
+    this.handoffs = new Handoffs(this.access);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
