@@ -49,6 +49,8 @@ export const ERROR_CODES = {
   HEARTH_BAD_REQUEST: "an HTTP request was malformed or failed validation",
   HEARTH_NOT_FOUND: "no such route",
   HEARTH_BODY_TOO_LARGE: "the HTTP request body is larger than gateway.bodyLimitBytes",
+  HEARTH_UNAUTHORIZED:
+    "a pairing code, access token or refresh token is unknown, used, expired or revoked",
   HEARTH_INTERNAL: "an unexpected error inside hearth (a bug); the message says what failed",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",

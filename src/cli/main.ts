@@ -8,6 +8,7 @@ import { registerGateway } from "./commands/gateway.js";
 import { registerMaintenance } from "./commands/maintenance.js";
 import { registerPs } from "./commands/ps.js";
 import { registerSessions } from "./commands/sessions.js";
+import { registerToken } from "./commands/token.js";
 import { EXIT, reportError } from "./output.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -29,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
   registerPs(program);
   registerGateway(program);
   registerBackup(program);
+  registerToken(program);
   registerChat(program, (code) => {
     exitCode = code;
   });

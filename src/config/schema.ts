@@ -99,6 +99,17 @@ const gateway = z
     responder: responder.default(responder.parse({})),
     /** Handoff delivery per platform; "http" is always available. */
     adapters: z.record(z.string().min(1), adapter).default({}),
+    /** Require an access token (Authorization: Bearer) on every /v1 route but health and auth. */
+    requireAuth: z.boolean().default(false),
+    accessTokenMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 60)
+      .default(15),
+    refreshTokenDays: z.number().int().min(1).max(365).default(30),
+    /** Callers presenting a token that was just rotated get the same new pair for this long. */
+    refreshGraceMs: z.number().int().min(0).max(120_000).default(10_000),
     /** How often the handoff watcher looks for pending rows. */
     handoffPollMs: z.number().int().min(10).max(60_000).default(250),
   })

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import { registerAuth } from "./auth.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { Responder } from "./responder.js";
 import { type ProfileRuntime, runTurn } from "./turns.js";
@@ -17,6 +18,7 @@ export interface GatewayDeps {
 const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_BAD_REQUEST: 400,
   HEARTH_USAGE: 400,
+  HEARTH_UNAUTHORIZED: 401,
   HEARTH_SESSION_NOT_FOUND: 404,
   HEARTH_NOT_FOUND: 404,
   HEARTH_TURN_BUSY: 409,
@@ -90,6 +92,8 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
       }).toJSON(),
     });
   });
+
+  registerAuth(app, { storeOf: (profile) => runtimeOf(profile).store, config: deps.config });
 
   app.get("/v1/health", async () => ({
     status: "ok",

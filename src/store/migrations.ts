@@ -95,6 +95,31 @@ CREATE TABLE meta (
 ) STRICT;
 `,
   },
+  {
+    version: 2,
+    description: "remote sessions: token families and hashed tokens (D6)",
+    sql: `
+CREATE TABLE auth_families (
+  id             TEXT PRIMARY KEY,
+  label          TEXT,
+  created_at     INTEGER NOT NULL,
+  revoked_at     INTEGER,
+  revoked_reason TEXT
+) STRICT;
+
+-- Only SHA-256 hashes of tokens are stored, never the tokens.
+CREATE TABLE auth_tokens (
+  hash       TEXT PRIMARY KEY,
+  family_id  TEXT NOT NULL REFERENCES auth_families (id) ON DELETE CASCADE,
+  kind       TEXT NOT NULL CHECK (kind IN ('pairing', 'access', 'refresh')),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  -- pairing: redeemed; refresh: rotated (presenting it again is reuse)
+  used_at    INTEGER
+) STRICT;
+CREATE INDEX auth_tokens_by_family ON auth_tokens (family_id);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

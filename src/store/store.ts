@@ -5,6 +5,7 @@ import type { Coordinator } from "../process/coordinator.js";
 import { type Holder, type HolderReport, readHolders } from "../process/holders.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
+import { Auth } from "./auth.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
@@ -64,6 +65,8 @@ export class Store {
   readonly meta: Meta;
   /** Handoff state machine (D5). */
   readonly handoffs: Handoffs;
+  /** Pairing codes and rotating tokens for remote clients (D6). */
+  readonly auth: Auth;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -102,6 +105,7 @@ export class Store {
     this.messages = new Messages(this.access);
     this.meta = new Meta(this.access);
     this.handoffs = new Handoffs(this.access);
+    this.auth = new Auth(this.access);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

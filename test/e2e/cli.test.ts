@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore } from "../../src/index.js";
+import { LATEST_SCHEMA_VERSION, openStore } from "../../src/index.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
 
 const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -42,7 +42,7 @@ describe("hearth CLI", () => {
     // "info": no backup exists yet, which is worth saying but not a problem (exit 0).
     expect(report).toMatchObject({
       status: "info",
-      schemaVersion: 1,
+      schemaVersion: LATEST_SCHEMA_VERSION,
       counts: { sessions: 1, messages: 2 },
     });
   });

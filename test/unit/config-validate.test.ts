@@ -34,6 +34,12 @@ describe("validateConfig", () => {
         leaseMs: 120000,
         idleMinutes: 1440,
         responder: { kind: "echo", apiKeyEnv: "OPENAI_API_KEY", stream: true, timeoutMs: 120000 },
+        adapters: {},
+        requireAuth: false,
+        accessTokenMinutes: 15,
+        refreshTokenDays: 30,
+        refreshGraceMs: 10000,
+        handoffPollMs: 250,
       },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));

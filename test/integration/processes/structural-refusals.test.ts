@@ -6,7 +6,7 @@ import { DEFAULT_CONFIG, openStore } from "../../../src/index.js";
 import { Coordinator } from "../../../src/process/coordinator.js";
 import { Connection } from "../../../src/store/connection.js";
 import { migrate } from "../../../src/store/migrate.js";
-import { MIGRATIONS } from "../../../src/store/migrations.js";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../../src/store/migrations.js";
 import { cleanupHomes, tempHome } from "../../helpers/home.js";
 import { killAllWorkers, startWorker } from "../../helpers/worker.js";
 
@@ -15,9 +15,10 @@ afterEach(async () => {
   cleanupHomes();
 });
 
+const CURRENT = LATEST_SCHEMA_VERSION;
 const NEXT = [
   ...MIGRATIONS,
-  { version: 2, description: "test", sql: "CREATE TABLE extra (x INTEGER) STRICT;" },
+  { version: CURRENT + 1, description: "test", sql: "CREATE TABLE extra (x INTEGER) STRICT;" },
 ];
 
 /** This process as a writer of `path`, the way openStore makes it one. */
@@ -56,17 +57,17 @@ describe("schema migration is structural", () => {
       expect(error).toMatchObject({ code: "HEARTH_STORE_HELD" });
       expect((error as Error).message).toContain(`pid ${holder.pid}`);
       expect((error as Error).message).toContain("store-worker.mjs");
-      expect(conn.db.pragma("user_version", { simple: true })).toBe(1);
+      expect(conn.db.pragma("user_version", { simple: true })).toBe(CURRENT);
       expect(existsSync(join(home, "backups"))).toBe(false);
 
       await holder.call("close");
       const result = migrate(conn, ctx);
-      expect(result).toMatchObject({ from: 1, to: 2 });
-      expect(conn.db.pragma("user_version", { simple: true })).toBe(2);
+      expect(result).toMatchObject({ from: CURRENT, to: CURRENT + 1 });
+      expect(conn.db.pragma("user_version", { simple: true })).toBe(CURRENT + 1);
       // The backup was taken first, and holds the old schema and the data.
       expect(readdirSync(join(home, "backups"))).toHaveLength(1);
       const backup = new Database(result.backup!, { readonly: true });
-      expect(backup.pragma("user_version", { simple: true })).toBe(1);
+      expect(backup.pragma("user_version", { simple: true })).toBe(CURRENT);
       expect(backup.prepare("SELECT title FROM sessions WHERE id = ?").get(session.id)).toEqual({
         title: "keep me",
       });
