@@ -99,6 +99,10 @@ const gateway = z
     responder: responder.default(responder.parse({})),
     /** Handoff delivery per platform; "http" is always available. */
     adapters: z.record(z.string().min(1), adapter).default({}),
+    /** A live transcript longer than this is compacted: archived as history and restarted from a summary the responder writes. */
+    compactAfterMessages: z.number().int().min(4).max(100_000).default(400),
+    /** Refuse to compact a session until an export has confirmed its archive (hearth sessions export --checkpoint). */
+    checkpointRequired: z.boolean().default(false),
     /** Require an access token (Authorization: Bearer) on every /v1 route but health and auth. */
     requireAuth: z.boolean().default(false),
     accessTokenMinutes: z

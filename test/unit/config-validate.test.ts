@@ -35,6 +35,8 @@ describe("validateConfig", () => {
         idleMinutes: 1440,
         responder: { kind: "echo", apiKeyEnv: "OPENAI_API_KEY", stream: true, timeoutMs: 120000 },
         adapters: {},
+        compactAfterMessages: 400,
+        checkpointRequired: false,
         requireAuth: false,
         accessTokenMinutes: 15,
         refreshTokenDays: 30,

@@ -115,10 +115,14 @@ export function registerSessions(program: Command): Command {
       "--delete-after-export",
       "then delete the exported sessions that did not change since (needs -o)",
     )
+    .option(
+      "--checkpoint",
+      "record that the archive is exported, so compaction may proceed with gateway.checkpointRequired (needs -o)",
+    )
     .action(
       async (
         ids: string[],
-        o: { format: string; output?: string; deleteAfterExport?: boolean },
+        o: { format: string; output?: string; deleteAfterExport?: boolean; checkpoint?: boolean },
         command: Command,
       ) => {
         const g = globals(command);
@@ -128,20 +132,28 @@ export function registerSessions(program: Command): Command {
         if (o.format === "json" && ids.length !== 1) {
           throw new RangeError("--format json exports exactly one session: give its id");
         }
-        if (o.deleteAfterExport && !o.output) {
+        if ((o.deleteAfterExport || o.checkpoint) && !o.output) {
           throw new RangeError(
-            "--delete-after-export needs -o FILE: the export must be on disk first",
+            `${o.checkpoint ? "--checkpoint" : "--delete-after-export"} needs -o FILE: the export must be on disk first`,
           );
         }
-        const store = await open(g, o.deleteAfterExport ? "writer" : "reader");
+        const writes = o.deleteAfterExport === true || o.checkpoint === true;
+        const store = await open(g, writes ? "writer" : "reader");
         try {
           const targets = ids.length ? ids : await allSessionIds(store);
-          const prints = o.deleteAfterExport
+          const prints = writes
             ? (await Promise.all(targets.map((id) => store.sessions.fingerprint(id)))).filter(
                 (f) => f !== undefined,
               )
             : [];
           await writeExport(store, o.format, ids, o.output, g.json);
+          if (o.checkpoint && o.output) {
+            fsyncFile(o.output);
+            for (const fp of prints) {
+              if (fp.maxMessageId !== null)
+                await store.meta.set(`checkpoint:${fp.id}`, String(fp.maxMessageId));
+            }
+          }
           if (o.deleteAfterExport && o.output) {
             fsyncFile(o.output);
             const deleted: string[] = [];
