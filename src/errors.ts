@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   HEARTH_SESSION_NOT_FOUND: "no session has that id",
   HEARTH_TITLE_TAKEN: "another visible session already has that title",
   HEARTH_ORDINAL_OUT_OF_RANGE: "the ordinal does not exist in the live transcript",
+  HEARTH_SEARCH_DEGRADED:
+    "the full-text index is damaged; search is unavailable until repair, writes go on",
   HEARTH_BUSY: "the database stayed locked by another process for longer than the busy timeout",
   HEARTH_SQLITE: "SQLite reported an error",
   // maintenance

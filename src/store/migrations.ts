@@ -120,6 +120,30 @@ CREATE TABLE auth_tokens (
 CREATE INDEX auth_tokens_by_family ON auth_tokens (family_id);
 `,
   },
+  {
+    version: 3,
+    description: "the search index can be marked degraded: canonical writes go on without it",
+    sql: `
+DROP TRIGGER messages_fts_insert;
+DROP TRIGGER messages_fts_delete;
+DROP TRIGGER messages_fts_update;
+-- While meta holds 'fts_degraded' (set when the index is found damaged), the
+-- derived index is not maintained; repair rebuilds it and clears the flag.
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_degraded') BEGIN
+  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_degraded') BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_degraded') BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

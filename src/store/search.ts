@@ -1,3 +1,4 @@
+import { fromSqliteError, HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import { toFtsQuery } from "./fts-query.js";
 import type { MessageRole, SearchHit, SearchOptions } from "./types.js";
@@ -31,16 +32,28 @@ export async function searchMessages(
   ].join(" ");
   const params: unknown[] = [query];
   if (options.sessionId !== undefined) params.push(options.sessionId);
-  const rows = access
-    .read()
-    .stmt(
-      `SELECT m.session_id, m.id, m.ordinal, m.role, m.active, m.created_at,
+  const conn = access.read();
+  const degraded = conn.stmt("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
+    | { value: string }
+    | undefined;
+  if (degraded) throw searchDegraded(access.path, degraded.value);
+  let rows: HitRow[];
+  try {
+    rows = conn
+      .stmt(
+        `SELECT m.session_id, m.id, m.ordinal, m.role, m.active, m.created_at,
               snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
        FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
        WHERE messages_fts MATCH ? ${filters}
        ORDER BY rank LIMIT ?`,
-    )
-    .all(...params, limit) as HitRow[];
+      )
+      .all(...params, limit) as HitRow[];
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === "SQLITE_CORRUPT_VTAB" || code === "SQLITE_CORRUPT")
+      throw searchDegraded(access.path, String((err as Error).message));
+    throw fromSqliteError(err, access.path);
+  }
   return rows.map((r) => ({
     sessionId: r.session_id,
     messageId: r.id,
@@ -50,4 +63,15 @@ export async function searchMessages(
     snippet: r.snippet,
     createdAt: r.created_at,
   }));
+}
+
+function searchDegraded(path: string, reason: string): HearthError {
+  return new HearthError(
+    "HEARTH_SEARCH_DEGRADED",
+    `search is unavailable: the search index of ${path} is damaged (${reason}); messages are still stored and readable`,
+    {
+      resource: path,
+      hint: "hearth sessions repair   # rebuilds the index from the messages (offline)",
+    },
+  );
 }

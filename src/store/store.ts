@@ -254,10 +254,18 @@ export class Store {
     const patience = this.config.store.busyTimeoutMs;
     const deadline = Date.now() + patience;
     return this.entry.coordinator.writeLock.run(async () => {
+      let degradedNow = false;
       for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
         try {
           return this.connection("writer").transaction(fn);
         } catch (err) {
+          if (isSearchIndexDamage(err) && !degradedNow) {
+            // The derived index is damaged: mark it (its triggers then stand
+            // aside) and write the canonical rows anyway. Repair rebuilds it.
+            degradedNow = true;
+            markSearchDegraded(this.connection("writer"), String((err as Error).message));
+            continue;
+          }
           if (!isBusyAtBegin(err)) throw err;
           // Out of patience: name whoever holds the store (a foreign writer holds SQLite's lock).
           if (Date.now() >= deadline) throw this.entry.coordinator.busyError(err);
@@ -314,6 +322,23 @@ export function withStructuralGate<T>(
   options?: StructuralOptions,
 ): Promise<T> {
   return store.withStructuralGate(op, fn, options);
+}
+
+function isSearchIndexDamage(err: unknown): boolean {
+  return (
+    isHearthError(err) && (err.sqliteCode === "SQLITE_CORRUPT_VTAB" || /\bfts5\b/.test(err.message))
+  );
+}
+
+function markSearchDegraded(conn: Connection, reason: string): void {
+  conn.transaction(() =>
+    conn
+      .stmt(
+        `INSERT INTO meta (key, value, updated_at) VALUES ('fts_degraded', ?, ?)
+         ON CONFLICT (key) DO NOTHING`,
+      )
+      .run(reason.slice(0, 500), Date.now()),
+  );
 }
 
 function isBusyAtBegin(err: unknown): boolean {

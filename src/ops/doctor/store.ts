@@ -130,6 +130,19 @@ export function contentFindings(
         ? { fix: "start the gateway: it fails stale handoffs of dead owners at start" }
         : {}),
     });
+    const degraded = db.prepare("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
+      | { value: string }
+      | undefined;
+    findings.push(
+      degraded
+        ? {
+            code: "search_index",
+            severity: "error",
+            message: `the search index is marked degraded (${degraded.value}): search is off, messages are still stored`,
+            fix: "hearth sessions repair",
+          }
+        : { code: "search_index", severity: "ok", message: "search index in service" },
+    );
     findings.push(walSizeFinding(path, config));
     return {
       findings,

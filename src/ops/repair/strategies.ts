@@ -22,6 +22,8 @@ export function checkHealth(db: Database.Database): Health {
   const canonical = problems.filter((p) => !p.includes("messages_fts"));
   let fts: string | null = ftsProblems.length > 0 ? ftsProblems.join("; ") : null;
   if (fts === null && canonical.length === 0) {
+    const flag = degradedFlag(db);
+    if (flag !== null) return { canonical, fts: `marked degraded: ${flag}` };
     try {
       db.exec("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)");
     } catch (err) {
@@ -35,9 +37,23 @@ export function healthy(h: Health): boolean {
   return h.canonical.length === 0 && h.fts === null;
 }
 
-/** Rebuild the derived search index from the messages table (never touches canonical rows). */
+/** Rebuild the derived search index from the messages table (never touches canonical rows), and clear the degraded mark. */
 export function rebuildFts(db: Database.Database): void {
-  db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')");
+  db.transaction(() => {
+    db.exec("DELETE FROM meta WHERE key = 'fts_degraded'");
+    db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')");
+  })();
+}
+
+function degradedFlag(db: Database.Database): string | null {
+  try {
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
+      | { value: string }
+      | undefined;
+    return row?.value ?? null;
+  } catch {
+    return null;
+  }
 }
 
 export function reindex(db: Database.Database): void {
