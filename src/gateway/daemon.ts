@@ -67,6 +67,7 @@ export async function startGateway(options: {
     };
   }
   const shutdown = new AbortController();
+  let stopping = false;
   const app = buildServer(
     {
       runtimes,
@@ -77,6 +78,10 @@ export async function startGateway(options: {
     },
     { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
   );
+  // While stopping, answers tell clients not to reuse the connection.
+  app.addHook("onSend", async (_request, reply) => {
+    if (stopping) void reply.header("connection", "close");
+  });
   const idle = setInterval(() => void endIdleSessions(runtimes, config), 60_000);
   idle.unref();
   const watcher = new HandoffWatcher(
@@ -117,9 +122,14 @@ export async function startGateway(options: {
     },
     stop: async () => {
       clearInterval(idle);
+      stopping = true;
       const drained = app.close();
+      // close() only drops connections idle at that instant: keep dropping the
+      // keep-alive ones as their in-flight turns finish.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 20);
       const timer = new Promise((r) => setTimeout(r, config.gateway.drainMs).unref());
       await Promise.race([drained, timer]);
+      clearInterval(sweep);
       await Promise.race([watcher.stop(), timer]);
       shutdown.abort();
       for (const r of runtimes.values()) await r.committer.drain();

@@ -1,8 +1,15 @@
 import type { AppendResult } from "../store/messages.js";
+import type { MetaCas } from "../store/meta.js";
 import type { Store } from "../store/store.js";
 import type { Message, NewMessage } from "../store/types.js";
 
-interface Pending {
+/** A meta compare-and-set that rides along with the append (turn leases). */
+export interface AppendExtras {
+  metaBefore?: MetaCas;
+  metaAfter?: MetaCas;
+}
+
+interface Pending extends AppendExtras {
   sessionId: string;
   message: NewMessage;
   resolve: (m: Message) => void;
@@ -28,10 +35,15 @@ export class GroupCommitter {
     private readonly enabled: boolean,
   ) {}
 
-  append(sessionId: string, message: NewMessage): Promise<Message> {
-    if (!this.enabled) return this.store.messages.append(sessionId, message);
+  append(sessionId: string, message: NewMessage, extras: AppendExtras = {}): Promise<Message> {
+    if (!this.enabled) {
+      return this.store.messages.appendMany([{ sessionId, message, ...extras }]).then(([r]) => {
+        if (!r?.ok) throw r?.error ?? new Error("append failed");
+        return r.message;
+      });
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ sessionId, message, resolve, reject });
+      this.queue.push({ sessionId, message, ...extras, resolve, reject });
       this.schedule();
     });
   }
@@ -59,7 +71,12 @@ export class GroupCommitter {
     let results: AppendResult[];
     try {
       results = await this.store.messages.appendMany(
-        batch.map(({ sessionId, message }) => ({ sessionId, message })),
+        batch.map(({ sessionId, message, metaBefore, metaAfter }) => ({
+          sessionId,
+          message,
+          ...(metaBefore ? { metaBefore } : {}),
+          ...(metaAfter ? { metaAfter } : {}),
+        })),
       );
     } catch (err) {
       for (const p of batch) p.reject(err as Error);

@@ -1,4 +1,5 @@
-import { HearthError } from "../errors.js";
+import { randomUUID } from "node:crypto";
+import { HearthError, isHearthError } from "../errors.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "../process/identity.js";
 import { processKind } from "../process/kind.js";
 import type { Store } from "../store/store.js";
@@ -6,74 +7,98 @@ import type { Store } from "../store/store.js";
 interface LeaseRecord {
   holder: ProcessIdentity;
   kind: string;
+  /** One turn: two turns of the same process exclude each other too. */
+  turnId: string;
   expiresAt: number;
 }
 
-const key = (sessionId: string) => `turn-lease:${sessionId}`;
+/** What a turn knows about its own lease. */
+export interface Turn {
+  sessionId: string;
+  turnId: string;
+  key: string;
+}
+
+export const leaseKey = (sessionId: string) => `turn-lease:${sessionId}`;
 
 /**
  * One agent turn per session at a time, across processes (gateway, hearth
- * chat). A lease is a row in `meta` written in one IMMEDIATE transaction
- * (compare-and-set); it names its holder's identity (P1) and is taken over
- * only when that holder is provably dead or the lease expired. A second
- * turn waits up to `waitMs`, then gets HEARTH_TURN_BUSY (HTTP 409).
+ * chat) and within one. A lease is a row in `meta`, written by
+ * compare-and-set inside a write transaction; it names its holder's
+ * identity (P1) and turn, and is taken over only when that holder is
+ * provably dead or the lease expired. The gateway folds the acquire into the
+ * transaction that stores the inbound message and the release into the one
+ * that stores the reply, so a turn costs no extra commit.
  */
-export async function acquireTurnLease(
-  store: Store,
-  sessionId: string,
-  options: { leaseMs: number; waitMs: number },
-): Promise<() => Promise<void>> {
+export function newTurn(sessionId: string): Turn {
+  return { sessionId, turnId: randomUUID(), key: leaseKey(sessionId) };
+}
+
+/** The compare-and-set that takes the lease, or throws HEARTH_TURN_BUSY naming the holder. */
+export function acquireDecider(turn: Turn, leaseMs: number): (current: string | null) => string {
   const me = currentIdentity() ?? { pid: process.pid, startTicks: -1, bootId: "unknown" };
-  const deadline = Date.now() + options.waitMs;
-  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
-    const taken = await store.meta.compareAndSet(key(sessionId), (current) => {
-      const lease = current ? parse(current) : undefined;
-      if (
-        lease &&
-        !isOurs(lease, me) &&
-        Date.now() < lease.expiresAt &&
-        liveness(lease.holder) !== "dead"
-      ) {
-        return undefined; // held by a live turn
-      }
-      const next: LeaseRecord = {
-        holder: me,
-        kind: processKind(),
-        expiresAt: Date.now() + options.leaseMs,
-      };
-      return JSON.stringify(next);
-    });
-    if (taken) break;
-    if (Date.now() >= deadline) {
-      const holder = parse((await store.meta.get(key(sessionId))) ?? "");
+  return (current) => {
+    const lease = current ? parse(current) : undefined;
+    if (
+      lease &&
+      lease.turnId !== turn.turnId &&
+      Date.now() < lease.expiresAt &&
+      liveness(lease.holder) !== "dead"
+    ) {
       throw new HearthError(
         "HEARTH_TURN_BUSY",
-        `session ${sessionId} is in a turn of pid ${holder?.holder.pid ?? "?"} (${holder?.kind ?? "unknown"})`,
-        { resource: sessionId, hint: "retry when that turn is done" },
+        `session ${turn.sessionId} is in a turn of pid ${lease.holder.pid} (${lease.kind})`,
+        { resource: turn.sessionId, hint: "retry when that turn is done" },
       );
     }
-    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
-  }
-  return async () => {
-    await store.meta.compareAndSet(key(sessionId), (current) => {
-      const lease = current ? parse(current) : undefined;
-      return lease && isOurs(lease, me) ? null : undefined;
-    });
+    const next: LeaseRecord = {
+      holder: me,
+      kind: processKind(),
+      turnId: turn.turnId,
+      expiresAt: Date.now() + leaseMs,
+    };
+    return JSON.stringify(next);
   };
 }
 
-function isOurs(lease: LeaseRecord, me: ProcessIdentity): boolean {
-  return (
-    lease.holder.pid === me.pid &&
-    lease.holder.startTicks === me.startTicks &&
-    lease.holder.bootId === me.bootId
-  );
+/** The compare-and-set that gives the lease back, only if it is still this turn's. */
+export function releaseDecider(turn: Turn): (current: string | null) => null | undefined {
+  return (current) => (current && parse(current)?.turnId === turn.turnId ? null : undefined);
+}
+
+/** Retry `attempt` while it fails with HEARTH_TURN_BUSY, up to `waitMs`. */
+export async function waitForTurn<T>(waitMs: number, attempt: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!isHearthError(err, "HEARTH_TURN_BUSY") || Date.now() >= deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
+  }
+}
+
+/** Take the lease in a transaction of its own (when it cannot ride along with an append). */
+export async function acquireAlone(
+  store: Store,
+  turn: Turn,
+  leaseMs: number,
+  waitMs: number,
+): Promise<void> {
+  const decide = acquireDecider(turn, leaseMs);
+  await waitForTurn(waitMs, () => store.meta.compareAndSet(turn.key, decide));
+}
+
+/** Give the lease back in a transaction of its own (cleanup after a failure). */
+export async function releaseAlone(store: Store, turn: Turn): Promise<void> {
+  await store.meta.compareAndSet(turn.key, releaseDecider(turn));
 }
 
 function parse(value: string): LeaseRecord | undefined {
   try {
     const v = JSON.parse(value) as LeaseRecord;
-    return typeof v?.holder?.pid === "number" ? v : undefined;
+    return typeof v?.holder?.pid === "number" && typeof v.turnId === "string" ? v : undefined;
   } catch {
     return undefined;
   }

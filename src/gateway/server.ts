@@ -60,7 +60,9 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     // One log line per request would be most of the log under load; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.gateway.bodyLimitBytes,
-    ajv: { customOptions: { allErrors: false, coerceTypes: false } },
+    // Bodies are checked strictly (no coercion, unknown fields refused); query
+    // strings are strings and are read by the handlers.
+    ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
   });
   const defaultProfile = [...deps.runtimes.keys()][0]!;
   const runtimeOf = (profile: string | undefined): ProfileRuntime => {
@@ -136,7 +138,9 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     },
   );
 
-  app.get<{ Querystring: { profile?: string; limit?: number; cursor?: string; all?: boolean } }>(
+  app.get<{
+    Querystring: { profile?: string; limit?: string; cursor?: string; all?: "true" | "false" };
+  }>(
     "/v1/sessions",
     {
       schema: {
@@ -145,9 +149,9 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
           additionalProperties: false,
           properties: {
             profile: { type: "string" },
-            limit: { type: "integer", minimum: 1, maximum: 500 },
+            limit: { type: "string", pattern: "^(?:[1-9][0-9]{0,2})$" },
             cursor: { type: "string" },
-            all: { type: "boolean" },
+            all: { type: "string", enum: ["true", "false"] },
           },
         },
       },
@@ -155,10 +159,12 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     async (request) => {
       const q = request.query;
       const runtime = runtimeOf(q.profile);
+      const limit = q.limit === undefined ? 50 : Number(q.limit);
+      if (limit > 500) throw new RangeError("querystring/limit must be at most 500");
       return runtime.store.sessions.list({
-        limit: q.limit ?? 50,
-        includeArchived: q.all === true,
-        includeHidden: q.all === true,
+        limit,
+        includeArchived: q.all === "true",
+        includeHidden: q.all === "true",
         ...(q.cursor ? { cursor: q.cursor } : {}),
       });
     },
@@ -189,14 +195,20 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { profile?: string; history?: boolean } }>(
+  app.get<{
+    Params: { id: string };
+    Querystring: { profile?: string; history?: "true" | "false" };
+  }>(
     "/v1/sessions/:id",
     {
       schema: {
         querystring: {
           type: "object",
           additionalProperties: false,
-          properties: { profile: { type: "string" }, history: { type: "boolean" } },
+          properties: {
+            profile: { type: "string" },
+            history: { type: "string", enum: ["true", "false"] },
+          },
         },
       },
     },
@@ -204,7 +216,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
       const runtime = runtimeOf(request.query.profile);
       const session = await runtime.store.sessions.require(request.params.id);
       const messages = await runtime.store.messages.load(session.id, {
-        includeHistory: request.query.history === true,
+        includeHistory: request.query.history === "true",
       });
       return { profile: runtime.profile, session, messages };
     },

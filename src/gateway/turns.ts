@@ -3,7 +3,14 @@ import { HearthError, isHearthError } from "../errors.js";
 import type { Store } from "../store/store.js";
 import type { Message, Session } from "../store/types.js";
 import type { GroupCommitter } from "./group-commit.js";
-import { acquireTurnLease } from "./leases.js";
+import {
+  acquireAlone,
+  acquireDecider,
+  newTurn,
+  releaseAlone,
+  releaseDecider,
+  waitForTurn,
+} from "./leases.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { Responder } from "./responder.js";
 
@@ -52,23 +59,34 @@ export async function runTurn(
 ): Promise<TurnResult> {
   const { store, committer, profile } = runtime;
   const session = await store.sessions.resolveChat(inbound.platform, inbound.chat);
-  const release = await acquireTurnLease(store, session.id, {
-    leaseMs: deps.config.gateway.leaseMs,
-    waitMs: deps.config.gateway.turnWaitMs,
-  });
+  const { leaseMs, turnWaitMs, compactAfterMessages } = deps.config.gateway;
+  const turn = newTurn(session.id);
+  const lease = { key: turn.key, decide: acquireDecider(turn, leaseMs) };
+  const release = { key: turn.key, decide: releaseDecider(turn) };
+  let held = false;
   deps.metrics.inFlight.inc();
   try {
-    // A transcript over its budget is compacted before it grows further (under the lease).
-    if (session.messageCount >= deps.config.gateway.compactAfterMessages) {
+    const user = {
+      role: "user" as const,
+      content: inbound.content,
+      clientId: inbound.clientId ?? null,
+    };
+    let message: Message;
+    if (session.messageCount >= compactAfterMessages) {
+      // Over budget: compact first, under the lease, before the transcript grows further.
+      await acquireAlone(store, turn, leaseMs, turnWaitMs);
+      held = true;
       await compactSession(store, session.id, deps).catch(() => {
         deps.metrics.turns.inc({ profile, outcome: "compaction_failed" });
       });
+      message = await committer.append(session.id, user);
+    } else {
+      // The lease is taken in the same transaction that stores the message.
+      message = await waitForTurn(turnWaitMs, () =>
+        committer.append(session.id, user, { metaBefore: lease }),
+      );
+      held = true;
     }
-    const message = await committer.append(session.id, {
-      role: "user",
-      content: inbound.content,
-      clientId: inbound.clientId ?? null,
-    });
     deps.metrics.acknowledged.inc({ profile, role: "user" });
     events.onStored?.(message, session);
     const transcript = await store.messages.load(session.id);
@@ -87,16 +105,21 @@ export async function runTurn(
             `the responder failed: ${(err as Error).message}`,
             { cause: err },
           );
-      const failed = await committer.append(session.id, {
-        role: "assistant",
-        name: "hearth.turn_failed",
-        content: {
-          turnFailed: true,
-          code: error.code,
-          message: error.message,
-          responder: deps.responder.name,
+      const failed = await committer.append(
+        session.id,
+        {
+          role: "assistant",
+          name: "hearth.turn_failed",
+          content: {
+            turnFailed: true,
+            code: error.code,
+            message: error.message,
+            responder: deps.responder.name,
+          },
         },
-      });
+        { metaAfter: release },
+      );
+      held = false;
       deps.metrics.turns.inc({ profile, outcome: "failed" });
       throw new HearthError(error.code, error.message, {
         resource: session.id,
@@ -105,14 +128,19 @@ export async function runTurn(
         ...(error.hint ? { hint: error.hint } : {}),
       });
     }
-    const reply = await committer.append(session.id, { role: "assistant", content });
+    // The reply and the release of the lease commit together.
+    const reply = await committer.append(
+      session.id,
+      { role: "assistant", content },
+      { metaAfter: release },
+    );
+    held = false;
     deps.metrics.acknowledged.inc({ profile, role: "assistant" });
     deps.metrics.turns.inc({ profile, outcome: "ok" });
-
     return { session: (await store.sessions.get(session.id)) ?? session, message, reply };
   } finally {
     deps.metrics.inFlight.dec();
-    await release();
+    if (held) await releaseAlone(store, turn).catch(() => undefined);
   }
 }
 

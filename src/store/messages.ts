@@ -1,6 +1,7 @@
 import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
+import { casOn, type MetaCas } from "./meta.js";
 import { type MessageRow, toMessage } from "./rows.js";
 import { sessionNotFound } from "./sessions.js";
 import type { Message, MessageRole, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
@@ -32,7 +33,13 @@ export class Messages {
    * only after the single COMMIT.
    */
   async appendMany(
-    items: readonly { sessionId: string; message: NewMessage }[],
+    items: readonly {
+      sessionId: string;
+      message: NewMessage;
+      /** A meta compare-and-set applied in the same savepoint, before or after the insert (turn leases). */
+      metaBefore?: MetaCas;
+      metaAfter?: MetaCas;
+    }[],
   ): Promise<AppendResult[]> {
     const now = this.access.now();
     const results: AppendResult[] = items.map(() => ({
@@ -52,9 +59,12 @@ export class Messages {
     await this.access.transact(() => {
       prepared.forEach((p, i) => {
         if (!p) return;
+        const item = items[i]!;
         conn.stmt("SAVEPOINT hearth_item").run();
         try {
-          results[i] = { ok: true, message: this.insert(conn, items[i]!.sessionId, p) };
+          if (item.metaBefore) casOn(conn, item.metaBefore.key, item.metaBefore.decide, now);
+          results[i] = { ok: true, message: this.insert(conn, item.sessionId, p) };
+          if (item.metaAfter) casOn(conn, item.metaAfter.key, item.metaAfter.decide, now);
           conn.stmt("RELEASE hearth_item").run();
         } catch (err) {
           conn.stmt("ROLLBACK TO hearth_item").run();

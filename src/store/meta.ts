@@ -1,4 +1,5 @@
 import type { Access } from "./access.js";
+import type { Connection } from "./connection.js";
 
 /** A small key/value table for operational state (schedules, markers, versions). */
 export class Meta {
@@ -41,21 +42,7 @@ export class Meta {
     decide: (current: string | null) => string | null | undefined,
   ): Promise<boolean> {
     const conn = this.access.write();
-    return this.access.transact(() => {
-      const row = conn.stmt("SELECT value FROM meta WHERE key = ?").get(key) as
-        | { value: string }
-        | undefined;
-      const next = decide(row?.value ?? null);
-      if (next === undefined) return false;
-      if (next === null) return conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0;
-      conn
-        .stmt(
-          `INSERT INTO meta (key, value, updated_at) VALUES (?, ?, ?)
-           ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-        )
-        .run(key, next, this.access.now());
-      return true;
-    });
+    return this.access.transact(() => casOn(conn, key, decide, this.access.now()));
   }
 
   async entries(): Promise<Record<string, string>> {
@@ -65,4 +52,32 @@ export class Meta {
     }[];
     return Object.fromEntries(rows.map((r) => [r.key, r.value]));
   }
+}
+
+/** A meta change that rides along with a write: `decide` may throw to fail it. */
+export interface MetaCas {
+  key: string;
+  decide: (current: string | null) => string | null | undefined;
+}
+
+/** Compare-and-set of one meta key on a connection that is inside a write transaction. */
+export function casOn(
+  conn: Connection,
+  key: string,
+  decide: MetaCas["decide"],
+  now: number,
+): boolean {
+  const row = conn.stmt("SELECT value FROM meta WHERE key = ?").get(key) as
+    | { value: string }
+    | undefined;
+  const next = decide(row?.value ?? null);
+  if (next === undefined) return false;
+  if (next === null) return conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0;
+  conn
+    .stmt(
+      `INSERT INTO meta (key, value, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    )
+    .run(key, next, now);
+  return true;
 }

@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../config/schema.js";
-import { fromSqliteError, HearthError, isHearthError } from "../errors.js";
+import { fromSqliteError, HearthError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
 import type { Coordinator } from "../process/coordinator.js";
 import { type Holder, type HolderReport, readHolders } from "../process/holders.js";
@@ -17,6 +17,7 @@ import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { hasWalResetBug } from "./sqlite-version.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "./types.js";
+import { writeTransaction } from "./write-path.js";
 
 /** Test-only window into which connection served which call (C1). */
 export const internals = Symbol("hearth.internals");
@@ -250,30 +251,13 @@ export class Store {
    * handler.
    */
   private transact<T>(fn: () => T): Promise<T> {
-    const conn = this.access.write();
-    const patience = this.config.store.busyTimeoutMs;
-    const deadline = Date.now() + patience;
-    return this.entry.coordinator.writeLock.run(async () => {
-      let degradedNow = false;
-      for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-        try {
-          return this.connection("writer").transaction(fn);
-        } catch (err) {
-          if (isSearchIndexDamage(err) && !degradedNow) {
-            // The derived index is damaged: mark it (its triggers then stand
-            // aside) and write the canonical rows anyway. Repair rebuilds it.
-            degradedNow = true;
-            markSearchDegraded(this.connection("writer"), String((err as Error).message));
-            continue;
-          }
-          if (!isBusyAtBegin(err)) throw err;
-          // Out of patience: name whoever holds the store (a foreign writer holds SQLite's lock).
-          if (Date.now() >= deadline) throw this.entry.coordinator.busyError(err);
-        }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
-        conn.guard?.check();
-      }
-    }, patience);
+    this.access.write();
+    return writeTransaction(
+      this.entry,
+      () => this.connection("writer"),
+      fn,
+      this.config.store.busyTimeoutMs,
+    );
   }
 
   get isClosed(): boolean {
@@ -322,27 +306,6 @@ export function withStructuralGate<T>(
   options?: StructuralOptions,
 ): Promise<T> {
   return store.withStructuralGate(op, fn, options);
-}
-
-function isSearchIndexDamage(err: unknown): boolean {
-  return (
-    isHearthError(err) && (err.sqliteCode === "SQLITE_CORRUPT_VTAB" || /\bfts5\b/.test(err.message))
-  );
-}
-
-function markSearchDegraded(conn: Connection, reason: string): void {
-  conn.transaction(() =>
-    conn
-      .stmt(
-        `INSERT INTO meta (key, value, updated_at) VALUES ('fts_degraded', ?, ?)
-         ON CONFLICT (key) DO NOTHING`,
-      )
-      .run(reason.slice(0, 500), Date.now()),
-  );
-}
-
-function isBusyAtBegin(err: unknown): boolean {
-  return isHearthError(err, "HEARTH_BUSY") && err.details?.phase === "begin";
 }
 
 function levelName(value: unknown): string {
