@@ -95,7 +95,7 @@ export async function startGateway(options: {
     address = await app.listen({ host: config.gateway.host, port: config.gateway.port });
   } catch (err) {
     clearInterval(idle);
-    await watcher.stop();
+    await watcher.stop(0);
     await closeAll();
     throw err;
   }
@@ -128,9 +128,10 @@ export async function startGateway(options: {
       // keep-alive ones as their in-flight turns finish.
       const sweep = setInterval(() => app.server.closeIdleConnections(), 20);
       const timer = new Promise((r) => setTimeout(r, config.gateway.drainMs).unref());
+      const started = Date.now();
       await Promise.race([drained, timer]);
       clearInterval(sweep);
-      await Promise.race([watcher.stop(), timer]);
+      await watcher.stop(Math.max(0, config.gateway.drainMs - (Date.now() - started)));
       shutdown.abort();
       for (const r of runtimes.values()) await r.committer.drain();
       await closeAll();

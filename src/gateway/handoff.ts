@@ -1,6 +1,7 @@
 import type { HearthConfig } from "../config/schema.js";
 import { currentIdentity } from "../process/identity.js";
 import type { Message, Session } from "../store/types.js";
+import { deadline } from "./deadline.js";
 import type { ProfileRuntime } from "./turns.js";
 
 export interface Delivery {
@@ -25,13 +26,25 @@ export class WebhookAdapter implements PlatformAdapter {
   ) {}
 
   async deliver(d: Delivery): Promise<void> {
-    const response = await fetch(this.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ profile: d.profile, session: d.session, messages: d.transcript }),
-      signal: AbortSignal.any([d.signal, AbortSignal.timeout(this.timeoutMs)]),
-    });
-    if (!response.ok) throw new Error(`${this.url} answered ${response.status}`);
+    const { signal, done } = deadline(
+      d.signal,
+      this.timeoutMs,
+      `timed out: ${this.url} did not answer within ${this.timeoutMs} ms`,
+    );
+    try {
+      const response = await fetch(this.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ profile: d.profile, session: d.session, messages: d.transcript }),
+        signal,
+      });
+      await response.body?.cancel();
+      if (!response.ok) throw new Error(`${this.url} answered ${response.status}`);
+    } catch (err) {
+      throw signal.aborted ? new Error(String(signal.reason?.message ?? signal.reason)) : err;
+    } finally {
+      done();
+    }
   }
 }
 
@@ -90,10 +103,20 @@ export class HandoffWatcher {
     this.timer = setInterval(() => this.poll(), this.config().gateway.handoffPollMs);
   }
 
-  async stop(): Promise<void> {
+  /** Stop polling; give running deliveries `graceMs`, then abort them (they are failed, never re-queued). */
+  async stop(graceMs: number): Promise<void> {
     clearInterval(this.timer);
-    await Promise.allSettled([...this.inFlight]);
-    this.abort.abort();
+    const settled = Promise.allSettled([...this.inFlight]);
+    const grace = deadline(new AbortController().signal, graceMs, "grace over");
+    await Promise.race([
+      settled,
+      new Promise((r) => grace.signal.addEventListener("abort", r, { once: true })),
+    ]);
+    grace.done();
+    this.abort.abort(
+      new Error("the gateway stopped during the delivery; it may or may not have arrived"),
+    );
+    await settled;
   }
 
   private polling = false;

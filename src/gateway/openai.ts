@@ -1,6 +1,7 @@
 import { createParser } from "eventsource-parser";
 import { HearthError } from "../errors.js";
 import type { Message } from "../store/types.js";
+import { deadline } from "./deadline.js";
 import type { Responder, TurnInput } from "./responder.js";
 
 export interface OpenAiOptions {
@@ -22,8 +23,21 @@ export class OpenAiResponder implements Responder {
   constructor(private readonly options: OpenAiOptions) {}
 
   async respond(input: TurnInput): Promise<{ content: string }> {
-    const { baseUrl, model, apiKey, stream, timeoutMs } = this.options;
-    const signal = AbortSignal.any([input.signal, AbortSignal.timeout(timeoutMs)]);
+    const { timeoutMs } = this.options;
+    const { signal, done } = deadline(
+      input.signal,
+      timeoutMs,
+      `timed out: no answer within ${timeoutMs} ms`,
+    );
+    try {
+      return await this.call(input, signal);
+    } finally {
+      done();
+    }
+  }
+
+  private async call(input: TurnInput, signal: AbortSignal): Promise<{ content: string }> {
+    const { baseUrl, model, apiKey, stream } = this.options;
     let response: Response;
     try {
       response = await fetch(`${baseUrl.replace(/\/$/, "")}/chat/completions`, {

@@ -76,7 +76,9 @@ export class Sessions {
     const find =
       "SELECT id FROM sessions WHERE source = ? AND chat_key = ? AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1";
     // The common case, an open session, needs no write transaction.
-    const known = this.access.read().stmt(find).get(platform, chatKey) as { id: string } | undefined;
+    const known = this.access.read().stmt(find).get(platform, chatKey) as
+      | { id: string }
+      | undefined;
     if (known) {
       const session = await this.get(known.id);
       if (session && session.endedAt === null) return session;
