@@ -1,0 +1,54 @@
+// In-process rounds on tinybench: one Bench per variant and round, the
+// variants' order rotated every round (hearth, ceiling, naive; then
+// ceiling, naive, hearth; ...). Each task gets a fresh context from its
+// `setup` (beforeAll: warmup and run phases each get their own) and exactly
+// `iterations` timed calls (a variant may set fewer: the slow naive ones).
+import { Bench } from "tinybench";
+import { rotate } from "./stats.mjs";
+
+/**
+ * variants: [{ name, async: boolean, iterations?, setup(round, phase) → ctx, fn(ctx, i), teardown?(ctx) }]
+ * Returns { [name]: [{ meanMs, p50, p99, max, samples }] } with one entry per round.
+ */
+export async function runRounds({ rounds, iterations, warmup = 0, variants, log }) {
+  const out = Object.fromEntries(variants.map((v) => [v.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const line = [];
+    for (const v of rotate(variants, round)) {
+      const n = v.iterations ?? iterations;
+      const bench = new Bench({
+        iterations: n,
+        time: 0,
+        warmup: warmup > 0,
+        warmupIterations: Math.min(warmup, n),
+        warmupTime: 0,
+        throws: true,
+      });
+      let ctx;
+      let i = 0;
+      bench.add(v.name, v.async ? async () => v.fn(ctx, i++) : () => v.fn(ctx, i++), {
+        async: v.async,
+        beforeAll: async (mode) => {
+          i = 0;
+          ctx = await v.setup(round, mode);
+        },
+        afterAll: async () => {
+          await v.teardown?.(ctx);
+          ctx = undefined;
+        },
+      });
+      await bench.run();
+      const { latency, period } = bench.tasks[0].result;
+      out[v.name].push({
+        meanMs: period,
+        p50: latency.p50,
+        p99: latency.p99,
+        max: latency.max,
+        samples: latency.samplesCount,
+      });
+      line.push(`${v.name} ${period.toFixed(3)} ms`);
+    }
+    log?.(`  round ${round + 1}/${rounds}: mean per call ${line.join(", ")}`);
+  }
+  return out;
+}

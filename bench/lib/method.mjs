@@ -1,0 +1,76 @@
+// The "Method" section of docs/benchmarks.md: what each workload does and
+// what the baselines are, with this run's sizes.
+import { GENERATOR_VERSION, QUERY_SKIP_TOP, VOCABULARY_SIZE } from "./corpus.mjs";
+
+export function methodMarkdown(s) {
+  const n = (v) => v.toLocaleString("en-US");
+  return `Harness: [tinybench](https://github.com/tinylibs/tinybench) for the
+in-process figures (one \`Bench\` per variant and round, a fixed number of
+iterations, \`time: 0\`, in full runs a short warmup on a separate fresh store; latency
+percentiles from its per-call samples), and child processes speaking JSON
+lines for the multi-process figures (bench/workers/). Every store lives in
+a fresh directory under \`os.tmpdir()\` and is removed afterwards; every
+store is created by hearth (\`openStore\`), so the raw baselines run on
+hearth's own schema, FTS5 triggers included.
+
+Baselines, measured in the same run:
+
+- **ceiling**: raw better-sqlite3 running the SQL hearth runs (bench/lib/sql.mjs)
+  with hearth's writer pragmas (WAL, the same \`synchronous\`,
+  \`foreign_keys\`, \`journal_size_limit\`, \`wal_autocheckpoint\`), one
+  long-lived connection, prepared statements, \`BEGIN IMMEDIATE\`
+  transactions, SQLite's own busy handler (\`busy_timeout\` 5000), reads on a
+  read-only connection.
+- **naive**: how agent runtimes commonly do it: a new read-write connection
+  per operation with the driver's defaults (its 5 s busy timeout; the level
+  set explicitly so only connection handling differs), a deferred \`BEGIN\`,
+  reads on that read-write connection. In workload 7 the naive writer
+  process runs the backup itself, on its own connection.
+
+Workloads (sizes of this ${s.mode} run):
+
+1. **append**: ${n(s.appendTotal)} single-message appends per variant and level, one
+   transaction each, over 100 sessions, in ${s.rounds} rounds of ${n(s.appendTotal / s.rounds)}
+   on fresh stores (naive: ${n(s.naiveAppends)} per round: it is an order of
+   magnitude slower). messages/s is 1000 / mean latency per call.
+2. **batch append**: \`appendBatch\` of 100 messages, ${n(s.batchTotal)} messages per round.
+4. **mixed** (${s.mixedRounds} rounds): 2 writer + 3 reader processes for ${n(s.mixedMs)} ms on a fresh
+   store of 100 sessions × 100 messages, WAL+FULL. Writers append one message
+   per transaction to random sessions; readers cycle through the last 50
+   messages of a random session, a list of 20 sessions and one search. Every
+   process yields to its event loop between operations. The API has no
+   "last N messages" call, so every variant loads the live transcript and
+   keeps the last 50. The WAL size is taken before any process closes (the
+   naive processes close their connection after every operation, and the last
+   close checkpoints and removes the WAL: hence 0).
+5. **resume**: \`messages.load\` of a 10,000-message session, ${s.resumeLoads} loads per round,
+   for two transcripts: agent-like messages (about 650 bytes) and short chat
+   turns (3–15 words, about 65 bytes).
+6. **search**: ${n(s.largeMessages)} messages over ${n(s.largeSessions)} sessions; ${s.searchQueries}
+   queries per round, 70% one word, 30% two words (FTS5 ANDs them), words drawn
+   uniformly from the vocabulary minus its ${QUERY_SKIP_TOP} most frequent words; limit 20,
+   ranked, with snippets, as \`store.search\` does.
+7. **maintenance under load** (${s.maintenanceRounds} rounds: a backup of the large store takes seconds): \`backup()\` (from dist/ops/backup.js, on a
+   \`role: "reader"\` store) of the ${n(s.largeMessages)}-message store while a writer
+   process appends (WAL+FULL, yielding between appends); the writer's p99
+   and its largest event-loop stall (a 10 ms interval) are taken over the
+   appends and samples that overlap the backup. The ceiling runs the same
+   steps as hearth's backup in raw better-sqlite3 (\`VACUUM INTO\`, fsync,
+   \`quick_check\`, rename). Then \`optimize()\` (dist/ops/optimize.js) vs the
+   same four statements on a raw connection, each on a fresh copy of a quiet
+   ${n(s.optimizeMessages)}-message store.
+
+3 and 8 (gateway): ${s.gatewayReason}.
+
+Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
+words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,
+tool outputs of 40–260 (about 650 bytes a message). Generator version
+${GENERATOR_VERSION}; nothing is cached between runs: the large store is built
+at every run (raw SQL into a hearth-created store at \`synchronous = OFF\`,
+the FTS insert trigger dropped during the load, the index built with FTS5
+\`rebuild\` and the trigger re-created from its own stored SQL), in
+${s.largeBuildSeconds.toFixed(0)} s this time. Setup is never timed.
+
+Targets are judged on the median over rounds, except "every round" targets
+(worst round). A target is never loosened; a miss is reported as FAIL.`;
+}

@@ -1,0 +1,70 @@
+// One row of the results table: a metric measured for hearth and its
+// baselines over the same rounds, the per-round ratios and the target.
+import { ratio, spread } from "./stats.mjs";
+
+/**
+ * row({ workload, metric, unit, better: "higher" | "lower", hearth: [..],
+ *       ceiling?: [..], naive?: [..], target?, note? })
+ *
+ * target: { text, kind: "ceiling" | "absolute", op: ">=" | "<=" | "<",
+ *           value, basis: "median" | "worst" }
+ *   "ceiling" compares the per-round ratio hearth/ceiling; "absolute" the
+ *   hearth figure itself. basis "median" takes the median over rounds,
+ *   "worst" the worst round (max for "<"/"<=", min for ">=").
+ *   applies: false reports the target without judging it (pass: null), for
+ *   a quick run whose sizes are not the target's.
+ */
+export function row(spec) {
+  const out = {
+    workload: spec.workload,
+    metric: spec.metric,
+    unit: spec.unit,
+    better: spec.better,
+    rounds: spec.hearth.length,
+    hearth: spread(spec.hearth),
+    raw: { hearth: spec.hearth },
+  };
+  if (spec.ceiling) {
+    out.ceiling = spread(spec.ceiling);
+    out.vsCeiling = ratio(spec.hearth, spec.ceiling);
+    out.raw.ceiling = spec.ceiling;
+  }
+  if (spec.naive) {
+    out.naive = spread(spec.naive);
+    out.vsNaive = ratio(spec.hearth, spec.naive);
+    out.raw.naive = spec.naive;
+  }
+  if (spec.naiveNote) out.naiveNote = spec.naiveNote;
+  if (spec.note) out.note = spec.note;
+  if (spec.target) out.target = judge(spec.target, out);
+  return out;
+}
+
+/** A workload that was not run, with the reason. */
+export function skipped(workload, reason) {
+  return { workload, metric: "—", skipped: reason };
+}
+
+function judge(target, r) {
+  const pick = (summary) => {
+    if (target.basis !== "worst") return summary.median;
+    return target.op === ">=" ? summary.min : summary.max;
+  };
+  const ok = (figure) =>
+    target.op === ">="
+      ? figure >= target.value
+      : target.op === "<="
+        ? figure <= target.value
+        : figure < target.value;
+  const figure = pick(target.kind === "ceiling" ? r.vsCeiling : r.hearth);
+  if (target.applies === false) {
+    return { text: target.text, basis: target.basis, figure, pass: null };
+  }
+  const out = { text: target.text, basis: target.basis, figure, pass: ok(figure) };
+  // For an absolute target: would raw better-sqlite3 (the ceiling) meet it on this machine?
+  if (target.kind === "absolute" && r.ceiling) {
+    out.ceilingFigure = pick(r.ceiling);
+    out.ceilingPass = ok(out.ceilingFigure);
+  }
+  return out;
+}

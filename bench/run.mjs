@@ -1,0 +1,161 @@
+// hearth's benchmark suite. `npm run bench` (builds dist/ first), or
+// `npm run bench -- --quick` for the under-a-minute smoke run.
+//
+//   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
+//   --rounds N     rounds per workload (default 5, quick 3)
+//   --only LIST    comma-separated: append, mixed, resume, search, maintenance
+//   --docs         also rewrite docs/benchmarks.md in a quick or partial run
+//   --no-docs      never rewrite docs/benchmarks.md
+import { existsSync } from "node:fs";
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { machine } from "./lib/machine.mjs";
+import { methodMarkdown } from "./lib/method.mjs";
+import { killChildren } from "./lib/procs.mjs";
+import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
+import { cleanupAll, removeDir } from "./lib/stores.mjs";
+import { appendWorkloads } from "./workloads/append.mjs";
+import { gatewayReason, gatewayRows } from "./workloads/gateway.mjs";
+import { maintenanceWorkload } from "./workloads/maintenance.mjs";
+import { mixedWorkload } from "./workloads/mixed.mjs";
+import { resumeWorkload } from "./workloads/resume.mjs";
+import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
+
+const SIZES = {
+  full: {
+    rounds: 5,
+    mixedRounds: 5,
+    maintenanceRounds: 3,
+    warmup: true,
+    appendTotal: 20_000,
+    naiveAppends: 500,
+    batchTotal: 5_000,
+    mixedMs: 3_000,
+    resumeLoads: 15,
+    largeMessages: 1_000_000,
+    largeSessions: 5_000,
+    searchQueries: 200,
+    optimizeMessages: 100_000,
+  },
+  quick: {
+    rounds: 3,
+    mixedRounds: 2,
+    maintenanceRounds: 2,
+    warmup: false,
+    appendTotal: 900,
+    naiveAppends: 60,
+    batchTotal: 1_000,
+    mixedMs: 1_000,
+    resumeLoads: 5,
+    largeMessages: 30_000,
+    largeSessions: 150,
+    searchQueries: 60,
+    optimizeMessages: 10_000,
+  },
+};
+const ALL = ["append", "mixed", "resume", "search", "maintenance"];
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    rounds: { type: "string" },
+    only: { type: "string" },
+    docs: { type: "boolean" },
+    "no-docs": { type: "boolean", default: false },
+  },
+});
+if (!existsSync(new URL("../dist/index.js", import.meta.url))) {
+  console.error("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`");
+  process.exit(2);
+}
+const mode = args.quick ? "quick" : "full";
+const sizes = { ...SIZES[mode], mode };
+const rounds = args.rounds ? Number(args.rounds) : sizes.rounds;
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new RangeError("--rounds must be a positive integer");
+sizes.rounds = rounds;
+const only = args.only ? args.only.split(",").map((s) => s.trim()) : ALL;
+for (const name of only)
+  if (!ALL.includes(name)) throw new RangeError(`--only: unknown workload ${name}`);
+
+const started = performance.now();
+const log = (message) =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${message}`);
+
+async function main() {
+  const info = await machine();
+  log(
+    `hearth bench, ${mode} run, ${rounds} rounds; ${info.cpuModel} × ${info.cpuCount}, load ${info.loadAverage.join(" ")}`,
+  );
+  const reason = gatewayReason();
+  const rows = [];
+  const errors = [];
+  const step = async (name, fn) => {
+    if (!only.includes(name)) return;
+    try {
+      rows.push(...(await fn()));
+    } catch (err) {
+      errors.push({ workload: name, error: String(err?.stack ?? err) });
+      log(`${name} failed: ${err?.stack ?? err}`);
+      await killChildren();
+    }
+  };
+  await step("append", () => appendWorkloads({ sizes, rounds, log }));
+  rows.push(...gatewayRows(reason).slice(0, 1));
+  await step("mixed", () =>
+    mixedWorkload({ sizes, rounds: Math.min(rounds, sizes.mixedRounds), log }),
+  );
+  await step("resume", () => resumeWorkload({ sizes, rounds, log }));
+  let large;
+  if (only.includes("search") || only.includes("maintenance")) {
+    log(`building the large store (${sizes.largeMessages.toLocaleString("en-US")} messages)`);
+    large = await buildLargeStore({
+      messages: sizes.largeMessages,
+      sessions: sizes.largeSessions,
+      log,
+    });
+    sizes.largeBuildSeconds = large.buildSeconds;
+  }
+  await step("search", () => searchWorkload({ large, sizes, rounds, log }));
+  const mRounds = Math.min(rounds, sizes.maintenanceRounds);
+  await step("maintenance", () => maintenanceWorkload({ large, sizes, rounds: mRounds, log }));
+  rows.push(...gatewayRows(reason).slice(1));
+  if (large) removeDir(large.home);
+
+  const date = new Date().toISOString().slice(0, 10);
+  const durationSeconds = (performance.now() - started) / 1000;
+  const partial = only.length !== ALL.length || args.rounds !== undefined;
+  const command = `npm run bench${mode === "quick" ? " -- --quick" : ""}`;
+  const result = {
+    date,
+    mode,
+    rounds,
+    command: partial ? `node bench/run.mjs ${process.argv.slice(2).join(" ")}` : command,
+    sizes: { ...sizes, gatewayReason: reason },
+    machine: info,
+    loadAfter: os.loadavg().map((v) => Math.round(v * 100) / 100),
+    durationSeconds,
+    rows,
+    errors,
+  };
+  result.file = `${date}${mode === "quick" ? "-quick" : ""}.json`;
+  console.log(consoleTable(rows));
+  const path = writeJson(result);
+  log(`wrote ${path}`);
+  const docs = args["no-docs"] ? false : (args.docs ?? (mode === "full" && !partial));
+  if (docs) {
+    writeDocs(result, methodMarkdown({ ...sizes, gatewayReason: reason }));
+    log("wrote docs/benchmarks.md and docs/benchmarks.svg");
+  }
+  log(
+    `done in ${durationSeconds.toFixed(0)} s${errors.length ? `, ${errors.length} workload(s) failed` : ""}`,
+  );
+  if (errors.length) process.exitCode = 1;
+}
+
+try {
+  await main();
+} finally {
+  await killChildren();
+  cleanupAll();
+}

@@ -1,0 +1,202 @@
+// Workload 7: maintenance under load. An online backup of the large store
+// while a writer process appends (WAL+FULL), then optimize on a quiet store.
+//   backup: hearth's backup() on a reader store in this process, a hearth
+//     writer process appending | ceiling: the same steps in raw
+//     better-sqlite3 (VACUUM INTO, fsync, quick_check, rename) on a
+//     read-only connection, a raw writer process | naive: the writer
+//     process runs that backup itself on its own connection.
+//   optimize: hearth's optimize() vs the same four statements on a raw
+//     connection, each on a fresh copy of one generated store.
+import { copyFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { openStore } from "../../dist/index.js";
+import { backup } from "../../dist/ops/backup.js";
+import { optimize } from "../../dist/ops/optimize.js";
+import { killChildren, lagMonitor, startChild } from "../lib/procs.mjs";
+import { row } from "../lib/rows.mjs";
+import { rawBackup, writerPragmas } from "../lib/sql.mjs";
+import { rotate } from "../lib/stats.mjs";
+import { bulkFill, fileSize, newStore, removeDir, tempDir } from "../lib/stores.mjs";
+
+const MiB = 1024 * 1024;
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function backupOnce(variant, large, round, scratch, settleMs) {
+  const ids = Array.from({ length: Math.min(100, large.sessions) }, (_, i) => `s-${i}`);
+  const writer = startChild("load-writer.mjs", {
+    variant,
+    home: large.home,
+    path: large.path,
+    ids,
+    seed: 700 + round,
+    synchronous: "full",
+  });
+  try {
+    await writer.line((l) => l.ready === true);
+    writer.send({ op: "start" });
+    await writer.line((l) => l.op === "start");
+    await sleep(settleMs); // the writer settles into its pace before the backup starts
+    const target = join(scratch, `copy-${variant}-${round}.db`);
+    let from;
+    let to;
+    let callerStallMs = Number.NaN;
+    if (variant === "naive") {
+      writer.send({ op: "backup", target });
+      ({ from, to } = (await writer.line((l) => l.op === "backup")).result);
+    } else {
+      const lag = lagMonitor();
+      if (variant === "hearth") {
+        const store = await openStore({ home: large.home, role: "reader" });
+        from = now();
+        const result = await backup(store);
+        to = now();
+        await store.close();
+        rmSync(result.path, { force: true });
+      } else {
+        const db = new Database(large.path, { readonly: true, fileMustExist: true });
+        from = now();
+        rawBackup(db, target);
+        to = now();
+        db.close();
+      }
+      callerStallMs = Math.max(...lag.stop().map((s) => s.lateMs));
+    }
+    rmSync(target, { force: true });
+    const walMiB = fileSize(`${large.path}-wal`) / MiB;
+    writer.send({ op: "stop", from, to });
+    const stats = (await writer.line((l) => l.op === "stop")).result;
+    return { backupMs: to - from, callerStallMs, walMiB, ...stats };
+  } finally {
+    await writer.stop();
+    await killChildren();
+  }
+}
+
+async function optimizeOnce(variant, template) {
+  const { home, path } = await newStore("optimize", "full");
+  rmSync(`${path}-wal`, { force: true });
+  rmSync(`${path}-shm`, { force: true });
+  copyFileSync(template, path);
+  try {
+    const t0 = performance.now();
+    if (variant === "hearth") {
+      const store = await openStore({ home });
+      await optimize(store);
+      await store.close();
+    } else {
+      const db = new Database(path, { fileMustExist: true });
+      writerPragmas(db, "full");
+      db.exec("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')");
+      db.exec("ANALYZE");
+      db.exec("VACUUM");
+      db.pragma("wal_checkpoint(TRUNCATE)");
+      db.close();
+    }
+    return performance.now() - t0;
+  } finally {
+    removeDir(home);
+  }
+}
+
+export async function maintenanceWorkload({ large, sizes, rounds, log }) {
+  const size = `${(large.bytes / MiB).toFixed(0)} MiB`;
+  log(`7. backup of the ${size} store under a writer × ${rounds} rounds`);
+  const scratch = tempDir("backup");
+  const b = { hearth: [], ceiling: [], naive: [] };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const line = [];
+      for (const v of rotate(["hearth", "ceiling", "naive"], round)) {
+        const r = await backupOnce(v, large, round, scratch, sizes.warmup ? 500 : 200);
+        b[v].push(r);
+        line.push(`${v} ${(r.backupMs / 1000).toFixed(1)} s, stall ${r.maxStallMs.toFixed(0)} ms`);
+      }
+      log(`  round ${round + 1}/${rounds}: ${line.join("; ")}`);
+    }
+  } finally {
+    removeDir(scratch);
+  }
+  const optMessages = sizes.optimizeMessages;
+  log(
+    `7. optimize on a quiet ${optMessages.toLocaleString("en-US")}-message store × ${rounds} rounds`,
+  );
+  const tpl = await newStore("optimize-template", "full");
+  bulkFill(tpl.path, { total: optMessages, sessions: optMessages / 200, seed: 77 });
+  const o = { hearth: [], ceiling: [] };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const v of rotate(["hearth", "ceiling"], round))
+        o[v].push(await optimizeOnce(v, tpl.path));
+      log(
+        `  round ${round + 1}/${rounds}: hearth ${o.hearth.at(-1).toFixed(0)} ms, ceiling ${o.ceiling.at(-1).toFixed(0)} ms`,
+      );
+    }
+  } finally {
+    removeDir(tpl.home);
+  }
+  const get = (key) => ({
+    hearth: b.hearth.map((r) => r[key]),
+    ceiling: b.ceiling.map((r) => r[key]),
+    naive: b.naive.map((r) => r[key]),
+  });
+  const workload = `7. maintenance under load (${size} store)`;
+  return [
+    row({ workload, metric: "backup time", unit: "ms", better: "lower", ...get("backupMs") }),
+    row({
+      workload,
+      metric: "writer p99 during backup",
+      unit: "ms",
+      better: "lower",
+      ...get("p99"),
+    }),
+    row({
+      workload,
+      metric: "writer slowest append during backup",
+      unit: "ms",
+      better: "lower",
+      ...get("maxAppendMs"),
+    }),
+    row({
+      workload,
+      metric: "writer max event-loop stall during backup",
+      unit: "ms",
+      better: "lower",
+      ...get("maxStallMs"),
+      target: { text: "< 50 ms every round", kind: "absolute", op: "<", value: 50, basis: "worst" },
+    }),
+    row({
+      workload,
+      metric: "writer commits/s during backup",
+      unit: "commits/s",
+      better: "higher",
+      ...get("commitsPerSec"),
+    }),
+    row({
+      workload,
+      metric: "WAL size after backup",
+      unit: "MiB",
+      better: "lower",
+      ...get("walMiB"),
+    }),
+    row({
+      workload,
+      metric: "backup caller's event-loop stall",
+      unit: "ms",
+      better: "lower",
+      hearth: b.hearth.map((r) => r.callerStallMs),
+      ceiling: b.ceiling.map((r) => r.callerStallMs),
+      note: "naive: the writer is the caller (see the writer's stall)",
+    }),
+    row({
+      workload,
+      metric: `optimize, quiet ${optMessages.toLocaleString("en-US")}-message store`,
+      unit: "ms",
+      better: "lower",
+      hearth: o.hearth,
+      ceiling: o.ceiling,
+      note: "no naive variant: the same statements on one connection are the ceiling",
+    }),
+  ];
+}

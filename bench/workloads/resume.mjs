@@ -1,0 +1,90 @@
+// Workload 5: resume a session, i.e. load its 10,000-message transcript
+// (store.messages.load) vs the same SELECT on a raw read-only connection
+// (ceiling) vs a new read-write connection per load (naive). Two
+// transcripts: agent-like messages (~650 bytes, 6.5 MB in all) and short
+// chat turns (~65 bytes).
+import { openStore } from "../../dist/index.js";
+import { AGENT_SHAPES, CHAT_SHAPES } from "../lib/corpus.mjs";
+import { runRounds } from "../lib/inproc.mjs";
+import { row } from "../lib/rows.mjs";
+import { ceilingReader, naive } from "../lib/sql.mjs";
+import { bulkFill, newStore, removeDir } from "../lib/stores.mjs";
+
+const TOTAL = 10_000;
+
+async function measure({ label, shapes, iterations, rounds, warm, log }) {
+  const { home, path } = await newStore("resume", "full");
+  const [id] = bulkFill(path, { total: TOTAL, sessions: 1, seed: 5, shapes });
+  let loaded = 0;
+  try {
+    const res = await runRounds({
+      rounds,
+      iterations,
+      warmup: warm ? 2 : 0,
+      log,
+      variants: [
+        {
+          name: "hearth",
+          async: true,
+          setup: () => openStore({ home }),
+          fn: async (store) => {
+            loaded = (await store.messages.load(id)).length;
+          },
+          teardown: (store) => store.close(),
+        },
+        {
+          name: "ceiling",
+          async: false,
+          setup: () => ceilingReader(path),
+          fn: (r) => r.load(id),
+          teardown: (r) => r.close(),
+        },
+        {
+          name: "naive",
+          async: false,
+          setup: () => naive(path, "full"),
+          fn: (r) => r.load(id),
+        },
+      ],
+    });
+    if (loaded !== TOTAL) throw new Error(`resume loaded ${loaded} messages, expected ${TOTAL}`);
+    const workload = "5. resume (load 10k messages)";
+    const get = (key) => ({
+      hearth: res.hearth.map((r) => r[key]),
+      ceiling: res.ceiling.map((r) => r[key]),
+      naive: res.naive.map((r) => r[key]),
+    });
+    return [
+      row({
+        workload,
+        metric: `${label}: p50 load time`,
+        unit: "ms",
+        better: "lower",
+        ...get("p50"),
+        target: { text: "< 15 ms", kind: "absolute", op: "<", value: 15, basis: "median" },
+      }),
+      row({
+        workload,
+        metric: `${label}: p99 load time`,
+        unit: "ms",
+        better: "lower",
+        ...get("p99"),
+      }),
+    ];
+  } finally {
+    removeDir(home);
+  }
+}
+
+export async function resumeWorkload({ sizes, rounds, log }) {
+  const iterations = sizes.resumeLoads;
+  const rows = [];
+  for (const [label, shapes] of [
+    ["agent messages (~650 B)", AGENT_SHAPES],
+    ["chat turns (~65 B)", CHAT_SHAPES],
+  ]) {
+    log(`5. resume, ${label}: ${iterations} loads of ${TOTAL} messages × ${rounds} rounds`);
+    rows.push(...(await measure({ label, shapes, iterations, rounds, warm: sizes.warmup, log })));
+  }
+  return rows;
+}
