@@ -13,6 +13,9 @@ interface HitRow {
   snippet: string;
 }
 
+/** How many of the newest matches a store-wide search ranks by relevance. */
+export const RANK_WINDOW = 5000;
+
 /** Full-text search over message content; any user text is searched literally. */
 export async function searchMessages(
   access: Access,
@@ -30,7 +33,15 @@ export async function searchMessages(
     options.includeHistory ? "" : "AND m.active = 1",
     options.sessionId === undefined ? "" : "AND m.session_id = ?",
   ].join(" ");
-  const params: unknown[] = [query];
+  // Across the whole store, relevance is ranked among the newest RANK_WINDOW
+  // matches: ranking every match of a common word in a million messages
+  // takes ~100 ms, the newest few thousand a few ms (docs/api.md).
+  const windowed = options.sessionId === undefined;
+  const window = windowed
+    ? `AND messages_fts.rowid >= coalesce((SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?
+         ORDER BY rowid DESC LIMIT 1 OFFSET ${RANK_WINDOW - 1}), 0)`
+    : "";
+  const params: unknown[] = windowed ? [query, query] : [query];
   if (options.sessionId !== undefined) params.push(options.sessionId);
   const conn = access.read();
   const degraded = conn.stmt("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
@@ -44,7 +55,7 @@ export async function searchMessages(
         `SELECT m.session_id, m.id, m.ordinal, m.role, m.active, m.created_at,
               snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
        FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-       WHERE messages_fts MATCH ? ${filters}
+       WHERE messages_fts MATCH ? ${window} ${filters}
        ORDER BY rank LIMIT ?`,
       )
       .all(...params, limit) as HitRow[];
