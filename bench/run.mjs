@@ -3,7 +3,7 @@
 //
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
-//   --only LIST    comma-separated: append, mixed, resume, search, maintenance
+//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -15,7 +15,7 @@ import { killChildren } from "./lib/procs.mjs";
 import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
 import { cleanupAll, removeDir } from "./lib/stores.mjs";
 import { appendWorkloads } from "./workloads/append.mjs";
-import { gatewayReason, gatewayRows } from "./workloads/gateway.mjs";
+import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
@@ -36,6 +36,11 @@ const SIZES = {
     largeSessions: 5_000,
     searchQueries: 200,
     optimizeMessages: 100_000,
+    gatewayRounds: 5,
+    gatewayClients: [1, 8, 64],
+    gatewayMs: 1_500,
+    gatewayWarmMs: 500,
+    gatewaySettleMs: 1_000,
   },
   quick: {
     rounds: 3,
@@ -51,9 +56,14 @@ const SIZES = {
     largeSessions: 150,
     searchQueries: 60,
     optimizeMessages: 10_000,
+    gatewayRounds: 2,
+    gatewayClients: [64],
+    gatewayMs: 400,
+    gatewayWarmMs: 200,
+    gatewaySettleMs: 300,
   },
 };
-const ALL = ["append", "mixed", "resume", "search", "maintenance"];
+const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance"];
 
 const { values: args } = parseArgs({
   options: {
@@ -87,7 +97,6 @@ async function main() {
   log(
     `hearth bench, ${mode} run, ${rounds} rounds; ${info.cpuModel} × ${info.cpuCount}, load ${info.loadAverage.join(" ")}`,
   );
-  const reason = gatewayReason();
   const rows = [];
   const errors = [];
   const step = async (name, fn) => {
@@ -101,7 +110,16 @@ async function main() {
     }
   };
   await step("append", () => appendWorkloads({ sizes, rounds, log }));
-  rows.push(...gatewayRows(reason).slice(0, 1));
+  let footprint = []; // workload 8's rows, measured with 3, listed after 7
+  await step("gateway", async () => {
+    const r = await gatewayWorkload({
+      sizes,
+      rounds: Math.min(rounds, sizes.gatewayRounds),
+      log,
+    });
+    footprint = r.footprintRows;
+    return r.rows;
+  });
   await step("mixed", () =>
     mixedWorkload({ sizes, rounds: Math.min(rounds, sizes.mixedRounds), log }),
   );
@@ -119,7 +137,7 @@ async function main() {
   await step("search", () => searchWorkload({ large, sizes, rounds, log }));
   const mRounds = Math.min(rounds, sizes.maintenanceRounds);
   await step("maintenance", () => maintenanceWorkload({ large, sizes, rounds: mRounds, log }));
-  rows.push(...gatewayRows(reason).slice(1));
+  rows.push(...footprint);
   if (large) removeDir(large.home);
 
   const date = new Date().toISOString().slice(0, 10);
@@ -131,7 +149,7 @@ async function main() {
     mode,
     rounds,
     command: partial ? `node bench/run.mjs ${process.argv.slice(2).join(" ")}` : command,
-    sizes: { ...sizes, gatewayReason: reason },
+    sizes,
     machine: info,
     loadAfter: os.loadavg().map((v) => Math.round(v * 100) / 100),
     durationSeconds,
@@ -144,7 +162,7 @@ async function main() {
   log(`wrote ${path}`);
   const docs = args["no-docs"] ? false : (args.docs ?? (mode === "full" && !partial));
   if (docs) {
-    writeDocs(result, methodMarkdown({ ...sizes, gatewayReason: reason }));
+    writeDocs(result, methodMarkdown({ ...sizes, cpuCount: info.cpuCount }));
     log("wrote docs/benchmarks.md and docs/benchmarks.svg");
   }
   log(

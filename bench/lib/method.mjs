@@ -1,9 +1,15 @@
 // The "Method" section of docs/benchmarks.md: what each workload does and
 // what the baselines are, with this run's sizes.
+import { TURNS_PER_CHAT } from "../workloads/gateway.mjs";
 import { GENERATOR_VERSION, QUERY_SKIP_TOP, VOCABULARY_SIZE } from "./corpus.mjs";
 
 export function methodMarkdown(s) {
   const n = (v) => v.toLocaleString("en-US");
+  const gw = {
+    rounds: Math.min(s.rounds, s.gatewayRounds),
+    counts: s.gatewayClients.join(", "),
+    top: Math.max(...s.gatewayClients),
+  };
   return `Harness: [tinybench](https://github.com/tinylibs/tinybench) for the
 in-process figures (one \`Bench\` per variant and round, a fixed number of
 iterations, \`time: 0\`, in full runs a short warmup on a separate fresh store; latency
@@ -34,6 +40,36 @@ Workloads (sizes of this ${s.mode} run):
    on fresh stores (naive: ${n(s.naiveAppends)} per round: it is an order of
    magnitude slower). messages/s is 1000 / mean latency per call.
 2. **batch append**: \`appendBatch\` of 100 messages, ${n(s.batchTotal)} messages per round.
+3. **gateway group commit** (${gw.rounds} rounds): a real \`hearth gateway run\` process
+   (dist/cli/main.js) on loopback, a fresh home per variant and round, the echo
+   responder, the default configuration but for config.json's
+   \`durability.synchronous\` and \`gateway.groupCommit\`. ${gw.counts} concurrent HTTP
+   clients, each a loop of \`POST /v1/messages {platform, chat, content, clientId}\`
+   back to back on its own keep-alive connection (node:http), each in its own
+   chat (a client moves on to a fresh chat of its own every ${TURNS_PER_CHAT} turns, so the
+   live transcript, which the gateway loads whole on every turn, stays at most
+   ${2 * TURNS_PER_CHAT} messages whatever the throughput), dealt over 2 client processes so
+   that client work never runs on the gateway's event loop. Per client count:
+   each client's first message (it creates the session) untimed, ${n(s.gatewayWarmMs)} ms of
+   warm-up, then a ${n(s.gatewayMs)} ms window; a turn counts when its answer arrives
+   inside the window. Acknowledged messages/s = 2 × turns / window (the inbound
+   message and the reply are each committed before the answer); p99 over the
+   turns sent and answered inside the window. Columns: hearth = group commit
+   on; naive = the same gateway with \`gateway.groupCommit: false\` (one
+   transaction per message); ceiling = the gateway's own HTTP ceiling,
+   bench/workers/gateway-ceiling.mjs: \`buildServer\` from dist/gateway/server.js
+   (the same routes, validation, \`runTurn\`, echo responder, metrics and
+   logger) over a no-op store and committer (a cached session object per chat,
+   appends answered at once); it has no synchronous level, so both levels'
+   rows share it. Variant order rotated every round. Gateway CPU per turn:
+   utime + stime of the server process (/proc/<pid>/stat) over the window,
+   per turn answered in it, and the same for the two client processes
+   together; messages per commit: the gateway's
+   \`hearth_commit_batch_size\` histogram over warm-up and window. **This
+   machine has ${s.cpuCount} logical CPUs**: the server (its event loop, libuv and GC
+   threads) and both client processes compete for them, so every figure here
+   includes the clients' share of the CPU, and a server needing less CPU per
+   turn (the ceiling) leaves more to its clients.
 4. **mixed** (${s.mixedRounds} rounds): 2 writer + 3 reader processes for ${n(s.mixedMs)} ms on a fresh
    store of 100 sessions × 100 messages, WAL+FULL. Writers append one message
    per transaction to random sessions; readers cycle through the last 50
@@ -60,7 +96,10 @@ Workloads (sizes of this ${s.mode} run):
    same four statements on a raw connection, each on a fresh copy of a quiet
    ${n(s.optimizeMessages)}-message store.
 
-3 and 8 (gateway): ${s.gatewayReason}.
+8. **gateway footprint**: VmRSS (/proc/<pid>/status) of each server process of
+   workload 3 (same columns): idle, read once ${n(s.gatewaySettleMs)} ms after its readiness line,
+   before any request; under load, the largest of samples every 100 ms over
+   the ${gw.top}-client run (warm-up and window) at WAL+FULL. MB = 10^6 bytes.
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,

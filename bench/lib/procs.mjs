@@ -10,9 +10,15 @@ const live = new Set();
 /** Start `bench/workers/<name>` with one JSON argument. */
 export function startChild(name, arg) {
   const script = fileURLToPath(new URL(`../workers/${name}`, import.meta.url));
-  const child = spawn(process.execPath, [script, JSON.stringify(arg)], {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  return startProcess([script, JSON.stringify(arg)], { label: name });
+}
+
+/**
+ * Start `node <args>` (env: the child's environment) and read its stdout as
+ * JSON lines; the child is killed by killChildren() if still running.
+ */
+export function startProcess(args, { label, env = process.env }) {
+  const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"], env });
   live.add(child);
   let stderr = "";
   child.stderr.on("data", (d) => {
@@ -34,21 +40,23 @@ export function startChild(name, arg) {
     }
   });
   const exited = new Promise((resolve) =>
-    child.once("exit", (code) => {
+    child.once("exit", (code, signal) => {
       live.delete(child);
-      resolve(code);
+      resolve(code ?? signal);
     }),
   );
+  const running = () => child.exitCode === null && child.signalCode === null;
   return {
     pid: child.pid,
     exited,
+    stderr: () => stderr,
     /** The first line matching `match` (already printed or to come); rejects if the child exits first. */
     line(match) {
       const done = seen.find(match);
       if (done) return Promise.resolve(done);
       return new Promise((resolve, reject) => {
         waiters.push({ match, resolve });
-        exited.then((code) => reject(new Error(`${name} exited (${code}) early\n${stderr}`)));
+        exited.then((code) => reject(new Error(`${label} exited (${code}) early\n${stderr}`)));
       });
     },
     send(value) {
@@ -56,10 +64,13 @@ export function startChild(name, arg) {
     },
     /** Ask the child to exit and wait for it. */
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.stdin.end(`${JSON.stringify({ op: "exit" })}\n`);
-      }
+      if (running()) child.stdin.end(`${JSON.stringify({ op: "exit" })}\n`);
       await exited;
+    },
+    /** Send a signal (SIGTERM: a gateway drains and exits) and wait for the exit; resolves with the code or signal. */
+    async signal(name) {
+      if (running()) child.kill(name);
+      return exited;
     },
   };
 }
@@ -80,7 +91,8 @@ export async function killChildren() {
 export const emit = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
 /**
- * The worker side: handle JSON commands from stdin with `handlers[op](args)`.
+ * The worker side: handle JSON commands from stdin with `handlers[op](args)`;
+ * a command's `seq`, if any, is echoed in its answer.
  * {"op":"exit"} (or stdin closing) runs `handlers.close` and exits.
  */
 export function serve(handlers) {
@@ -93,12 +105,13 @@ export function serve(handlers) {
   };
   const rl = createInterface({ input: process.stdin });
   rl.on("line", async (text) => {
-    const { op, ...args } = JSON.parse(text);
+    const { op, seq, ...args } = JSON.parse(text);
     if (op === "exit") return quit();
+    const tag = seq === undefined ? { op } : { op, seq }; // seq: echoed, to match repeated ops
     try {
-      emit({ op, ok: true, result: await handlers[op](args) });
+      emit({ ...tag, ok: true, result: await handlers[op](args) });
     } catch (err) {
-      emit({ op, ok: false, error: { code: err.code, message: err.message } });
+      emit({ ...tag, ok: false, error: { code: err.code, message: err.message } });
     }
   });
   rl.on("close", quit);

@@ -4,12 +4,14 @@ import { ratio, spread } from "./stats.mjs";
 
 /**
  * row({ workload, metric, unit, better: "higher" | "lower", hearth: [..],
- *       ceiling?: [..], naive?: [..], target?, note? })
+ *       ceiling?: [..], naive?: [..], target?, note?,
+ *       baselines?: { ceiling, naive } (names, when not raw/naive better-sqlite3) })
  *
- * target: { text, kind: "ceiling" | "absolute", op: ">=" | "<=" | "<",
- *           value, basis: "median" | "worst" }
- *   "ceiling" compares the per-round ratio hearth/ceiling; "absolute" the
- *   hearth figure itself. basis "median" takes the median over rounds,
+ * target: { text, kind: "ceiling" | "naive" | "absolute", op: ">=" | "<=" | "<",
+ *           value, basis: "median" | "worst" }, or a list of them (every one
+ *   is judged; the row passes when all pass).
+ *   "ceiling" compares the per-round ratio hearth/ceiling, "naive" the ratio
+ *   hearth/naive; "absolute" the hearth figure itself. basis "median" takes the median over rounds,
  *   "worst" the worst round (max for "<"/"<=", min for ">=").
  *   applies: false reports the target without judging it (pass: null), for
  *   a quick run whose sizes are not the target's.
@@ -34,10 +36,17 @@ export function row(spec) {
     out.vsNaive = ratio(spec.hearth, spec.naive);
     out.raw.naive = spec.naive;
   }
+  if (spec.baselines) out.baselines = spec.baselines; // what the columns are, when not raw/naive SQLite
   if (spec.naiveNote) out.naiveNote = spec.naiveNote;
   if (spec.note) out.note = spec.note;
-  if (spec.target) out.target = judge(spec.target, out);
+  if (Array.isArray(spec.target)) out.targets = spec.target.map((t) => judge(t, out));
+  else if (spec.target) out.target = judge(spec.target, out);
   return out;
+}
+
+/** The judged targets of a row (none, one or several). */
+export function targetsOf(r) {
+  return r.targets ?? (r.target ? [r.target] : []);
 }
 
 /** A workload that was not run, with the reason. */
@@ -56,7 +65,9 @@ function judge(target, r) {
       : target.op === "<="
         ? figure <= target.value
         : figure < target.value;
-  const figure = pick(target.kind === "ceiling" ? r.vsCeiling : r.hearth);
+  const basis = { ceiling: r.vsCeiling, naive: r.vsNaive, absolute: r.hearth }[target.kind];
+  if (!basis) throw new RangeError(`target kind ${target.kind}: no such figure in this row`);
+  const figure = pick(basis);
   if (target.applies === false) {
     return { text: target.text, basis: target.basis, figure, pass: null };
   }

@@ -1,30 +1,230 @@
-// Workloads 3 and 8 need the gateway's HTTP API. Until `hearth gateway run`
-// serves HTTP they are reported as not run, with the reason.
-import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { skipped } from "../lib/rows.mjs";
+// Workloads 3 and 8: a real `hearth gateway run` process on loopback with
+// the echo responder, N concurrent HTTP clients (each its own chat) in two
+// client processes. Variants, interleaved round by round on fresh homes:
+// group commit on at WAL+FULL and WAL+NORMAL (hearth), the same gateway with
+// gateway.groupCommit false (the "naive" column), and the gateway's own HTTP
+// ceiling: the same server with a no-op store (the "ceiling" column).
+// Workload 8 is the gateway's resident set size: idle after start and a
+// settle, and the largest 100 ms sample during the largest client count.
+import { commitBatches, cpuMs, rssMB, rssSampler, startServer } from "../lib/gateway-servers.mjs";
+import { startChild } from "../lib/procs.mjs";
+import { row } from "../lib/rows.mjs";
+import { quantile, rotate } from "../lib/stats.mjs";
 
-const NOT_YET = "not yet: the gateway HTTP API does not exist";
+const CLIENT_PROCESSES = 2;
+/** A client moves to a fresh chat of its own after this many turns (transcripts stay <= 50 messages). */
+export const TURNS_PER_CHAT = 25;
+const VARIANTS = [
+  { key: "full", synchronous: "full", groupCommit: true },
+  { key: "fullOff", synchronous: "full", groupCommit: false },
+  { key: "normal", synchronous: "normal", groupCommit: true },
+  { key: "normalOff", synchronous: "normal", groupCommit: false },
+  { key: "ceiling", ceiling: true },
+];
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The reason the gateway workloads are skipped. */
-export function gatewayReason() {
-  const cli = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-  let help = "";
-  try {
-    help = execFileSync(process.execPath, [cli, "gateway", "run", "--help"], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-  } catch {
-    return NOT_YET;
-  }
-  // A gateway that serves HTTP takes a port or an address to listen on.
-  if (/--(port|listen|host|bind)\b|http/i.test(help)) {
-    return "not run: `hearth gateway run` serves HTTP now, but the gateway workloads are not written yet";
-  }
-  return NOT_YET;
+/** Clients 0…n-1 dealt round-robin over the client processes. */
+const deal = (n) =>
+  Array.from({ length: CLIENT_PROCESSES }, (_, p) =>
+    Array.from({ length: n }, (_, c) => c).filter((c) => c % CLIENT_PROCESSES === p),
+  );
+
+/** A command and its answer (matched by `seq`: ops repeat, and past lines are kept). */
+async function ask(client, op, args) {
+  client.send({ op, ...args });
+  const answer = await client.line((l) => l.op === op && l.seq === args.seq);
+  if (!answer.ok) throw new Error(`gateway client ${op}: ${answer.error.message}`);
+  return answer.result;
 }
 
-export function gatewayRows(reason) {
-  return [skipped("3. gateway (HTTP)", reason), skipped("8. gateway (HTTP)", reason)];
+/** Resolves with fn() once Date.now() reaches `t`. */
+const atTime = (t, fn) =>
+  new Promise((resolve) => setTimeout(() => resolve(fn()), Math.max(0, t - Date.now())));
+
+/** One timed window of `n` clients against `address` (the gateway `pid`). */
+async function measureWindow(clients, { address, pid, n, tag, warmMs, ms, sample, batches }) {
+  const parts = deal(n)
+    .map((list, p) => ({ client: clients[p], list }))
+    .filter((x) => x.list.length > 0);
+  const seq = () => `${tag}-${Math.random()}`;
+  await Promise.all(
+    parts.map((x) => ask(x.client, "prepare", { seq: seq(), address, clients: x.list, tag })),
+  );
+  const before = batches ? await commitBatches(address) : undefined;
+  const at = Date.now() + warmMs;
+  const cpu = () => ({
+    server: cpuMs(pid),
+    clients: parts.reduce((s, x) => s + cpuMs(x.client.pid), 0),
+  });
+  const cpuStart = atTime(at, cpu);
+  const cpuEnd = atTime(at + ms, cpu);
+  const sampler = sample ? rssSampler(pid) : undefined;
+  const results = await Promise.all(
+    parts.map((x) => ask(x.client, "run", { seq: seq(), address, clients: x.list, tag, at, ms })),
+  );
+  const peakMB = sampler?.stop();
+  const [c0, c1] = await Promise.all([cpuStart, cpuEnd]);
+  const after = batches ? await commitBatches(address) : undefined;
+  const turns = results.reduce((s, r) => s + r.turns, 0);
+  const latencies = results.flatMap((r) => r.latencies);
+  return {
+    // Every turn acknowledges two messages: the inbound one and the reply.
+    msgPerSec: (2 * turns) / (ms / 1000),
+    p99: quantile(latencies, 0.99),
+    cpuPerTurn: (c1.server - c0.server) / turns,
+    clientCpuPerTurn: (c1.clients - c0.clients) / turns,
+    // Messages per commit over warm-up and window (and the turns still in flight at its end).
+    meanBatch: after ? (after.sum - before.sum) / (after.count - before.count) : undefined,
+    errors: results.reduce((s, r) => s + r.errors, 0),
+    lastError: results.map((r) => r.lastError).find(Boolean),
+    peakMB,
+  };
+}
+
+export async function gatewayWorkload({ sizes, rounds, log }) {
+  const counts = sizes.gatewayClients;
+  const top = Math.max(...counts);
+  const { gatewayMs: ms, gatewayWarmMs: warmMs, gatewaySettleMs: settleMs } = sizes;
+  log(
+    `3/8. gateway: ${counts.join(", ")} clients, ${ms} ms windows (after ${warmMs} ms warm-up) × ${rounds} rounds`,
+  );
+  const clients = Array.from({ length: CLIENT_PROCESSES }, (_, p) =>
+    startChild("gateway-client.mjs", { seed: 300 + p, turnsPerChat: TURNS_PER_CHAT }),
+  );
+  const res = Object.fromEntries(
+    VARIANTS.map((v) => [v.key, { idle: [], peak: [], byN: new Map(counts.map((n) => [n, []])) }]),
+  );
+  const failures = [];
+  try {
+    await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
+    for (let round = 0; round < rounds; round++) {
+      const line = [];
+      for (const v of rotate(VARIANTS, round)) {
+        const server = await startServer(v);
+        try {
+          await sleep(settleMs);
+          res[v.key].idle.push(rssMB(server.pid));
+          const got = [];
+          for (const n of counts) {
+            const tag = `r${round}-n${n}`;
+            const batches = n === top && v.groupCommit === true;
+            const w = await measureWindow(clients, {
+              ...server,
+              n,
+              tag,
+              warmMs,
+              ms,
+              sample: n === top,
+              batches,
+            });
+            res[v.key].byN.get(n).push(w);
+            if (n === top) res[v.key].peak.push(w.peakMB);
+            if (w.errors) failures.push(`${v.key} ${n} clients: ${w.errors} (${w.lastError})`);
+            got.push(`${n}: ${Math.round(w.msgPerSec)}`);
+          }
+          line.push(`${v.key} ${got.join("/")}`);
+        } finally {
+          await server.stop();
+        }
+      }
+      log(`  round ${round + 1}/${rounds}: msg/s by clients ${line.join("; ")}`);
+    }
+  } finally {
+    await Promise.all(clients.map((c) => c.stop()));
+  }
+  if (failures.length) log(`  failed requests: ${failures.join("; ")}`);
+  return buildRows({ res, counts, top, failures });
+}
+
+const baselines = { ceiling: "the gateway's HTTP ceiling", naive: "group commit off" };
+const TARGETS = [
+  { text: ">= 3× group commit off", kind: "naive", op: ">=", value: 3, basis: "median" },
+  { text: ">= 0.8× HTTP ceiling", kind: "ceiling", op: ">=", value: 0.8, basis: "median" },
+];
+
+function buildRows({ res, counts, top, failures }) {
+  const workload = "3. gateway group commit (ceiling: no-op store; naive: group commit off)";
+  const note = failures.length ? `failed requests: ${failures.join("; ")}` : undefined;
+  /** hearth, ceiling and naive figures of one level and client count. */
+  const series = (level, n, field) => {
+    const pick = (key) => res[key].byN.get(n).map((w) => w[field]);
+    return { hearth: pick(level), ceiling: pick("ceiling"), naive: pick(`${level}Off`) };
+  };
+  const rows = [];
+  for (const level of ["full", "normal"]) {
+    const name = `WAL+${level.toUpperCase()}`;
+    for (const n of counts) {
+      rows.push(
+        row({
+          workload,
+          metric: `${name}, ${n} clients: acked messages/s`,
+          unit: "msg/s",
+          better: "higher",
+          baselines,
+          ...series(level, n, "msgPerSec"),
+          ...(level === "full" && n === 64 ? { target: TARGETS } : {}),
+          ...(note ? { note } : {}),
+        }),
+        row({
+          workload,
+          metric: `${name}, ${n} clients: p99 per turn`,
+          unit: "ms",
+          better: "lower",
+          baselines,
+          ...series(level, n, "p99"),
+        }),
+      );
+    }
+  }
+  rows.push(
+    row({
+      workload,
+      metric: `WAL+FULL, ${top} clients: gateway CPU per turn`,
+      unit: "ms",
+      better: "lower",
+      baselines,
+      ...series("full", top, "cpuPerTurn"),
+    }),
+    row({
+      workload,
+      metric: `WAL+FULL, ${top} clients: client processes' CPU per turn`,
+      unit: "ms",
+      better: "lower",
+      baselines,
+      ...series("full", top, "clientCpuPerTurn"),
+    }),
+    row({
+      workload,
+      metric: `WAL+FULL, ${top} clients: messages per commit`,
+      unit: "msg",
+      better: "higher",
+      hearth: res.full.byN.get(top).map((w) => w.meanBatch),
+    }),
+  );
+  const footprint = "8. gateway RSS (ceiling: no-op store; naive: group commit off)";
+  const rss = (field) => ({
+    hearth: res.full[field],
+    ceiling: res.ceiling[field],
+    naive: res.fullOff[field],
+  });
+  const footprintRows = [
+    row({
+      workload: footprint,
+      metric: "idle, after start and settle",
+      unit: "MB",
+      better: "lower",
+      baselines,
+      ...rss("idle"),
+      target: { text: "< 100 MB", kind: "absolute", op: "<", value: 100, basis: "median" },
+    }),
+    row({
+      workload: footprint,
+      metric: `max under ${top} clients, WAL+FULL`,
+      unit: "MB",
+      better: "lower",
+      baselines,
+      ...rss("peak"),
+    }),
+  ];
+  return { rows, footprintRows };
 }

@@ -1,0 +1,105 @@
+// The servers of workloads 3 and 8: a real `hearth gateway run` child on a
+// fresh home (config.json: the synchronous level and gateway.groupCommit),
+// the gateway's HTTP ceiling (bench/workers/gateway-ceiling.mjs: the same
+// server with a no-op store); their resident set size and CPU time from
+// /proc; the gateway's group-commit histogram from its /metrics.
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startChild, startProcess } from "./procs.mjs";
+import { removeDir, tempDir } from "./stores.mjs";
+
+const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+
+/**
+ * A gateway process. spec: { synchronous: "full" | "normal", groupCommit }
+ * or { ceiling: true }. Resolves with { pid, address, stop() } once it
+ * listens (the gateway's readiness line).
+ */
+export async function startServer(spec) {
+  if (spec.ceiling) {
+    const child = startChild("gateway-ceiling.mjs", {});
+    const { address } = await child.line((l) => l.listening === true);
+    await child.line((l) => l.ready === true);
+    return { pid: child.pid, address, stop: () => child.stop() };
+  }
+  const home = tempDir("gateway");
+  const config = {
+    durability: { synchronous: spec.synchronous },
+    gateway: { groupCommit: spec.groupCommit },
+  };
+  writeFileSync(join(home, "config.json"), `${JSON.stringify(config)}\n`);
+  const env = {
+    ...process.env,
+    HEARTH_GATEWAY_PORT: "0",
+    HEARTH_GATEWAY_HOST: "127.0.0.1",
+    HEARTH_LOG_LEVEL: "info",
+  };
+  const child = startProcess([CLI, "--home", home, "gateway", "run"], { label: "gateway", env });
+  const ready = await child.line((l) => l.event === "gateway.ready");
+  return {
+    pid: ready.pid,
+    address: ready.address,
+    async stop() {
+      const code = await child.signal("SIGTERM");
+      removeDir(home);
+      if (code !== 0) throw new Error(`gateway exited with ${code}\n${child.stderr()}`);
+    },
+  };
+}
+
+/** VmRSS of a process in MB (10^6 bytes; /proc reports kB = 1024 bytes). */
+export function rssMB(pid) {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  return (Number(m[1]) * 1024) / 1e6;
+}
+
+/** Sample rssMB(pid) every `everyMs`; stop() → the largest sample. */
+export function rssSampler(pid, everyMs = 100) {
+  let max = rssMB(pid);
+  const timer = setInterval(() => {
+    try {
+      max = Math.max(max, rssMB(pid));
+    } catch {
+      clearInterval(timer); // the process is gone: the workload reports why
+    }
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      max = Math.max(max, rssMB(pid));
+      return max;
+    },
+  };
+}
+
+const TICKS = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" })) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU time (user + system) a process has used so far, in ms (clock-tick resolution). */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
+}
+
+/** The group-commit batch histogram of /metrics so far: { sum (messages), count (commits) }. */
+export async function commitBatches(address) {
+  const text = await (await fetch(new URL("/metrics", address))).text();
+  const value = (name) => {
+    const line = text.split("\n").find((l) => l.startsWith(`${name}{profile="default"} `));
+    return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+  };
+  return {
+    sum: value("hearth_commit_batch_size_sum"),
+    count: value("hearth_commit_batch_size_count"),
+  };
+}
