@@ -19,6 +19,7 @@ export interface OpenAiOptions {
  */
 export class OpenAiResponder implements Responder {
   readonly name = "openai";
+  readonly context = "transcript" as const;
 
   constructor(private readonly options: OpenAiOptions) {}
 

@@ -14,12 +14,15 @@ export interface TurnInput {
 /** The agent turn behind one interface: echo (built in) or an OpenAI-compatible endpoint. */
 export interface Responder {
   readonly name: string;
+  /** What the turn must load: the whole live transcript, or only the new message. */
+  readonly context: "transcript" | "last";
   respond(input: TurnInput): Promise<{ content: string }>;
 }
 
 /** Replies with the user's words; works offline. Streams word by word. */
 export class EchoResponder implements Responder {
   readonly name = "echo";
+  readonly context = "last" as const;
 
   async respond(input: TurnInput): Promise<{ content: string }> {
     const last = input.transcript[input.transcript.length - 1];

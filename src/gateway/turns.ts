@@ -89,7 +89,9 @@ export async function runTurn(
     }
     deps.metrics.acknowledged.inc({ profile, role: "user" });
     events.onStored?.(message, session);
-    const transcript = await store.messages.load(session.id);
+    // A responder that reads only the new message spares the transcript load.
+    const transcript =
+      deps.responder.context === "last" ? [message] : await store.messages.load(session.id);
     let content: string;
     try {
       ({ content } = await deps.responder.respond({
