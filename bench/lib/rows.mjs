@@ -49,10 +49,6 @@ export function targetsOf(r) {
   return r.targets ?? (r.target ? [r.target] : []);
 }
 
-/** A workload that was not run, with the reason. */
-export function skipped(workload, reason) {
-  return { workload, metric: "—", skipped: reason };
-}
 
 function judge(target, r) {
   const pick = (summary) => {
