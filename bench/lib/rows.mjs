@@ -49,7 +49,6 @@ export function targetsOf(r) {
   return r.targets ?? (r.target ? [r.target] : []);
 }
 
-
 function judge(target, r) {
   const pick = (summary) => {
     if (target.basis !== "worst") return summary.median;
