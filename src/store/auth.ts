@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
 import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
+import type { Connection } from "./connection.js";
 
 export interface TokenPair {
   accessToken: string;
@@ -68,14 +69,7 @@ export class Auth {
     const hash = hashToken(normalizeCode(code));
     const conn = this.access.write();
     return this.access.transact(() => {
-      const row = conn
-        .stmt(
-          `SELECT t.family_id AS familyId, t.expires_at AS expiresAt, t.used_at AS usedAt, f.revoked_at AS revokedAt
-           FROM auth_tokens t JOIN auth_families f ON f.id = t.family_id WHERE t.hash = ? AND t.kind = 'pairing'`,
-        )
-        .get(hash) as
-        | { familyId: string; expiresAt: number; usedAt: number | null; revokedAt: number | null }
-        | undefined;
+      const row = findToken(conn, hash, "pairing");
       const now = this.access.now();
       if (!row || row.usedAt !== null || row.revokedAt !== null || row.expiresAt <= now)
         throw unauthorized("the pairing code is unknown, used or expired");
@@ -89,14 +83,7 @@ export class Auth {
     const hash = hashToken(refreshToken);
     const conn = this.access.write();
     return this.access.transact(() => {
-      const row = conn
-        .stmt(
-          `SELECT t.family_id AS familyId, t.expires_at AS expiresAt, t.used_at AS usedAt, f.revoked_at AS revokedAt
-           FROM auth_tokens t JOIN auth_families f ON f.id = t.family_id WHERE t.hash = ? AND t.kind = 'refresh'`,
-        )
-        .get(hash) as
-        | { familyId: string; expiresAt: number; usedAt: number | null; revokedAt: number | null }
-        | undefined;
+      const row = findToken(conn, hash, "refresh");
       const now = this.access.now();
       if (!row || row.revokedAt !== null || row.expiresAt <= now)
         throw unauthorized("the refresh token is unknown, revoked or expired");
@@ -111,15 +98,7 @@ export class Auth {
 
   /** The family of a valid access token, or a HEARTH_UNAUTHORIZED error. */
   async verifyAccess(accessToken: string): Promise<{ familyId: string }> {
-    const row = this.access
-      .read()
-      .stmt(
-        `SELECT t.family_id AS familyId, t.expires_at AS expiresAt, f.revoked_at AS revokedAt
-         FROM auth_tokens t JOIN auth_families f ON f.id = t.family_id WHERE t.hash = ? AND t.kind = 'access'`,
-      )
-      .get(hashToken(accessToken)) as
-      | { familyId: string; expiresAt: number; revokedAt: number | null }
-      | undefined;
+    const row = findToken(this.access.read(), hashToken(accessToken), "access");
     if (!row || row.revokedAt !== null || row.expiresAt <= this.access.now())
       throw unauthorized("the access token is unknown, revoked or expired");
     return { familyId: row.familyId };
@@ -188,6 +167,26 @@ export class Auth {
         .run(this.access.now(), reason, familyId).changes === 1
     );
   }
+}
+
+interface TokenRow {
+  familyId: string;
+  expiresAt: number;
+  usedAt: number | null;
+  revokedAt: number | null;
+}
+
+function findToken(
+  conn: Connection,
+  hash: string,
+  kind: "pairing" | "access" | "refresh",
+): TokenRow | undefined {
+  return conn
+    .stmt(
+      `SELECT t.family_id AS familyId, t.expires_at AS expiresAt, t.used_at AS usedAt, f.revoked_at AS revokedAt
+       FROM auth_tokens t JOIN auth_families f ON f.id = t.family_id WHERE t.hash = ? AND t.kind = ?`,
+    )
+    .get(hash, kind) as TokenRow | undefined;
 }
 
 function normalizeCode(code: string): string {
