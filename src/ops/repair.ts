@@ -24,6 +24,7 @@ import {
   salvage,
 } from "./repair/strategies.js";
 import { assertSpaceFor } from "./space.js";
+import { setJournalMode } from "./sqlite-file.js";
 
 export interface RepairResult {
   path: string;
@@ -203,13 +204,7 @@ function tryStep(step: () => void): boolean {
 
 /** Configured journal mode on the repaired copy, old sidecars removed, one rename over the original. */
 function promote(file: string, path: string, journalMode: string, synchronous: string): void {
-  const db = new Database(file, { fileMustExist: true });
-  try {
-    db.pragma(`synchronous = ${synchronous}`);
-    db.pragma(`journal_mode = ${journalMode}`);
-  } finally {
-    db.close();
-  }
+  setJournalMode(file, journalMode, synchronous);
   chmodSync(file, 0o600);
   fsyncFile(file);
   for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });

@@ -1,6 +1,5 @@
-import { chmodSync, copyFileSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import Database from "better-sqlite3";
 import { loadConfig } from "../config/load.js";
 import { databasePath, profileDir, resolveHome, validateProfile } from "../config/paths.js";
 import { HearthError } from "../errors.js";
@@ -19,6 +18,7 @@ import { LATEST_SCHEMA_VERSION } from "../store/migrations.js";
 import { fsyncFile, verifyCopy } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
 import { assertSpaceFor } from "./space.js";
+import { openInMemory, setJournalMode } from "./sqlite-file.js";
 
 export interface RestoreResult {
   path: string;
@@ -82,7 +82,8 @@ export async function restore(options: {
       chmodSync(staging, 0o600);
       // The copy is verified while it is still a rollback-journal file (reading it creates nothing).
       if (!readHeader(staging).wal) verifyCopy(staging);
-      applyJournalModeTo(staging, config.durability.journalMode, config.durability.synchronous);
+      // The restored file carries the configured journal mode (a backup is a rollback-journal file).
+      setJournalMode(staging, config.durability.journalMode, config.durability.synchronous);
       fsyncFile(staging);
       for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
       renameSync(staging, path);
@@ -139,7 +140,7 @@ function verifyBackupFile(from: string): void {
   }
   if (header.wal) {
     // A connection would create sidecars next to it: check an in-memory copy instead.
-    const db = new Database(patchLegacy(from));
+    const db = openInMemory(from);
     try {
       const problems = (db.pragma("quick_check") as { quick_check: string }[]).filter(
         (r) => r.quick_check !== "ok",
@@ -152,23 +153,4 @@ function verifyBackupFile(from: string): void {
       db.close();
     }
   } else verifyCopy(from);
-}
-
-/** The restored file carries the configured journal mode (a backup is a rollback-journal file). */
-function applyJournalModeTo(path: string, mode: string, synchronous: string): void {
-  const db = new Database(path, { fileMustExist: true });
-  try {
-    db.pragma(`synchronous = ${synchronous}`);
-    db.pragma(`journal_mode = ${mode}`);
-  } finally {
-    db.close();
-  }
-  for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
-}
-
-function patchLegacy(path: string): Buffer {
-  const buf = readFileSync(path);
-  buf[18] = 1;
-  buf[19] = 1;
-  return buf;
 }

@@ -1,6 +1,6 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import Database from "better-sqlite3";
 import { lstatOrNull } from "../../files/inspect.js";
+import { openInMemory } from "../sqlite-file.js";
 
 export interface Snapshot {
   db: Database.Database;
@@ -37,35 +37,6 @@ export function openSnapshot(path: string, walHeader: boolean): Snapshot {
       ? `only one of -wal and -shm exists; checked the database file alone`
       : undefined
     : "a hot journal (-journal) is present: the next writer rolls back a crashed transaction; checked the database file as it is";
-  const db = new Database(readStable(path));
+  const db = openInMemory(path);
   return { db, kind: "copy", note, close: () => db.close() };
-}
-
-/** The file's bytes, re-read while it changes underneath (a checkpoint); WAL header bytes set to legacy for an in-memory copy. */
-function readStable(path: string): Buffer {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const fd = openSync(path, "r");
-    try {
-      const before = fstatSync(fd);
-      const buf = Buffer.alloc(before.size);
-      let off = 0;
-      while (off < buf.length) {
-        const n = readSync(fd, buf, off, buf.length - off, off);
-        if (n === 0) break;
-        off += n;
-      }
-      const after = fstatSync(fd);
-      if (after.size === before.size && after.mtimeMs === before.mtimeMs && off === buf.length) {
-        // An in-memory database cannot use WAL: mark the copy as a rollback-journal file.
-        if (buf.length >= 20 && buf[18] === 2) {
-          buf[18] = 1;
-          buf[19] = 1;
-        }
-        return buf;
-      }
-    } finally {
-      closeSync(fd);
-    }
-  }
-  throw new Error(`${path} kept changing while it was read; run hearth doctor again`);
 }

@@ -1,0 +1,55 @@
+import { closeSync, fstatSync, openSync, readSync, rmSync } from "node:fs";
+import Database from "better-sqlite3";
+import { SIDECAR_SUFFIXES } from "../files/inspect.js";
+
+/**
+ * A database file opened in memory: its bytes read (again while a
+ * checkpoint changes them underneath), the WAL header bytes set to legacy
+ * (an in-memory database cannot use WAL). Reading this way creates no
+ * sidecar next to the file, which any connection to a WAL file would.
+ */
+export function openInMemory(path: string): Database.Database {
+  return new Database(readStable(path));
+}
+
+function readStable(path: string): Buffer {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const fd = openSync(path, "r");
+    try {
+      const before = fstatSync(fd);
+      const buf = Buffer.alloc(before.size);
+      let off = 0;
+      while (off < buf.length) {
+        const n = readSync(fd, buf, off, buf.length - off, off);
+        if (n === 0) break;
+        off += n;
+      }
+      const after = fstatSync(fd);
+      if (after.size === before.size && after.mtimeMs === before.mtimeMs && off === buf.length) {
+        if (buf.length >= 20 && buf[18] === 2) {
+          buf[18] = 1;
+          buf[19] = 1;
+        }
+        return buf;
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+  throw new Error(`${path} kept changing while it was read; try again`);
+}
+
+/**
+ * Give a file that no other process knows yet (a restore or repair copy)
+ * the configured journal mode, then remove the sidecars that left behind.
+ */
+export function setJournalMode(path: string, mode: string, synchronous: string): void {
+  const db = new Database(path, { fileMustExist: true });
+  try {
+    db.pragma(`synchronous = ${synchronous}`);
+    db.pragma(`journal_mode = ${mode}`);
+  } finally {
+    db.close();
+  }
+  for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
+}
