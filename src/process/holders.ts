@@ -94,7 +94,7 @@ export function readHolders(path: string, options: ReadHoldersOptions = {}): Hol
     }
   }
 
-  const unexplained = excessAnonymous(anonymous, found, path);
+  const unexplained = excessAnonymous(anonymous, found, path, files.has(`${path}-shm`));
   let unexplainedLocks = 0;
   if (unexplained > 0) {
     const owners = ofdOwners(byId);
@@ -204,13 +204,16 @@ function excessAnonymous(
   anonymous: { lock: LockEntry; file: string }[],
   found: Map<number, { roles: Set<PresenceRole>; kind: ProcessKind }>,
   path: string,
+  walMode: boolean,
 ): number {
   const present = [...found.values()].filter((e) => e.roles.size > 0);
   const writers = present.filter((e) => e.roles.has("writer") || e.roles.has("surgeon")).length;
   const gateways = present.filter((e) => e.kind === "gateway").length;
   const allowance = (lock: LockEntry, file: string): [string, number] => {
     if (file === path) {
-      if (lock.start === SQLITE_SHARED_FIRST) return ["guard", present.length];
+      // Hearth's guard locks exist only in WAL mode (while a -shm exists):
+      // otherwise an OFD lock on SQLite's range is somebody else's.
+      if (lock.start === SQLITE_SHARED_FIRST) return ["guard", walMode ? present.length : 0];
       if (lock.start === GATE_OFFSET) return ["gate", writers];
       if (lock.start === TURNSTILE_OFFSET) return ["turnstile", writers];
       if (lock.start === WRITE_OFFSET) return ["write", writers];
