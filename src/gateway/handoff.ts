@@ -107,12 +107,12 @@ export class HandoffWatcher {
   async stop(graceMs: number): Promise<void> {
     clearInterval(this.timer);
     const settled = Promise.allSettled([...this.inFlight]);
-    const grace = deadline(new AbortController().signal, graceMs, "grace over");
-    await Promise.race([
-      settled,
-      new Promise((r) => grace.signal.addEventListener("abort", r, { once: true })),
-    ]);
-    grace.done();
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([settled, graceOver]);
+    clearTimeout(timer);
     this.abort.abort(
       new Error("the gateway stopped during the delivery; it may or may not have arrived"),
     );

@@ -43,6 +43,18 @@ const messageBody = {
   },
 } as const;
 
+/** Query strings arrive as strings: flags are "true" or "false". */
+const FLAG = { type: "string", enum: ["true", "false"] } as const;
+
+/** A query-string schema: every route takes `profile`; nothing unknown is accepted. */
+function query(properties: Record<string, unknown>) {
+  return {
+    type: "object",
+    additionalProperties: false,
+    properties: { profile: { type: "string" }, ...properties },
+  } as const;
+}
+
 interface MessageBody {
   profile?: string;
   platform: string;
@@ -144,16 +156,11 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     "/v1/sessions",
     {
       schema: {
-        querystring: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            profile: { type: "string" },
-            limit: { type: "string", pattern: "^(?:[1-9][0-9]{0,2})$" },
-            cursor: { type: "string" },
-            all: { type: "string", enum: ["true", "false"] },
-          },
-        },
+        querystring: query({
+          limit: { type: "string", pattern: "^(?:[1-9][0-9]{0,2})$" },
+          cursor: { type: "string" },
+          all: FLAG,
+        }),
       },
     },
     async (request) => {
@@ -176,14 +183,9 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     "/v1/handoffs",
     {
       schema: {
-        querystring: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            profile: { type: "string" },
-            state: { type: "string", enum: ["pending", "running", "completed", "failed"] },
-          },
-        },
+        querystring: query({
+          state: { type: "string", enum: ["pending", "running", "completed", "failed"] },
+        }),
       },
     },
     async (request) => {
@@ -202,14 +204,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     "/v1/sessions/:id",
     {
       schema: {
-        querystring: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            profile: { type: "string" },
-            history: { type: "string", enum: ["true", "false"] },
-          },
-        },
+        querystring: query({ history: FLAG }),
       },
     },
     async (request) => {

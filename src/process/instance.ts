@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { profileDir } from "../config/paths.js";
 import { HearthError } from "../errors.js";
@@ -6,7 +6,7 @@ import { ensurePrivateDir } from "../files/create.js";
 import { coordination, type Store } from "../store/store.js";
 import { describeHolders, holderJson, readHolders } from "./holders.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "./identity.js";
-import { runDir } from "./markers.js";
+import { runDir, writeJsonAtomic } from "./markers.js";
 
 /** The informational record next to the gateway lock; it never decides anything. */
 export interface GatewayRecord extends ProcessIdentity {
@@ -46,8 +46,7 @@ export function claimGateway(store: Store): GatewayLock {
         dbPath: store.path,
       };
       ensurePrivateDir(runDir(profileDir(store.home, store.profile)));
-      writeFileSync(`${recordPath}.tmp`, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-      renameSync(`${recordPath}.tmp`, recordPath);
+      writeJsonAtomic(recordPath, record);
     }
   } catch {
     // The record is detail only; the lock is held either way.

@@ -40,11 +40,15 @@ export function writeMarker(
     since: new Date().toISOString(),
   };
   const path = join(dir, `${identity.pid}-${identity.startTicks}.json`);
-  const temp = `${path}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(marker)}\n`, { mode: 0o600, flag: "w" });
-  renameSync(temp, path);
+  writeJsonAtomic(path, marker);
   track(path);
   return path;
+}
+
+/** Write a small JSON file under a temporary name, then rename it into place (0600). */
+export function writeJsonAtomic(path: string, value: unknown): void {
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(value)}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
 }
 
 export function removeMarker(path: string): void {
