@@ -74,15 +74,10 @@ export class Sessions {
       throw new TypeError("platform and chat must be non-empty strings");
     }
     const find =
-      "SELECT id FROM sessions WHERE source = ? AND chat_key = ? AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1";
-    // The common case, an open session, needs no write transaction.
-    const known = this.access.read().stmt(find).get(platform, chatKey) as
-      | { id: string }
-      | undefined;
-    if (known) {
-      const session = await this.get(known.id);
-      if (session && session.endedAt === null) return session;
-    }
+      "SELECT * FROM sessions WHERE source = ? AND chat_key = ? AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1";
+    // The common case, an open session, is one read and no write transaction.
+    const known = this.access.read().stmt(find).get(platform, chatKey) as SessionRow | undefined;
+    if (known) return toSession(known);
     const conn = this.access.write();
     const id = await this.access.transact(() => {
       const open = conn.stmt(find).get(platform, chatKey) as { id: string } | undefined;
