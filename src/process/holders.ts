@@ -94,17 +94,24 @@ export function readHolders(path: string, options: ReadHoldersOptions = {}): Hol
     }
   }
 
-  const unexplained = excessAnonymous(anonymous, found, path, files.has(`${path}-shm`));
+  const accounting = lockAccounting(found, path, files.has(`${path}-shm`));
+  const excess = accounting.excess(anonymous);
   let unexplainedLocks = 0;
-  if (unexplained > 0) {
-    const owners = ofdOwners(byId);
-    let matched = 0;
-    for (const [pid, ownedFiles] of owners) {
-      if (found.get(pid)?.roles.size) continue; // already explained by its presence
-      matched += ownedFiles.length;
-      for (const file of ownedFiles) entry(pid).files.add(file);
+  if ([...excess.values()].some((n) => n > 0)) {
+    // fdinfo names the owner of each OFD lock it can see. A hearth process's
+    // lock counts here only where no allowance already covered it.
+    const matched = new Map<string, number>();
+    for (const [pid, owned] of ofdOwners(byId)) {
+      const present = (found.get(pid)?.roles.size ?? 0) > 0;
+      for (const { lock, file } of owned) {
+        const [category, allowance] = accounting.category(lock, file);
+        if (present && allowance > 0) continue;
+        matched.set(category, (matched.get(category) ?? 0) + 1);
+        if (!present) entry(pid).files.add(file);
+      }
     }
-    unexplainedLocks = Math.max(0, unexplained - matched);
+    for (const [category, n] of excess)
+      unexplainedLocks += Math.max(0, n - (matched.get(category) ?? 0));
   }
 
   const holders: Holder[] = [];
@@ -195,23 +202,23 @@ function watchedFiles(path: string): Map<string, Stats> {
 }
 
 /**
- * How many anonymous (OFD) locks exceed what the hearth processes named by
- * presence locks account for. Each hearth process holds at most one guard
- * lock on the database and one on the -shm, and writers at most one each on
- * the gate, turnstile and write bytes; gateways one on the gateway byte.
+ * How anonymous (OFD) locks are accounted for by the hearth processes named
+ * by presence locks. Each hearth process holds at most one guard lock on the
+ * database and one on the -shm (in WAL mode only), and writers at most one
+ * each on the gate, turnstile and write bytes; gateways one on the gateway
+ * byte. `excess` says, per category, how many locks nobody accounts for.
  */
-function excessAnonymous(
-  anonymous: { lock: LockEntry; file: string }[],
+function lockAccounting(
   found: Map<number, { roles: Set<PresenceRole>; kind: ProcessKind }>,
   path: string,
   walMode: boolean,
-): number {
+) {
   const present = [...found.values()].filter((e) => e.roles.size > 0);
   const writers = present.filter((e) => e.roles.has("writer") || e.roles.has("surgeon")).length;
   const gateways = present.filter((e) => e.kind === "gateway").length;
-  const allowance = (lock: LockEntry, file: string): [string, number] => {
+  const category = (lock: LockEntry, file: string): [string, number] => {
     if (file === path) {
-      // Hearth's guard locks exist only in WAL mode (while a -shm exists):
+      // Hearth takes guard locks only in WAL mode (while a -shm exists):
       // otherwise an OFD lock on SQLite's range is somebody else's.
       if (lock.start === SQLITE_SHARED_FIRST) return ["guard", walMode ? present.length : 0];
       if (lock.start === GATE_OFFSET) return ["gate", writers];
@@ -223,21 +230,22 @@ function excessAnonymous(
     }
     return [`other:${file}:${lock.start}`, 0];
   };
-  const counts = new Map<string, { n: number; max: number }>();
-  for (const { lock, file } of anonymous) {
-    const [key, max] = allowance(lock, file);
-    const c = counts.get(key) ?? { n: 0, max };
-    c.n++;
-    counts.set(key, c);
-  }
-  let excess = 0;
-  for (const c of counts.values()) excess += Math.max(0, c.n - c.max);
-  return excess;
+  const excess = (anonymous: { lock: LockEntry; file: string }[]): Map<string, number> => {
+    const counts = new Map<string, { n: number; max: number }>();
+    for (const { lock, file } of anonymous) {
+      const [key, max] = category(lock, file);
+      const c = counts.get(key) ?? { n: 0, max };
+      c.n++;
+      counts.set(key, c);
+    }
+    return new Map([...counts].map(([key, c]) => [key, Math.max(0, c.n - c.max)]));
+  };
+  return { category, excess };
 }
 
 /** OFD lock owners from /proc/<pid>/fdinfo (readable only for our own processes, or as root). */
-function ofdOwners(byId: Map<string, string>): Map<number, string[]> {
-  const owners = new Map<number, string[]>();
+function ofdOwners(byId: Map<string, string>): Map<number, { lock: LockEntry; file: string }[]> {
+  const owners = new Map<number, { lock: LockEntry; file: string }[]>();
   for (const pid of numericEntries("/proc")) {
     for (const fd of numericEntries(`/proc/${pid}/fdinfo`)) {
       let info: string;
@@ -250,7 +258,7 @@ function ofdOwners(byId: Map<string, string>): Map<number, string[]> {
       for (const lock of parseLocks(info.replace(/^lock:\s*/gm, ""))) {
         const file = byId.get(`${lock.device}:${lock.inode}`);
         if (lock.kind !== "OFDLCK" || !file) continue;
-        owners.set(pid, [...(owners.get(pid) ?? []), file]);
+        owners.set(pid, [...(owners.get(pid) ?? []), { lock, file }]);
       }
     }
   }
