@@ -170,16 +170,12 @@ function attach(
   }
   if (role === "writer") {
     const coordinator = entry.coordinator;
-    const conn = entry.acquire("writer", config, (conn) => {
+    entry.acquire("writer", config, (conn) => {
       if (!firstInProcess) return;
       const warning = applyJournalMode(conn, config, coordinator);
       if (warning) warnings.push(warning);
       migrate(conn, { backupsDir: backupsDir(home), profile, coordinator });
     });
-    // In WAL mode BEGIN IMMEDIATE never waits inside SQLite: the store's
-    // write path waits asynchronously instead (rollback journals still need
-    // SQLite's wait at COMMIT for readers to finish).
-    if (entry.walMode) conn.db.pragma("busy_timeout = 0");
   }
   try {
     entry.acquire("reader", config, (conn) => assertReadable(conn));

@@ -1,5 +1,7 @@
 import type { HearthConfig } from "../config/schema.js";
+import { HearthError } from "../errors.js";
 import { FileGuard } from "../files/guard.js";
+import { lstatOrNull } from "../files/inspect.js";
 import { Coordinator } from "../process/coordinator.js";
 import { Connection, type ConnectionRole } from "./connection.js";
 
@@ -18,7 +20,11 @@ export class DatabaseEntry {
   guard: FileGuard | undefined;
   /** Presence, gate and write locks of this process on the inode. */
   readonly coordinator: Coordinator;
-  private readonly slots: Record<ConnectionRole, { conn: Connection; refs: number } | undefined> = {
+  /** A slot with refs but no connection is one whose reopen failed: its stores see HEARTH_GENERATION_CHANGED until a reopen succeeds. */
+  private readonly slots: Record<
+    ConnectionRole,
+    { conn: Connection | undefined; refs: number } | undefined
+  > = {
     writer: undefined,
     reader: undefined,
   };
@@ -44,7 +50,7 @@ export class DatabaseEntry {
     setup?: (conn: Connection) => void,
   ): Connection {
     const slot = this.slots[role];
-    if (slot) {
+    if (slot?.conn) {
       slot.refs++;
       return slot.conn;
     }
@@ -58,12 +64,18 @@ export class DatabaseEntry {
           String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase() === "wal";
         this.guard = new FileGuard(this.path, this.walMode);
       }
+      // In WAL mode BEGIN IMMEDIATE never waits inside SQLite: the store's
+      // write path waits asynchronously instead (rollback journals still need
+      // SQLite's wait at COMMIT for readers to finish).
+      if (role === "writer" && this.walMode) conn.db.pragma("busy_timeout = 0");
     } catch (err) {
       conn.close();
+      if (!this.connected) this.closeGuard();
       throw err;
     }
     conn.guard = this.guard;
-    this.slots[role] = { conn, refs: 1 };
+    if (slot) slot.conn = conn;
+    else this.slots[role] = { conn, refs: 1 };
     return conn;
   }
 
@@ -72,30 +84,58 @@ export class DatabaseEntry {
     if (!slot) return;
     if (--slot.refs > 0) return;
     this.slots[role] = undefined;
-    this.closeConnection(slot.conn);
+    if (slot.conn) this.closeConnection(slot.conn);
+    if (this.idle) this.retire();
   }
 
+  /** No store of this process refers to the inode any more. */
   get idle(): boolean {
     return !this.slots.writer && !this.slots.reader;
   }
 
-  /** Close every connection and reopen the ones still referenced, on the current files. */
+  /** True while some slot's connection is open. */
+  private get connected(): boolean {
+    return Boolean(this.slots.writer?.conn || this.slots.reader?.conn);
+  }
+
+  /**
+   * Close every connection and reopen the ones still referenced, on the
+   * current files (F3 recovery). The coordinator, and with it every kernel
+   * lock this process holds on the inode (presence, the shared structural
+   * gate, the gateway lock), stays held throughout: its descriptors are its
+   * own, so closing the connections cannot drop them. The entry stays in
+   * the registry, so a store opened meanwhile shares these connections (C1).
+   * Throws HEARTH_GENERATION_CHANGED when the database file itself is no
+   * longer the inode this process holds: that store cannot be reattached.
+   */
   reopen(config: HearthConfig): void {
     const roles = (["writer", "reader"] as const).filter((r) => this.slots[r]);
-    const refs = roles.map((r) => this.slots[r]!.refs);
     for (const role of roles) {
       const slot = this.slots[role]!;
-      this.slots[role] = undefined;
-      this.closeConnection(slot.conn);
+      const conn = slot.conn;
+      slot.conn = undefined;
+      if (conn) this.closeConnection(conn);
     }
-    roles.forEach((role, i) => {
-      this.acquire(role, config);
-      this.slots[role]!.refs = refs[i]!;
-    });
+    this.assertSameInode();
+    for (const role of roles) this.acquire(role, config);
+  }
+
+  private assertSameInode(): void {
+    const stats = lstatOrNull(this.path);
+    if (!stats || `${stats.dev}:${stats.ino}` !== this.key || stats.isSymbolicLink()) {
+      throw new HearthError(
+        "HEARTH_GENERATION_CHANGED",
+        `${this.path} is no longer the database this process opened (it was ${stats ? "replaced" : "removed"}); this store cannot be reattached`,
+        {
+          resource: this.path,
+          hint: "close this store and open a new one with openStore() (or restart the process)",
+        },
+      );
+    }
   }
 
   private closeConnection(conn: Connection): void {
-    const last = this.idle;
+    const last = !this.connected;
     const guard = this.guard;
     // On the last close, SQLite checkpoints and removes the WAL if it can get
     // an EXCLUSIVE lock. Release our OFD locks first so it can, unless the
@@ -103,13 +143,21 @@ export class DatabaseEntry {
     // checkpointed into the live database.
     if (last && guard && !guard.isGhost) guard.unlock();
     conn.close();
-    if (last && guard) {
-      guard.unlock();
-      guard.closeDescriptors();
-      this.guard = undefined;
-      this.coordinator.close();
-      entries.delete(this.key);
-    }
+    if (last) this.closeGuard();
+  }
+
+  private closeGuard(): void {
+    if (!this.guard) return;
+    this.guard.unlock();
+    this.guard.closeDescriptors();
+    this.guard = undefined;
+  }
+
+  /** The last store let go: drop the kernel locks and leave the registry. */
+  private retire(): void {
+    this.closeGuard();
+    this.coordinator.close();
+    if (entries.get(this.key) === this) entries.delete(this.key);
   }
 }
 

@@ -284,7 +284,17 @@ export class Store {
   private connection(role: ConnectionRole): Connection {
     this.assertOpen();
     const conn = this.entry.connection(role);
-    if (!conn) throw new Error(`internal: no ${role} connection for ${this.path}`);
+    if (!conn) {
+      // A reopen() failed part-way: the files this store used are gone and no new ones were attached.
+      throw new HearthError(
+        "HEARTH_GENERATION_CHANGED",
+        `the store of ${this.path} is detached from its files: the last reopen() failed`,
+        {
+          resource: this.path,
+          hint: "call store.reopen() again once the files are back, or close it and open a new store",
+        },
+      );
+    }
     return conn;
   }
 
