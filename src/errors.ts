@@ -44,6 +44,8 @@ export const ERROR_CODES = {
     "no repair strategy produced a healthy store; the original was left as it was",
   HEARTH_REPAIR_GAVE_UP:
     "repair already failed 3 times on this exact damage and will not try again",
+  HEARTH_REPAIR_LEDGER_UNREADABLE:
+    "the repair ledger exists but cannot be read or trusted, so the attempt budget is unknown",
   // gateway
   HEARTH_RESPONDER_FAILED:
     "the agent turn's responder (echo or an OpenAI-compatible endpoint) failed",

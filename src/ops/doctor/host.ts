@@ -124,7 +124,19 @@ export function spaceFindings(path: string): Finding[] {
 
 /** The repair ledger: has repair already failed on the damage this file has now? */
 export function ledgerFindings(path: string, home: string, profile: string): Finding[] {
-  const ledger = readLedger(profileDir(home, profile));
+  let ledger: ReturnType<typeof readLedger>;
+  try {
+    ledger = readLedger(profileDir(home, profile));
+  } catch (err) {
+    return [
+      {
+        code: "repair_ledger",
+        severity: "error",
+        message: (err as Error).message,
+        fix: (err as { hint?: string }).hint ?? "inspect the repair ledger",
+      },
+    ];
+  }
   if (Object.keys(ledger).length === 0) {
     return [{ code: "repair_ledger", severity: "ok", message: "no repair attempts recorded" }];
   }

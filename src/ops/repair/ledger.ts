@@ -9,6 +9,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { HearthError } from "../../errors.js";
+import { lstatOrNull } from "../../files/inspect.js";
 
 /** After this many failed attempts on one fingerprint, repair stops and says what to do. */
 export const MAX_ATTEMPTS = 3;
@@ -52,13 +54,52 @@ export function ledgerPath(profileDir: string): string {
   return join(profileDir, "repair-ledger.json");
 }
 
+/**
+ * The ledger as written by earlier attempts. A missing ledger is empty; one
+ * that exists but cannot be read, parsed or trusted (not a regular file of
+ * ours, bad JSON, entries of the wrong shape) throws
+ * HEARTH_REPAIR_LEDGER_UNREADABLE: reading it as empty would reset the
+ * attempt budget (M3), so "cannot tell" refuses.
+ */
 export function readLedger(profileDir: string): Ledger {
+  const path = ledgerPath(profileDir);
+  const stats = lstatOrNull(path);
+  if (!stats) return {};
+  const unreadable = (why: string, cause?: unknown) =>
+    new HearthError("HEARTH_REPAIR_LEDGER_UNREADABLE", `cannot trust the repair ledger ${path}: ${why}`, {
+      resource: path,
+      hint: `inspect ${path}; if the attempts it recorded no longer matter, move it aside (mv ${path} ${path}.bad) and run repair again`,
+      ...(cause === undefined ? {} : { cause }),
+    });
+  if (!stats.isFile()) throw unreadable("it is not a regular file");
+  if (typeof process.getuid === "function" && stats.uid !== process.getuid())
+    throw unreadable(`it is owned by uid ${stats.uid}, not by this user`);
+  let value: unknown;
   try {
-    const value = JSON.parse(readFileSync(ledgerPath(profileDir), "utf8")) as unknown;
-    return value && typeof value === "object" ? (value as Ledger) : {};
-  } catch {
-    return {};
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw unreadable((err as Error).message, err);
   }
+  if (!value || typeof value !== "object" || Array.isArray(value))
+    throw unreadable("it does not hold a JSON object");
+  for (const [key, entry] of Object.entries(value)) {
+    if (!isEntry(entry)) throw unreadable(`the entry for ${key.slice(0, 16)}… is malformed`);
+  }
+  return value as Ledger;
+}
+
+function isEntry(value: unknown): value is LedgerEntry {
+  const e = value as Partial<LedgerEntry> | null;
+  return (
+    typeof e === "object" &&
+    e !== null &&
+    Number.isInteger(e.attempts) &&
+    Number.isInteger(e.failures) &&
+    (e.failures as number) >= 0 &&
+    typeof e.lastAttemptAt === "string" &&
+    (e.lastError === null || typeof e.lastError === "string") &&
+    typeof e.repaired === "boolean"
+  );
 }
 
 export function recordAttempt(

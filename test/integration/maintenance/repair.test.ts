@@ -1,6 +1,14 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -135,6 +143,32 @@ describe("hearth sessions repair", () => {
     expect(sha(db)).toBe(damaged);
     // No staging debris is left next to the store.
     expect(readdirSync(home).filter((n) => n.startsWith(".repair-"))).toEqual([]);
+    const doctor = await hearth("--home", home, "--json", "doctor");
+    expect(JSON.parse(doctor.stdout).findings).toContainEqual(
+      expect.objectContaining({ code: "repair_ledger", severity: "error" }),
+    );
+  });
+
+  it("refuses when the ledger cannot be read: an unreadable ledger never resets the budget (M3)", async () => {
+    const { home, db } = await seeded();
+    overwrite(db, 100, 3000);
+    for (let i = 0; i < 3; i++) {
+      const r = await hearth("--home", home, "--json", "sessions", "repair");
+      expect(JSON.parse(r.stderr).error.code).toBe("HEARTH_REPAIR_FAILED");
+    }
+    const damaged = sha(db);
+    const forensic = join(home, "backups", "forensic");
+    const copies = readdirSync(forensic).length;
+    // A torn write, a bad edit or a shape hearth did not write: each is refused.
+    for (const garbage of ['{"attempts": 3', "[]", '{"x": {"attempts": "three"}}']) {
+      writeFileSync(join(home, "repair-ledger.json"), garbage);
+      const r = await hearth("--home", home, "--json", "sessions", "repair");
+      expect(r.code, r.stderr).toBe(1);
+      expect(JSON.parse(r.stderr).error.code).toBe("HEARTH_REPAIR_LEDGER_UNREADABLE");
+      expect(sha(db)).toBe(damaged);
+      expect(readdirSync(forensic)).toHaveLength(copies);
+      expect(readFileSync(join(home, "repair-ledger.json"), "utf8")).toBe(garbage);
+    }
     const doctor = await hearth("--home", home, "--json", "doctor");
     expect(JSON.parse(doctor.stdout).findings).toContainEqual(
       expect.objectContaining({ code: "repair_ledger", severity: "error" }),
