@@ -8,6 +8,7 @@ import { openStore } from "../store/open.js";
 import { GroupCommitter } from "./group-commit.js";
 import { HandoffWatcher } from "./handoff.js";
 import { GatewayMetrics } from "./metrics.js";
+import { GenerationRecovery } from "./recovery.js";
 import { createResponder, type Responder } from "./responder.js";
 import { buildServer } from "./server.js";
 import type { ProfileRuntime } from "./turns.js";
@@ -68,13 +69,18 @@ export async function startGateway(options: {
   }
   const shutdown = new AbortController();
   let stopping = false;
-  const app = buildServer(
+  const recovery = new GenerationRecovery(runtimes, {
+    warn: (event, message) => app.log.warn(event, message),
+    error: (event, message) => app.log.error(event, message),
+  });
+  const app: FastifyInstance = buildServer(
     {
       runtimes,
       config: () => config,
       responder: () => responder,
       metrics,
       shutdown: shutdown.signal,
+      recover: (err) => recovery.recover(err),
     },
     { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
   );
@@ -82,12 +88,16 @@ export async function startGateway(options: {
   app.addHook("onSend", async (_request, reply) => {
     if (stopping) void reply.header("connection", "close");
   });
-  const idle = setInterval(() => void endIdleSessions(runtimes, config), 60_000);
+  const idle = setInterval(() => void endIdleSessions(runtimes, config, recovery), 60_000);
   idle.unref();
   const watcher = new HandoffWatcher(
     runtimes,
     () => config,
-    (event, message) => app.log.info(event, message),
+    {
+      info: (event, message) => app.log.info(event, message),
+      warn: (event, message) => app.log.warn(event, message),
+    },
+    (err) => recovery.recover(err),
   );
   let address: string;
   try {
@@ -99,7 +109,7 @@ export async function startGateway(options: {
     await closeAll();
     throw err;
   }
-  await endIdleSessions(runtimes, config);
+  await endIdleSessions(runtimes, config, recovery);
   return {
     address,
     profiles: [...runtimes.keys()],
@@ -142,12 +152,14 @@ export async function startGateway(options: {
 async function endIdleSessions(
   runtimes: Map<string, ProfileRuntime>,
   config: HearthConfig,
+  recovery: GenerationRecovery,
 ): Promise<void> {
   for (const r of runtimes.values()) {
     try {
       await r.store.sessions.endIdle(config.gateway.idleMinutes * 60_000);
-    } catch {
-      // the next sweep tries again; a busy store is not a reason to stop serving
+    } catch (err) {
+      // The next sweep tries again; a busy store is not a reason to stop serving.
+      await recovery.recover(err);
     }
   }
 }

@@ -69,23 +69,44 @@ export function ownerId(): string {
 
 const HEARTBEAT_MS = 5_000;
 
+export interface WatcherLog {
+  info(event: Record<string, unknown>, message: string): void;
+  warn(event: Record<string, unknown>, message: string): void;
+}
+
+/** The final state a claimed handoff must reach, kept until the store has taken it. */
+interface Settlement {
+  runtime: ProfileRuntime;
+  session: Session;
+  outcome: "completed" | "failed";
+  error: string | null;
+}
+
 /**
  * Watches every served profile for pending handoffs, claims them (CAS
  * pending → running), delivers through the platform's adapter and completes
  * or fails them. Each delivery runs on its own, so a slow one (in any
  * profile) never delays another. At start, running rows left by a dead
  * gateway are failed, never re-queued.
+ *
+ * A claimed row always reaches a final state while this gateway lives: when
+ * the store refuses the completing or failing write (busy, files changed),
+ * the outcome is kept and written again on every poll until it lands, each
+ * failure logged at warn. Only this gateway may settle the row (it owns it),
+ * so nobody else would.
  */
 export class HandoffWatcher {
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly owner = ownerId();
   private readonly abort = new AbortController();
+  private readonly unsettled = new Map<string, Settlement>();
 
   constructor(
     private readonly runtimes: Map<string, ProfileRuntime>,
     private readonly config: () => HearthConfig,
-    private readonly log: (event: Record<string, unknown>, message: string) => void,
+    private readonly log: WatcherLog,
+    private readonly recover: (err: unknown) => Promise<unknown> = async () => false,
   ) {}
 
   async start(): Promise<void> {
@@ -95,7 +116,7 @@ export class HandoffWatcher {
         "the gateway delivering it stopped; it may or may not have been delivered, so it is not retried",
       );
       if (failed.length > 0)
-        this.log(
+        this.log.info(
           { event: "handoff.orphans_failed", profile: r.profile, sessions: failed },
           "failed handoffs of a dead gateway",
         );
@@ -117,6 +138,8 @@ export class HandoffWatcher {
       new Error("the gateway stopped during the delivery; it may or may not have arrived"),
     );
     await settled;
+    // One last try; what still cannot be written is failed by the next gateway's start.
+    await this.settlePending();
   }
 
   private polling = false;
@@ -126,6 +149,7 @@ export class HandoffWatcher {
     this.polling = true;
     void (async () => {
       try {
+        await this.settlePending();
         for (const r of this.runtimes.values()) {
           for (const session of await r.store.handoffs.list("pending", 20)) {
             if (!(await r.store.handoffs.claim(session.id, this.owner))) continue; // another claimer won
@@ -134,7 +158,11 @@ export class HandoffWatcher {
           }
         }
       } catch (err) {
-        this.log({ event: "handoff.poll_failed", err }, "handoff poll failed; retrying");
+        await this.recover(err);
+        this.log.warn(
+          { event: "handoff.poll_failed", error: (err as Error).message },
+          "handoff poll failed; retrying",
+        );
       } finally {
         this.polling = false;
       }
@@ -144,36 +172,75 @@ export class HandoffWatcher {
   private async deliver(r: ProfileRuntime, session: Session): Promise<void> {
     const platform = session.handoff?.platform ?? "";
     const beat = setInterval(
-      () => void r.store.handoffs.heartbeat(session.id, this.owner).catch(() => undefined),
+      () =>
+        void r.store.handoffs
+          .heartbeat(session.id, this.owner)
+          .catch((err: Error) =>
+            this.log.warn(
+              {
+                event: "handoff.heartbeat_failed",
+                profile: r.profile,
+                session: session.id,
+                error: err.message,
+              },
+              "handoff heartbeat not written; waiters may see the delivery as stalled",
+            ),
+          ),
       HEARTBEAT_MS,
     );
+    let settlement: Settlement;
     try {
       const adapter = adapterFor(this.config(), platform);
       if (!adapter)
         throw new Error(`no adapter for platform ${JSON.stringify(platform)} (gateway.adapters)`);
       const transcript = await r.store.messages.load(session.id);
       await adapter.deliver({ profile: r.profile, session, transcript, signal: this.abort.signal });
-      await r.store.handoffs.complete(session.id, this.owner);
-      this.log(
-        { event: "handoff.completed", profile: r.profile, session: session.id, platform },
-        "handoff delivered",
-      );
+      settlement = { runtime: r, session, outcome: "completed", error: null };
     } catch (err) {
-      await r.store.handoffs
-        .fail(session.id, this.owner, (err as Error).message)
-        .catch(() => undefined);
-      this.log(
-        {
-          event: "handoff.failed",
-          profile: r.profile,
-          session: session.id,
-          platform,
-          error: (err as Error).message,
-        },
-        "handoff failed",
-      );
+      settlement = { runtime: r, session, outcome: "failed", error: (err as Error).message };
     } finally {
       clearInterval(beat);
     }
+    await this.settle(settlement);
+  }
+
+  /** Write the final state; on failure keep it for the next poll. */
+  private async settle(s: Settlement): Promise<void> {
+    const { runtime: r, session, outcome, error } = s;
+    const platform = session.handoff?.platform ?? "";
+    try {
+      const won =
+        outcome === "completed"
+          ? await r.store.handoffs.complete(session.id, this.owner)
+          : await r.store.handoffs.fail(session.id, this.owner, error ?? "failed");
+      this.unsettled.delete(session.id);
+      const event = {
+        event: `handoff.${outcome}`,
+        profile: r.profile,
+        session: session.id,
+        platform,
+        ...(error === null ? {} : { error }),
+        ...(won ? {} : { note: "the row was no longer running under this gateway" }),
+      };
+      if (outcome === "completed") this.log.info(event, "handoff delivered");
+      else this.log.warn(event, "handoff failed");
+    } catch (err) {
+      this.unsettled.set(session.id, s);
+      await this.recover(err);
+      this.log.warn(
+        {
+          event: "handoff.settle_failed",
+          profile: r.profile,
+          session: session.id,
+          outcome,
+          error: (err as Error).message,
+        },
+        `could not mark the handoff ${outcome}; retrying on the next poll`,
+      );
+    }
+  }
+
+  private async settlePending(): Promise<void> {
+    for (const s of [...this.unsettled.values()]) await this.settle(s);
   }
 }

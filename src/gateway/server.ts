@@ -13,6 +13,8 @@ export interface GatewayDeps {
   metrics: GatewayMetrics;
   /** Aborted when the gateway stops: responders give up. */
   shutdown: AbortSignal;
+  /** Reattaches a store whose files changed under the process (F3); called with every failed request's error. */
+  recover?: (err: unknown) => Promise<unknown>;
 }
 
 const STATUS: Partial<Record<HearthErrorCode, number>> = {
@@ -27,6 +29,7 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_RESPONDER_FAILED: 502,
   HEARTH_BUSY: 503,
   HEARTH_MAINTENANCE_RUNNING: 503,
+  HEARTH_GENERATION_CHANGED: 503,
 };
 
 const messageBody = {
@@ -91,12 +94,16 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     return runtime;
   };
 
-  app.setErrorHandler((err, request, reply) => {
+  app.setErrorHandler(async (err, request, reply) => {
     const error = toHearthError(err);
     const status = STATUS[error.code] ?? 500;
     deps.metrics.errors.inc({ code: error.code });
-    if (status >= 500) request.log.error({ err, code: error.code }, "request failed");
-    void reply.status(status).send({ error: error.toJSON() });
+    if (await deps.recover?.(error)) {
+      // Nothing of this request was acknowledged; the store is attached to live files again.
+      void reply.header("retry-after", "0");
+    } else if (status >= 500) request.log.error({ err, code: error.code }, "request failed");
+    if (status === 503 && !reply.hasHeader("retry-after")) void reply.header("retry-after", "1");
+    return reply.status(status).send({ error: error.toJSON() });
   });
   app.setNotFoundHandler((request, reply) => {
     deps.metrics.errors.inc({ code: "HEARTH_NOT_FOUND" });
@@ -139,6 +146,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
         config: deps.config(),
         metrics: deps.metrics,
         signal: deps.shutdown,
+        log: request.log,
       };
       const wantsStream =
         body.stream === true || (request.headers.accept ?? "").includes("text/event-stream");
@@ -146,7 +154,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
         const result = await runTurn(runtime, inbound, turnDeps);
         return { profile: runtime.profile, ...result };
       }
-      return streamTurn(reply, runtime, inbound, turnDeps);
+      return streamTurn(reply, runtime, inbound, turnDeps, deps.recover);
     },
   );
 
@@ -225,6 +233,7 @@ async function streamTurn(
   runtime: ProfileRuntime,
   inbound: Parameters<typeof runTurn>[1],
   turnDeps: Parameters<typeof runTurn>[2],
+  recover: GatewayDeps["recover"],
 ): Promise<FastifyReply> {
   const raw = reply.raw;
   const send = (event: string, data: unknown) =>
@@ -245,6 +254,7 @@ async function streamTurn(
   } catch (err) {
     const error = toHearthError(err);
     turnDeps.metrics.errors.inc({ code: error.code });
+    await recover?.(error);
     send("error", { error: error.toJSON() });
   }
   raw.end();

@@ -54,6 +54,8 @@ export async function runTurn(
     config: HearthConfig;
     metrics: GatewayMetrics;
     signal: AbortSignal;
+    /** Where cleanup that failed without failing the turn is reported (warn). */
+    log?: { warn(event: Record<string, unknown>, message: string): void };
   },
   events: TurnEvents = {},
 ): Promise<TurnResult> {
@@ -76,8 +78,13 @@ export async function runTurn(
       // Over budget: compact first, under the lease, before the transcript grows further.
       await acquireAlone(store, turn, leaseMs, turnWaitMs);
       held = true;
-      await compactSession(store, session.id, deps).catch(() => {
+      await compactSession(store, session.id, deps).catch((err: Error) => {
+        // The turn goes on with the uncompacted transcript; nothing was archived.
         deps.metrics.turns.inc({ profile, outcome: "compaction_failed" });
+        deps.log?.warn(
+          { event: "session.compaction_failed", profile, session: session.id, error: err.message },
+          "compaction failed; the transcript was left as it was",
+        );
       });
       message = await committer.append(session.id, user);
     } else {
@@ -142,7 +149,15 @@ export async function runTurn(
     return { session: (await store.sessions.get(session.id)) ?? session, message, reply };
   } finally {
     deps.metrics.inFlight.dec();
-    if (held) await releaseAlone(store, turn).catch(() => undefined);
+    if (held) {
+      await releaseAlone(store, turn).catch((err: Error) =>
+        // The lease expires by itself after gateway.leaseMs; until then the session's next turn waits.
+        deps.log?.warn(
+          { event: "turn.lease_release_failed", profile, session: session.id, error: err.message },
+          "the turn lease was not released; it expires after gateway.leaseMs",
+        ),
+      );
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../config/schema.js";
-import { fromSqliteError, HearthError } from "../errors.js";
+import { fromSqliteError, HearthError, isHearthError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
 import type { Coordinator } from "../process/coordinator.js";
 import { type Holder, type HolderReport, readHolders } from "../process/holders.js";
@@ -231,6 +231,24 @@ export class Store {
   async reopen(): Promise<void> {
     this.assertOpen();
     this.reattach();
+  }
+
+  /**
+   * True when the files this store uses were unlinked or replaced under it
+   * (F3), or a reopen() failed part-way: what reopen() repairs. Cheap (one
+   * fstat per file); changes nothing.
+   */
+  async generationChanged(): Promise<boolean> {
+    this.assertOpen();
+    const conn = this.entry.connection(this.role);
+    if (!conn) return true;
+    try {
+      conn.guard?.check();
+      return false;
+    } catch (err) {
+      if (isHearthError(err, "HEARTH_GENERATION_CHANGED")) return true;
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

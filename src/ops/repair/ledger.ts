@@ -66,11 +66,15 @@ export function readLedger(profileDir: string): Ledger {
   const stats = lstatOrNull(path);
   if (!stats) return {};
   const unreadable = (why: string, cause?: unknown) =>
-    new HearthError("HEARTH_REPAIR_LEDGER_UNREADABLE", `cannot trust the repair ledger ${path}: ${why}`, {
-      resource: path,
-      hint: `inspect ${path}; if the attempts it recorded no longer matter, move it aside (mv ${path} ${path}.bad) and run repair again`,
-      ...(cause === undefined ? {} : { cause }),
-    });
+    new HearthError(
+      "HEARTH_REPAIR_LEDGER_UNREADABLE",
+      `cannot trust the repair ledger ${path}: ${why}`,
+      {
+        resource: path,
+        hint: `inspect ${path}; if the attempts it recorded no longer matter, move it aside (mv ${path} ${path}.bad) and run repair again`,
+        ...(cause === undefined ? {} : { cause }),
+      },
+    );
   if (!stats.isFile()) throw unreadable("it is not a regular file");
   if (typeof process.getuid === "function" && stats.uid !== process.getuid())
     throw unreadable(`it is owned by uid ${stats.uid}, not by this user`);

@@ -3,8 +3,8 @@ import { unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import type { PsReport } from "../../../src/ops/ps.js";
 import { openStore, type Store } from "../../../src/index.js";
+import type { PsReport } from "../../../src/ops/ps.js";
 import { internals } from "../../../src/store/store.js";
 import { cleanupHomes, tempHome } from "../../helpers/home.js";
 

@@ -9,6 +9,9 @@ import { cleanupHomes, tempHome } from "../../helpers/home.js";
 import { killAllWorkers, startWorker } from "../../helpers/worker.js";
 
 const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
+const RAW_WRITE_HOLDER = fileURLToPath(
+  new URL("../../fixtures/raw-write-holder.mjs", import.meta.url),
+);
 const chats = new Set<ChildProcessWithoutNullStreams>();
 const sinks = new Set<Sink>();
 const stores = new Map<string, Store>();
@@ -352,5 +355,41 @@ describe("handoff (D5) with hearth chat and real gateways", () => {
     expect(gw.events.map((e) => e.event)).toEqual(["gateway.ready", "gateway.stopped"]);
     expect(["running", "failed"]).toContain((await handoff(home, sid))?.state);
     expect(hook.requests).toHaveLength(1);
+  });
+  it("(i) a handoff whose fail() itself fails still reaches a final state, logged at warn", async () => {
+    const home = tempHome();
+    const holders: ChildProcessWithoutNullStreams[] = [];
+    let db = "";
+    let locked: Promise<void> = Promise.resolve();
+    // The webhook fails, but first a process that is not hearth takes SQLite's write lock,
+    // so the gateway's own fail() is refused (HEARTH_BUSY) when it tries to record that.
+    const hook = await sink((_req, res) => {
+      const holder = spawn(process.execPath, [RAW_WRITE_HOLDER, db, "forever"], { stdio: "pipe" });
+      holders.push(holder);
+      chats.add(holder);
+      locked = new Promise((resolve) => holder.stdout.once("data", () => resolve()));
+      void locked.then(() => res.writeHead(500).end("boom"));
+    });
+    const boom = { kind: "webhook", url: `${hook.url}/boom` };
+    writeConfig(home, {
+      store: { busyTimeoutMs: 200 },
+      gateway: { handoffPollMs: 50, adapters: { boom } },
+    });
+    const gw = await startGateway(home);
+    db = gw.path;
+    const sid = await requestHandoff(home, "boom");
+    await until("the gateway tried to fail the handoff and could not", () =>
+      gw.logEvents("handoff.settle_failed").some((e) => e.outcome === "failed"),
+    );
+    const warned = gw.logEvents("handoff.settle_failed")[0]!;
+    expect(warned).toMatchObject({ level: 40, session: sid });
+    expect((await handoff(home, sid))?.state).toBe("running");
+    // The foreign writer lets go: the gateway writes the outcome it kept.
+    holders[0]!.stdin.write("\n");
+    await until("the handoff reached its final state", async () => {
+      return (await handoff(home, sid))?.state === "failed";
+    });
+    expect((await handoff(home, sid))?.error).toBe(`${hook.url}/boom answered 500`);
+    expect(gw.logEvents("handoff.failed")).toHaveLength(1);
   });
 });

@@ -1,0 +1,62 @@
+import { isHearthError } from "../errors.js";
+import type { ProfileRuntime } from "./turns.js";
+
+export interface RecoveryLog {
+  warn(event: Record<string, unknown>, message: string): void;
+  error(event: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * Keeps a long-lived process serving after a generation change (F3). When a
+ * request fails with HEARTH_GENERATION_CHANGED (someone unlinked or replaced
+ * the -wal/-shm under this process), the store of that profile is reattached
+ * to the current files once, however many requests saw the error at the
+ * same time, and the event is logged at warn. The failed request itself
+ * wrote nothing that was acknowledged (the guard refuses before BEGIN and
+ * after COMMIT), so its client retries; every later request is served on
+ * the new files. reopen() keeps this process's kernel locks, so the gateway
+ * lock, presence and the shared gate hold throughout. A database file that
+ * was itself replaced cannot be reattached: that is logged as an error and
+ * requests keep failing with the code until the process restarts.
+ */
+export class GenerationRecovery {
+  private readonly pending = new Map<ProfileRuntime, Promise<boolean>>();
+
+  constructor(
+    private readonly runtimes: Map<string, ProfileRuntime>,
+    private readonly log: RecoveryLog,
+  ) {}
+
+  /** Reattach the store `err` is about when it is a generation change. Resolves true once it is attached to live files. */
+  recover(err: unknown): Promise<boolean> {
+    if (!isHearthError(err, "HEARTH_GENERATION_CHANGED")) return Promise.resolve(false);
+    const runtime = [...this.runtimes.values()].find((r) => r.store.path === err.resource);
+    if (!runtime) return Promise.resolve(false);
+    let job = this.pending.get(runtime);
+    if (!job) {
+      job = this.reattach(runtime, err.message).finally(() => this.pending.delete(runtime));
+      this.pending.set(runtime, job);
+    }
+    return job;
+  }
+
+  private async reattach(runtime: ProfileRuntime, seen: string): Promise<boolean> {
+    const { store, profile } = runtime;
+    try {
+      // A request that failed before an earlier reattach finished reports an old generation.
+      if (!(await store.generationChanged())) return true;
+      await store.reopen();
+      this.log.warn(
+        { event: "store.reopened", profile, reason: seen },
+        "the store's files changed under the gateway; reattached to the current ones",
+      );
+      return true;
+    } catch (err) {
+      this.log.error(
+        { event: "store.reopen_failed", profile, err },
+        "the store's files changed under the gateway and it could not reattach; restart it",
+      );
+      return false;
+    }
+  }
+}
