@@ -11,6 +11,36 @@ export function resolveHome(home?: string, env: NodeJS.ProcessEnv = process.env)
   return isAbsolute(chosen) ? chosen : resolve(chosen);
 }
 
+export interface Location {
+  home: string;
+  profile: string;
+}
+
+/**
+ * Home and profile, resolved the one way every part of hearth resolves them
+ * (CLI, library, gateway, maintenance): the explicit value, else
+ * `$HEARTH_HOME` / `$HEARTH_PROFILE`, else `~/.hearth` and `default`. The
+ * home is absolute and the profile validated.
+ */
+export function resolveLocation(
+  options: { home?: string | undefined; profile?: string | undefined } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Location {
+  return {
+    home: resolveHome(options.home, env),
+    profile: validateProfile(chosenProfile(options.profile, env) ?? DEFAULT_PROFILE),
+  };
+}
+
+/** The profile someone chose (the option, else `$HEARTH_PROFILE`), or undefined when nobody did. */
+export function chosenProfile(
+  profile: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const chosen = profile ?? env.HEARTH_PROFILE;
+  return chosen === undefined || chosen === "" ? undefined : validateProfile(chosen);
+}
+
 export function validateProfile(profile: string): string {
   if (!PROFILE_NAME.test(profile)) {
     throw new HearthError(

@@ -173,19 +173,17 @@ export class HandoffWatcher {
     const platform = session.handoff?.platform ?? "";
     const beat = setInterval(
       () =>
-        void r.store.handoffs
-          .heartbeat(session.id, this.owner)
-          .catch((err: Error) =>
-            this.log.warn(
-              {
-                event: "handoff.heartbeat_failed",
-                profile: r.profile,
-                session: session.id,
-                error: err.message,
-              },
-              "handoff heartbeat not written; waiters may see the delivery as stalled",
-            ),
+        void r.store.handoffs.heartbeat(session.id, this.owner).catch((err: Error) =>
+          this.log.warn(
+            {
+              event: "handoff.heartbeat_failed",
+              profile: r.profile,
+              session: session.id,
+              error: err.message,
+            },
+            "handoff heartbeat not written; waiters may see the delivery as stalled",
           ),
+        ),
       HEARTBEAT_MS,
     );
     let settlement: Settlement;

@@ -1,5 +1,5 @@
 import { loadConfig } from "../config/load.js";
-import { DEFAULT_PROFILE, databasePath, resolveHome, validateProfile } from "../config/paths.js";
+import { databasePath, resolveLocation } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { isHearthError } from "../errors.js";
 import { assertOurs, lstatOrNull, readHeader } from "../files/inspect.js";
@@ -36,8 +36,7 @@ export interface DoctorReport {
 export async function runDoctor(
   options: { home?: string | undefined; profile?: string | undefined } = {},
 ): Promise<DoctorReport> {
-  const home = resolveHome(options.home);
-  const profile = validateProfile(options.profile ?? process.env.HEARTH_PROFILE ?? DEFAULT_PROFILE);
+  const { home, profile } = resolveLocation(options);
   const path = databasePath(home, profile);
   const findings: Finding[] = [];
   const report: DoctorReport = { home, profile, path, findings, status: "ok" };

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import {
+  chosenProfile,
   DEFAULT_PROFILE,
   databasePath,
   profileDir,
@@ -65,8 +66,8 @@ export function runPs(options: {
   profile?: string | undefined;
 }): PsReport {
   const home = resolveHome(options.home);
-  const profiles =
-    options.profile !== undefined ? [validateProfile(options.profile)] : listProfiles(home);
+  const chosen = chosenProfile(options.profile);
+  const profiles = chosen !== undefined ? [chosen] : listProfiles(home);
   return { home, profiles: profiles.map((p) => psProfile(home, p)) };
 }
 

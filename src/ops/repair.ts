@@ -2,7 +2,7 @@ import { chmodSync, copyFileSync, mkdirSync, renameSync, rmSync } from "node:fs"
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { loadConfig } from "../config/load.js";
-import { databasePath, profileDir, resolveHome, validateProfile } from "../config/paths.js";
+import { databasePath, profileDir, resolveLocation } from "../config/paths.js";
 import { HearthError } from "../errors.js";
 import {
   assertSafeFile,
@@ -54,8 +54,7 @@ export async function repair(options: {
   profile?: string | undefined;
   dryRun?: boolean;
 }): Promise<RepairResult> {
-  const home = resolveHome(options.home);
-  const profile = validateProfile(options.profile ?? process.env.HEARTH_PROFILE ?? "default");
+  const { home, profile } = resolveLocation(options);
   const config = loadConfig({ home });
   const path = databasePath(home, profile);
   const dir = profileDir(home, profile);

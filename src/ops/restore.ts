@@ -1,7 +1,7 @@
 import { chmodSync, copyFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loadConfig } from "../config/load.js";
-import { databasePath, profileDir, resolveHome, validateProfile } from "../config/paths.js";
+import { databasePath, profileDir, resolveLocation } from "../config/paths.js";
 import { HearthError } from "../errors.js";
 import { ensurePrivateDir } from "../files/create.js";
 import {
@@ -44,8 +44,7 @@ export async function restore(options: {
   from: string;
   dryRun?: boolean;
 }): Promise<RestoreResult> {
-  const home = resolveHome(options.home);
-  const profile = validateProfile(options.profile ?? process.env.HEARTH_PROFILE ?? "default");
+  const { home, profile } = resolveLocation(options);
   const config = loadConfig({ home });
   const path = databasePath(home, profile);
   verifyBackupFile(options.from);

@@ -1,13 +1,6 @@
 import { lstatSync, type Stats } from "node:fs";
 import { loadConfig } from "../config/load.js";
-import {
-  backupsDir,
-  DEFAULT_PROFILE,
-  databasePath,
-  profileDir,
-  resolveHome,
-  validateProfile,
-} from "../config/paths.js";
+import { backupsDir, databasePath, profileDir, resolveLocation } from "../config/paths.js";
 import type { HearthConfig, HearthConfigInput } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { createDatabaseFile, ensurePrivateDir } from "../files/create.js";
@@ -59,8 +52,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   if (role !== "writer" && role !== "reader") {
     throw new TypeError(`options.role must be "writer" or "reader", got ${JSON.stringify(role)}`);
   }
-  const home = resolveHome(options.home, env);
-  const profile = validateProfile(options.profile ?? env.HEARTH_PROFILE ?? DEFAULT_PROFILE);
+  const { home, profile } = resolveLocation(options, env);
   const config = loadConfig({
     home,
     env,

@@ -119,4 +119,17 @@ describe("docs", () => {
     const missing = Object.keys(ERROR_CODES).filter((code) => !doc.includes(`\`${code}\``));
     expect(missing).toEqual([]);
   });
+  it("names the profile $HEARTH_PROFILE chose, and its database, when restore asks for confirmation", async () => {
+    const home = tempHome();
+    const work = await openStore({ home, profile: "work" });
+    await work.close();
+    const r = spawnSync(process.execPath, [CLI, "--home", home, "restore", "/nonexistent.db"], {
+      encoding: "utf8",
+      env: { ...process.env, HEARTH_PROFILE: "work" },
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(
+      `replace the work store (${join(home, "profiles", "work", "state.db")})`,
+    );
+  });
 });

@@ -6,6 +6,7 @@ import {
   databasePath,
   profileDir,
   resolveHome,
+  resolveLocation,
   validateProfile,
 } from "../../src/config/paths.js";
 import { HearthError } from "../../src/errors.js";
@@ -91,5 +92,20 @@ describe("paths", () => {
     expect(resolveHome(undefined, { HEARTH_HOME: "/elsewhere" })).toBe("/elsewhere");
     expect(resolveHome("rel/home", {})).toBe(join(process.cwd(), "rel/home"));
     expect(resolveHome(undefined, {})).toMatch(/\/\.hearth$/);
+  });
+});
+
+describe("resolveLocation: the one way home and profile are resolved", () => {
+  it("prefers the option, then HEARTH_HOME / HEARTH_PROFILE, then the defaults", () => {
+    const env = { HEARTH_HOME: "/srv/h", HEARTH_PROFILE: "work" };
+    expect(resolveLocation({}, env)).toEqual({ home: "/srv/h", profile: "work" });
+    expect(resolveLocation({ home: "/x", profile: "b" }, env)).toEqual({
+      home: "/x",
+      profile: "b",
+    });
+    expect(resolveLocation({}, { HEARTH_PROFILE: "" }).profile).toBe("default");
+    expect(() => resolveLocation({}, { HEARTH_PROFILE: "../etc" })).toThrow(
+      expect.objectContaining({ code: "HEARTH_PROFILE_INVALID" }),
+    );
   });
 });

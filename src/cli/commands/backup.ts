@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
+import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
 import { backup } from "../../ops/backup.js";
 import { restore } from "../../ops/restore.js";
@@ -46,8 +47,11 @@ export function registerBackup(program: Command): void {
     .option("--dry-run", "check the backup, the holders and the space, change nothing")
     .action(async (file: string, o: { yes?: boolean; dryRun?: boolean }, command: Command) => {
       const g = globals(command);
+      const where = resolveLocation(g);
       if (!o.dryRun && !o.yes)
-        await confirm(`replace the ${g.profile ?? "default"} store with ${file}?`);
+        await confirm(
+          `replace the ${where.profile} store (${databasePath(where.home, where.profile)}) with ${file}?`,
+        );
       const result = await restore({
         home: g.home,
         profile: g.profile,

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { resolveLocation } from "../../config/paths.js";
 import { startGateway } from "../../gateway/daemon.js";
 import { globals } from "../globals.js";
 
@@ -27,7 +28,7 @@ export function registerGateway(program: Command): void {
             .split(",")
             .map((p) => p.trim())
             .filter(Boolean)
-        : [g.profile ?? process.env.HEARTH_PROFILE ?? "default"];
+        : [resolveLocation(g).profile];
       const gw = await startGateway({
         home: g.home,
         profiles,
