@@ -9,7 +9,12 @@ import { fileFindings, routingFindings } from "./doctor/files.js";
 import { type Finding, type Severity, worst } from "./doctor/finding.js";
 import { backupFindings, holderFindings, ledgerFindings, spaceFindings } from "./doctor/host.js";
 import { openSnapshot } from "./doctor/snapshot.js";
-import { contentFindings, durabilityFindings } from "./doctor/store.js";
+import {
+  contentFindings,
+  durabilityFindings,
+  probeSynchronous,
+  synchronousFinding,
+} from "./doctor/store.js";
 
 export type { Finding, Severity } from "./doctor/finding.js";
 
@@ -75,12 +80,14 @@ export async function runDoctor(
   }
   findings.push(...durabilityFindings(path, walHeader, config));
 
+  let probe = "unknown (the database could not be opened)";
   try {
     const snapshot = openSnapshot(path, walHeader);
     report.snapshot = snapshot.kind;
     if (snapshot.note)
       findings.push({ code: "snapshot", severity: "warning", message: snapshot.note });
     try {
+      probe = probeSynchronous(snapshot.db, config.durability.synchronous);
       const { findings: content, facts } = contentFindings(snapshot.db, path, config);
       findings.push(...content);
       report.counts = facts.counts;
@@ -99,6 +106,7 @@ export async function runDoctor(
 
   const held = holderFindings(path, home, profile);
   findings.push(...held.findings);
+  findings.push(synchronousFinding(config.durability.synchronous, probe, held.writers));
   report.holders = held.holders;
   findings.push(...routingFindings(home, profile, path));
   findings.push(...backupFindings(home, profile));

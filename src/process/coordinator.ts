@@ -81,11 +81,16 @@ export class Coordinator {
   }
 
   /** Leave an informational marker for `hearth ps`, sweeping stale ones first. Best effort. */
-  mark(profileDir: string, profile: string, kind: ProcessKind): void {
+  mark(
+    profileDir: string,
+    profile: string,
+    kind: ProcessKind,
+    detail: { synchronous?: string } = {},
+  ): void {
     if (this.marker) return;
     try {
       sweepStaleMarkers(profileDir);
-      this.marker = writeMarker(profileDir, { kind, profile, dbPath: this.path });
+      this.marker = writeMarker(profileDir, { kind, profile, dbPath: this.path, ...detail });
     } catch {
       // Markers never gate anything; a read-only run directory only costs detail in hearth ps.
     }

@@ -18,6 +18,8 @@ export interface Marker extends ProcessIdentity {
   since: string;
   profile: string;
   dbPath: string;
+  /** The synchronous level the process's writer connection runs at, as SQLite reported it. */
+  synchronous?: string;
 }
 
 export function runDir(profileDir: string): string {
@@ -27,7 +29,7 @@ export function runDir(profileDir: string): string {
 /** Write this process's marker for a profile; returns its path, or undefined where identity is unknown. */
 export function writeMarker(
   profileDir: string,
-  fields: { kind: ProcessKind; profile: string; dbPath: string },
+  fields: { kind: ProcessKind; profile: string; dbPath: string; synchronous?: string },
 ): string | undefined {
   const identity = currentIdentity();
   if (!identity) return undefined;

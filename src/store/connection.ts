@@ -7,6 +7,13 @@ type Statement = Database.Statement<unknown[], unknown>;
 
 export type ConnectionRole = "writer" | "reader";
 
+export type SynchronousLevel = "off" | "normal" | "full" | "extra";
+
+/** SQLite's numeric `PRAGMA synchronous` value as its name. */
+export function synchronousName(value: unknown): SynchronousLevel | string {
+  return (["off", "normal", "full", "extra"] as const)[Number(value)] ?? String(value);
+}
+
 /**
  * One better-sqlite3 connection with its statement cache. `uses` counts every
  * statement handed out, so tests can prove which connection served a call
@@ -16,8 +23,8 @@ export class Connection {
   readonly db: Database.Database;
   readonly role: ConnectionRole;
   readonly path: string;
-  /** The synchronous level set on this connection. */
-  readonly synchronous: string;
+  /** The synchronous level of this connection, as SQLite reports it after hearth set it (C2). */
+  readonly synchronous: SynchronousLevel | string;
   uses = 0;
   private readonly statements = new Map<string, Statement>();
   private readonly begin: Statement | undefined;
@@ -28,12 +35,13 @@ export class Connection {
   constructor(path: string, role: ConnectionRole, config: HearthConfig) {
     this.path = path;
     this.role = role;
-    this.synchronous = config.durability.synchronous;
     try {
       this.db = new Database(path, { readonly: role === "reader", fileMustExist: true });
       this.db.pragma(`busy_timeout = ${config.store.busyTimeoutMs}`);
       // Explicit on every connection: the level never depends on the build's default (C2).
       this.db.pragma(`synchronous = ${config.durability.synchronous.toUpperCase()}`);
+      // Read back, never echoed: the level that matters is the one SQLite runs.
+      this.synchronous = synchronousName(this.db.pragma("synchronous", { simple: true }));
       if (role === "writer") {
         this.db.pragma("foreign_keys = ON");
         this.db.pragma(`journal_size_limit = ${config.durability.journalSizeLimitBytes}`);

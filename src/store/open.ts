@@ -116,7 +116,11 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
       },
     );
   }
-  if (role === "writer") entry.coordinator.mark(profileDir(home, profile), profile, processKind());
+  if (role === "writer") {
+    entry.coordinator.mark(profileDir(home, profile), profile, processKind(), {
+      synchronous: entry.connection("writer")!.synchronous,
+    });
+  }
   return new Store({
     home,
     profile,
@@ -175,30 +179,36 @@ function attach(
     if (role === "writer") entry.release("writer");
     throw err;
   }
-  if (!firstInProcess) warnings.push(...sharedConnectionMismatches(entry, role, config));
+  warnings.push(...connectionMismatches(entry, role, config, !firstInProcess));
 }
 
 /**
- * A store opened on a database this process already holds shares its
- * connections (C1), so its own durability settings cannot apply: say so.
+ * Settings SQLite reports differently from the configuration. A store opened
+ * on a database this process already holds shares its connections (C1), so
+ * its own durability settings cannot apply: say so.
  */
-function sharedConnectionMismatches(
+function connectionMismatches(
   entry: DatabaseEntry,
   role: ConnectionRole,
   config: HearthConfig,
+  shared: boolean,
 ): string[] {
   const conn = entry.connection(role === "writer" ? "writer" : "reader")!;
   const warnings: string[] = [];
-  const shared = `this process already holds ${entry.path} through a shared connection; hearth left it as it is`;
+  const why = shared
+    ? `this process already holds ${entry.path} through a shared connection; hearth left it as it is`
+    : "SQLite did not take the setting";
   if (conn.synchronous !== config.durability.synchronous) {
     warnings.push(
-      `synchronous of ${entry.path} is ${conn.synchronous}, not the configured ${config.durability.synchronous}: ${shared}`,
+      `synchronous of ${entry.path} is ${conn.synchronous}, not the configured ${config.durability.synchronous}: ${why}`,
     );
   }
+  // A journal mode that could not be changed is reported by applyJournalMode.
+  if (!shared) return warnings;
   const journal = String(conn.pragma("journal_mode")).toLowerCase();
   if (journal !== config.durability.journalMode) {
     warnings.push(
-      `journal mode of ${entry.path} is ${journal}, not the configured ${config.durability.journalMode}: ${shared}`,
+      `journal mode of ${entry.path} is ${journal}, not the configured ${config.durability.journalMode}: ${why}`,
     );
   }
   return warnings;

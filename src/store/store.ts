@@ -6,7 +6,7 @@ import { type Holder, type HolderReport, readHolders } from "../process/holders.
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
 import { Auth } from "./auth.js";
-import type { Connection, ConnectionRole } from "./connection.js";
+import { type Connection, type ConnectionRole, synchronousName } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
 import { Handoffs } from "./handoffs.js";
@@ -128,11 +128,11 @@ export class Store {
     const conn = this.access.read();
     const version = sqliteVersion();
     const fs = inspectFilesystem(this.path);
-    // The level that matters is the one writes commit with: the writer's, when this store writes.
-    const actualSync =
-      this.role === "writer"
-        ? this.connection("writer").synchronous
-        : levelName(conn.pragma("synchronous"));
+    // Read from SQLite now. The level that matters is the one writes commit
+    // with: the writer connection's, when this store writes.
+    const actualSync = synchronousName(
+      (this.role === "writer" ? this.connection("writer") : conn).pragma("synchronous"),
+    );
     return {
       sqliteVersion: version,
       walResetBug: hasWalResetBug(version),
@@ -334,8 +334,4 @@ export function withStructuralGate<T>(
   options?: StructuralOptions,
 ): Promise<T> {
   return store.withStructuralGate(op, fn, options);
-}
-
-function levelName(value: unknown): string {
-  return ["off", "normal", "full", "extra"][Number(value)] ?? String(value);
 }

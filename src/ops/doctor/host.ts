@@ -23,12 +23,22 @@ export function holderFindings(
 ): {
   findings: Finding[];
   holders: HolderJson[];
+  writers: WriterLevel[];
 } {
   const findings: Finding[] = [];
   let holders: HolderJson[] = [];
+  const writers: WriterLevel[] = [];
+  const markers = readMarkers(profileDir(home, profile));
   try {
     const report = readHolders(path);
     holders = report.holders.map(holderJson);
+    for (const h of report.holders.filter((h) => h.roles.includes("writer"))) {
+      const marker = markers.find(
+        (m) =>
+          m.liveness === "alive" && m.marker?.pid === h.pid && m.marker.startTicks === h.startTicks,
+      )?.marker;
+      writers.push({ pid: h.pid, synchronous: marker?.synchronous ?? null });
+    }
     findings.push({
       code: "holders",
       severity: "ok",
@@ -60,14 +70,20 @@ export function holderFindings(
       message: `cannot tell who holds the store: ${(err as Error).message}`,
     });
   }
-  const stale = readMarkers(profileDir(home, profile)).filter((m) => m.liveness === "dead");
+  const stale = markers.filter((m) => m.liveness === "dead");
   findings.push({
     code: "stale_markers",
     severity: stale.length > 0 ? "info" : "ok",
     message: `${stale.length} marker(s) left by processes that are gone (informational, never gating)`,
     ...(stale.length > 0 ? { fix: "hearth doctor --fix" } : {}),
   });
-  return { findings, holders };
+  return { findings, holders, writers };
+}
+
+/** A live writer and the synchronous level its marker says SQLite reported to it (null: not published). */
+export interface WriterLevel {
+  pid: number;
+  synchronous: string | null;
 }
 
 export function backupFindings(home: string, profile: string): Finding[] {

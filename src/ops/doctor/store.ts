@@ -47,17 +47,51 @@ export function durabilityFindings(
           }),
     },
     {
-      code: "synchronous",
-      severity: "ok",
-      message: `synchronous: configured ${config.durability.synchronous}; hearth sets it explicitly on every connection it opens`,
-    },
-    {
       code: "filesystem",
       severity: fs.walUnsafeReason && walHeader ? "error" : "ok",
       message: `filesystem: ${fs.fstype ?? "unknown"} (${fs.magic})${fs.walUnsafeReason ? `: ${fs.walUnsafeReason}` : ", WAL-safe"}`,
       ...(fs.walUnsafeReason && walHeader ? { fix: "move HEARTH_HOME to a local disk" } : {}),
     },
   ];
+}
+
+/**
+ * `synchronous` is a property of each connection, so the truth is per
+ * process: each live writer publishes the level SQLite reported back to it,
+ * and doctor sets the configured level on its own connection and reads it
+ * back (what a writer started now would get). Any difference is a warning.
+ */
+export function synchronousFinding(
+  configured: string,
+  probe: string,
+  writers: readonly { pid: number; synchronous: string | null }[],
+): Finding {
+  const off = writers.filter((w) => w.synchronous !== null && w.synchronous !== configured);
+  const live =
+    writers.length === 0
+      ? "no live writer"
+      : `live writers: ${writers.map((w) => `pid ${w.pid} ${w.synchronous ?? "(level not published)"}`).join(", ")}`;
+  const drift = off.length > 0 || probe !== configured;
+  return {
+    code: "synchronous",
+    severity: drift ? "warning" : "ok",
+    message: `synchronous: configured ${configured}; ${live}; a new connection reads back ${probe}`,
+    ...(drift
+      ? {
+          fix:
+            probe !== configured
+              ? "this SQLite build does not take the configured level: choose another durability.synchronous"
+              : `restart ${off.map((w) => `pid ${w.pid}`).join(", ")}: it runs at another level than config.json says`,
+        }
+      : {}),
+  };
+}
+
+/** The level a connection set to `configured` runs at, read back from SQLite. Changes no file. */
+export function probeSynchronous(db: Database.Database, configured: string): string {
+  db.pragma(`synchronous = ${configured.toUpperCase()}`);
+  const value = Number(db.pragma("synchronous", { simple: true }));
+  return ["off", "normal", "full", "extra"][value] ?? String(value);
 }
 
 /** Checks that read the database (through a snapshot that writes nothing). */

@@ -1,0 +1,65 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../../src/index.js";
+import { writeConfig } from "../../helpers/gateway.js";
+import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+
+const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
+
+afterEach(async () => {
+  await killAllWorkers();
+  cleanupHomes();
+});
+
+interface Finding {
+  code: string;
+  severity: string;
+  message: string;
+}
+
+function doctor(home: string): Promise<{ code: number; findings: Finding[] }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, "--home", home, "--json", "doctor"], (err, stdout) => {
+      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
+      resolve({ code, findings: (JSON.parse(stdout) as { findings: Finding[] }).findings });
+    });
+  });
+}
+
+const synchronous = (findings: Finding[]) => findings.find((f) => f.code === "synchronous")!;
+
+describe("durability is read back from SQLite, never echoed from the configuration (C2)", () => {
+  it.each(["off", "normal", "full", "extra"] as const)(
+    "durability() reports the level SQLite runs the writer at: %s",
+    async (level) => {
+      const home = tempHome();
+      const store = await openStore({ home, config: { durability: { synchronous: level } } });
+      expect((await store.durability()).synchronous).toEqual({ configured: level, actual: level });
+      expect(store.warnings).toEqual([]);
+      await store.close();
+    },
+  );
+
+  it("doctor names each live writer's level as that writer read it back", async () => {
+    const home = tempHome();
+    writeConfig(home, { durability: { synchronous: "full" } });
+    (await openStore({ home })).close();
+    const writer = await startWorker();
+    await writer.call("open", { home });
+    const ok = synchronous((await doctor(home)).findings);
+    expect(ok.severity).toBe("ok");
+    expect(ok.message).toContain(`pid ${writer.pid} full`);
+    expect(ok.message).toContain("a new connection reads back full");
+
+    // A writer that runs at another level than config.json says is a warning naming it.
+    const lax = await startWorker();
+    await lax.call("open", { home, config: { durability: { synchronous: "normal" } } });
+    const report = await doctor(home);
+    const drift = synchronous(report.findings);
+    expect(drift.severity).toBe("warning");
+    expect(drift.message).toContain(`pid ${lax.pid} normal`);
+    expect(report.code).toBe(4);
+  });
+});
