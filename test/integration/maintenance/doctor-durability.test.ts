@@ -31,16 +31,18 @@ function doctor(home: string): Promise<{ code: number; findings: Finding[] }> {
 const synchronous = (findings: Finding[]) => findings.find((f) => f.code === "synchronous")!;
 
 describe("durability is read back from SQLite, never echoed from the configuration (C2)", () => {
-  it.each(["off", "normal", "full", "extra"] as const)(
-    "durability() reports the level SQLite runs the writer at: %s",
-    async (level) => {
-      const home = tempHome();
-      const store = await openStore({ home, config: { durability: { synchronous: level } } });
-      expect((await store.durability()).synchronous).toEqual({ configured: level, actual: level });
-      expect(store.warnings).toEqual([]);
-      await store.close();
-    },
-  );
+  it.each([
+    "off",
+    "normal",
+    "full",
+    "extra",
+  ] as const)("durability() reports the level SQLite runs the writer at: %s", async (level) => {
+    const home = tempHome();
+    const store = await openStore({ home, config: { durability: { synchronous: level } } });
+    expect((await store.durability()).synchronous).toEqual({ configured: level, actual: level });
+    expect(store.warnings).toEqual([]);
+    await store.close();
+  });
 
   it("doctor names each live writer's level as that writer read it back", async () => {
     const home = tempHome();
