@@ -3,6 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { backupsDir } from "../config/paths.js";
 import { HearthError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { HEARTH_APPLICATION_ID, lstatOrNull } from "../files/inspect.js";
 import type { Store } from "../store/store.js";
@@ -50,6 +51,7 @@ export async function backup(
     fsyncFile(staging);
     verifyCopy(staging);
     chmodSync(staging, 0o600);
+    failpoint("backup.mid-publish");
     renameSync(staging, final);
     fsyncFile(dir);
   } catch (err) {

@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { loadConfig } from "../config/load.js";
 import { databasePath, profileDir, resolveLocation } from "../config/paths.js";
 import { HearthError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
 import {
   assertSafeFile,
   assertSafeSidecars,
@@ -207,6 +208,7 @@ function promote(file: string, path: string, journalMode: string, synchronous: s
   chmodSync(file, 0o600);
   fsyncFile(file);
   for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
+  failpoint("repair.mid-promote");
   renameSync(file, path);
   fsyncFile(join(path, ".."));
 }

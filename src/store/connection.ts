@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isSqliteError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
 import type { FileGuard } from "../files/guard.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -98,12 +99,14 @@ export class Connection {
     let result: T;
     try {
       result = fn();
+      failpoint("write.before-commit");
       this.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.rollback.run();
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
     }
     this.guard?.check();
+    failpoint("write.after-commit");
     return result;
   }
 

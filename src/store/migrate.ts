@@ -1,6 +1,7 @@
 import { chmodSync } from "node:fs";
 import { join } from "node:path";
 import { HearthError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { HEARTH_APPLICATION_ID } from "../files/inspect.js";
 import type { Coordinator } from "../process/coordinator.js";
@@ -63,6 +64,7 @@ function runMigrations(conn: Connection, migrations: readonly Migration[], lates
     for (const migration of migrations) {
       if (migration.version <= current) continue;
       conn.db.exec(migration.sql);
+      failpoint("migrate.mid-migration");
       conn.db.pragma(`user_version = ${migration.version}`);
     }
   });
