@@ -49,6 +49,8 @@ export const ERROR_CODES = {
   // gateway
   HEARTH_RESPONDER_FAILED:
     "the agent turn's responder (echo or an OpenAI-compatible endpoint) failed",
+  HEARTH_DELIVERY_FAILED:
+    "a handoff delivery failed (no adapter, a non-2xx answer, a timeout, the gateway stopping)",
   HEARTH_TURN_BUSY: "another turn holds this session's lease",
   HEARTH_BAD_REQUEST: "an HTTP request was malformed or failed validation",
   HEARTH_NOT_FOUND: "no such route",
@@ -76,8 +78,27 @@ export interface HearthErrorOptions {
   details?: Record<string, unknown>;
 }
 
+/**
+ * The brand every HearthError carries. A registered symbol, so errors are
+ * recognised across two copies of the package in one process (a library
+ * and an app that both depend on hearth), where `instanceof` would fail.
+ */
+const BRAND: unique symbol = Symbol.for("hearth.error");
+
 export class HearthError extends Error {
   override readonly name = "HearthError";
+  /** @internal */
+  readonly [BRAND] = true;
+
+  /** `err instanceof HearthError` holds for a HearthError from any copy of hearth. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value as { [BRAND]?: unknown })[BRAND] === true
+    );
+  }
+
   readonly code: HearthErrorCode;
   readonly resource: string | undefined;
   readonly hint: string | undefined;
@@ -112,8 +133,30 @@ export class HearthError extends Error {
   }
 }
 
+/** True for a HearthError from any copy of hearth (branded, not `instanceof` alone), optionally of one code. */
 export function isHearthError(err: unknown, code?: HearthErrorCode): err is HearthError {
-  return err instanceof HearthError && (code === undefined || err.code === code);
+  return (
+    typeof err === "object" &&
+    err !== null &&
+    (err as { [BRAND]?: unknown })[BRAND] === true &&
+    (code === undefined || (err as HearthError).code === code)
+  );
+}
+
+/**
+ * Any thrown value as a HearthError: HearthErrors pass through, SQLite's
+ * errors keep their extended code (HEARTH_BUSY or HEARTH_SQLITE), and
+ * anything else is HEARTH_INTERNAL (a bug), never mislabelled as SQLite's.
+ */
+export function toHearthError(err: unknown, resource?: string): HearthError {
+  if (isHearthError(err)) return err;
+  if (isSqliteError(err)) return fromSqliteError(err, resource ?? "the store");
+  const message = err instanceof Error ? err.message : String(err);
+  return new HearthError("HEARTH_INTERNAL", `internal error: ${message}`, {
+    cause: err,
+    ...(resource === undefined ? {} : { resource }),
+    hint: "this is a bug in hearth: report it with the message and what you ran",
+  });
 }
 
 /**
@@ -121,7 +164,7 @@ export function isHearthError(err: unknown, code?: HearthErrorCode): err is Hear
  * extended code as the cause. HearthErrors pass through unchanged.
  */
 export function fromSqliteError(err: unknown, resource: string): HearthError {
-  if (err instanceof HearthError) return err;
+  if (isHearthError(err)) return err;
   const code = (err as { code?: unknown } | null | undefined)?.code;
   const message = err instanceof Error ? err.message : String(err);
   if (

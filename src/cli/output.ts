@@ -1,4 +1,4 @@
-import { HearthError, isHearthError } from "../errors.js";
+import { HearthError, isHearthError, toHearthError } from "../errors.js";
 
 /** Exit codes: a documented contract (docs/cli.md). */
 export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3, problems: 4 } as const;
@@ -21,12 +21,11 @@ const REFUSAL_CODES = new Set([
 
 /** Print an error (text or JSON on stderr) and return the exit code it deserves. */
 export function reportError(err: unknown, options: OutputOptions): number {
+  // API misuse (TypeError, RangeError naming the option) is a usage error; anything else unexpected is HEARTH_INTERNAL.
   const error =
-    err instanceof HearthError
-      ? err
-      : err instanceof TypeError || err instanceof RangeError
-        ? new HearthError("HEARTH_USAGE", err.message, { cause: err })
-        : new HearthError("HEARTH_SQLITE", String((err as Error)?.message ?? err), { cause: err });
+    !isHearthError(err) && (err instanceof TypeError || err instanceof RangeError)
+      ? new HearthError("HEARTH_USAGE", err.message, { cause: err })
+      : toHearthError(err);
   if (options.json) {
     process.stderr.write(`${JSON.stringify({ error: error.toJSON() }, null, 2)}\n`);
   } else {

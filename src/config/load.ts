@@ -52,7 +52,7 @@ function readConfigFile(file: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text);
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      throw new Error("the top level must be a JSON object");
+      throw new TypeError("the top level must be a JSON object");
     }
     return parsed as Record<string, unknown>;
   } catch (err) {

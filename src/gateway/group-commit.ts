@@ -1,3 +1,4 @@
+import { HearthError } from "../errors.js";
 import type { AppendResult } from "../store/messages.js";
 import type { MetaCas } from "../store/meta.js";
 import type { Store } from "../store/store.js";
@@ -38,7 +39,10 @@ export class GroupCommitter {
   append(sessionId: string, message: NewMessage, extras: AppendExtras = {}): Promise<Message> {
     if (!this.enabled) {
       return this.store.messages.appendMany([{ sessionId, message, ...extras }]).then(([r]) => {
-        if (!r?.ok) throw r?.error ?? new Error("append failed");
+        if (!r?.ok)
+          throw (
+            r?.error ?? new HearthError("HEARTH_INTERNAL", "internal: the append has no result")
+          );
         return r.message;
       });
     }

@@ -1,4 +1,5 @@
 import type { HearthConfig } from "../config/schema.js";
+import { HearthError, isHearthError } from "../errors.js";
 import { currentIdentity } from "../process/identity.js";
 import type { Message, Session } from "../store/types.js";
 import { deadline } from "./deadline.js";
@@ -30,6 +31,7 @@ export class WebhookAdapter implements PlatformAdapter {
       d.signal,
       this.timeoutMs,
       `timed out: ${this.url} did not answer within ${this.timeoutMs} ms`,
+      "HEARTH_DELIVERY_FAILED",
     );
     try {
       const response = await fetch(this.url, {
@@ -39,9 +41,10 @@ export class WebhookAdapter implements PlatformAdapter {
         signal,
       });
       await response.body?.cancel();
-      if (!response.ok) throw new Error(`${this.url} answered ${response.status}`);
+      if (!response.ok) throw delivery(`${this.url} answered ${response.status}`);
     } catch (err) {
-      throw signal.aborted ? new Error(String(signal.reason?.message ?? signal.reason)) : err;
+      if (signal.aborted) throw delivery(String(signal.reason?.message ?? signal.reason));
+      throw isHearthError(err) ? err : delivery((err as Error).message, err);
     } finally {
       done();
     }
@@ -135,7 +138,7 @@ export class HandoffWatcher {
     await Promise.race([settled, graceOver]);
     clearTimeout(timer);
     this.abort.abort(
-      new Error("the gateway stopped during the delivery; it may or may not have arrived"),
+      delivery("the gateway stopped during the delivery; it may or may not have arrived"),
     );
     await settled;
     // One last try; what still cannot be written is failed by the next gateway's start.
@@ -190,7 +193,7 @@ export class HandoffWatcher {
     try {
       const adapter = adapterFor(this.config(), platform);
       if (!adapter)
-        throw new Error(`no adapter for platform ${JSON.stringify(platform)} (gateway.adapters)`);
+        throw delivery(`no adapter for platform ${JSON.stringify(platform)} (gateway.adapters)`);
       const transcript = await r.store.messages.load(session.id);
       await adapter.deliver({ profile: r.profile, session, transcript, signal: this.abort.signal });
       settlement = { runtime: r, session, outcome: "completed", error: null };
@@ -241,4 +244,11 @@ export class HandoffWatcher {
   private async settlePending(): Promise<void> {
     for (const s of [...this.unsettled.values()]) await this.settle(s);
   }
+}
+
+function delivery(message: string, cause?: unknown): HearthError {
+  return new HearthError("HEARTH_DELIVERY_FAILED", message, {
+    hint: "check gateway.adapters and the receiving end; the handoff is failed, never re-queued",
+    ...(cause === undefined ? {} : { cause }),
+  });
 }

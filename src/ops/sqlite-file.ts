@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, rmSync } from "node:fs";
 import Database from "better-sqlite3";
+import { HearthError } from "../errors.js";
 import { SIDECAR_SUFFIXES } from "../files/inspect.js";
 
 /**
@@ -36,7 +37,10 @@ function readStable(path: string): Buffer {
       closeSync(fd);
     }
   }
-  throw new Error(`${path} kept changing while it was read; try again`);
+  throw new HearthError("HEARTH_BUSY", `${path} kept changing while it was read`, {
+    resource: path,
+    hint: "try again; a writer committing without pause keeps it changing",
+  });
 }
 
 /**

@@ -133,7 +133,8 @@ export class Coordinator {
    * another process holds it.
    */
   tryStructural(): boolean {
-    if (this.refs.writer === 0) throw new Error("internal: structural work needs a writer store");
+    if (this.refs.writer === 0)
+      throw new HearthError("HEARTH_INTERNAL", "internal: structural work needs a writer store");
     if (this.structural) return true;
     const fd = this.writable();
     if (!fsx.tryLock(fd, GATE_OFFSET, 1)) return false;

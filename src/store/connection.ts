@@ -70,7 +70,11 @@ export class Connection {
   /** Read a pragma's single value, counted like a statement. */
   pragma(name: string): unknown {
     this.uses++;
-    return this.db.pragma(name, { simple: true });
+    try {
+      return this.db.pragma(name, { simple: true });
+    } catch (err) {
+      throw fromSqliteError(err, this.path);
+    }
   }
 
   /**

@@ -44,7 +44,7 @@ export class Messages {
     const now = this.access.now();
     const results: AppendResult[] = items.map(() => ({
       ok: false,
-      error: new Error("not attempted"),
+      error: new HearthError("HEARTH_INTERNAL", "internal: the append was not attempted"),
     }));
     const prepared = items.map((item, i) => {
       try {

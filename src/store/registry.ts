@@ -168,7 +168,8 @@ export function findEntry(key: string): DatabaseEntry | undefined {
 }
 
 export function createEntry(key: string, path: string): DatabaseEntry {
-  if (entries.has(key)) throw new Error(`internal: registry already holds ${path}`);
+  if (entries.has(key))
+    throw new HearthError("HEARTH_INTERNAL", `internal: registry already holds ${path}`);
   const entry = new DatabaseEntry(key, path);
   entries.set(key, entry);
   return entry;

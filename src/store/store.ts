@@ -1,10 +1,11 @@
 import type { HearthConfig } from "../config/schema.js";
-import { fromSqliteError, HearthError, isHearthError } from "../errors.js";
+import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
 import type { Coordinator } from "../process/coordinator.js";
 import { type Holder, type HolderReport, readHolders } from "../process/holders.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
+import { codedErrors, codedGenerator } from "./coded-errors.js";
 import { Auth } from "./auth.js";
 import { type Connection, type ConnectionRole, synchronousName } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
@@ -102,21 +103,25 @@ export class Store {
       transact: (fn) => this.transact(fn),
       now: () => Date.now(),
     };
-    this.sessions = new Sessions(this.access);
-    this.messages = new Messages(this.access);
-    this.meta = new Meta(this.access);
-    this.handoffs = new Handoffs(this.access);
-    this.auth = new Auth(this.access);
+    this.sessions = codedErrors(new Sessions(this.access), this.path);
+    this.messages = codedErrors(new Messages(this.access), this.path);
+    this.meta = codedErrors(new Meta(this.access), this.path);
+    this.handoffs = codedErrors(new Handoffs(this.access), this.path);
+    this.auth = codedErrors(new Auth(this.access), this.path);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
-  search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
-    return searchMessages(this.access, text, options);
+  async search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
+    try {
+      return await searchMessages(this.access, text, options);
+    } catch (err) {
+      throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
+    }
   }
 
   /** Stream sessions as JSONL or Markdown chunks. */
   export(options: ExportOptions): AsyncGenerator<string> {
-    return exportSessions(this.access, options);
+    return codedGenerator(exportSessions(this.access, options), this.path);
   }
 
   counts(): Promise<StoreCounts> {
@@ -163,7 +168,14 @@ export class Store {
   async quickCheck(): Promise<{ ok: boolean; problems: string[] }> {
     const conn = this.access.read();
     conn.uses++;
-    const rows = conn.db.pragma("quick_check") as { quick_check: string }[];
+    let rows: { quick_check: string }[];
+    try {
+      rows = conn.db.pragma("quick_check") as { quick_check: string }[];
+    } catch (err) {
+      // A check that cannot even read the database has found its problem.
+      if (!isSqliteError(err)) throw err;
+      return { ok: false, problems: [(err as Error).message] };
+    }
     const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
     return { ok: problems.length === 0, problems };
   }

@@ -6,6 +6,7 @@ import {
   HearthError,
   isHearthError,
   isSqliteError,
+  toHearthError,
 } from "../../src/errors.js";
 
 /** An error shaped like better-sqlite3's SqliteError. */
@@ -181,5 +182,27 @@ describe("fromSqliteError edge cases", () => {
         "HEARTH_BUSY",
       );
     }
+  });
+});
+
+describe("one error policy", () => {
+  it("recognises a HearthError from another copy of the package (a brand, not instanceof alone)", async () => {
+    // dist/ and src/ are two separate module instances, as two installed copies would be.
+    const other = (await import("../../dist/errors.js")) as typeof import("../../src/errors.js");
+    const foreign = new other.HearthError("HEARTH_BUSY", "held");
+    expect(foreign).not.toBe(HearthError);
+    expect(isHearthError(foreign, "HEARTH_BUSY")).toBe(true);
+    expect(foreign instanceof HearthError).toBe(true);
+    expect(other.isHearthError(new HearthError("HEARTH_BUSY", "held"))).toBe(true);
+    expect(toHearthError(foreign)).toBe(foreign);
+    expect(isHearthError(Object.assign(new Error("x"), { code: "HEARTH_BUSY" }))).toBe(false);
+  });
+
+  it("labels an unexpected error HEARTH_INTERNAL, never HEARTH_SQLITE", () => {
+    const plain = toHearthError(new Error("boom"));
+    expect(plain.code).toBe("HEARTH_INTERNAL");
+    expect(plain.message).toContain("boom");
+    expect(toHearthError(sqliteError("SQLITE_CORRUPT", "malformed")).code).toBe("HEARTH_SQLITE");
+    expect(toHearthError(sqliteError("SQLITE_BUSY")).code).toBe("HEARTH_BUSY");
   });
 });

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { HearthError } from "../../errors.js";
 import { HEARTH_APPLICATION_ID } from "../../files/inspect.js";
 import { MIGRATIONS } from "../../store/migrations.js";
 
@@ -98,9 +99,17 @@ function copyTable(source: Database.Database, fresh: Database.Database, table: s
   try {
     columns = (source.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
   } catch (err) {
-    throw new Error(`the schema of ${table} cannot be read: ${(err as Error).message}`);
+    throw new HearthError(
+      "HEARTH_REPAIR_FAILED",
+      `the schema of ${table} cannot be read: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
-  if (columns.length === 0) throw new Error(`table ${table} is missing from the damaged store`);
+  if (columns.length === 0)
+    throw new HearthError(
+      "HEARTH_REPAIR_FAILED",
+      `table ${table} is missing from the damaged store`,
+    );
   const list = columns.map((c) => `"${c}"`).join(", ");
   const insert = fresh.prepare(
     `INSERT OR IGNORE INTO ${table} (rowid, ${list}) VALUES (?, ${columns.map(() => "?").join(", ")})`,
