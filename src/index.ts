@@ -11,6 +11,7 @@ export {
 } from "./config/schema.js";
 export { ERROR_CODES, HearthError, type HearthErrorCode, isHearthError } from "./errors.js";
 export { type PsProfile, type PsReport, runPs } from "./ops/ps.js";
+export { claimGateway, type GatewayLock } from "./process/gateway-lock.js";
 export {
   type GhostHolder,
   type Holder,
@@ -24,7 +25,6 @@ export {
   liveness,
   type ProcessIdentity,
 } from "./process/identity.js";
-export { claimGateway, type GatewayLock } from "./process/instance.js";
 export { processKind, setProcessKind } from "./process/kind.js";
 export { PROCESS_KINDS, type PresenceRole, type ProcessKind } from "./process/lock-map.js";
 export type { StructuralOptions } from "./process/structural.js";

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { loadConfig } from "../config/load.js";
 import { resolveHome } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
-import { claimGateway, type GatewayLock } from "../process/instance.js";
+import { claimGateway, type GatewayLock } from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
 import { openStore } from "../store/open.js";
 import { GroupCommitter } from "./group-commit.js";

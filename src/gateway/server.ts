@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
-import { registerAuth } from "./auth.js";
+import { registerAuth } from "./http-auth.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { Responder } from "./responder.js";
 import { type ProfileRuntime, runTurn } from "./turns.js";

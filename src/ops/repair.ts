@@ -11,7 +11,7 @@ import {
   lstatOrNull,
   SIDECAR_SUFFIXES,
 } from "../files/inspect.js";
-import { Coordinator } from "../process/coordinator.js";
+import { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
 import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
@@ -66,13 +66,13 @@ export async function repair(options: {
   assertSafeFile(path, stats);
   assertSafeSidecars(path);
 
-  const coordinator = new Coordinator(path, `${stats.dev}:${stats.ino}`);
+  const locks = new InodeLocks(path, `${stats.dev}:${stats.ino}`);
   try {
-    await coordinator.enterWriter(0);
-    claimStructural(coordinator, "repair", { exclusiveFiles: true });
+    await locks.enterWriter(0);
+    claimStructural(locks, "repair", { exclusiveFiles: true });
   } catch (err) {
-    coordinator.leaveWriter();
-    coordinator.close();
+    locks.leaveWriter();
+    locks.close();
     throw err;
   }
   const work = join(dir, `.repair-${process.pid}-${Date.now()}`);
@@ -134,9 +134,9 @@ export async function repair(options: {
     return result;
   } finally {
     rmSync(work, { recursive: true, force: true });
-    coordinator.endStructural();
-    coordinator.leaveWriter();
-    coordinator.close();
+    locks.endStructural();
+    locks.leaveWriter();
+    locks.close();
   }
 }
 

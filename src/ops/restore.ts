@@ -12,7 +12,7 @@ import {
   readHeader,
   SIDECAR_SUFFIXES,
 } from "../files/inspect.js";
-import { Coordinator } from "../process/coordinator.js";
+import { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
 import { LATEST_SCHEMA_VERSION } from "../store/migrations.js";
 import { fsyncFile, verifyCopy } from "./backup.js";
@@ -52,15 +52,15 @@ export async function restore(options: {
   const current = lstatOrNull(path);
   if (current) assertSafeFile(path, current);
   assertSafeSidecars(path);
-  let coordinator: Coordinator | undefined;
+  let locks: InodeLocks | undefined;
   if (current) {
-    coordinator = new Coordinator(path, `${current.dev}:${current.ino}`);
+    locks = new InodeLocks(path, `${current.dev}:${current.ino}`);
     try {
-      await coordinator.enterWriter(0);
-      claimStructural(coordinator, "restore", { exclusiveFiles: true });
+      await locks.enterWriter(0);
+      claimStructural(locks, "restore", { exclusiveFiles: true });
     } catch (err) {
-      coordinator.leaveWriter();
-      coordinator.close();
+      locks.leaveWriter();
+      locks.close();
       throw err;
     }
   }
@@ -103,10 +103,10 @@ export async function restore(options: {
     assertOurs(path, restored);
     return { path, from: options.from, dryRun: false, forensicCopy: forensic?.dir ?? null };
   } finally {
-    if (coordinator) {
-      coordinator.endStructural();
-      coordinator.leaveWriter();
-      coordinator.close();
+    if (locks) {
+      locks.endStructural();
+      locks.leaveWriter();
+      locks.close();
     }
   }
 }

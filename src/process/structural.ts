@@ -1,5 +1,4 @@
 import { HearthError } from "../errors.js";
-import type { Coordinator } from "./coordinator.js";
 import {
   assertHoldersKnown,
   describeHolders,
@@ -7,6 +6,7 @@ import {
   holderJson,
   readHolders,
 } from "./holders.js";
+import type { InodeLocks } from "./inode-locks.js";
 
 export interface StructuralOptions {
   /**
@@ -23,15 +23,15 @@ export interface StructuralOptions {
  * process that is not hearth, or with `exclusiveFiles` any process at all)
  * holds the database; refuse with HEARTH_HOLDERS_UNKNOWN when that cannot be
  * told. Returns the hearth readers that stay. The caller must call
- * coordinator.endStructural() when done; on refusal the gate is already back.
+ * locks.endStructural() when done; on refusal the gate is already back.
  */
 export function claimStructural(
-  coordinator: Coordinator,
+  locks: InodeLocks,
   doing: string,
   options: StructuralOptions = {},
 ): Holder[] {
-  const path = coordinator.path;
-  if (!coordinator.tryStructural()) {
+  const path = locks.path;
+  if (!locks.tryStructural()) {
     throw heldError(
       path,
       doing,
@@ -46,7 +46,7 @@ export function claimStructural(
     if (blocking.length > 0) throw heldError(path, doing, blocking);
     return report.holders;
   } catch (err) {
-    coordinator.endStructural();
+    locks.endStructural();
     throw err;
   }
 }

@@ -9,9 +9,11 @@ export interface Access {
   /** The shared writer connection; throws HEARTH_READ_ONLY for reader stores. */
   write(): Connection;
   /**
-   * Run `fn` in one IMMEDIATE transaction on the writer, after waiting (never
+   * The store's write path: run `fn` in one IMMEDIATE transaction on the
+   * writer connection it is given (the one current at that instant, so a
+   * reopen() in between never hands it a closed one), after waiting (never
    * blocking the event loop) for this process's turn at the fair write lock.
    */
-  transact<T>(fn: () => T): Promise<T>;
+  writeTransaction<T>(fn: (conn: Connection) => T): Promise<T>;
   now(): number;
 }

@@ -67,6 +67,14 @@ export class Connection {
     return statement;
   }
 
+  /**
+   * Read a setting of this connection (`synchronous`, `busy_timeout`): it
+   * touches no database page and takes no lock, so it is not counted as a use.
+   */
+  setting(name: "synchronous" | "busy_timeout"): unknown {
+    return this.db.pragma(name, { simple: true });
+  }
+
   /** Read a pragma's single value, counted like a statement. */
   pragma(name: string): unknown {
     this.uses++;

@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
-import type { Coordinator } from "../process/coordinator.js";
+import type { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
 import type { Connection } from "./connection.js";
 import { hasWalResetBug } from "./sqlite-version.js";
@@ -56,14 +56,14 @@ export function assertWalAllowed(path: string, reason: "configured" | "file"): v
 export function applyJournalMode(
   conn: Connection,
   config: HearthConfig,
-  coordinator: Coordinator,
+  locks: InodeLocks,
 ): string | undefined {
   const desired = config.durability.journalMode;
   const actual = String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase();
   if (actual === desired) return undefined;
   let blocker: string | undefined;
   try {
-    claimStructural(coordinator, `change the journal mode (${actual} to ${desired}) of`, {
+    claimStructural(locks, `change the journal mode (${actual} to ${desired}) of`, {
       exclusiveFiles: true,
     });
     try {
@@ -73,7 +73,7 @@ export function applyJournalMode(
       if (result === desired) return undefined;
       blocker = `SQLite kept ${result}`;
     } finally {
-      coordinator.endStructural();
+      locks.endStructural();
     }
   } catch (err) {
     blocker = (err as Error).message;

@@ -95,8 +95,7 @@ export class Handoffs {
    * lock: any running row then belongs to a gateway that died). Returns the ids.
    */
   async failOrphans(liveOwners: readonly string[], reason: string): Promise<string[]> {
-    const conn = this.access.write();
-    return this.access.transact(() => {
+    return this.access.writeTransaction((conn) => {
       const rows = conn
         .stmt(`SELECT id, handoff_owner FROM sessions WHERE handoff_state = 'running'`)
         .all() as { id: string; handoff_owner: string | null }[];
@@ -119,8 +118,7 @@ export class Handoffs {
     setParams: unknown[],
     whereParams: unknown[] = [],
   ): Promise<boolean> {
-    const conn = this.access.write();
-    return this.access.transact(() => {
+    return this.access.writeTransaction((conn) => {
       if (!conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId))
         throw sessionNotFound(sessionId);
       const changes = conn

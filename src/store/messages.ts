@@ -14,16 +14,16 @@ export class Messages {
   /** Append one message in its own transaction. Idempotent on `clientId`. */
   async append(sessionId: string, message: NewMessage): Promise<Message> {
     const prepared = prepare(message, this.access.now());
-    const conn = this.access.write();
-    return this.access.transact(() => this.insert(conn, sessionId, prepared));
+    return this.access.writeTransaction((conn) => this.insert(conn, sessionId, prepared));
   }
 
   /** Append several messages in one transaction: all of them or none (D4). */
   async appendBatch(sessionId: string, messages: readonly NewMessage[]): Promise<Message[]> {
     const now = this.access.now();
     const prepared = messages.map((m) => prepare(m, now));
-    const conn = this.access.write();
-    return this.access.transact(() => prepared.map((m) => this.insert(conn, sessionId, m)));
+    return this.access.writeTransaction((conn) =>
+      prepared.map((m) => this.insert(conn, sessionId, m)),
+    );
   }
 
   /**
@@ -55,8 +55,7 @@ export class Messages {
       }
     });
     if (prepared.every((p) => p === undefined)) return results;
-    const conn = this.access.write();
-    await this.access.transact(() => {
+    await this.access.writeTransaction((conn) => {
       prepared.forEach((p, i) => {
         if (!p) return;
         const item = items[i]!;
@@ -85,8 +84,7 @@ export class Messages {
     const now = this.access.now();
     const fresh = transcript.filter((m) => m.id === undefined).map((m) => prepare(m, now));
     const known = transcript.filter((m) => m.id !== undefined).map((m) => m.id!);
-    const conn = this.access.write();
-    return this.access.transact(() => {
+    return this.access.writeTransaction((conn) => {
       const owner = conn.stmt("SELECT session_id FROM messages WHERE id = ?");
       for (const id of known) {
         const row = owner.get(id) as { session_id: string } | undefined;
@@ -124,8 +122,7 @@ export class Messages {
     if (!Number.isInteger(afterOrdinal) || afterOrdinal < -1) {
       throw new RangeError(`afterOrdinal must be an integer >= -1, got ${afterOrdinal}`);
     }
-    const conn = this.access.write();
-    return this.access.transact(() => {
+    return this.access.writeTransaction((conn) => {
       requireSession(conn, sessionId);
       if (
         afterOrdinal >= 0 &&
@@ -160,8 +157,7 @@ export class Messages {
       },
       this.access.now(),
     );
-    const conn = this.access.write();
-    return this.access.transact(() => {
+    return this.access.writeTransaction((conn) => {
       requireSession(conn, sessionId);
       const archived = this.archive(conn, sessionId, -1, "compaction");
       return { summary: this.insert(conn, sessionId, prepared), archived };

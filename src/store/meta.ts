@@ -14,8 +14,7 @@ export class Meta {
 
   async set(key: string, value: string): Promise<void> {
     if (typeof value !== "string") throw new TypeError("meta values are strings");
-    const conn = this.access.write();
-    await this.access.transact(() =>
+    await this.access.writeTransaction((conn) =>
       conn
         .stmt(
           `INSERT INTO meta (key, value, updated_at) VALUES (?, ?, ?)
@@ -26,9 +25,8 @@ export class Meta {
   }
 
   async delete(key: string): Promise<boolean> {
-    const conn = this.access.write();
-    return this.access.transact(
-      () => conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0,
+    return this.access.writeTransaction(
+      (conn) => conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0,
     );
   }
 
@@ -41,8 +39,7 @@ export class Meta {
     key: string,
     decide: (current: string | null) => string | null | undefined,
   ): Promise<boolean> {
-    const conn = this.access.write();
-    return this.access.transact(() => casOn(conn, key, decide, this.access.now()));
+    return this.access.writeTransaction((conn) => casOn(conn, key, decide, this.access.now()));
   }
 
   async entries(): Promise<Record<string, string>> {

@@ -4,7 +4,7 @@ import { HearthError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { HEARTH_APPLICATION_ID } from "../files/inspect.js";
-import type { Coordinator } from "../process/coordinator.js";
+import type { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
 import type { Connection } from "./connection.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from "./migrations.js";
@@ -14,7 +14,7 @@ export interface MigrateContext {
   backupsDir: string;
   profile: string;
   /** This process's locks on the database: an upgrade takes the structural gate. */
-  coordinator: Coordinator;
+  locks: InodeLocks;
   migrations?: readonly Migration[];
 }
 
@@ -42,7 +42,7 @@ export function migrate(conn: Connection, ctx: MigrateContext): MigrateResult {
   let gated = false;
   if (from > 0) {
     // Structural (P4): no other process may hold the database while its schema changes.
-    claimStructural(ctx.coordinator, `migrate (schema ${from} to ${latest})`, {
+    claimStructural(ctx.locks, `migrate (schema ${from} to ${latest})`, {
       exclusiveFiles: true,
     });
     gated = true;
@@ -51,7 +51,7 @@ export function migrate(conn: Connection, ctx: MigrateContext): MigrateResult {
     if (from > 0) backup = backupBeforeMigration(conn, ctx, from);
     runMigrations(conn, migrations, latest);
   } finally {
-    if (gated) ctx.coordinator.endStructural();
+    if (gated) ctx.locks.endStructural();
   }
   return { from, to: latest, backup };
 }

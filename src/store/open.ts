@@ -84,14 +84,14 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   const entry = findEntry(key) ?? createEntry(key, path);
   try {
     // A writer holds the structural gate shared from here until close (P4).
-    if (role === "writer") await entry.coordinator.enterWriter(config.store.gateWaitMs);
+    if (role === "writer") await entry.locks.enterWriter(config.store.gateWaitMs);
     try {
       attach(entry, role, config, home, profile, warnings);
     } catch (err) {
-      if (role === "writer") entry.coordinator.leaveWriter();
+      if (role === "writer") entry.locks.leaveWriter();
       throw err;
     }
-    entry.coordinator.enterReader();
+    entry.locks.enterReader();
   } catch (err) {
     dropEntryIfIdle(entry);
     throw err;
@@ -104,8 +104,8 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   // The path must still be the inode we checked (no swap between check and open).
   const after = lstatSync(path);
   if (`${after.dev}:${after.ino}` !== key || after.isSymbolicLink()) {
-    entry.coordinator.leaveReader();
-    if (role === "writer") entry.coordinator.leaveWriter();
+    entry.locks.leaveReader();
+    if (role === "writer") entry.locks.leaveWriter();
     releaseRoles(entry, role);
     throw new HearthError(
       "HEARTH_PATH_SYMLINK",
@@ -117,7 +117,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     );
   }
   if (role === "writer") {
-    entry.coordinator.mark(profileDir(home, profile), profile, processKind(), {
+    entry.locks.mark(profileDir(home, profile), profile, processKind(), {
       synchronous: entry.connection("writer")!.synchronous,
     });
   }
@@ -165,12 +165,12 @@ function attach(
       assertWalAllowed(entry.path, "configured");
   }
   if (role === "writer") {
-    const coordinator = entry.coordinator;
+    const locks = entry.locks;
     entry.acquire("writer", config, (conn) => {
       if (!firstInProcess) return;
-      const warning = applyJournalMode(conn, config, coordinator);
+      const warning = applyJournalMode(conn, config, locks);
       if (warning) warnings.push(warning);
-      migrate(conn, { backupsDir: backupsDir(home), profile, coordinator });
+      migrate(conn, { backupsDir: backupsDir(home), profile, locks });
     });
   }
   try {

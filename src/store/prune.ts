@@ -53,7 +53,7 @@ export async function pruneSessions(access: Access, options: PruneOptions): Prom
     }
     const ids = members.map((m) => m.id);
     if (conn) {
-      const deleted = await access.transact(() => {
+      const deleted = await access.writeTransaction((conn) => {
         const recheck = conn.stmt(
           "SELECT id, parent_id, ended_at, pinned, archived FROM sessions WHERE id = ?",
         );
@@ -97,8 +97,7 @@ export async function deleteIfUnchanged(
   access: Access,
   expected: SessionFingerprint,
 ): Promise<boolean> {
-  const conn = access.write();
-  return access.transact(() => {
+  return access.writeTransaction((conn) => {
     const now = conn.stmt(FINGERPRINT).get(expected.id) as SessionFingerprint | undefined;
     if (
       !now ||
@@ -135,8 +134,7 @@ function components(rows: Row[]): Row[][] {
 /** End every open session idle for at least `idleMs` (reason "idle"); returns the ids. */
 export async function endIdleSessions(access: Access, idleMs: number): Promise<string[]> {
   const cutoff = access.now() - idleMs;
-  const conn = access.write();
-  return access.transact(() => {
+  return access.writeTransaction((conn) => {
     const ids = (
       conn
         .stmt("SELECT id FROM sessions WHERE ended_at IS NULL AND last_activity_at <= ?")

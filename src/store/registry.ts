@@ -2,7 +2,7 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { FileGuard } from "../files/guard.js";
 import { lstatOrNull } from "../files/inspect.js";
-import { Coordinator } from "../process/coordinator.js";
+import { InodeLocks } from "../process/inode-locks.js";
 import { Connection, type ConnectionRole } from "./connection.js";
 
 /**
@@ -19,7 +19,7 @@ export class DatabaseEntry {
   walMode = false;
   guard: FileGuard | undefined;
   /** Presence, gate and write locks of this process on the inode. */
-  readonly coordinator: Coordinator;
+  readonly locks: InodeLocks;
   /** A slot with refs but no connection is one whose reopen failed: its stores see HEARTH_GENERATION_CHANGED until a reopen succeeds. */
   private readonly slots: Record<
     ConnectionRole,
@@ -32,11 +32,16 @@ export class DatabaseEntry {
   constructor(key: string, path: string) {
     this.key = key;
     this.path = path;
-    this.coordinator = new Coordinator(path, key);
+    this.locks = new InodeLocks(path, key);
   }
 
   connection(role: ConnectionRole): Connection | undefined {
     return this.slots[role]?.conn;
+  }
+
+  /** A store of this process holds `role` (its connection may be detached after a failed reopen). */
+  hasSlot(role: ConnectionRole): boolean {
+    return this.slots[role] !== undefined;
   }
 
   /**
@@ -100,7 +105,7 @@ export class DatabaseEntry {
 
   /**
    * Close every connection and reopen the ones still referenced, on the
-   * current files (F3 recovery). The coordinator, and with it every kernel
+   * current files (F3 recovery). The locks, and with it every kernel
    * lock this process holds on the inode (presence, the shared structural
    * gate, the gateway lock), stays held throughout: its descriptors are its
    * own, so closing the connections cannot drop them. The entry stays in
@@ -156,7 +161,7 @@ export class DatabaseEntry {
   /** The last store let go: drop the kernel locks and leave the registry. */
   private retire(): void {
     this.closeGuard();
-    this.coordinator.close();
+    this.locks.close();
     if (entries.get(this.key) === this) entries.delete(this.key);
   }
 }
@@ -177,6 +182,6 @@ export function createEntry(key: string, path: string): DatabaseEntry {
 
 export function dropEntryIfIdle(entry: DatabaseEntry): void {
   if (!entry.idle || entries.get(entry.key) !== entry) return;
-  entry.coordinator.close();
+  entry.locks.close();
   entries.delete(entry.key);
 }

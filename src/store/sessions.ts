@@ -24,8 +24,7 @@ export class Sessions {
     const now = this.access.now();
     const title = normalizeTitle(input.title);
     const titleSource = title === null ? null : (input.titleSource ?? "user");
-    const conn = this.access.write();
-    await this.access.transact(() => {
+    await this.access.writeTransaction((conn) => {
       // Like rename(): a taken user title is an error, a taken automatic one gets a suffix.
       let candidate = title;
       for (let n = 2; ; n++) {
@@ -56,7 +55,7 @@ export class Sessions {
         }
       }
     });
-    return this.requireOn(conn, id);
+    return this.requireOn(this.access.write(), id);
   }
 
   /**
@@ -78,8 +77,7 @@ export class Sessions {
     // The common case, an open session, is one read and no write transaction.
     const known = this.access.read().stmt(find).get(platform, chatKey) as SessionRow | undefined;
     if (known) return toSession(known);
-    const conn = this.access.write();
-    const id = await this.access.transact(() => {
+    const id = await this.access.writeTransaction((conn) => {
       const open = conn.stmt(find).get(platform, chatKey) as { id: string } | undefined;
       if (open) return open.id;
       const fresh = randomUUID();
@@ -92,7 +90,7 @@ export class Sessions {
         .run(fresh, this.access.profile, platform, chatKey, now, now, now);
       return fresh;
     });
-    return this.requireOn(conn, id);
+    return this.requireOn(this.access.write(), id);
   }
 
   async get(id: string): Promise<Session | null> {
@@ -152,9 +150,8 @@ export class Sessions {
    * automatic one gets a " (2)", " (3)", ... suffix instead.
    */
   async rename(id: string, title: string | null, source: TitleSource = "user"): Promise<Session> {
-    const conn = this.access.write();
     const normalized = normalizeTitle(title);
-    await this.access.transact(() => {
+    await this.access.writeTransaction((conn) => {
       const current = this.requireOn(conn, id);
       if (source === "auto" && current.titleSource === "user") return;
       let candidate = normalized;
@@ -171,7 +168,7 @@ export class Sessions {
         }
       }
     });
-    return this.requireOn(conn, id);
+    return this.requireOn(this.access.write(), id);
   }
 
   async setPinned(id: string, pinned: boolean): Promise<Session> {
@@ -188,21 +185,19 @@ export class Sessions {
 
   /** Mark the session ended with a reason ("idle", "user", "compacted", ...). */
   async end(id: string, reason: string): Promise<Session> {
-    const conn = this.access.write();
-    await this.access.transact(() => {
+    await this.access.writeTransaction((conn) => {
       this.requireOn(conn, id);
       const now = this.access.now();
       conn
         .stmt("UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ? WHERE id = ?")
         .run(now, reason, now, id);
     });
-    return this.requireOn(conn, id);
+    return this.requireOn(this.access.write(), id);
   }
 
   /** Reopen an ended session (resume). */
   async resume(id: string): Promise<Session> {
-    const conn = this.access.write();
-    await this.access.transact(() => {
+    await this.access.writeTransaction((conn) => {
       this.requireOn(conn, id);
       const now = this.access.now();
       conn
@@ -211,14 +206,13 @@ export class Sessions {
         )
         .run(now, now, id);
     });
-    return this.requireOn(conn, id);
+    return this.requireOn(this.access.write(), id);
   }
 
   /** Delete a session and every message in it, history included. Returns false when absent. */
   async delete(id: string): Promise<boolean> {
-    const conn = this.access.write();
-    return this.access.transact(
-      () => conn.stmt("DELETE FROM sessions WHERE id = ?").run(id).changes === 1,
+    return this.access.writeTransaction(
+      (conn) => conn.stmt("DELETE FROM sessions WHERE id = ?").run(id).changes === 1,
     );
   }
 
@@ -235,8 +229,7 @@ export class Sessions {
     if (options.dryRun) {
       return (this.access.read().stmt(select).all(cutoff) as { id: string }[]).map((r) => r.id);
     }
-    const conn = this.access.write();
-    return this.access.transact(() => {
+    return this.access.writeTransaction((conn) => {
       const ids = (conn.stmt(select).all(cutoff) as { id: string }[]).map((r) => r.id);
       const del = conn.stmt(
         "DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?)",
@@ -267,8 +260,7 @@ export class Sessions {
   }
 
   private async setFlag(id: string, column: "pinned" | "archived" | "hidden", value: boolean) {
-    const conn = this.access.write();
-    await this.access.transact(() => {
+    await this.access.writeTransaction((conn) => {
       this.requireOn(conn, id);
       try {
         conn
@@ -279,7 +271,7 @@ export class Sessions {
         throw titleError(err, current.title) ?? err;
       }
     });
-    return this.requireOn(conn, id);
+    return this.requireOn(this.access.write(), id);
   }
 
   private requireOn(conn: Connection, id: string): Session {

@@ -1,12 +1,11 @@
 import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
-import type { Coordinator } from "../process/coordinator.js";
 import { type Holder, type HolderReport, readHolders } from "../process/holders.js";
+import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
 import { codedErrors, codedGenerator } from "./coded-errors.js";
-import { Auth } from "./auth.js";
 import { type Connection, type ConnectionRole, synchronousName } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
@@ -17,13 +16,14 @@ import type { DatabaseEntry } from "./registry.js";
 import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { hasWalResetBug } from "./sqlite-version.js";
+import { Tokens } from "./tokens.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "./types.js";
 import { writeTransaction } from "./write-path.js";
 
 /** Test-only window into which connection served which call (C1). */
 export const internals = Symbol("hearth.internals");
-/** This process's lock coordinator for the store's database (the gateway lock uses it). */
-export const coordination = Symbol("hearth.coordination");
+/** This process's lock locks for the store's database (the gateway lock uses it). */
+export { inodeLocks };
 
 /** What a structural operation may do while it holds the gate exclusively. */
 export interface StructuralContext {
@@ -68,7 +68,7 @@ export class Store {
   /** Handoff state machine (D5). */
   readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
-  readonly auth: Auth;
+  readonly tokens: Tokens;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -100,14 +100,14 @@ export class Store {
         }
         return this.connection("writer");
       },
-      transact: (fn) => this.transact(fn),
+      writeTransaction: (fn) => this.writeTransaction(fn),
       now: () => Date.now(),
     };
     this.sessions = codedErrors(new Sessions(this.access), this.path);
     this.messages = codedErrors(new Messages(this.access), this.path);
     this.meta = codedErrors(new Meta(this.access), this.path);
     this.handoffs = codedErrors(new Handoffs(this.access), this.path);
-    this.auth = codedErrors(new Auth(this.access), this.path);
+    this.tokens = codedErrors(new Tokens(this.access), this.path);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
@@ -136,7 +136,7 @@ export class Store {
     // Read from SQLite now. The level that matters is the one writes commit
     // with: the writer connection's, when this store writes.
     const actualSync = synchronousName(
-      (this.role === "writer" ? this.connection("writer") : conn).pragma("synchronous"),
+      (this.role === "writer" ? this.connection("writer") : conn).setting("synchronous"),
     );
     return {
       sqliteVersion: version,
@@ -216,9 +216,9 @@ export class Store {
     options: StructuralOptions = {},
   ): Promise<T> {
     const conn = this.access.write();
-    const coordinator = this.entry.coordinator;
-    return coordinator.writeLock.exclusive(async () => {
-      const readers = claimStructural(coordinator, op, options);
+    const locks = this.entry.locks;
+    return locks.writeLock.exclusive(async () => {
+      const readers = claimStructural(locks, op, options);
       try {
         return await fn({
           path: this.path,
@@ -231,7 +231,7 @@ export class Store {
           pragma: (sql) => conn.db.pragma(sql) as unknown[],
         });
       } finally {
-        coordinator.endStructural();
+        locks.endStructural();
       }
     }, this.config.store.busyTimeoutMs);
   }
@@ -267,8 +267,8 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     // Presence first: the registry closes the lock descriptors with the last connection.
-    this.entry.coordinator.leaveReader();
-    if (this.role === "writer") this.entry.coordinator.leaveWriter();
+    this.entry.locks.leaveReader();
+    if (this.role === "writer") this.entry.locks.leaveWriter();
     this.entry.release("reader");
     if (this.role === "writer") this.entry.release("writer");
   }
@@ -280,7 +280,7 @@ export class Store {
    * waited out with async retries too, never with SQLite's sleeping busy
    * handler.
    */
-  private transact<T>(fn: () => T): Promise<T> {
+  private writeTransaction<T>(fn: (conn: Connection) => T): Promise<T> {
     this.access.write();
     return writeTransaction(
       this.entry,
@@ -295,9 +295,9 @@ export class Store {
   }
 
   /** @internal */
-  get [coordination](): Coordinator {
+  get [inodeLocks](): InodeLocks {
     this.assertOpen();
-    return this.entry.coordinator;
+    return this.entry.locks;
   }
 
   /** @internal */
@@ -314,6 +314,9 @@ export class Store {
   private connection(role: ConnectionRole): Connection {
     this.assertOpen();
     const conn = this.entry.connection(role);
+    if (!conn && !this.entry.hasSlot(role)) {
+      throw new HearthError("HEARTH_INTERNAL", `internal: no ${role} connection for ${this.path}`);
+    }
     if (!conn) {
       // A reopen() failed part-way: the files this store used are gone and no new ones were attached.
       throw new HearthError(

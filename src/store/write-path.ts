@@ -13,16 +13,16 @@ import type { DatabaseEntry } from "./registry.js";
 export function writeTransaction<T>(
   entry: DatabaseEntry,
   writer: () => Connection,
-  fn: () => T,
+  fn: (conn: Connection) => T,
   patienceMs: number,
 ): Promise<T> {
   const deadline = Date.now() + patienceMs;
-  return entry.coordinator.writeLock.run(async () => {
+  return entry.locks.writeLock.run(async () => {
     let degradedNow = false;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
       const conn = writer();
       try {
-        return conn.transaction(fn);
+        return conn.transaction(() => fn(conn));
       } catch (err) {
         if (isSearchIndexDamage(err) && !degradedNow) {
           degradedNow = true;
@@ -31,7 +31,7 @@ export function writeTransaction<T>(
         }
         if (!isBusyAtBegin(err)) throw err;
         // Out of patience: name whoever holds the store (a foreign writer holds SQLite's lock).
-        if (Date.now() >= deadline) throw entry.coordinator.busyError(err);
+        if (Date.now() >= deadline) throw entry.locks.busyError(err);
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
       writer().guard?.check();

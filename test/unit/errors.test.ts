@@ -188,7 +188,9 @@ describe("fromSqliteError edge cases", () => {
 describe("one error policy", () => {
   it("recognises a HearthError from another copy of the package (a brand, not instanceof alone)", async () => {
     // dist/ and src/ are two separate module instances, as two installed copies would be.
-    const other = (await import("../../dist/errors.js")) as typeof import("../../src/errors.js");
+    const other = (await import(
+      "../../dist/errors.js"
+    )) as unknown as typeof import("../../src/errors.js");
     const foreign = new other.HearthError("HEARTH_BUSY", "held");
     expect(foreign).not.toBe(HearthError);
     expect(isHearthError(foreign, "HEARTH_BUSY")).toBe(true);

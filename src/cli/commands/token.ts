@@ -27,7 +27,7 @@ export function registerToken(program: Command): void {
       const g = globals(command);
       const store = await openStore({ home: g.home, profile: g.profile, role: "writer" });
       try {
-        const created = await store.auth.createPairing({
+        const created = await store.tokens.createPairing({
           ttlMs: o.ttlMinutes * 60_000,
           ...(o.label ? { label: o.label } : {}),
         });
@@ -47,7 +47,7 @@ export function registerToken(program: Command): void {
       const g = globals(command);
       const store = await openStore({ home: g.home, profile: g.profile, role: "reader" });
       try {
-        const families = await store.auth.families();
+        const families = await store.tokens.families();
         if (g.json) return printJson(families);
         for (const f of families)
           process.stdout.write(
@@ -64,7 +64,7 @@ export function registerToken(program: Command): void {
       const g = globals(command);
       const store = await openStore({ home: g.home, profile: g.profile, role: "writer" });
       try {
-        const revoked = await store.auth.revokeFamily(family, "revoked by hearth token revoke");
+        const revoked = await store.tokens.revokeFamily(family, "revoked by hearth token revoke");
         if (g.json) printJson({ family, revoked });
         else
           process.stdout.write(

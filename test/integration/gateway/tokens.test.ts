@@ -64,7 +64,7 @@ interface Pair {
 const refresh = (gw: GatewayChild, refreshToken: string) =>
   call(gw, "/v1/auth/refresh", { body: { refreshToken } });
 const rotations = (home: string, familyId: string) =>
-  withStore(home, (s) => s.auth.rotations(familyId));
+  withStore(home, (s) => s.tokens.rotations(familyId));
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 
 /** `n` concurrent refreshes of one token: all must succeed with one identical pair. */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, openStore } from "../../../src/index.js";
-import { Coordinator } from "../../../src/process/coordinator.js";
+import { InodeLocks } from "../../../src/process/inode-locks.js";
 import { Connection } from "../../../src/store/connection.js";
 import { migrate } from "../../../src/store/migrate.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../../src/store/migrations.js";
@@ -22,11 +22,11 @@ const NEXT = [
 ];
 
 /** This process as a writer of `path`, the way openStore makes it one. */
-async function writerOf(path: string): Promise<Coordinator> {
+async function writerOf(path: string): Promise<InodeLocks> {
   const st = statSync(path);
-  const coordinator = new Coordinator(path, `${st.dev}:${st.ino}`);
-  await coordinator.enterWriter(0);
-  return coordinator;
+  const locks = new InodeLocks(path, `${st.dev}:${st.ino}`);
+  await locks.enterWriter(0);
+  return locks;
 }
 
 describe("schema migration is structural", () => {
@@ -40,12 +40,12 @@ describe("schema migration is structural", () => {
     const holder = await startWorker();
     await holder.call("open", { home });
     const conn = new Connection(path, "writer", DEFAULT_CONFIG);
-    const coordinator = await writerOf(path);
+    const locks = await writerOf(path);
     try {
       const ctx = {
         backupsDir: join(home, "backups"),
         profile: "default",
-        coordinator,
+        locks,
         migrations: NEXT,
       };
       let error: unknown;
@@ -74,7 +74,7 @@ describe("schema migration is structural", () => {
       backup.close();
     } finally {
       conn.close();
-      coordinator.close();
+      locks.close();
     }
   });
 });

@@ -35,7 +35,7 @@ export function hashToken(token: string): string {
  * family. (Coalescing concurrent refreshes of one token into one rotation
  * is the gateway's job: it holds the new pair in memory for the callers.)
  */
-export class Auth {
+export class Tokens {
   constructor(private readonly access: Access) {}
 
   /** A new family with a one-time pairing code (returned once, stored hashed). */
@@ -50,8 +50,7 @@ export class Auth {
     const familyId = randomUUID();
     const now = this.access.now();
     const expiresAt = now + options.ttlMs;
-    const conn = this.access.write();
-    await this.access.transact(() => {
+    await this.access.writeTransaction((conn) => {
       conn
         .stmt("INSERT INTO auth_families (id, label, created_at) VALUES (?, ?, ?)")
         .run(familyId, options.label ?? null, now);
@@ -67,8 +66,7 @@ export class Auth {
   /** Redeem a pairing code once for the family's first token pair. */
   async redeemPairing(code: string, lifetimes: AuthLifetimes): Promise<TokenPair> {
     const hash = hashToken(normalizeCode(code));
-    const conn = this.access.write();
-    return this.access.transact(() => {
+    return this.access.writeTransaction((conn) => {
       const row = findToken(conn, hash, "pairing");
       const now = this.access.now();
       if (!row || row.usedAt !== null || row.revokedAt !== null || row.expiresAt <= now)
@@ -81,8 +79,7 @@ export class Auth {
   /** Rotate a refresh token: the old one is spent; a replay of a spent one revokes the family. */
   async rotate(refreshToken: string, lifetimes: AuthLifetimes): Promise<RotateOutcome> {
     const hash = hashToken(refreshToken);
-    const conn = this.access.write();
-    return this.access.transact(() => {
+    return this.access.writeTransaction((conn) => {
       const row = findToken(conn, hash, "refresh");
       const now = this.access.now();
       if (!row || row.revokedAt !== null || row.expiresAt <= now)
@@ -105,8 +102,7 @@ export class Auth {
   }
 
   async revokeFamily(familyId: string, reason: string): Promise<boolean> {
-    const conn = this.access.write();
-    return this.access.transact(() => this.revokeOn(familyId, reason, conn));
+    return this.access.writeTransaction((conn) => this.revokeOn(familyId, reason, conn));
   }
 
   /** Families with their state, for `hearth token list`. */

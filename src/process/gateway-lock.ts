@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { profileDir } from "../config/paths.js";
 import { HearthError } from "../errors.js";
 import { ensurePrivateDir } from "../files/create.js";
-import { coordination, type Store } from "../store/store.js";
 import { describeHolders, holderJson, readHolders } from "./holders.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "./identity.js";
+import { inodeLocks, type LockedDatabase } from "./inode-locks.js";
 import { runDir, writeJsonAtomic } from "./markers.js";
 
 /** The informational record next to the gateway lock; it never decides anything. */
@@ -31,10 +31,10 @@ export interface GatewayLock {
  * lock always wins. A held lock refuses with HEARTH_GATEWAY_RUNNING naming
  * the holder.
  */
-export function claimGateway(store: Store): GatewayLock {
-  const coordinator = store[coordination];
+export function claimGateway(store: LockedDatabase): GatewayLock {
+  const locks = store[inodeLocks];
   const recordPath = join(runDir(profileDir(store.home, store.profile)), "gateway.json");
-  if (!coordinator.tryGateway()) throw runningError(store, recordPath);
+  if (!locks.tryGateway()) throw runningError(store, recordPath);
   try {
     const identity = currentIdentity();
     if (identity) {
@@ -57,7 +57,7 @@ export function claimGateway(store: Store): GatewayLock {
     release: () => {
       const record = readRecord(recordPath);
       if (record?.pid === process.pid) rmSync(recordPath, { force: true });
-      coordinator.releaseGateway();
+      locks.releaseGateway();
     },
   };
 }
@@ -71,7 +71,7 @@ export function readRecord(path: string): GatewayRecord | undefined {
   }
 }
 
-function runningError(store: Store, recordPath: string): HearthError {
+function runningError(store: LockedDatabase, recordPath: string): HearthError {
   let gateways: ReturnType<typeof readHolders>["holders"] = [];
   try {
     gateways = readHolders(store.path, { ghosts: false }).holders.filter(

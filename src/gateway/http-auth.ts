@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
-import { hashToken, type TokenPair } from "../store/auth.js";
 import type { Store } from "../store/store.js";
+import { hashToken, type TokenPair } from "../store/tokens.js";
 
 /**
  * Concurrent refreshes presenting the same token are coalesced into one
@@ -24,7 +24,7 @@ export class RefreshCoalescer {
     if (cached) return Promise.resolve(cached.pair);
     let running = this.inflight.get(key);
     if (!running) {
-      running = store.auth
+      running = store.tokens
         .rotate(token, lifetimes(config))
         .then((outcome) => {
           if (outcome.kind === "reused") {
@@ -77,7 +77,7 @@ export function registerAuth(
     async (request) =>
       deps
         .storeOf(request.body.profile)
-        .auth.redeemPairing(request.body.code, lifetimes(deps.config())),
+        .tokens.redeemPairing(request.body.code, lifetimes(deps.config())),
   );
   app.post<{ Body: { refreshToken: string; profile?: string } }>(
     "/v1/auth/refresh",
@@ -107,6 +107,6 @@ export function registerAuth(
     const profile =
       (request.body as { profile?: string } | undefined)?.profile ??
       (request.query as { profile?: string }).profile;
-    await deps.storeOf(profile).auth.verifyAccess(token);
+    await deps.storeOf(profile).tokens.verifyAccess(token);
   });
 }

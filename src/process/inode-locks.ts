@@ -23,7 +23,18 @@ import { FairWriteLock } from "./write-lock.js";
  * process (closing any descriptor on a file drops the process's POSIX locks
  * on it, SQLite's included: F2).
  */
-export class Coordinator {
+/** The key under which an open store hands its InodeLocks to the process layer (the gateway lock). */
+export const inodeLocks = Symbol("hearth.inodeLocks");
+
+/** What holds a database open in this process, as the process layer sees it: where, and its locks. */
+export interface LockedDatabase {
+  readonly home: string;
+  readonly profile: string;
+  readonly path: string;
+  readonly [inodeLocks]: InodeLocks;
+}
+
+export class InodeLocks {
   readonly path: string;
   readonly writeLock: FairWriteLock;
   private readonly key: string;
