@@ -2,20 +2,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   type ApiResponse,
   answerJson,
+  closeFakes,
   type GatewayChild,
   startFakeOpenAi,
   startGateway,
-  stopAll,
-  until,
   withStore,
   writeConfig,
 } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { tempHome } from "../../helpers/home.js";
+import { until } from "../../helpers/process.js";
 
-afterEach(async () => {
-  await stopAll();
-  cleanupHomes();
-});
+afterEach(closeFakes);
 
 const openai = (baseUrl: string) => ({ kind: "openai", baseUrl, model: "m", stream: false });
 

@@ -1,19 +1,13 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type ApiResponse,
   type GatewayChild,
   metric,
   startGateway,
-  stopAll,
   withStore,
   writeConfig,
 } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-
-afterEach(async () => {
-  await stopAll();
-  cleanupHomes();
-});
+import { tempHome } from "../../helpers/home.js";
 
 const CLIENTS = 64;
 const SECONDS = 3;

@@ -1,47 +1,27 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../../src/index.js";
-import { startGateway, stopAll, until, writeConfig } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+import { runCli } from "../../helpers/cli.js";
+import { startGateway, writeConfig } from "../../helpers/gateway.js";
+import { tempHome } from "../../helpers/home.js";
+import { until } from "../../helpers/process.js";
+import { startWorker } from "../../helpers/worker.js";
 
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
-const chats = new Set<ChildProcessWithoutNullStreams>();
 const sinks = new Set<Sink>();
 const stores = new Map<string, Store>();
 
 afterEach(async () => {
-  for (const child of chats) {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  }
-  chats.clear();
-  await stopAll();
-  await killAllWorkers();
   await Promise.all([...sinks].map((s) => s.close()));
   sinks.clear();
   for (const store of stores.values()) await store.close();
   stores.clear();
-  cleanupHomes();
 });
 
-/** `hearth chat` as a real child: writes `lines` to its stdin, then ends it; resolves on exit. */
+/** `hearth chat` as a real child: `lines` on its stdin, which is then closed; resolves on exit. */
 function chat(home: string, lines: string[], args: string[] = []) {
-  const argv = [CLI, "--home", home, "chat", "--claim-window-ms", "1500", ...args];
-  const child = spawn(process.execPath, argv, { stdio: "pipe" });
-  chats.add(child);
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  child.stdout.setEncoding("utf8").on("data", (d: string) => stdout.push(d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => stderr.push(d));
-  child.stdin.end(lines.map((l) => `${l}\n`).join(""));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once("close", (code) =>
-      resolve({ code, stdout: stdout.join(""), stderr: stderr.join("") }),
-    ),
-  );
+  const input = lines.map((l) => `${l}\n`).join("");
+  return runCli(["chat", "--claim-window-ms", "1500", ...args], { home, input });
 }
 
 interface SinkRequest {

@@ -1,11 +1,10 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+import { tempHome } from "../../helpers/home.js";
+import { spawnNode } from "../../helpers/process.js";
+import { startWorker } from "../../helpers/worker.js";
 
 interface Timed {
   commits: number;
@@ -16,58 +15,10 @@ interface Measured {
   waitedMs: number;
   error?: { code?: string; message: string };
 }
-type Line = Record<string, unknown>;
-
-const children = new Set<ChildProcessWithoutNullStreams>();
-
-afterEach(async () => {
-  await killAllWorkers();
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGKILL");
-      await new Promise((resolve) => child.once("exit", resolve));
-    }
-  }
-  children.clear();
-  cleanupHomes();
-});
 
 /** A plain (non-hearth) fixture process speaking JSON lines on stdout. */
 function spawnFixture(name: string, args: string[]) {
-  const script = fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
-  const child = spawn(process.execPath, [script, ...args], { stdio: "pipe" });
-  children.add(child);
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const seen: Line[] = [];
-  const waiters: { match: (l: Line) => boolean; resolve: (l: Line) => void }[] = [];
-  createInterface({ input: child.stdout }).on("line", (text) => {
-    const line = JSON.parse(text) as Line;
-    seen.push(line);
-    for (const w of waiters.filter((w) => w.match(line))) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(line);
-    }
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  return {
-    child,
-    pid: child.pid!,
-    /** The first line (already printed or still to come) matching `match`; rejects if the process exits first. */
-    line(match: (l: Line) => boolean): Promise<Line> {
-      const done = seen.find(match);
-      if (done) return Promise.resolve(done);
-      return new Promise((resolve, reject) => {
-        waiters.push({ match, resolve });
-        void exited.then(() => reject(new Error(`${name} exited early\n${stderr}`)));
-      });
-    },
-    send(value: unknown) {
-      child.stdin.write(`${JSON.stringify(value)}\n`);
-    },
-  };
+  return spawnNode([fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url)), ...args]);
 }
 
 function summary(label: string, results: Timed[]) {
@@ -122,10 +73,10 @@ describe("four writer processes share the write lock fairly (hearth)", () => {
     const path = setup.path;
     await setup.close();
     const writers = sessions.map((s) => spawnFixture("raw-writer.mjs", [path, s.id, "normal"]));
-    await Promise.all(writers.map((w) => w.line((l) => l.ready === true)));
+    await Promise.all(writers.map((w) => w.json((l) => l.ready === true)));
     for (const w of writers) w.send({ ms: 3000 });
     const results = (await Promise.all(
-      writers.map((w) => w.line((l) => typeof l.commits === "number")),
+      writers.map((w) => w.json((l) => typeof l.commits === "number")),
     )) as unknown as (Timed & { busyErrors: number })[];
     summary("raw better-sqlite3, synchronous=normal, 3000 ms", results);
     console.log(`raw better-sqlite3: SQLITE_BUSY errors ${results.map((r) => r.busyErrors)}`);
@@ -164,13 +115,13 @@ describe("waiting for a foreign writer (not hearth)", () => {
   it("keeps the event loop running while it waits, then writes once the holder commits", async () => {
     const { path, sessionId, worker } = await storeWithSession();
     const holder = spawnFixture("raw-write-holder.mjs", [path, "1500"]);
-    await holder.line((l) => l.locked === true);
+    await holder.json((l) => l.locked === true);
     const r = await worker.call<Measured>("measuredAppend", { sessionId, clientId: "late" });
     console.log(
       `append behind a foreign holder: waited ${Math.round(r.waitedMs)} ms, max lateness ${Math.round(r.maxLateMs)} ms`,
     );
     expect(r.error).toBeUndefined();
-    await holder.line((l) => l.released === true);
+    await holder.json((l) => l.released === true);
     expect(r.waitedMs).toBeGreaterThanOrEqual(1000);
     expect(r.maxLateMs).toBeLessThan(50);
     expect(countRows(path, sessionId)).toBe(1);
@@ -179,7 +130,7 @@ describe("waiting for a foreign writer (not hearth)", () => {
   it("gives up after the patience with HEARTH_BUSY naming the holder, and writes nothing", async () => {
     const { path, sessionId, worker } = await storeWithSession({ store: { busyTimeoutMs: 500 } });
     const holder = spawnFixture("raw-write-holder.mjs", [path, "forever"]);
-    await holder.line((l) => l.locked === true);
+    await holder.json((l) => l.locked === true);
     const r = await worker.call<Measured>("measuredAppend", { sessionId, clientId: "never" });
     console.log(
       `append past the patience: gave up after ${Math.round(r.waitedMs)} ms: ${r.error?.message}`,
@@ -190,7 +141,7 @@ describe("waiting for a foreign writer (not hearth)", () => {
     expect(r.maxLateMs).toBeLessThan(50);
     expect(r.error?.message).toContain("healthy");
     holder.send("release");
-    await holder.line((l) => l.released === true);
+    await holder.json((l) => l.released === true);
     expect(countRows(path, sessionId)).toBe(0);
     // The message names who held the store (the holder is gone now; its pid is in the text).
     expect(r.error?.message).toContain(`pid ${holder.pid}`);

@@ -1,9 +1,9 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Store } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
+import { spawnNode } from "../../helpers/process.js";
 import { drain, expectHearthError, TestHomes } from "./fixture.js";
 
 /** C1: pure readers use read-only connections and never touch the writer. */
@@ -260,25 +260,14 @@ async function holdWriteLock(dbPath: string): Promise<{ release: () => Promise<v
     process.stdout.write("locked\\n");
     process.stdin.on("data", () => { db.exec("ROLLBACK"); db.close(); process.exit(0); });
   `;
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["-e", script, dbPath], {
+  const child = spawnNode(["-e", script, dbPath], {
     cwd: path.resolve(import.meta.dirname, "../../.."),
-    stdio: "pipe",
   });
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (d: Buffer) => {
-      if (d.toString().includes("locked")) resolve();
-    });
-    child.on("exit", (code) => reject(new Error(`lock holder exited ${code}: ${stderr}`)));
-  });
+  await child.line((l) => l === "locked", "locked");
   return {
-    release: () =>
-      new Promise<void>((resolve) => {
-        child.on("exit", () => resolve());
-        child.stdin.write("go\n");
-      }),
+    release: async () => {
+      child.send("go");
+      await child.exited;
+    },
   };
 }
