@@ -278,9 +278,8 @@ describe("handoff (D5) with hearth chat and real gateways", () => {
     await until("b's handoff completed", async () => {
       return (await handoff(home, fast, "b"))?.state === "completed";
     });
-    const fastMs = Date.now() - slowStarted;
+    // b went through while a's delivery was still waiting for its answer.
     expect((await handoff(home, slow, "a"))?.state).toBe("running");
-    expect(fastMs).toBeLessThan(2000);
     await until("a's handoff completed", async () => {
       return (await handoff(home, slow, "a"))?.state === "completed";
     });
@@ -320,11 +319,13 @@ describe("handoff (D5) with hearth chat and real gateways", () => {
     const sid = await requestHandoff(home, "hang");
     await until("the delivery reached the sink", () => hook.requests.length === 1);
     gw.child.kill("SIGTERM");
+    // The bound is the delivery's own timeout, not a guess at how fast the
+    // machine is: exiting within half of it means drainMs ended the wait.
     let deadline: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
       gw.exited,
       new Promise((resolve) => {
-        deadline = setTimeout(() => resolve("still running 4.5 s after SIGTERM"), 4500);
+        deadline = setTimeout(() => resolve("still running 30 s after SIGTERM"), 30_000);
       }),
     ]);
     clearTimeout(deadline);
