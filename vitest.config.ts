@@ -6,6 +6,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Rebuilds dist/ (which child processes run) when src/ is newer.
+    globalSetup: ["test/helpers/global-setup.ts"],
+    // Kills the children a test left running; shows their stderr when it failed.
+    setupFiles: ["test/helpers/setup.ts"],
     // Gateways started by tests pick a free port (children inherit it).
     env: { HEARTH_GATEWAY_PORT: "0" },
     reporters: ["default"],

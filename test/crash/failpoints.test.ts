@@ -1,48 +1,24 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LATEST_SCHEMA_VERSION, openStore } from "../../src/index.js";
-import { cleanupHomes, tempHome } from "../helpers/home.js";
-import { killAllWorkers, startWorker, type Worker } from "../helpers/worker.js";
+import { runCli } from "../helpers/cli.js";
+import { tempHome } from "../helpers/home.js";
+import { run as runChild } from "../helpers/process.js";
+import { startWorker, type Worker } from "../helpers/worker.js";
 
 // Each named failpoint (src/failpoints.ts) kills a real process at one
 // precise instant; then the store is reopened, integrity-checked, and every
 // acknowledged write is counted. Deterministic: no random timing.
-const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 const MIGRATE_NEXT = fileURLToPath(new URL("../fixtures/migrate-next.mjs", import.meta.url));
 
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
-
-interface Run {
-  code: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(file: string, args: string[], failpoints?: string): Promise<Run> {
-  const env = { ...process.env, HEARTH_FAILPOINTS: failpoints ?? "" };
-  return new Promise((resolve) => {
-    execFile(process.execPath, [file, ...args], { env }, (err, stdout, stderr) => {
-      const e = err as (Error & { code?: unknown; signal?: string }) | null;
-      resolve({
-        code: e ? (typeof e.code === "number" ? e.code : null) : 0,
-        signal: e?.signal ?? null,
-        stdout,
-        stderr,
-      });
-    });
-  });
-}
-
-const hearth = (args: string[], failpoints?: string) => run(CLI, args, failpoints);
+const env = (failpoints?: string) => ({ HEARTH_FAILPOINTS: failpoints ?? "" });
+const run = (file: string, args: string[], failpoints?: string) =>
+  runChild(process.execPath, [file, ...args], { env: env(failpoints) });
+const hearth = (args: string[], failpoints?: string) => runCli(args, { env: env(failpoints) });
 const sha = (p: string) => createHash("sha256").update(readFileSync(p)).digest("hex");
 
 function integrity(path: string): string {

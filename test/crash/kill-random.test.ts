@@ -1,68 +1,11 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
-import { cleanupHomes, tempHome } from "../helpers/home.js";
-import { killAllWorkers, startWorker, type Worker } from "../helpers/worker.js";
-
-const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-const gateways = new Set<Gateway>();
-
-afterEach(async () => {
-  await killAllWorkers();
-  await Promise.all([...gateways].map((g) => g.kill()));
-  cleanupHomes();
-});
-
-interface Gateway {
-  pid: number;
-  ready: Promise<void>;
-  isReady: () => boolean;
-  kill: () => Promise<void>;
-}
-
-/** `hearth gateway run`; `ready` resolves on its readiness line and rejects if it exits first. */
-function startGateway(home: string): Gateway {
-  const child: ChildProcessWithoutNullStreams = spawn(
-    process.execPath,
-    [CLI, "--home", home, "gateway", "run"],
-    { stdio: "pipe" },
-  );
-  let stderr = "";
-  let readyNow = false;
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  const ready = new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      if (line.includes('"gateway.ready"')) {
-        readyNow = true;
-        resolve();
-      }
-    });
-    void closed.then(() =>
-      reject(new Error(`gateway ${child.pid} exited before ready\n${stderr}`)),
-    );
-  });
-  ready.catch(() => undefined);
-  const gateway: Gateway = {
-    pid: child.pid!,
-    ready,
-    isReady: () => readyNow,
-    kill: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await closed;
-      gateways.delete(gateway);
-    },
-  };
-  gateways.add(gateway);
-  return gateway;
-}
+import { spawnGateway } from "../helpers/gateway.js";
+import { tempHome } from "../helpers/home.js";
+import { startWorker, type Worker } from "../helpers/worker.js";
 
 function storedClientIds(path: string, sessionId: string): Set<string> {
   const db = new Database(path, { readonly: true });
@@ -90,7 +33,7 @@ describe("kill -9 at random points", () => {
 
     let worker: Worker = await startWorker();
     await worker.call("open", { home });
-    let gateway = startGateway(home);
+    let gateway = spawnGateway(home);
     await gateway.ready;
     const acked: string[] = [];
     const rounds = 10;
@@ -101,7 +44,7 @@ describe("kill -9 at random points", () => {
         // gate exclusive), with a gateway starting up behind it.
         await gateway.kill();
         await worker.call("beginSurgery");
-        gateway = startGateway(home);
+        gateway = spawnGateway(home);
       } else {
         void worker
           .call("appendLoop", { sessionId: session.id, forever: true, prefix: `r${round}` })
@@ -109,12 +52,12 @@ describe("kill -9 at random points", () => {
         if (mode === 1) {
           // The victim gateway is one still starting up when the kill comes.
           await gateway.kill();
-          gateway = startGateway(home);
+          gateway = spawnGateway(home);
         }
         // Kill at a point chosen by the number of commits, never by a clock.
         await worker.waitForAcks(1 + Math.floor(Math.random() * 300));
       }
-      const gatewayWasReady = gateway.isReady();
+      const gatewayWasReady = gateway.isReady;
       await Promise.all([worker.kill("SIGKILL"), gateway.kill()]);
       acked.push(...worker.acks);
 
@@ -129,11 +72,10 @@ describe("kill -9 at random points", () => {
       worker = await startWorker();
       await worker.call("open", { home });
       // ... can run a structural operation (no stale lock holds the gate) ...
-      // (No `op` argument: the worker protocol's own `op` field would shadow it.)
       await worker.call("beginSurgery");
       await worker.call("endSurgery");
       // ... and a new gateway becomes ready on the first try.
-      gateway = startGateway(home);
+      gateway = spawnGateway(home);
       await gateway.ready;
       expect(recordPid(home)).toBe(gateway.pid);
       // The stale markers were swept: only the live processes have one.

@@ -1,17 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LATEST_SCHEMA_VERSION, openStore } from "../../src/index.js";
-import { cleanupHomes, tempHome } from "../helpers/home.js";
-
-const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-
-function hearth(...args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8" });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { runCli } from "../helpers/cli.js";
+import { tempHome } from "../helpers/home.js";
 
 async function seededHome(): Promise<{ home: string; id: string }> {
   const home = tempHome();
@@ -26,17 +19,15 @@ async function seededHome(): Promise<{ home: string; id: string }> {
   return { home, id: s.id };
 }
 
-afterEach(cleanupHomes);
-
 describe("hearth CLI", () => {
   it("doctor reports a healthy store with exit 0, as text and JSON", async () => {
     const { home } = await seededHome();
-    const text = hearth("--home", home, "doctor");
+    const text = await runCli(["doctor"], { home });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("quick_check: ok");
     expect(text.stdout).toContain("synchronous: configured full");
     expect(text.stdout).toContain("journal mode: configured wal, the file is in wal mode");
-    const json = hearth("--home", home, "--json", "doctor");
+    const json = await runCli(["--json", "doctor"], { home });
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout);
     // "info": no backup exists yet, which is worth saying but not a problem (exit 0).
@@ -52,16 +43,16 @@ describe("hearth CLI", () => {
     // A database others can read is a warning.
     const { chmodSync } = await import("node:fs");
     chmodSync(join(home, "state.db"), 0o644);
-    const r = hearth("--home", home, "--json", "doctor");
+    const r = await runCli(["--json", "doctor"], { home });
     expect(r.code).toBe(4);
     expect(JSON.parse(r.stdout).findings).toContainEqual(
       expect.objectContaining({ code: "file_mode", severity: "warning" }),
     );
   });
 
-  it("doctor on a home without a store exits 4 and creates nothing", () => {
+  it("doctor on a home without a store exits 4 and creates nothing", async () => {
     const home = tempHome();
-    const r = hearth("--home", home, "doctor");
+    const r = await runCli(["doctor"], { home });
     expect(r.code).toBe(4);
     expect(r.stdout).toContain("no store at");
     expect(() => readFileSync(join(home, "state.db"))).toThrow();
@@ -73,39 +64,35 @@ describe("hearth CLI", () => {
       join(home, "config.json"),
       JSON.stringify({ durability: { synchronus: "full" } }),
     );
-    const r = hearth("--home", home, "--json", "sessions", "list");
+    const r = await runCli(["--json", "sessions", "list"], { home });
     expect(r.code).toBe(1);
     const { error } = JSON.parse(r.stderr);
     expect(error.code).toBe("HEARTH_CONFIG_INVALID");
     expect(error.message).toContain('did you mean "synchronous"');
   });
 
-  it("usage errors exit 2", () => {
-    expect(hearth("no-such-command").code).toBe(2);
-    expect(hearth("sessions", "list", "--no-such-flag").code).toBe(2);
-    expect(hearth("--profile", "../etc", "sessions", "list").code).toBe(2);
+  it("usage errors exit 2", async () => {
+    expect((await runCli(["no-such-command"])).code).toBe(2);
+    expect((await runCli(["sessions", "list", "--no-such-flag"])).code).toBe(2);
+    expect((await runCli(["--profile", "../etc", "sessions", "list"])).code).toBe(2);
   });
 
   it("sessions list, show, search and export read the store", async () => {
     const { home, id } = await seededHome();
-    const list = JSON.parse(hearth("--home", home, "--json", "sessions", "list").stdout);
+    const list = (await runCli(["--json", "sessions", "list"], { home })).json();
     expect(list.items.map((s: { id: string }) => s.id)).toEqual([id]);
-    const show = JSON.parse(
-      hearth("--home", home, "--json", "sessions", "show", id, "--history").stdout,
-    );
+    const show = (await runCli(["--json", "sessions", "show", id, "--history"], { home })).json();
     expect(show.messages.map((m: { active: boolean }) => m.active)).toEqual([true, false]);
-    const hits = JSON.parse(
-      hearth("--home", home, "--json", "sessions", "search", "(for", "two").stdout,
-    );
+    const hits = (await runCli(["--json", "sessions", "search", "(for", "two"], { home })).json();
     expect(hits).toHaveLength(1);
     const out = join(home, "export.jsonl");
-    expect(hearth("--home", home, "sessions", "export", "-o", out).code).toBe(0);
+    expect((await runCli(["sessions", "export", "-o", out], { home })).code).toBe(0);
     const lines = readFileSync(out, "utf8")
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(lines.map((l: { type: string }) => l.type)).toEqual(["session", "message", "message"]);
-    expect(hearth("--home", home, "sessions", "show", "nope").code).toBe(1);
+    expect((await runCli(["sessions", "show", "nope"], { home })).code).toBe(1);
   });
 });
 
@@ -123,11 +110,11 @@ describe("docs", () => {
     const home = tempHome();
     const work = await openStore({ home, profile: "work" });
     await work.close();
-    const r = spawnSync(process.execPath, [CLI, "--home", home, "restore", "/nonexistent.db"], {
-      encoding: "utf8",
-      env: { ...process.env, HEARTH_PROFILE: "work" },
+    const r = await runCli(["restore", "/nonexistent.db"], {
+      home,
+      env: { HEARTH_PROFILE: "work" },
     });
-    expect(r.status).toBe(2);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain(
       `replace the work store (${join(home, "profiles", "work", "state.db")})`,
     );

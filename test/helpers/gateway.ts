@@ -1,16 +1,11 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { openStore, type Store } from "../../src/index.js";
+import { CLI } from "./cli.js";
+import { type Child, type Exit, spawnNode } from "./process.js";
 
-// HEARTH_TEST_CLI runs these tests against another build of the CLI.
-const CLI =
-  process.env.HEARTH_TEST_CLI ?? fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-const gateways = new Set<GatewayChild>();
 const fakes = new Set<FakeOpenAi>();
 
 export interface GatewayEvent {
@@ -22,52 +17,58 @@ export interface GatewayEvent {
   signal?: string;
 }
 
-/** `hearth gateway run` as a real child process (port 0: a free port, read from the readiness line). */
+export interface GatewayOptions {
+  profiles?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * `hearth gateway run` as a real child process (port 0: a free port, read
+ * from the readiness line). The one gateway starter of the test suite.
+ */
 export class GatewayChild {
-  readonly child: ChildProcessWithoutNullStreams;
+  readonly process: Child;
   readonly pid: number;
   readonly events: GatewayEvent[] = [];
-  stderr = "";
   address = "";
   path = "";
-  /** Resolves on "close": every line the process printed has been read by then. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves on its `gateway.ready` line; rejects if it exits first. */
   readonly ready: Promise<void>;
+  isReady = false;
 
-  constructor(home: string, options: { profiles?: string[]; env?: NodeJS.ProcessEnv } = {}) {
+  constructor(home: string, options: GatewayOptions = {}) {
     const args = [CLI, "--home", home, "gateway", "run"];
     if (options.profiles) args.push("--profiles", options.profiles.join(","));
-    this.child = spawn(process.execPath, args, {
-      env: { ...process.env, ...options.env },
-      stdio: "pipe",
+    this.process = spawnNode(args, options.env ? { env: options.env } : {});
+    this.pid = this.process.pid;
+    this.process.onLine((line) => {
+      try {
+        this.events.push(JSON.parse(line) as GatewayEvent);
+      } catch {
+        // not a JSON line
+      }
     });
-    this.pid = this.child.pid!;
-    this.child.stderr.on("data", (d: Buffer) => {
-      this.stderr += d.toString();
-    });
-    this.exited = new Promise((resolve) =>
-      this.child.once("close", (code, signal) => resolve({ code, signal })),
-    );
-    this.ready = new Promise<void>((resolve, reject) => {
-      createInterface({ input: this.child.stdout }).on("line", (line) => {
-        let event: GatewayEvent;
-        try {
-          event = JSON.parse(line) as GatewayEvent;
-        } catch {
-          return;
-        }
-        this.events.push(event);
-        if (event.event === "gateway.ready") {
-          this.address = event.address!;
-          this.path = event.path!;
-          resolve();
-        }
+    this.ready = this.process
+      .json<GatewayEvent>((e) => e.event === "gateway.ready", "gateway.ready")
+      .then((event) => {
+        this.address = event.address!;
+        this.path = event.path!;
+        this.isReady = true;
       });
-      void this.exited.then(({ code, signal }) =>
-        reject(new Error(`gateway exited (${code ?? signal}) before ready\n${this.stderr}`)),
-      );
-    });
     this.ready.catch(() => undefined);
+  }
+
+  get child() {
+    return this.process.child;
+  }
+
+  get stderr(): string {
+    return this.process.stderr;
+  }
+
+  /** Resolves on "close": every line the process printed has been read by then. */
+  get exited(): Promise<Exit> {
+    return this.process.exited;
   }
 
   url(path: string): string {
@@ -98,13 +99,9 @@ export class GatewayChild {
       .filter((l) => l.event === event);
   }
 
-  async kill(
-    signal: NodeJS.Signals = "SIGKILL",
-  ): Promise<{ code: number | null; signal: string | null }> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
-    const result = await this.exited;
-    gateways.delete(this);
-    return result;
+  /** Send `signal` and wait for the exit. */
+  kill(signal: NodeJS.Signals = "SIGKILL"): Promise<Exit> {
+    return this.process.kill(signal);
   }
 }
 
@@ -115,19 +112,15 @@ export interface ApiResponse {
   body: ApiBody;
 }
 
-export function spawnGateway(
-  home: string,
-  options: { profiles?: string[]; env?: NodeJS.ProcessEnv } = {},
-): GatewayChild {
-  const gateway = new GatewayChild(home, options);
-  gateways.add(gateway);
-  return gateway;
+/** Spawn a gateway without waiting for it (`ready` and `exited` tell what became of it). */
+export function spawnGateway(home: string, options: GatewayOptions = {}): GatewayChild {
+  return new GatewayChild(home, options);
 }
 
 /** Start a gateway and wait for its readiness line (never a sleep). */
 export async function startGateway(
   home: string,
-  options: { profiles?: string[]; env?: NodeJS.ProcessEnv } = {},
+  options: GatewayOptions = {},
 ): Promise<GatewayChild> {
   const gateway = spawnGateway(home, options);
   await gateway.ready;
@@ -151,19 +144,6 @@ export async function withStore<T>(
     return await fn(store);
   } finally {
     await store.close();
-  }
-}
-
-/** Poll a real condition until it holds, failing after `ms`. */
-export async function until(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  ms = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
@@ -258,9 +238,8 @@ export function answerStream(res: ServerResponse, pieces: string[], final?: unkn
   res.end("data: [DONE]\n\n");
 }
 
-/** Kill every gateway still running and close every fake server (call in afterEach). */
-export async function stopAll(): Promise<void> {
-  await Promise.all([...gateways].map((g) => g.kill("SIGKILL")));
+/** Close every fake server (call in afterEach; setup.ts kills the gateways). */
+export async function closeFakes(): Promise<void> {
   await Promise.all([...fakes].map((f) => f.close()));
   fakes.clear();
 }

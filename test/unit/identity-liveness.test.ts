@@ -1,9 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   currentIdentity,
@@ -12,43 +10,16 @@ import {
   parseStat,
   readBootId,
 } from "../../src/process/identity.js";
+import { spawnChild, until } from "../helpers/process.js";
 
-const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
-afterEach(async () => {
-  await Promise.all(
-    children.splice(0).map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await exited;
-    }),
-  );
+afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function track<T extends ChildProcess>(child: T): T {
-  children.push(child);
-  return child;
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once("exit", () => resolve()));
-}
-
 function readStat(pid: number): string {
   return readFileSync(`/proc/${pid}/stat`, "utf8");
-}
-
-/** Poll a real condition (never a fixed sleep) until it holds or the deadline passes. */
-async function until(what: string, ok: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 /** The identity of a running process as another process would record it. */
@@ -98,8 +69,7 @@ describe("parseStat", () => {
     const exe = join(dir, comm);
     copyFileSync("/bin/sleep", exe);
     chmodSync(exe, 0o755);
-    const child = track(spawn(exe, ["30"], { stdio: "ignore" }));
-    const pid = child.pid!;
+    const pid = spawnChild(exe, ["30"]).pid;
     await until("the copied sleep to exec", () => readStat(pid).startsWith(`${pid} (${comm}) `));
 
     const stat = parseStat(readStat(pid));
@@ -142,24 +112,18 @@ describe("liveness (P1)", () => {
   });
 
   it("says a process that exited and was reaped is dead", async () => {
-    const child = track(spawn("sleep", ["30"], { stdio: "ignore" }));
-    const record = identityOf(child.pid!);
+    const child = spawnChild("sleep", ["30"]);
+    const record = identityOf(child.pid);
     expect(liveness(record)).toBe("alive");
-    child.kill("SIGKILL");
-    await exited(child);
+    await child.kill("SIGKILL");
     expect(liveness(record)).toBe("dead");
   });
 
   it("says a zombie is dead while its parent, which never reaps it, is alive", async () => {
     // sh forks `sleep 0`, prints its pid and blocks in `read` without reaping it:
     // the child stays a zombie until stdin closes and `wait` reaps it.
-    const parent = track(
-      spawn("sh", ["-c", "sleep 0 & echo $!; read x; wait"], {
-        stdio: ["pipe", "pipe", "inherit"],
-      }),
-    );
-    const lines = createInterface({ input: parent.stdout! });
-    const zombiePid = Number(await new Promise<string>((resolve) => lines.once("line", resolve)));
+    const parent = spawnChild("sh", ["-c", "sleep 0 & echo $!; read x; wait"]);
+    const zombiePid = Number(await parent.line(() => true, "the child's pid"));
     expect(Number.isInteger(zombiePid) && zombiePid > 0).toBe(true);
     await until(
       "the child to become a zombie",
@@ -169,11 +133,10 @@ describe("liveness (P1)", () => {
     // Its real identity (pid, start ticks, boot) still matches: only the state makes it dead.
     const zombie = identityOf(zombiePid);
     expect(liveness(zombie)).toBe("dead");
-    expect(liveness(identityOf(parent.pid!))).toBe("alive");
+    expect(liveness(identityOf(parent.pid))).toBe("alive");
 
-    parent.stdin!.end();
-    await exited(parent);
-    expect(parent.exitCode).toBe(0);
+    parent.child.stdin.end();
+    expect(await parent.exited).toEqual({ code: 0, signal: null });
     expect(liveness(zombie)).toBe("dead");
   });
 });

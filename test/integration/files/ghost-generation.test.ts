@@ -1,13 +1,8 @@
 import { existsSync, unlinkSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
 describe("the generation guard (F3)", () => {
   it("stops a writer whose -wal and -shm were unlinked, and reopen() recovers", async () => {

@@ -12,12 +12,10 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HEARTH_APPLICATION_ID } from "../../../src/files/inspect.js";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-
-afterEach(cleanupHomes);
+import { tempHome } from "../../helpers/home.js";
 
 /** Everything observable about a directory's entries: names, types, inodes, sizes, mtimes, bytes. */
 function snapshot(dir: string): unknown {

@@ -1,32 +1,20 @@
-import { execFile } from "node:child_process";
 import { unlinkSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../../src/index.js";
 import type { PsReport } from "../../../src/ops/ps.js";
 import { internals } from "../../../src/store/store.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { runCli } from "../../helpers/cli.js";
+import { tempHome } from "../../helpers/home.js";
 
-const CLI = join(fileURLToPath(new URL("../../../", import.meta.url)), "dist/cli/main.js");
 const open: Store[] = [];
 
 afterEach(async () => {
   for (const store of open.splice(0)) await store.close();
-  cleanupHomes();
 });
-
-function hearth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** This test process's roles on the store, as another process sees them through the kernel (P5). */
 async function myRoles(home: string): Promise<string[]> {
-  const r = await hearth("--home", home, "--json", "ps");
+  const r = await runCli(["--json", "ps"], { home });
   expect(r.code, r.stderr).toBe(0);
   const report = JSON.parse(r.stdout) as PsReport;
   const me = report.profiles[0]?.holders.find((h) => h.pid === process.pid);
@@ -56,7 +44,7 @@ describe("store.reopen() keeps this process's kernel locks (C1, P4, P5)", () => 
     // Another process still sees this one as a reader and a writer...
     expect(await myRoles(home)).toEqual(["reader", "writer"]);
     // ...and structural work from another process is still refused, naming it (P4).
-    const optimize = await hearth("--home", home, "sessions", "optimize");
+    const optimize = await runCli(["sessions", "optimize"], { home });
     expect(optimize.code, optimize.stderr).toBe(3);
     expect(optimize.stderr).toContain(`pid ${process.pid}`);
   });

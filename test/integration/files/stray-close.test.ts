@@ -1,18 +1,12 @@
-import { spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
+import { tempHome } from "../../helpers/home.js";
+import { spawnNode } from "../../helpers/process.js";
+import { startWorker } from "../../helpers/worker.js";
 
 /** Another process (this test process) opens and closes the database, as any tool might. */
 function openAndCloseFromAnotherProcess(path: string): void {
@@ -29,20 +23,15 @@ describe("a stray close() inside a writer process (F2)", () => {
     const { mkdirSync } = await import("node:fs");
     mkdirSync(dir, { recursive: true });
     const path = join(dir, "raw.db");
-    const holder = spawn(process.execPath, [
+    const holder = spawnNode([
       fileURLToPath(new URL("../../fixtures/raw-holder.mjs", import.meta.url)),
       path,
     ]);
-    const lines = createInterface({ input: holder.stdout })[Symbol.asyncIterator]();
-    try {
-      expect((await lines.next()).value).toBe("ready");
-      expect(existsSync(`${path}-wal`)).toBe(true);
-      openAndCloseFromAnotherProcess(path);
-      // This is the field failure: the holder still writes to files nobody else can see.
-      expect(existsSync(`${path}-wal`) && existsSync(`${path}-shm`)).toBe(false);
-    } finally {
-      holder.kill("SIGKILL");
-    }
+    await holder.line((l) => l === "ready", "ready");
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    openAndCloseFromAnotherProcess(path);
+    // This is the field failure: the holder still writes to files nobody else can see.
+    expect(existsSync(`${path}-wal`) && existsSync(`${path}-shm`)).toBe(false);
   });
 
   it("with hearth, the holder keeps its -wal/-shm and its writes stay visible", async () => {

@@ -1,20 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import {
   type GatewayChild,
   metric,
   readSse,
   startGateway,
-  stopAll,
   withStore,
   writeConfig,
 } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-
-afterEach(async () => {
-  await stopAll();
-  cleanupHomes();
-});
+import { tempHome } from "../../helpers/home.js";
 
 async function echoGateway(profiles?: string[]): Promise<{ home: string; gw: GatewayChild }> {
   const home = tempHome();

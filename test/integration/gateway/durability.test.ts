@@ -2,20 +2,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   type ApiResponse,
   answerJson,
+  closeFakes,
   type GatewayChild,
   startFakeOpenAi,
   startGateway,
-  stopAll,
-  until,
   withStore,
   writeConfig,
 } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { tempHome } from "../../helpers/home.js";
+import { until } from "../../helpers/process.js";
 
-afterEach(async () => {
-  await stopAll();
-  cleanupHomes();
-});
+afterEach(closeFakes);
 
 const openai = (baseUrl: string) => ({ kind: "openai", baseUrl, model: "m", stream: false });
 
@@ -129,10 +126,12 @@ describe("gateway durability (D1), shutdown, reload and turn leases", () => {
     expect(results.map((r) => [r.status, r.body.reply?.content])).toEqual(
       Array(5).fill([200, "slow answer"]),
     );
-    // The clients keep their connections alive (fetch does): that must not hold the exit.
+    // The clients keep their connections alive (fetch does): that must not hold
+    // the exit. The bound is half the drain bound, not a guess at how fast the
+    // machine is: an exit within it was not the drain running out.
     const exit = await Promise.race([
       gw.exited,
-      new Promise((r) => setTimeout(r, 5_000, "still running 5 s after its turns finished")),
+      new Promise((r) => setTimeout(r, 15_000, "still running 15 s after its turns finished")),
     ]);
     expect({ exit, events: gw.events.map((e) => e.event) }).toEqual({
       exit: { code: 0, signal: null },
@@ -222,7 +221,8 @@ describe("gateway durability (D1), shutdown, reload and turn leases", () => {
       status: 200,
       code: undefined,
     });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // At once, not when the lease expired (leaseMs, 120 s by default).
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(next.body.session.id).toBe(sid);
     const shown = await session(gw, sid);
     expect(shown.body.messages.map((m: { content: string }) => m.content)).toEqual([

@@ -1,50 +1,31 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../../src/index.js";
-import { startGateway, stopAll, until, writeConfig } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+import { runCli } from "../../helpers/cli.js";
+import { startGateway, writeConfig } from "../../helpers/gateway.js";
+import { tempHome } from "../../helpers/home.js";
+import { type Child, spawnNode, until } from "../../helpers/process.js";
+import { startWorker } from "../../helpers/worker.js";
 
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
 const RAW_WRITE_HOLDER = fileURLToPath(
   new URL("../../fixtures/raw-write-holder.mjs", import.meta.url),
 );
-const chats = new Set<ChildProcessWithoutNullStreams>();
 const sinks = new Set<Sink>();
 const stores = new Map<string, Store>();
 
 afterEach(async () => {
-  for (const child of chats) {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  }
-  chats.clear();
-  await stopAll();
-  await killAllWorkers();
   await Promise.all([...sinks].map((s) => s.close()));
   sinks.clear();
   for (const store of stores.values()) await store.close();
   stores.clear();
-  cleanupHomes();
 });
 
-/** `hearth chat` as a real child: writes `lines` to its stdin, then ends it; resolves on exit. */
+/** `hearth chat` as a real child: `lines` on its stdin, which is then closed; resolves on exit. */
 function chat(home: string, lines: string[], args: string[] = []) {
-  const argv = [CLI, "--home", home, "chat", "--claim-window-ms", "1500", ...args];
-  const child = spawn(process.execPath, argv, { stdio: "pipe" });
-  chats.add(child);
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  child.stdout.setEncoding("utf8").on("data", (d: string) => stdout.push(d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => stderr.push(d));
-  child.stdin.end(lines.map((l) => `${l}\n`).join(""));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once("close", (code) =>
-      resolve({ code, stdout: stdout.join(""), stderr: stderr.join("") }),
-    ),
-  );
+  const input = lines.map((l) => `${l}\n`).join("");
+  return runCli(["chat", "--claim-window-ms", "1500", ...args], { home, input });
 }
 
 interface SinkRequest {
@@ -301,9 +282,8 @@ describe("handoff (D5) with hearth chat and real gateways", () => {
     await until("b's handoff completed", async () => {
       return (await handoff(home, fast, "b"))?.state === "completed";
     });
-    const fastMs = Date.now() - slowStarted;
+    // b went through while a's delivery was still waiting for its answer.
     expect((await handoff(home, slow, "a"))?.state).toBe("running");
-    expect(fastMs).toBeLessThan(2000);
     await until("a's handoff completed", async () => {
       return (await handoff(home, slow, "a"))?.state === "completed";
     });
@@ -343,11 +323,13 @@ describe("handoff (D5) with hearth chat and real gateways", () => {
     const sid = await requestHandoff(home, "hang");
     await until("the delivery reached the sink", () => hook.requests.length === 1);
     gw.child.kill("SIGTERM");
+    // The bound is the delivery's own timeout, not a guess at how fast the
+    // machine is: exiting within half of it means drainMs ended the wait.
     let deadline: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
       gw.exited,
       new Promise((resolve) => {
-        deadline = setTimeout(() => resolve("still running 4.5 s after SIGTERM"), 4500);
+        deadline = setTimeout(() => resolve("still running 30 s after SIGTERM"), 30_000);
       }),
     ]);
     clearTimeout(deadline);
@@ -358,16 +340,15 @@ describe("handoff (D5) with hearth chat and real gateways", () => {
   });
   it("(i) a handoff whose fail() itself fails still reaches a final state, logged at warn", async () => {
     const home = tempHome();
-    const holders: ChildProcessWithoutNullStreams[] = [];
+    const holders: Child[] = [];
     let db = "";
     let locked: Promise<void> = Promise.resolve();
     // The webhook fails, but first a process that is not hearth takes SQLite's write lock,
     // so the gateway's own fail() is refused (HEARTH_BUSY) when it tries to record that.
     const hook = await sink((_req, res) => {
-      const holder = spawn(process.execPath, [RAW_WRITE_HOLDER, db, "forever"], { stdio: "pipe" });
+      const holder = spawnNode([RAW_WRITE_HOLDER, db, "forever"]);
       holders.push(holder);
-      chats.add(holder);
-      locked = new Promise((resolve) => holder.stdout.once("data", () => resolve()));
+      locked = holder.line((l) => l.includes('"locked"')).then(() => undefined);
       void locked.then(() => res.writeHead(500).end("boom"));
     });
     const boom = { kind: "webhook", url: `${hook.url}/boom` };
@@ -385,7 +366,7 @@ describe("handoff (D5) with hearth chat and real gateways", () => {
     expect(warned).toMatchObject({ level: 40, session: sid });
     expect((await handoff(home, sid))?.state).toBe("running");
     // The foreign writer lets go: the gateway writes the outcome it kept.
-    holders[0]!.stdin.write("\n");
+    holders[0]!.child.stdin.write("\n");
     await until("the handoff reached its final state", async () => {
       return (await handoff(home, sid))?.state === "failed";
     });

@@ -1,26 +1,10 @@
-import { execFile } from "node:child_process";
 import { unlinkSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { spawnGateway, startGateway, stopAll, withStore } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
-
-afterEach(async () => {
-  await stopAll();
-  cleanupHomes();
-});
-
-function hearth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { runCli } from "../../helpers/cli.js";
+import { spawnGateway, startGateway, withStore } from "../../helpers/gateway.js";
+import { tempHome } from "../../helpers/home.js";
 
 describe("the gateway recovers from a generation change (F3)", () => {
   it("reattaches after -wal and -shm are removed under it: one failed request, then service goes on", async () => {
@@ -68,7 +52,7 @@ describe("the gateway recovers from a generation change (F3)", () => {
     // Its kernel locks held throughout: it is still the one gateway, a writer, named by ps (P3, P5).
     const second = spawnGateway(home);
     expect((await second.exited).code).toBe(3);
-    const ps = await hearth("--home", home, "--json", "ps");
+    const ps = await runCli(["--json", "ps"], { home });
     const holder = JSON.parse(ps.stdout).profiles[0].holders.find(
       (h: { pid: number }) => h.pid === gw.pid,
     );

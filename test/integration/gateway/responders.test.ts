@@ -3,21 +3,18 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   answerJson,
   answerStream,
+  closeFakes,
   type FakeOpenAi,
   type FakeRequest,
   readSse,
   startFakeOpenAi,
   startGateway,
-  stopAll,
   withStore,
   writeConfig,
 } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { tempHome } from "../../helpers/home.js";
 
-afterEach(async () => {
-  await stopAll();
-  cleanupHomes();
-});
+afterEach(closeFakes);
 
 type Handler = (req: FakeRequest, res: ServerResponse) => void;
 

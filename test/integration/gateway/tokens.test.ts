@@ -1,38 +1,25 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../../helpers/cli.js";
 import {
   type ApiResponse,
   type GatewayChild,
   startGateway,
-  stopAll,
   withStore,
   writeConfig,
 } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { tempHome } from "../../helpers/home.js";
 
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
 const GRACE_MS = 1500;
 
-afterEach(async () => {
-  await stopAll();
-  cleanupHomes();
-});
-
+/** `hearth --json <args>`, which must succeed; its parsed output. */
 async function hearthJson<T>(home: string, ...args: string[]): Promise<T> {
-  const { stdout } = await promisify(execFile)(process.execPath, [
-    CLI,
-    "--home",
-    home,
-    "--json",
-    ...args,
-  ]);
-  return JSON.parse(stdout) as T;
+  const r = await runCli(["--json", ...args], { home });
+  expect(r.code, r.stderr).toBe(0);
+  return r.json<T>();
 }
 
 const tokenCreate = (home: string) =>

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   copyFileSync,
@@ -10,31 +10,19 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+import { runCli } from "../../helpers/cli.js";
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
 const BACKUP_NAME = /^default-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.db$/;
 const mounts: string[] = [];
 
-afterEach(async () => {
-  await killAllWorkers();
+afterEach(() => {
   for (const dir of mounts.splice(0)) execFileSync("umount", [dir]);
-  cleanupHomes();
 });
-
-function hearth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 const sha = (p: string) => createHash("sha256").update(readFileSync(p)).digest("hex");
 const ls = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
@@ -81,7 +69,7 @@ describe("hearth backup", () => {
     await writer.waitForAcks(50);
     const ackedBefore = [...writer.acks];
 
-    const r = await hearth("--home", home, "--json", "backup");
+    const r = await runCli(["--json", "backup"], { home });
     const ackedAfter = writer.acks.length;
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout) as { path: string; bytes: number };
@@ -121,7 +109,7 @@ describe("hearth backup", () => {
 
     const made: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const r = await hearth("--home", home, "--json", "backup", "--keep", "2");
+      const r = await runCli(["--json", "backup", "--keep", "2"], { home });
       expect(r.code, r.stderr).toBe(0);
       const result = JSON.parse(r.stdout) as { path: string; removed: string[] };
       made.push(result.path);
@@ -139,7 +127,7 @@ describe("hearth restore", () => {
   it("round-trips: the added sessions go, the old ones come back, a forensic copy keeps the replaced store", async () => {
     const home = tempHome();
     const db = await storeWith(home, ["old-1", "old-2"]);
-    const made = await hearth("--home", home, "--json", "backup");
+    const made = await runCli(["--json", "backup"], { home });
     expect(made.code, made.stderr).toBe(0);
     const backupFile = JSON.parse(made.stdout).path as string;
     await storeWith(home, ["added"]);
@@ -150,7 +138,7 @@ describe("hearth restore", () => {
     const replaced = sha(db);
     const forensicRoot = join(home, "backups", "forensic");
     const restoreJson = async () => {
-      const r = await hearth("--home", home, "--json", "restore", backupFile, "--yes");
+      const r = await runCli(["--json", "restore", backupFile, "--yes"], { home });
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as { path: string; forensicCopy: string };
     };
@@ -183,7 +171,7 @@ describe("hearth restore", () => {
       [basename(first.forensicCopy), basename(second.forensicCopy)].sort(),
     );
 
-    const list = await hearth("--home", home, "--json", "sessions", "list", "--all");
+    const list = await runCli(["--json", "sessions", "list", "--all"], { home });
     const titles = JSON.parse(list.stdout)
       .items.map((s: { title: string }) => s.title)
       .sort();
@@ -196,7 +184,7 @@ describe("hearth restore", () => {
     const before = sha(db);
     const files = ls(home);
 
-    const r = await hearth("--home", home, "--json", "restore", backupFile);
+    const r = await runCli(["--json", "restore", backupFile], { home });
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stderr).error.code).toBe("HEARTH_USAGE");
     expect(sha(db)).toBe(before);
@@ -213,7 +201,7 @@ describe("hearth restore", () => {
 
     const bogus = join(dirname(home), "not-a-store.db");
     writeFileSync(bogus, "this is not a database, only text long enough for a header. ".repeat(10));
-    const r = await hearth("--home", home, "--json", "restore", bogus, "--yes");
+    const r = await runCli(["--json", "restore", bogus, "--yes"], { home });
     expect(r.code).toBe(1);
     expect(sha(db)).toBe(before);
     expect(ls(home)).toEqual(files);
@@ -225,7 +213,7 @@ describe("hearth restore", () => {
 /** A store with session "keep", backed up, then "after" added; every writer closed. */
 async function backedUpThenChanged(home: string): Promise<{ db: string; backupFile: string }> {
   const db = await storeWith(home, ["keep"]);
-  const made = await hearth("--home", home, "--json", "backup");
+  const made = await runCli(["--json", "backup"], { home });
   expect(made.code, made.stderr).toBe(0);
   await storeWith(home, ["after"]);
   return { db, backupFile: JSON.parse(made.stdout).path as string };
@@ -260,7 +248,7 @@ describe("hearth backup on a nearly full filesystem", () => {
     mkdirSync(small, { mode: 0o700 });
     copyFileSync(store.path, join(small, "state.db"));
 
-    const r = await hearth("--home", small, "--json", "backup");
+    const r = await runCli(["--json", "backup"], { home: small });
     expect(r.code).toBe(1);
     const { error } = JSON.parse(r.stderr);
     expect(error.code).toBe("HEARTH_NO_SPACE");

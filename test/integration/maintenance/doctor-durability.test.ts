@@ -1,17 +1,9 @@
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
+import { runCli } from "../../helpers/cli.js";
 import { writeConfig } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
-
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
 interface Finding {
   code: string;
@@ -19,13 +11,9 @@ interface Finding {
   message: string;
 }
 
-function doctor(home: string): Promise<{ code: number; findings: Finding[] }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, "--home", home, "--json", "doctor"], (err, stdout) => {
-      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-      resolve({ code, findings: (JSON.parse(stdout) as { findings: Finding[] }).findings });
-    });
-  });
+async function doctor(home: string): Promise<{ code: number | null; findings: Finding[] }> {
+  const r = await runCli(["--json", "doctor"], { home });
+  return { code: r.code, findings: r.json<{ findings: Finding[] }>().findings };
 }
 
 const synchronous = (findings: Finding[]) => findings.find((f) => f.code === "synchronous")!;

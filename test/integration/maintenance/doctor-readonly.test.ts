@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -11,31 +10,18 @@ import {
   symlinkSync,
 } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import type { DoctorReport } from "../../../src/ops/doctor.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+import { runCli } from "../../helpers/cli.js";
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
-
-function hearth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-async function doctor(home: string, ...args: string[]): Promise<DoctorReport & { code: number }> {
-  const r = await hearth("--home", home, ...args, "--json", "doctor");
+async function doctor(
+  home: string,
+  ...args: string[]
+): Promise<DoctorReport & { code: number | null }> {
+  const r = await runCli([...args, "--json", "doctor"], { home });
   expect(r.stderr).toBe("");
   return { ...(JSON.parse(r.stdout) as DoctorReport), code: r.code };
 }
@@ -85,7 +71,7 @@ describe("hearth doctor changes nothing (M1)", () => {
     expect(existsSync(`${db}-shm`)).toBe(false);
     const before = snapshotTree(home);
 
-    const text = await hearth("--home", home, "doctor");
+    const text = await runCli(["doctor"], { home });
     const report = await doctor(home);
 
     expect(snapshotTree(home)).toEqual(before);
@@ -113,7 +99,7 @@ describe("hearth doctor changes nothing (M1)", () => {
     expect(report.holders).toEqual([
       expect.objectContaining({ pid: writer.pid, kind: "worker", roles: ["reader", "writer"] }),
     ]);
-    expect((await hearth("--home", home, "doctor")).code).toBe(0);
+    expect((await runCli(["doctor"], { home })).code).toBe(0);
 
     const after = snapshotTree(home);
     expect([...after.keys()]).toEqual([...before.keys()]);
@@ -144,7 +130,7 @@ describe("hearth doctor findings and exit codes", () => {
     );
     expect(info.code).toBe(0);
 
-    expect((await hearth("--home", home, "backup")).code).toBe(0);
+    expect((await runCli(["backup"], { home })).code).toBe(0);
     const ok = await doctor(home);
     expect(ok.findings.filter((f) => f.severity !== "ok")).toEqual([]);
     expect(ok.status).toBe("ok");
@@ -157,7 +143,7 @@ describe("hearth doctor findings and exit codes", () => {
     );
     expect(warned.status).toBe("warning");
     expect(warned.code).toBe(4);
-    expect((await hearth("--home", home, "doctor")).code).toBe(4);
+    expect((await runCli(["doctor"], { home })).code).toBe(4);
   });
 
   it("says store_missing for a home without a store, and creates nothing", async () => {

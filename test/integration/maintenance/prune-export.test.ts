@@ -1,25 +1,12 @@
-import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Message, openStore, type Session } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { runCli } from "../../helpers/cli.js";
+import { tempHome } from "../../helpers/home.js";
 
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
 const DAY = 24 * 60 * 60 * 1000;
-
-afterEach(cleanupHomes);
-
-function hearth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** Every session id in the store, sorted (through a reader, closed again). */
 async function ids(home: string): Promise<string[]> {
@@ -80,7 +67,7 @@ describe("hearth sessions prune", () => {
     expect(await ids(home)).toEqual(all);
 
     const prune = (...args: string[]) =>
-      hearth("--home", home, "sessions", "prune", "--older-than", "30", ...args);
+      runCli(["sessions", "prune", "--older-than", "30", ...args], { home });
 
     const unasked = await prune("--json");
     expect(unasked.code).toBe(2);
@@ -131,12 +118,12 @@ describe("hearth sessions delete-empty", () => {
     await store.close();
     const all = [empty.id, pinned.id, rewound.id].sort();
 
-    const dry = await hearth("--home", home, "--json", "sessions", "delete-empty", "--dry-run");
+    const dry = await runCli(["--json", "sessions", "delete-empty", "--dry-run"], { home });
     expect(dry.code, dry.stderr).toBe(0);
     expect(JSON.parse(dry.stdout)).toEqual({ dryRun: true, sessions: [empty.id] });
     expect(await ids(home)).toEqual(all);
 
-    const r = await hearth("--home", home, "--json", "sessions", "delete-empty");
+    const r = await runCli(["--json", "sessions", "delete-empty"], { home });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ dryRun: false, sessions: [empty.id] });
     expect(await ids(home)).toEqual([pinned.id, rewound.id].sort());
@@ -194,7 +181,7 @@ describe("hearth sessions export", () => {
     const stored = await exportFixture(home);
     const [a, b] = Object.keys(stored);
     const file = join(dirname(home), "all.jsonl");
-    const r = await hearth("--home", home, "sessions", "export", "-o", file);
+    const r = await runCli(["sessions", "export", "-o", file], { home });
     expect(r.code, r.stderr).toBe(0);
     const exported = parseJsonl(readFileSync(file, "utf8"));
     expect(exported).toEqual(stored);
@@ -206,15 +193,15 @@ describe("hearth sessions export", () => {
     ]);
     expect(exported[a!]!.messages[2]!.content).toBe("rewound away");
     // To stdout, one session.
-    const one = await hearth("--home", home, "sessions", "export", b!);
+    const one = await runCli(["sessions", "export", b!], { home });
     expect(parseJsonl(one.stdout)).toEqual({ [b!]: stored[b!] });
     // -o never overwrites.
-    expect((await hearth("--home", home, "sessions", "export", "-o", file)).code).toBe(1);
+    expect((await runCli(["sessions", "export", "-o", file], { home })).code).toBe(1);
 
-    const json = await hearth("--home", home, "sessions", "export", "--format", "json", a!);
+    const json = await runCli(["sessions", "export", "--format", "json", a!], { home });
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(stored[a!]);
-    expect((await hearth("--home", home, "sessions", "export", "--format", "json")).code).toBe(2);
+    expect((await runCli(["sessions", "export", "--format", "json"], { home })).code).toBe(2);
   });
 
   it("--delete-after-export -o FILE deletes what it exported; a session changed since its fingerprint is kept", async () => {
@@ -222,19 +209,12 @@ describe("hearth sessions export", () => {
     const stored = await exportFixture(home);
     const [a, b] = Object.keys(stored);
     const file = join(dirname(home), "a.jsonl");
-    expect(
-      (await hearth("--home", home, "sessions", "export", "--delete-after-export", a!)).code,
-    ).toBe(2);
-    const r = await hearth(
-      "--home",
-      home,
-      "--json",
-      "sessions",
-      "export",
-      "--delete-after-export",
-      "-o",
-      file,
-      a!,
+    expect((await runCli(["sessions", "export", "--delete-after-export", a!], { home })).code).toBe(
+      2,
+    );
+    const r = await runCli(
+      ["--json", "sessions", "export", "--delete-after-export", "-o", file, a!],
+      { home },
     );
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({

@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   closeSync,
@@ -10,30 +9,15 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+import { runCli } from "../../helpers/cli.js";
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
 // Every damaged store here is made by the test itself: bytes flipped in a
 // b-tree page, the FTS shadow table overwritten, the header broken.
-
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
-
-function hearth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const sha = (p: string) => createHash("sha256").update(readFileSync(p)).digest("hex");
 
@@ -84,12 +68,12 @@ describe("a damaged search index (FTS)", () => {
     expect((await store.messages.load(session.id)).length).toBe(100);
     await store.close();
 
-    const doctor = await hearth("--home", home, "--json", "doctor");
+    const doctor = await runCli(["--json", "doctor"], { home });
     expect(doctor.code).toBe(4);
     expect(JSON.parse(doctor.stdout).findings).toContainEqual(
       expect.objectContaining({ code: "search_index", severity: "error" }),
     );
-    const repaired = await hearth("--home", home, "--json", "sessions", "repair");
+    const repaired = await runCli(["--json", "sessions", "repair"], { home });
     expect(repaired.code).toBe(0);
     expect(JSON.parse(repaired.stdout)).toMatchObject({ strategy: "fts-rebuild" });
 
@@ -105,7 +89,7 @@ describe("hearth sessions repair", () => {
     const { home, db } = await seeded();
     overwrite(db, 4096 * 40, 4096);
     const damaged = sha(db);
-    const r = await hearth("--home", home, "--json", "sessions", "repair");
+    const r = await runCli(["--json", "sessions", "repair"], { home });
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(["reindex", "salvage"]).toContain(result.strategy);
@@ -114,7 +98,7 @@ describe("hearth sessions repair", () => {
     const check = new Database(db, { readonly: true });
     expect(check.pragma("quick_check", { simple: true })).toBe("ok");
     check.close();
-    const doctor = await hearth("--home", home, "--json", "doctor");
+    const doctor = await runCli(["--json", "doctor"], { home });
     expect(
       JSON.parse(doctor.stdout).findings.filter(
         (f: { severity: string }) => f.severity === "error",
@@ -128,7 +112,7 @@ describe("hearth sessions repair", () => {
     const damaged = sha(db);
     const codes: string[] = [];
     for (let i = 0; i < 10; i++) {
-      const r = await hearth("--home", home, "--json", "sessions", "repair");
+      const r = await runCli(["--json", "sessions", "repair"], { home });
       expect(r.code).toBe(1);
       codes.push(JSON.parse(r.stderr).error.code);
     }
@@ -143,7 +127,7 @@ describe("hearth sessions repair", () => {
     expect(sha(db)).toBe(damaged);
     // No staging debris is left next to the store.
     expect(readdirSync(home).filter((n) => n.startsWith(".repair-"))).toEqual([]);
-    const doctor = await hearth("--home", home, "--json", "doctor");
+    const doctor = await runCli(["--json", "doctor"], { home });
     expect(JSON.parse(doctor.stdout).findings).toContainEqual(
       expect.objectContaining({ code: "repair_ledger", severity: "error" }),
     );
@@ -153,7 +137,7 @@ describe("hearth sessions repair", () => {
     const { home, db } = await seeded();
     overwrite(db, 100, 3000);
     for (let i = 0; i < 3; i++) {
-      const r = await hearth("--home", home, "--json", "sessions", "repair");
+      const r = await runCli(["--json", "sessions", "repair"], { home });
       expect(JSON.parse(r.stderr).error.code).toBe("HEARTH_REPAIR_FAILED");
     }
     const damaged = sha(db);
@@ -162,14 +146,14 @@ describe("hearth sessions repair", () => {
     // A torn write, a bad edit or a shape hearth did not write: each is refused.
     for (const garbage of ['{"attempts": 3', "[]", '{"x": {"attempts": "three"}}']) {
       writeFileSync(join(home, "repair-ledger.json"), garbage);
-      const r = await hearth("--home", home, "--json", "sessions", "repair");
+      const r = await runCli(["--json", "sessions", "repair"], { home });
       expect(r.code, r.stderr).toBe(1);
       expect(JSON.parse(r.stderr).error.code).toBe("HEARTH_REPAIR_LEDGER_UNREADABLE");
       expect(sha(db)).toBe(damaged);
       expect(readdirSync(forensic)).toHaveLength(copies);
       expect(readFileSync(join(home, "repair-ledger.json"), "utf8")).toBe(garbage);
     }
-    const doctor = await hearth("--home", home, "--json", "doctor");
+    const doctor = await runCli(["--json", "doctor"], { home });
     expect(JSON.parse(doctor.stdout).findings).toContainEqual(
       expect.objectContaining({ code: "repair_ledger", severity: "error" }),
     );
@@ -180,7 +164,7 @@ describe("hearth sessions repair", () => {
     const reader = await startWorker({ HEARTH_PROCESS_KIND: "dashboard" });
     await reader.call("open", { home, role: "reader" });
     const before = sha(db);
-    const r = await hearth("--home", home, "sessions", "repair");
+    const r = await runCli(["sessions", "repair"], { home });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(`pid ${reader.pid}`);
     expect(r.stderr).toContain("dashboard");
@@ -191,7 +175,7 @@ describe("hearth sessions repair", () => {
   it("says a healthy store needs nothing and writes nothing", async () => {
     const { home, db } = await seeded();
     const before = sha(db);
-    const r = await hearth("--home", home, "--json", "sessions", "repair");
+    const r = await runCli(["--json", "sessions", "repair"], { home });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).strategy).toBe("none");
     expect(sha(db)).toBe(before);

@@ -1,56 +1,12 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
-
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
-const extra: ChildProcess[] = [];
-
-afterEach(async () => {
-  await Promise.all(
-    extra.splice(0).map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const gone = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await gone;
-    }),
-  );
-  await killAllWorkers();
-  cleanupHomes();
-});
-
-function hearth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** `hearth gateway run`, resolved once it printed its readiness line. */
-function startGateway(home: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, "--home", home, "gateway", "run"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  extra.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      if (line.includes('"event":"gateway.ready"')) resolve(child);
-    });
-    child.once("exit", (code) => reject(new Error(`gateway exited (${code})\n${stderr}`)));
-  });
-}
+import { runCli } from "../../helpers/cli.js";
+import { startGateway } from "../../helpers/gateway.js";
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
 async function worker(kind: string, home: string, args: Record<string, unknown> = {}) {
   const w = await startWorker({ HEARTH_PROCESS_KIND: kind });
@@ -96,7 +52,7 @@ const EMPTY = createHash("sha256").digest("hex");
 
 type Holder = { pid: number; kind: string };
 const scenarios: [string, (home: string) => Promise<Holder[]>][] = [
-  ["a gateway", async (home) => [{ pid: (await startGateway(home)).pid!, kind: "gateway" }]],
+  ["a gateway", async (home) => [{ pid: (await startGateway(home)).pid, kind: "gateway" }]],
   [
     "a dashboard-kind writer",
     async (home) => [{ pid: (await worker("dashboard", home)).pid, kind: "dashboard" }],
@@ -124,12 +80,12 @@ describe("hearth sessions optimize is structural", () => {
     expect(before.wal).not.toBe(EMPTY);
     expect(before.wal).not.toBe("absent");
     for (const dry of [[], ["--dry-run"]]) {
-      const text = await hearth("--home", home, "sessions", "optimize", ...dry);
+      const text = await runCli(["sessions", "optimize", ...dry], { home });
       expect(text.code, text.stderr).toBe(3);
       expect(text.stderr).toContain("refusing to optimize");
       for (const h of holders) expect(text.stderr).toContain(`pid ${h.pid}  ${h.kind} (`);
 
-      const json = await hearth("--home", home, "--json", "sessions", "optimize", ...dry);
+      const json = await runCli(["--json", "sessions", "optimize", ...dry], { home });
       expect(json.code).toBe(3);
       expect(json.stdout).toBe("");
       const { error } = JSON.parse(json.stderr);
@@ -146,7 +102,7 @@ describe("hearth sessions optimize is structural", () => {
     const home = tempHome();
     await seed(home);
     await worker("worker", home, { role: "reader" });
-    const r = await hearth("--home", home, "--json", "sessions", "optimize");
+    const r = await runCli(["--json", "sessions", "optimize"], { home });
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(result.steps.find((s: { step: string }) => s.step === "vacuum")).toEqual({
@@ -159,11 +115,11 @@ describe("hearth sessions optimize is structural", () => {
     const home = tempHome();
     const db = join(home, "state.db");
     await deleteSession(home, await seed(home));
-    const dry = await hearth("--home", home, "--json", "sessions", "optimize", "--dry-run");
+    const dry = await runCli(["--json", "sessions", "optimize", "--dry-run"], { home });
     expect(dry.code, dry.stderr).toBe(0);
     expect(JSON.parse(dry.stdout).steps.every((s: { done: boolean }) => !s.done)).toBe(true);
 
-    const r = await hearth("--home", home, "--json", "sessions", "optimize");
+    const r = await runCli(["--json", "sessions", "optimize"], { home });
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
     expect(result).toMatchObject({ path: db, dryRun: false, walAfter: 0 });
@@ -178,7 +134,7 @@ describe("hearth sessions optimize is structural", () => {
     expect(result.sizeBefore).toBeGreaterThan(0);
     expect(statSync(db).size).toBe(result.sizeAfter);
 
-    const text = await hearth("--home", home, "sessions", "optimize");
+    const text = await runCli(["sessions", "optimize"], { home });
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^done {2}vacuum$/m);
   });
@@ -189,16 +145,16 @@ describe("hearth restore is offline", () => {
     const home = tempHome();
     const db = join(home, "state.db");
     await seed(home);
-    const made = await hearth("--home", home, "--json", "backup");
+    const made = await runCli(["--json", "backup"], { home });
     expect(made.code, made.stderr).toBe(0);
     const backupFile = JSON.parse(made.stdout).path as string;
 
     const reader = await worker("worker", home, { role: "reader" });
     const before = bytesOf(db);
-    const r = await hearth("--home", home, "restore", backupFile, "--yes");
+    const r = await runCli(["restore", backupFile, "--yes"], { home });
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toContain(`pid ${reader.pid}  worker (reader)`);
-    const json = await hearth("--home", home, "--json", "restore", backupFile, "--yes");
+    const json = await runCli(["--json", "restore", backupFile, "--yes"], { home });
     expect(json.code).toBe(3);
     expect(JSON.parse(json.stderr).error.details.holders).toEqual([
       expect.objectContaining({ pid: reader.pid, roles: ["reader"] }),
@@ -209,7 +165,7 @@ describe("hearth restore is offline", () => {
     expect(existsSync(forensic) ? readdirSync(forensic) : []).toEqual([]);
 
     await reader.call("close");
-    const ok = await hearth("--home", home, "--json", "restore", backupFile, "--yes");
+    const ok = await runCli(["--json", "restore", backupFile, "--yes"], { home });
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ path: db, dryRun: false });
     expect(readdirSync(forensic)).toHaveLength(1);

@@ -1,13 +1,8 @@
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
 describe("four processes appending at once", () => {
   it("lose no row, duplicate no row, and keep ordinals dense", async () => {

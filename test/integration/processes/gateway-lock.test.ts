@@ -1,56 +1,9 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore, readHolders } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
-const gateways = new Set<ChildProcessWithoutNullStreams>();
-
-afterEach(async () => {
-  for (const child of gateways) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGKILL");
-      await new Promise((resolve) => child.once("exit", resolve));
-    }
-  }
-  gateways.clear();
-  cleanupHomes();
-});
-
-/** `hearth gateway run` as a real process; `ready` resolves on its readiness line, rejects if it exits first. */
-function startGateway(home: string) {
-  const child = spawn(process.execPath, [CLI, "--home", home, "gateway", "run"], { stdio: "pipe" });
-  gateways.add(child);
-  const out = { stdout: "", stderr: "", events: [] as { event?: string }[] };
-  child.stderr.on("data", (d: Buffer) => {
-    out.stderr += d.toString();
-  });
-  // "close", not "exit": every line it printed has been read by then.
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("close", (code, signal) => resolve({ code, signal })),
-  );
-  const ready = new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      out.stdout += `${line}\n`;
-      try {
-        const event = JSON.parse(line) as { event?: string };
-        out.events.push(event);
-        if (event.event === "gateway.ready") resolve();
-      } catch {
-        // not a JSON line
-      }
-    });
-    void exited.then(({ code, signal }) =>
-      reject(new Error(`gateway exited (${code ?? signal}) before ready\n${out.stderr}`)),
-    );
-  });
-  ready.catch(() => undefined);
-  return { child, pid: child.pid!, ready, exited, out };
-}
+import { spawnGateway, startGateway } from "../../helpers/gateway.js";
+import { tempHome } from "../../helpers/home.js";
 
 async function storeHome(): Promise<{ home: string; path: string }> {
   const home = tempHome();
@@ -86,9 +39,8 @@ const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").tri
 describe("one gateway per profile (P3)", () => {
   it("refuses a second gateway with exit 3, naming the first", async () => {
     const { home } = await storeHome();
-    const first = startGateway(home);
-    await first.ready;
-    const second = startGateway(home);
+    const first = await startGateway(home);
+    const second = spawnGateway(home);
     const outcome = await Promise.race([
       second.ready.then(() => "ready"),
       second.exited.then(() => "exited"),
@@ -96,9 +48,9 @@ describe("one gateway per profile (P3)", () => {
     expect(outcome).toBe("exited");
     const { code } = await second.exited;
     expect(code).toBe(3);
-    expect(second.out.stderr).toContain(`pid ${first.pid}`);
-    expect(second.out.stderr).toContain("gateway run");
-    expect(second.out.stderr).toMatch(/since \d{4}-\d\d-\d\dT/);
+    expect(second.stderr).toContain(`pid ${first.pid}`);
+    expect(second.stderr).toContain("gateway run");
+    expect(second.stderr).toMatch(/since \d{4}-\d\d-\d\dT/);
     // The first one is untouched and still the gateway.
     expect(first.child.exitCode).toBeNull();
     expect(recordPid(home)).toBe(first.pid);
@@ -106,14 +58,11 @@ describe("one gateway per profile (P3)", () => {
 
   it("starts at once after the first was killed with SIGKILL", async () => {
     const { home } = await storeHome();
-    const first = startGateway(home);
-    await first.ready;
-    first.child.kill("SIGKILL");
-    await first.exited;
+    const first = await startGateway(home);
+    await first.kill("SIGKILL");
     // The dead gateway's record is still there: it must not matter.
     expect(recordPid(home)).toBe(first.pid);
-    const second = startGateway(home);
-    await second.ready; // the first attempt, no retry
+    const second = await startGateway(home); // the first attempt, no retry
     expect(recordPid(home)).toBe(second.pid);
   });
 
@@ -135,16 +84,14 @@ describe("one gateway per profile (P3)", () => {
       const stale = record();
       writeRecord(home, stale);
       expect(recordPid(home)).toBe(stale.pid);
-      const gateway = startGateway(home);
-      await gateway.ready;
+      const gateway = await startGateway(home);
       expect(recordPid(home)).toBe(gateway.pid);
     });
   }
 
   it("stops on SIGTERM with exit 0, leaving no holder and no marker behind", async () => {
     const { home, path } = await storeHome();
-    const gateway = startGateway(home);
-    await gateway.ready;
+    const gateway = await startGateway(home);
     const pid = gateway.pid;
     const mine = () =>
       readdirSync(join(home, "run")).filter(
@@ -155,10 +102,9 @@ describe("one gateway per profile (P3)", () => {
     expect(before).toMatchObject({ kind: "gateway", roles: expect.arrayContaining(["writer"]) });
     expect(mine().length).toBeGreaterThanOrEqual(2);
 
-    gateway.child.kill("SIGTERM");
-    const { code, signal } = await gateway.exited;
+    const { code, signal } = await gateway.kill("SIGTERM");
     expect({ code, signal }).toEqual({ code: 0, signal: null });
-    expect(gateway.out.events.map((e) => e.event)).toEqual(["gateway.ready", "gateway.stopped"]);
+    expect(gateway.events.map((e) => e.event)).toEqual(["gateway.ready", "gateway.stopped"]);
     const after = readHolders(path);
     expect(after.holders).toEqual([]);
     expect(after.unexplainedLocks).toBe(0);

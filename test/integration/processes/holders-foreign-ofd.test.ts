@@ -1,19 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { openStore, readHolders } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+import { tempHome } from "../../helpers/home.js";
+import { spawnNode } from "../../helpers/process.js";
+import { startWorker } from "../../helpers/worker.js";
 
 const HOLDER = fileURLToPath(new URL("../../fixtures/ofd-holder.mjs", import.meta.url));
-const children: ChildProcess[] = [];
-
-afterEach(async () => {
-  for (const c of children.splice(0)) c.kill("SIGKILL");
-  await killAllWorkers();
-  cleanupHomes();
-});
 
 // In a rollback-journal store hearth takes no guard locks, so an OFD lock
 // on SQLite's range can only be someone else's. Counting it against the
@@ -30,9 +22,8 @@ it("names a foreign OFD holder of a rollback-journal store even while hearth pro
     config: { durability: { journalMode: "delete" } },
   });
 
-  const foreign = spawn(process.execPath, [HOLDER, path], { stdio: ["ignore", "pipe", "inherit"] });
-  children.push(foreign);
-  await once(foreign.stdout!, "data");
+  const foreign = spawnNode([HOLDER, path]);
+  await foreign.line((l) => l === "ready", "ready");
 
   const report = readHolders(path, { ghosts: false });
   const pids = report.holders.map((h) => h.pid);

@@ -1,19 +1,14 @@
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PsReport } from "../../../src/ops/ps.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
+import { CLI, runCli } from "../../helpers/cli.js";
+import { tempHome } from "../../helpers/home.js";
+import { run } from "../../helpers/process.js";
+import { startWorker } from "../../helpers/worker.js";
 
-const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
 const NOBODY = { uid: 65534, gid: 65534 };
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
 
 /** Why this machine cannot run the test, or undefined when it can. */
 function cannotRunAsNobody(): string | undefined {
@@ -33,17 +28,7 @@ function cannotRunAsNobody(): string | undefined {
 const skipReason = cannotRunAsNobody();
 if (skipReason) console.warn(`ps-other-user.test.ts skipped: ${skipReason}`);
 
-function runAsNobody(
-  file: string,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(file, args, NOBODY, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const runAsNobody = (command: string, args: string[]) => run(command, args, NOBODY);
 
 describe("hearth ps as a user who cannot read the holder's descriptor table", () => {
   it.skipIf(skipReason !== undefined)(
@@ -71,7 +56,7 @@ describe("hearth ps as a user who cannot read the holder's descriptor table", ()
       const locks = await runAsNobody("cat", ["/proc/locks"]);
       expect(locks.code).toBe(0);
 
-      const r = await runAsNobody(process.execPath, [CLI, "--home", home, "ps", "--json"]);
+      const r = await runCli(["ps", "--json"], { home, ...NOBODY });
       expect(r.code, r.stderr).toBe(0);
       const report = JSON.parse(r.stdout) as PsReport;
       expect(report.profiles).toHaveLength(1);
@@ -93,7 +78,7 @@ describe("hearth ps as a user who cannot read the holder's descriptor table", ()
       // And ps says it could not look for ghosts in the worker.
       expect(p.uninspected).toContain(worker.pid);
 
-      const text = await runAsNobody(process.execPath, [CLI, "--home", home, "ps"]);
+      const text = await runCli(["ps"], { home, ...NOBODY });
       expect(text.code).toBe(0);
       expect(text.stdout).toMatch(new RegExp(`^ +${worker.pid} +worker +reader,writer `, "m"));
       expect(text.stdout).toMatch(

@@ -1,42 +1,19 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PsProfile, PsReport } from "../../../src/ops/ps.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker, type Worker } from "../../helpers/worker.js";
+import { CLI, runCli } from "../../helpers/cli.js";
+import { startGateway } from "../../helpers/gateway.js";
+import { tempHome } from "../../helpers/home.js";
+import { spawnChild } from "../../helpers/process.js";
+import { startWorker, type Worker } from "../../helpers/worker.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const CLI = join(ROOT, "dist/cli/main.js");
 const WORKER = join(ROOT, "test/fixtures/store-worker.mjs");
-const extra: ChildProcess[] = [];
-
-afterEach(async () => {
-  await Promise.all(
-    extra.splice(0).map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const gone = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await gone;
-    }),
-  );
-  await killAllWorkers();
-  cleanupHomes();
-});
-
-function hearth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 async function ps(home: string, ...args: string[]): Promise<PsReport> {
-  const r = await hearth("--home", home, ...args, "--json", "ps");
+  const r = await runCli([...args, "--json", "ps"], { home });
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as PsReport;
 }
@@ -47,37 +24,11 @@ async function psDefault(home: string): Promise<PsProfile> {
   return report.profiles[0]!;
 }
 
-/** Spawn a child and resolve once a stdout line satisfies `ready` (never a sleep). */
-function startChild(
-  command: string,
-  args: string[],
-  ready: (line: string) => boolean,
-  options: { cwd?: string } = {},
-): Promise<ChildProcess> {
-  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], ...options });
-  extra.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      if (ready(line)) resolve(child);
-    });
-    child.once("exit", (code, signal) =>
-      reject(new Error(`${command} exited (${code ?? signal}) before ready\n${stderr}`)),
-    );
-  });
-}
-
-function startGateway(home: string): Promise<ChildProcess> {
-  return startChild(process.execPath, [CLI, "--home", home, "gateway", "run"], (line) => {
-    try {
-      return (JSON.parse(line) as { event?: string }).event === "gateway.ready";
-    } catch {
-      return false;
-    }
-  });
+/** A child that is not hearth, started once it printed "ready" (never a sleep). */
+async function startForeign(command: string, args: string[], options: { cwd?: string } = {}) {
+  const child = spawnChild(command, args, options);
+  await child.line((l) => l === "ready", "ready");
+  return child;
 }
 
 async function worker(kind: string, home: string, args: Record<string, unknown> = {}) {
@@ -125,7 +76,7 @@ describe("hearth ps", () => {
     const gatewayCmd = `${process.execPath} ${CLI} --home ${home} gateway run`;
     const writer = ["reader", "writer"];
     const expected = [
-      { pid: gateway.pid!, kind: "gateway", roles: writer, cmd: gatewayCmd },
+      { pid: gateway.pid, kind: "gateway", roles: writer, cmd: gatewayCmd },
       { pid: dashboard.pid, kind: "dashboard", roles: writer, cmd: workerCmd },
       { pid: work.pid, kind: "worker", roles: writer, cmd: workerCmd },
       { pid: cli.pid, kind: "cli", roles: ["reader"], cmd: workerCmd },
@@ -149,7 +100,7 @@ describe("hearth ps", () => {
       }
     }
 
-    const text = await hearth("--home", home, "ps");
+    const text = await runCli(["ps"], { home });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`profile default  ${db}`);
     for (const e of expected) {
@@ -163,7 +114,7 @@ describe("hearth ps", () => {
     await (await worker("worker", home)).call("close");
     // Plain better-sqlite3: SQLite's own POSIX locks (in WAL mode a SHARED lock on the
     // database and the -shm dead-man byte, for as long as it is open) name it.
-    const sqlite = await startChild(
+    const sqlite = await startForeign(
       process.execPath,
       [
         "-e",
@@ -172,22 +123,17 @@ describe("hearth ps", () => {
          console.log("ready"); setInterval(() => {}, 1e9);`,
         db,
       ],
-      (line) => line === "ready",
       { cwd: ROOT },
     );
     // flock(2) from a single process (perl, no child to inherit the lock): a FLOCK lock.
-    const flock = await startChild(
-      "perl",
-      [
-        "-MFcntl=:flock",
-        "-e",
-        'open(my $f, "<", $ARGV[0]) or die $!; flock($f, LOCK_SH) or die $!; $| = 1; print "ready\\n"; sleep 60',
-        db,
-      ],
-      (line) => line === "ready",
-    );
+    const flock = await startForeign("perl", [
+      "-MFcntl=:flock",
+      "-e",
+      'open(my $f, "<", $ARGV[0]) or die $!; flock($f, LOCK_SH) or die $!; $| = 1; print "ready\\n"; sleep 60',
+      db,
+    ]);
     const p = await psDefault(home);
-    const foreign = [sqlite.pid!, flock.pid!].sort((a, b) => a - b);
+    const foreign = [sqlite.pid, flock.pid].sort((a, b) => a - b);
     expect(p.holders).toEqual(
       foreign.map((pid) =>
         expect.objectContaining({ pid, kind: "unknown", roles: [], marker: null }),
@@ -202,7 +148,7 @@ describe("hearth ps", () => {
     expect(byFlock.commandLine!.endsWith(` ${db}`)).toBe(true);
     expect(p.unexplainedLocks).toBe(0);
 
-    const text = await hearth("--home", home, "ps");
+    const text = await runCli(["ps"], { home });
     expect(text.stdout).toMatch(new RegExp(`^ +${sqlite.pid} +unknown +- `, "m"));
   });
 
@@ -256,7 +202,7 @@ describe("hearth ps", () => {
       expect.objectContaining({ pid: holder.pid, kind: "worker", files: [db] }),
     ]);
     expect(p.unexplainedLocks).toBe(0);
-    const text = await hearth("--home", home, "ps");
+    const text = await runCli(["ps"], { home });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(
       `pid ${holder.pid} still holds a deleted generation: ${db}-shm, ${db}-wal`,
@@ -298,7 +244,7 @@ describe("hearth ps", () => {
     expect(missing.profiles).toEqual([
       expect.objectContaining({ profile: "nothere", exists: false, holders: [] }),
     ]);
-    const text = await hearth("--home", home, "--profile", "work", "ps");
+    const text = await runCli(["--profile", "work", "ps"], { home });
     expect(text.stdout).toContain(`profile work  ${workDb}`);
     expect(text.stdout).toMatch(new RegExp(`^ +${inWork.pid} +worker `, "m"));
     expect(text.stdout).not.toContain("profile default");

@@ -1,19 +1,14 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, openStore } from "../../../src/index.js";
 import { InodeLocks } from "../../../src/process/inode-locks.js";
 import { Connection } from "../../../src/store/connection.js";
 import { migrate } from "../../../src/store/migrate.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../../src/store/migrations.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
 const CURRENT = LATEST_SCHEMA_VERSION;
 const NEXT = [

@@ -1,13 +1,8 @@
 import { statSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
-import { killAllWorkers, startWorker } from "../../helpers/worker.js";
-
-afterEach(async () => {
-  await killAllWorkers();
-  cleanupHomes();
-});
+import { tempHome } from "../../helpers/home.js";
+import { startWorker } from "../../helpers/worker.js";
 
 describe("WAL growth is bounded under steady writes (C2)", () => {
   it("stays near journal_size_limit while another process reads and writes", async () => {

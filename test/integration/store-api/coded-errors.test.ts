@@ -1,12 +1,11 @@
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { isHearthError, openStore, type Store } from "../../../src/index.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { tempHome } from "../../helpers/home.js";
 
 const open: Store[] = [];
 afterEach(async () => {
   for (const s of open.splice(0)) await s.close();
-  cleanupHomes();
 });
 
 describe("every error a store API raises is a coded HearthError, reads included", () => {
