@@ -9,9 +9,9 @@
 // (bench/lib/procs.mjs serve), and runs until {"op":"exit"} or stdin closes.
 import { configSchema } from "../../dist/config/schema.js";
 import { GatewayMetrics } from "../../dist/gateway/metrics.js";
-import { EchoResponder } from "../../dist/gateway/responder.js";
 import { buildServer } from "../../dist/gateway/server.js";
 import { setProcessKind } from "../../dist/process/kind.js";
+import { EchoResponder } from "../../dist/turn/responder.js";
 import { emit, serve } from "../lib/procs.mjs";
 
 setProcessKind("gateway");

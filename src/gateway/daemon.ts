@@ -5,13 +5,13 @@ import type { HearthConfig } from "../config/schema.js";
 import { claimGateway, type GatewayLock } from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
 import { openStore } from "../store/open.js";
-import { GroupCommitter } from "./group-commit.js";
+import { GroupCommitter } from "../turn/group-commit.js";
+import { createResponder, type Responder } from "../turn/responder.js";
+import type { ProfileRuntime } from "../turn/run.js";
 import { HandoffWatcher } from "./handoff.js";
 import { GatewayMetrics } from "./metrics.js";
 import { GenerationRecovery } from "./recovery.js";
-import { createResponder, type Responder } from "./responder.js";
 import { buildServer } from "./server.js";
-import type { ProfileRuntime } from "./turns.js";
 
 export interface Gateway {
   address: string;

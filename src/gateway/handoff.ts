@@ -2,8 +2,8 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { currentIdentity } from "../process/identity.js";
 import type { Message, Session } from "../store/types.js";
-import { deadline } from "./deadline.js";
-import type { ProfileRuntime } from "./turns.js";
+import { deadline } from "../turn/deadline.js";
+import type { ProfileRuntime } from "../turn/run.js";
 
 export interface Delivery {
   profile: string;

@@ -1,5 +1,5 @@
 import { isHearthError } from "../errors.js";
-import type { ProfileRuntime } from "./turns.js";
+import type { ProfileRuntime } from "../turn/run.js";
 
 export interface RecoveryLog {
   warn(event: Record<string, unknown>, message: string): void;

@@ -1,10 +1,10 @@
 import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import type { Responder } from "../turn/responder.js";
+import { type ProfileRuntime, runTurn } from "../turn/run.js";
 import { registerAuth } from "./http-auth.js";
 import type { GatewayMetrics } from "./metrics.js";
-import type { Responder } from "./responder.js";
-import { type ProfileRuntime, runTurn } from "./turns.js";
 
 export interface GatewayDeps {
   runtimes: Map<string, ProfileRuntime>;
@@ -154,7 +154,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
         const result = await runTurn(runtime, inbound, turnDeps);
         return { profile: runtime.profile, ...result };
       }
-      return streamTurn(reply, runtime, inbound, turnDeps, deps.recover);
+      return streamTurn(reply, runtime, inbound, turnDeps, deps.metrics, deps.recover);
     },
   );
 
@@ -233,6 +233,7 @@ async function streamTurn(
   runtime: ProfileRuntime,
   inbound: Parameters<typeof runTurn>[1],
   turnDeps: Parameters<typeof runTurn>[2],
+  metrics: GatewayMetrics,
   recover: GatewayDeps["recover"],
 ): Promise<FastifyReply> {
   const raw = reply.raw;
@@ -253,7 +254,7 @@ async function streamTurn(
     send("reply", { profile: runtime.profile, ...result });
   } catch (err) {
     const error = toHearthError(err);
-    turnDeps.metrics.errors.inc({ code: error.code });
+    metrics.errors.inc({ code: error.code });
     await recover?.(error);
     send("error", { error: error.toJSON() });
   }

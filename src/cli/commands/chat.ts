@@ -3,12 +3,11 @@ import type { Command } from "commander";
 import { loadConfig } from "../../config/load.js";
 import { resolveHome } from "../../config/paths.js";
 import { isHearthError } from "../../errors.js";
-import { GroupCommitter } from "../../gateway/group-commit.js";
-import { GatewayMetrics } from "../../gateway/metrics.js";
-import { createResponder } from "../../gateway/responder.js";
-import { type ProfileRuntime, runTurn } from "../../gateway/turns.js";
 import { openStore } from "../../store/open.js";
 import type { Store } from "../../store/store.js";
+import { GroupCommitter } from "../../turn/group-commit.js";
+import { createResponder } from "../../turn/responder.js";
+import { type ProfileRuntime, runTurn } from "../../turn/run.js";
 import { globals } from "../globals.js";
 import { EXIT, reportError } from "../output.js";
 
@@ -56,7 +55,6 @@ export function registerChat(program: Command, setExit: (code: number) => void):
       const deps = {
         responder: createResponder(config),
         config,
-        metrics: new GatewayMetrics(),
         signal: new AbortController().signal,
       };
       const say = (event: Record<string, unknown>, text: string) =>

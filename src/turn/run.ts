@@ -11,10 +11,19 @@ import {
   releaseDecider,
   waitForTurn,
 } from "./leases.js";
-import type { GatewayMetrics } from "./metrics.js";
 import type { Responder } from "./responder.js";
 
-/** One profile the gateway serves. */
+/**
+ * What a turn reports as it goes, for a process that keeps metrics (the
+ * gateway's Prometheus counters fit this shape); optional.
+ */
+export interface TurnMetrics {
+  inFlight: { inc(): void; dec(): void };
+  turns: { inc(labels: { profile: string; outcome: string }): void };
+  acknowledged: { inc(labels: { profile: string; role: string }): void };
+}
+
+/** One profile a process runs turns on: its store and how its appends are committed. */
 export interface ProfileRuntime {
   profile: string;
   store: Store;
@@ -52,7 +61,7 @@ export async function runTurn(
   deps: {
     responder: Responder;
     config: HearthConfig;
-    metrics: GatewayMetrics;
+    metrics?: TurnMetrics;
     signal: AbortSignal;
     /** Where cleanup that failed without failing the turn is reported (warn). */
     log?: { warn(event: Record<string, unknown>, message: string): void };
@@ -66,7 +75,7 @@ export async function runTurn(
   const lease = { key: turn.key, decide: acquireDecider(turn, leaseMs) };
   const release = { key: turn.key, decide: releaseDecider(turn) };
   let held = false;
-  deps.metrics.inFlight.inc();
+  deps.metrics?.inFlight.inc();
   try {
     const user = {
       role: "user" as const,
@@ -80,7 +89,7 @@ export async function runTurn(
       held = true;
       await compactSession(store, session.id, deps).catch((err: Error) => {
         // The turn goes on with the uncompacted transcript; nothing was archived.
-        deps.metrics.turns.inc({ profile, outcome: "compaction_failed" });
+        deps.metrics?.turns.inc({ profile, outcome: "compaction_failed" });
         deps.log?.warn(
           { event: "session.compaction_failed", profile, session: session.id, error: err.message },
           "compaction failed; the transcript was left as it was",
@@ -94,7 +103,7 @@ export async function runTurn(
       );
       held = true;
     }
-    deps.metrics.acknowledged.inc({ profile, role: "user" });
+    deps.metrics?.acknowledged.inc({ profile, role: "user" });
     events.onStored?.(message, session);
     // A responder that reads only the new message spares the transcript load.
     const transcript =
@@ -129,7 +138,7 @@ export async function runTurn(
         { metaAfter: release },
       );
       held = false;
-      deps.metrics.turns.inc({ profile, outcome: "failed" });
+      deps.metrics?.turns.inc({ profile, outcome: "failed" });
       throw new HearthError(error.code, error.message, {
         resource: session.id,
         cause: err,
@@ -144,11 +153,11 @@ export async function runTurn(
       { metaAfter: release },
     );
     held = false;
-    deps.metrics.acknowledged.inc({ profile, role: "assistant" });
-    deps.metrics.turns.inc({ profile, outcome: "ok" });
+    deps.metrics?.acknowledged.inc({ profile, role: "assistant" });
+    deps.metrics?.turns.inc({ profile, outcome: "ok" });
     return { session: (await store.sessions.get(session.id)) ?? session, message, reply };
   } finally {
-    deps.metrics.inFlight.dec();
+    deps.metrics?.inFlight.dec();
     if (held) {
       await releaseAlone(store, turn).catch((err: Error) =>
         // The lease expires by itself after gateway.leaseMs; until then the session's next turn waits.
