@@ -1,11 +1,10 @@
 import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { backupsDir } from "../config/paths.js";
-import { HearthError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { ensurePrivateDir } from "../files/create.js";
-import { HEARTH_APPLICATION_ID, lstatOrNull } from "../files/inspect.js";
+import { lstatOrNull } from "../files/inspect.js";
+import { sqliteMaintenance } from "../store/maintenance.js";
 import type { Store } from "../store/store.js";
 import { backupFileName, listBackups } from "./backup-names.js";
 import { assertSpaceFor } from "./space.js";
@@ -49,7 +48,7 @@ export async function backup(
   try {
     await store.vacuumInto(staging);
     fsyncFile(staging);
-    verifyCopy(staging);
+    sqliteMaintenance.verifyCopy(staging);
     chmodSync(staging, 0o600);
     failpoint("backup.mid-publish");
     renameSync(staging, final);
@@ -72,37 +71,6 @@ export async function backup(
     removed,
     dryRun: false,
   };
-}
-
-/** quick_check and application id of a copy, read through a connection that writes nothing. */
-export function verifyCopy(path: string): void {
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    const appId = Number(db.pragma("application_id", { simple: true }));
-    const problems = (db.pragma("quick_check") as { quick_check: string }[])
-      .map((r) => r.quick_check)
-      .filter((r) => r !== "ok");
-    if (appId !== HEARTH_APPLICATION_ID || problems.length > 0) {
-      throw new HearthError(
-        "HEARTH_BACKUP_INVALID",
-        `${path} failed verification: ${appId !== HEARTH_APPLICATION_ID ? `application_id ${appId} is not hearth's` : problems.slice(0, 3).join("; ")}`,
-        { resource: path, hint: "hearth doctor   # checks the store itself" },
-      );
-    }
-  } catch (err) {
-    if (err instanceof HearthError) throw err;
-    throw new HearthError(
-      "HEARTH_BACKUP_INVALID",
-      `${path} cannot be read as a hearth store: ${(err as Error).message}`,
-      {
-        resource: path,
-        cause: err,
-      },
-    );
-  } finally {
-    db?.close();
-  }
 }
 
 export function fsyncFile(path: string): void {

@@ -4,15 +4,15 @@ import type { HearthConfig } from "../config/schema.js";
 import { isHearthError } from "../errors.js";
 import { assertOurs, lstatOrNull, readHeader } from "../files/inspect.js";
 import type { HolderJson } from "../process/holders.js";
+import { sqliteMaintenance } from "../store/maintenance.js";
 import type { StoreCounts } from "../store/types.js";
 import { fileFindings, routingFindings } from "./doctor/files.js";
 import { type Finding, type Severity, worst } from "./doctor/finding.js";
 import { backupFindings, holderFindings, ledgerFindings, spaceFindings } from "./doctor/host.js";
-import { openSnapshot } from "./doctor/snapshot.js";
 import {
   contentFindings,
   durabilityFindings,
-  probeSynchronous,
+  STALE_HANDOFF_MS,
   synchronousFinding,
 } from "./doctor/store.js";
 
@@ -82,19 +82,17 @@ export async function runDoctor(
 
   let probe = "unknown (the database could not be opened)";
   try {
-    const snapshot = openSnapshot(path, walHeader);
-    report.snapshot = snapshot.kind;
-    if (snapshot.note)
-      findings.push({ code: "snapshot", severity: "warning", message: snapshot.note });
-    try {
-      probe = probeSynchronous(snapshot.db, config.durability.synchronous);
-      const { findings: content, facts } = contentFindings(snapshot.db, path, config);
-      findings.push(...content);
-      report.counts = facts.counts;
-      report.schemaVersion = facts.schemaVersion;
-    } finally {
-      snapshot.close();
-    }
+    const content = sqliteMaintenance.inspectContent(path, walHeader, {
+      synchronous: config.durability.synchronous,
+      staleBefore: Date.now() - STALE_HANDOFF_MS,
+    });
+    report.snapshot = content.snapshot;
+    if (content.note)
+      findings.push({ code: "snapshot", severity: "warning", message: content.note });
+    probe = content.synchronousProbe;
+    findings.push(...contentFindings(content, path, config));
+    report.counts = content.counts;
+    report.schemaVersion = content.schemaVersion;
   } catch (err) {
     findings.push({
       code: "quick_check",

@@ -45,21 +45,21 @@ export async function optimize(
       result.steps.push({ step, done: note === undefined, ...(note ? { note } : {}) });
     };
     run("fts optimize", () => {
-      ctx.exec("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')");
+      ctx.optimizeSearchIndex();
       return undefined;
     });
     run("analyze", () => {
-      ctx.exec("ANALYZE");
+      ctx.analyze();
       return undefined;
     });
     run("vacuum", () => {
-      ctx.exec("VACUUM");
+      ctx.vacuum();
       return undefined;
     });
     run("wal truncate", () => {
-      const [row] = ctx.pragma("wal_checkpoint(TRUNCATE)") as { busy: number; log: number }[];
-      if (!row || row.log < 0) return "not in WAL mode";
-      if (row.busy !== 0) {
+      const outcome = ctx.truncateWal();
+      if (outcome === "no-wal") return "not in WAL mode";
+      if (outcome === "busy") {
         const readers = ctx.readers.map((r) => r.pid).join(", ");
         return `a reader still uses the WAL${readers ? ` (pids ${readers})` : ""}; it is truncated by the next optimize`;
       }

@@ -1,6 +1,5 @@
 import { chmodSync, copyFileSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { loadConfig } from "../config/load.js";
 import { databasePath, profileDir, resolveLocation } from "../config/paths.js";
 import { HearthError } from "../errors.js";
@@ -13,26 +12,18 @@ import {
 } from "../files/inspect.js";
 import { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
+import { type Health, type RepairStrategy, sqliteMaintenance } from "../store/maintenance.js";
 import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
 import { fingerprintFile, MAX_ATTEMPTS, readLedger, recordAttempt } from "./repair/ledger.js";
-import {
-  checkHealth,
-  type Health,
-  healthy,
-  rebuildFts,
-  reindex,
-  salvage,
-} from "./repair/strategies.js";
 import { assertSpaceFor } from "./space.js";
-import { setJournalMode } from "./sqlite-file.js";
 
 export interface RepairResult {
   path: string;
   /** What was wrong before. */
   before: Health;
   /** "none" when the store was healthy. */
-  strategy: "none" | "fts-rebuild" | "reindex" | "salvage";
+  strategy: RepairStrategy;
   dryRun: boolean;
   forensicCopy: string | null;
   salvaged?: { sessions: number; messages: number; meta: number };
@@ -115,7 +106,11 @@ export async function repair(options: {
       salvaged?: RepairResult["salvaged"];
     };
     try {
-      outcome = runStrategies(snapshot, join(work, "salvaged.db"), options.dryRun === true);
+      outcome = sqliteMaintenance.repairSnapshot(
+        snapshot,
+        join(work, "salvaged.db"),
+        options.dryRun === true,
+      );
     } catch (err) {
       if (!options.dryRun) recordAttempt(dir, fingerprint, (err as Error).message);
       throw err;
@@ -140,85 +135,13 @@ export async function repair(options: {
   }
 }
 
-/** Least destructive first; each result is checked before it is accepted. */
-function runStrategies(
-  snapshot: string,
-  salvageTarget: string,
-  dryRun: boolean,
-): {
-  strategy: RepairResult["strategy"];
-  file: string;
-  before: Health;
-  salvaged?: RepairResult["salvaged"];
-} {
-  let db: Database.Database;
-  try {
-    db = new Database(snapshot, { fileMustExist: true });
-  } catch (err) {
-    throw failed(`the snapshot cannot be opened: ${(err as Error).message}`);
-  }
-  try {
-    const before = checkHealth(db);
-    if (healthy(before)) return { strategy: "none", file: snapshot, before };
-    if (dryRun)
-      return {
-        strategy: before.canonical.length > 0 ? "reindex" : "fts-rebuild",
-        file: snapshot,
-        before,
-      };
-    if (before.canonical.length === 0) {
-      // Only the derived index is damaged: rebuild it alone, never "fix" canonical rows this way.
-      if (tryStep(() => rebuildFts(db)) && healthy(checkHealth(db)))
-        return { strategy: "fts-rebuild", file: snapshot, before };
-    } else if (tryStep(() => reindex(db)) && healthy(checkHealth(db))) {
-      return { strategy: "reindex", file: snapshot, before };
-    }
-    const salvaged = salvage(db, salvageTarget);
-    const check = new Database(salvageTarget, { fileMustExist: true });
-    try {
-      const after = checkHealth(check);
-      if (!healthy(after))
-        throw failed(
-          `the salvaged copy is not healthy: ${[...after.canonical, after.fts].join("; ")}`,
-        );
-    } finally {
-      check.close();
-    }
-    return { strategy: "salvage", file: salvageTarget, before, salvaged };
-  } catch (err) {
-    if (err instanceof HearthError) throw err;
-    throw failed((err as Error).message);
-  } finally {
-    db.close();
-  }
-}
-
-function tryStep(step: () => void): boolean {
-  try {
-    step();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Configured journal mode on the repaired copy, old sidecars removed, one rename over the original. */
 function promote(file: string, path: string, journalMode: string, synchronous: string): void {
-  setJournalMode(file, journalMode, synchronous);
+  sqliteMaintenance.setJournalMode(file, journalMode, synchronous);
   chmodSync(file, 0o600);
   fsyncFile(file);
   for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
   failpoint("repair.mid-promote");
   renameSync(file, path);
   fsyncFile(join(path, ".."));
-}
-
-function failed(message: string): HearthError {
-  return new HearthError(
-    "HEARTH_REPAIR_FAILED",
-    `repair failed: ${message}; the store was left exactly as it was`,
-    {
-      hint: "run it again later (it stops after 3 failures on the same damage), or restore a backup: hearth restore <file> --yes",
-    },
-  );
 }

@@ -14,11 +14,11 @@ import {
 } from "../files/inspect.js";
 import { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
+import { sqliteMaintenance } from "../store/maintenance.js";
 import { LATEST_SCHEMA_VERSION } from "../store/migrations.js";
-import { fsyncFile, verifyCopy } from "./backup.js";
+import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
 import { assertSpaceFor } from "./space.js";
-import { openInMemory, setJournalMode } from "./sqlite-file.js";
 
 export interface RestoreResult {
   path: string;
@@ -80,9 +80,13 @@ export async function restore(options: {
       copyFileSync(options.from, staging);
       chmodSync(staging, 0o600);
       // The copy is verified while it is still a rollback-journal file (reading it creates nothing).
-      if (!readHeader(staging).wal) verifyCopy(staging);
+      if (!readHeader(staging).wal) sqliteMaintenance.verifyCopy(staging);
       // The restored file carries the configured journal mode (a backup is a rollback-journal file).
-      setJournalMode(staging, config.durability.journalMode, config.durability.synchronous);
+      sqliteMaintenance.setJournalMode(
+        staging,
+        config.durability.journalMode,
+        config.durability.synchronous,
+      );
       fsyncFile(staging);
       for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
       renameSync(staging, path);
@@ -139,17 +143,9 @@ function verifyBackupFile(from: string): void {
   }
   if (header.wal) {
     // A connection would create sidecars next to it: check an in-memory copy instead.
-    const db = openInMemory(from);
-    try {
-      const problems = (db.pragma("quick_check") as { quick_check: string }[]).filter(
-        (r) => r.quick_check !== "ok",
-      );
-      if (problems.length > 0)
-        throw new HearthError("HEARTH_BACKUP_INVALID", `${from} failed quick_check`, {
-          resource: from,
-        });
-    } finally {
-      db.close();
-    }
-  } else verifyCopy(from);
+    if (sqliteMaintenance.quickCheckCopy(from).length > 0)
+      throw new HearthError("HEARTH_BACKUP_INVALID", `${from} failed quick_check`, {
+        resource: from,
+      });
+  } else sqliteMaintenance.verifyCopy(from);
 }

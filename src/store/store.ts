@@ -31,10 +31,42 @@ export interface StructuralContext {
   readonly profile: string;
   /** Hearth readers that stay attached (only pure readers may, and none with exclusiveFiles). */
   readonly readers: readonly Holder[];
-  /** Run SQL on the writer connection (VACUUM, ANALYZE, FTS commands, ...). */
-  exec(sql: string): void;
-  /** Run a pragma on the writer connection and return its rows. */
-  pragma(sql: string): unknown[];
+  /** Merge the full-text index's segments (FTS5 optimize). */
+  optimizeSearchIndex(): void;
+  /** Refresh the query planner's statistics (ANALYZE). */
+  analyze(): void;
+  /** Rewrite the database compactly (VACUUM). */
+  vacuum(): void;
+  /**
+   * Checkpoint the WAL into the database and truncate it. "busy": a reader
+   * still uses it (nothing waited for); "no-wal": the store is not in WAL mode.
+   */
+  truncateWal(): "done" | "busy" | "no-wal";
+}
+
+/** The structural operations on the writer connection, each behind the generation guard. */
+function structuralOperations(
+  conn: Connection,
+): Pick<StructuralContext, "optimizeSearchIndex" | "analyze" | "vacuum" | "truncateWal"> {
+  const exec = (sql: string) => {
+    conn.guard?.check();
+    try {
+      conn.db.exec(sql);
+    } catch (err) {
+      throw fromSqliteError(err, conn.path);
+    }
+  };
+  return {
+    optimizeSearchIndex: () => exec("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')"),
+    analyze: () => exec("ANALYZE"),
+    vacuum: () => exec("VACUUM"),
+    truncateWal: () => {
+      conn.guard?.check();
+      const [row] = conn.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number; log: number }[];
+      if (!row || row.log < 0) return "no-wal";
+      return row.busy !== 0 ? "busy" : "done";
+    },
+  };
 }
 
 export interface StoreInit {
@@ -224,11 +256,7 @@ export class Store {
           path: this.path,
           profile: this.profile,
           readers,
-          exec: (sql) => {
-            conn.guard?.check();
-            conn.db.exec(sql);
-          },
-          pragma: (sql) => conn.db.pragma(sql) as unknown[],
+          ...structuralOperations(conn),
         });
       } finally {
         locks.endStructural();

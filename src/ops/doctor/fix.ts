@@ -91,8 +91,7 @@ async function truncateWal(report: DoctorReport): Promise<FixAction> {
     const store = await openStore({ home: report.home, profile: report.profile, role: "writer" });
     try {
       const note = await store.withStructuralGate("checkpoint and truncate the WAL of", (ctx) => {
-        const [row] = ctx.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
-        return row && row.busy !== 0
+        return ctx.truncateWal() === "busy"
           ? "a reader still uses the WAL; run it again when it is done"
           : undefined;
       });

@@ -1,22 +1,14 @@
-import type Database from "better-sqlite3";
 import type { HearthConfig } from "../../config/schema.js";
 import { inspectFilesystem } from "../../files/fs-type.js";
 import { HEARTH_APPLICATION_ID, lstatOrNull } from "../../files/inspect.js";
 import { sqliteVersion } from "../../store/durability.js";
+import type { ContentReport } from "../../store/maintenance.js";
 import { LATEST_SCHEMA_VERSION } from "../../store/migrations.js";
 import { hasWalResetBug } from "../../store/sqlite-version.js";
-import type { StoreCounts } from "../../store/types.js";
 import type { Finding } from "./finding.js";
 
 /** A handoff still pending or running after this long has no live owner. */
-const STALE_HANDOFF_MS = 20 * 60 * 1000;
-
-export interface StoreFacts {
-  schemaVersion: number;
-  applicationId: number;
-  counts: StoreCounts;
-  emptySessions: number;
-}
+export const STALE_HANDOFF_MS = 20 * 60 * 1000;
 
 /** Durability settings: configured versus what the file and this build actually do (C2). */
 export function durabilityFindings(
@@ -87,109 +79,67 @@ export function synchronousFinding(
   };
 }
 
-/** The level a connection set to `configured` runs at, read back from SQLite. Changes no file. */
-export function probeSynchronous(db: Database.Database, configured: string): string {
-  db.pragma(`synchronous = ${configured.toUpperCase()}`);
-  const value = Number(db.pragma("synchronous", { simple: true }));
-  return ["off", "normal", "full", "extra"][value] ?? String(value);
-}
-
-/** Checks that read the database (through a snapshot that writes nothing). */
+/** Findings from what the backend read of the database (through a snapshot that writes nothing). */
 export function contentFindings(
-  db: Database.Database,
+  content: ContentReport,
   path: string,
   config: HearthConfig,
-): { findings: Finding[]; facts: StoreFacts } {
-  const findings: Finding[] = [];
-  const pragma = (name: string) => db.pragma(name, { simple: true });
-  const schemaVersion = Number(pragma("user_version"));
-  const applicationId = Number(pragma("application_id"));
-  findings.push({
-    code: "application_id",
-    severity: applicationId === HEARTH_APPLICATION_ID ? "ok" : "error",
-    message:
-      applicationId === HEARTH_APPLICATION_ID
-        ? "application_id: hearth"
-        : `application_id is ${applicationId}, not hearth's`,
-  });
-  findings.push({
-    code: "schema",
-    severity:
-      schemaVersion === LATEST_SCHEMA_VERSION
-        ? "ok"
-        : schemaVersion < LATEST_SCHEMA_VERSION
-          ? "warning"
-          : "error",
-    message: `schema version ${schemaVersion} (this build: ${LATEST_SCHEMA_VERSION})`,
-    ...(schemaVersion < LATEST_SCHEMA_VERSION
-      ? { fix: "start any hearth writer (it migrates, after a backup)" }
-      : {}),
-  });
-  // One read transaction: every check sees the same snapshot, even while a writer commits.
-  db.exec("BEGIN");
-  try {
-    const problems = (db.pragma("quick_check") as { quick_check: string }[])
-      .map((r) => r.quick_check)
-      .filter((r) => r !== "ok");
-    findings.push(
-      problems.length === 0
-        ? { code: "quick_check", severity: "ok", message: "quick_check: ok" }
-        : {
-            code: "quick_check",
-            severity: "error",
-            message: `quick_check: ${problems.slice(0, 5).join("; ")}`,
-            fix: "hearth sessions repair",
-          },
-    );
-    const counts = countRows(db);
-    const emptySessions = scalar(
-      db,
-      "SELECT count(*) FROM sessions s WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)",
-    );
-    findings.push({
+): Finding[] {
+  const { schemaVersion, applicationId, problems, emptySessions, staleHandoffs } = content;
+  return [
+    {
+      code: "application_id",
+      severity: applicationId === HEARTH_APPLICATION_ID ? "ok" : "error",
+      message:
+        applicationId === HEARTH_APPLICATION_ID
+          ? "application_id: hearth"
+          : `application_id is ${applicationId}, not hearth's`,
+    },
+    {
+      code: "schema",
+      severity:
+        schemaVersion === LATEST_SCHEMA_VERSION
+          ? "ok"
+          : schemaVersion < LATEST_SCHEMA_VERSION
+            ? "warning"
+            : "error",
+      message: `schema version ${schemaVersion} (this build: ${LATEST_SCHEMA_VERSION})`,
+      ...(schemaVersion < LATEST_SCHEMA_VERSION
+        ? { fix: "start any hearth writer (it migrates, after a backup)" }
+        : {}),
+    },
+    problems.length === 0
+      ? { code: "quick_check", severity: "ok", message: "quick_check: ok" }
+      : {
+          code: "quick_check",
+          severity: "error",
+          message: `quick_check: ${problems.slice(0, 5).join("; ")}`,
+          fix: "hearth sessions repair",
+        },
+    {
       code: "empty_sessions",
       severity: emptySessions > 0 ? "info" : "ok",
       message: `${emptySessions} session(s) without any message`,
       ...(emptySessions > 0 ? { fix: "hearth sessions delete-empty" } : {}),
-    });
-    const stale = scalar(
-      db,
-      `SELECT count(*) FROM sessions WHERE handoff_state IN ('pending', 'running') AND handoff_updated_at < ${Date.now() - STALE_HANDOFF_MS}`,
-    );
-    findings.push({
+    },
+    {
       code: "stale_handoffs",
-      severity: stale > 0 ? "warning" : "ok",
-      message: `${stale} handoff(s) pending or running for more than ${STALE_HANDOFF_MS / 60000} minutes`,
-      ...(stale > 0
+      severity: staleHandoffs > 0 ? "warning" : "ok",
+      message: `${staleHandoffs} handoff(s) pending or running for more than ${STALE_HANDOFF_MS / 60000} minutes`,
+      ...(staleHandoffs > 0
         ? { fix: "start the gateway: it fails stale handoffs of dead owners at start" }
         : {}),
-    });
-    const degraded = db.prepare("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
-      | { value: string }
-      | undefined;
-    findings.push(
-      degraded
-        ? {
-            code: "search_index",
-            severity: "error",
-            message: `the search index is marked degraded (${degraded.value}): search is off, messages are still stored`,
-            fix: "hearth sessions repair",
-          }
-        : { code: "search_index", severity: "ok", message: "search index in service" },
-    );
-    findings.push(walSizeFinding(path, config));
-    return {
-      findings,
-      facts: {
-        schemaVersion,
-        applicationId,
-        counts,
-        emptySessions,
-      },
-    };
-  } finally {
-    db.exec("COMMIT");
-  }
+    },
+    content.searchDegraded !== null
+      ? {
+          code: "search_index",
+          severity: "error",
+          message: `the search index is marked degraded (${content.searchDegraded}): search is off, messages are still stored`,
+          fix: "hearth sessions repair",
+        }
+      : { code: "search_index", severity: "ok", message: "search index in service" },
+    walSizeFinding(path, config),
+  ];
 }
 
 function walSizeFinding(path: string, config: HearthConfig): Finding {
@@ -204,15 +154,4 @@ function walSizeFinding(path: string, config: HearthConfig): Finding {
         fix: "hearth doctor --fix   # checkpoints and truncates it when no other writer holds the store",
       }
     : { code: "wal_size", severity: "ok", message: `WAL ${mib(size)} (limit ${mib(limit)})` };
-}
-
-function countRows(db: Database.Database): StoreCounts {
-  const sessions = scalar(db, "SELECT count(*) FROM sessions");
-  const messages = scalar(db, "SELECT count(*) FROM messages");
-  const active = scalar(db, "SELECT count(*) FROM messages WHERE active = 1");
-  return { sessions, messages, activeMessages: active, archivedMessages: messages - active };
-}
-
-function scalar(db: Database.Database, sql: string): number {
-  return Number(db.prepare(sql).pluck().get());
 }

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, rmSync } from "node:fs";
 import Database from "better-sqlite3";
-import { HearthError } from "../errors.js";
-import { SIDECAR_SUFFIXES } from "../files/inspect.js";
+import { HearthError } from "../../errors.js";
+import { HEARTH_APPLICATION_ID, SIDECAR_SUFFIXES } from "../../files/inspect.js";
 
 /**
  * A database file opened in memory: its bytes read (again while a
@@ -56,4 +56,44 @@ export function setJournalMode(path: string, mode: string, synchronous: string):
     db.close();
   }
   for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
+}
+
+/** quick_check and application id of a copy, read through a connection that writes nothing. */
+export function verifyCopy(path: string): void {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const appId = Number(db.pragma("application_id", { simple: true }));
+    const problems = (db.pragma("quick_check") as { quick_check: string }[])
+      .map((r) => r.quick_check)
+      .filter((r) => r !== "ok");
+    if (appId !== HEARTH_APPLICATION_ID || problems.length > 0) {
+      throw new HearthError(
+        "HEARTH_BACKUP_INVALID",
+        `${path} failed verification: ${appId !== HEARTH_APPLICATION_ID ? `application_id ${appId} is not hearth's` : problems.slice(0, 3).join("; ")}`,
+        { resource: path, hint: "hearth doctor   # checks the store itself" },
+      );
+    }
+  } catch (err) {
+    if (err instanceof HearthError) throw err;
+    throw new HearthError(
+      "HEARTH_BACKUP_INVALID",
+      `${path} cannot be read as a hearth store: ${(err as Error).message}`,
+      { resource: path, cause: err },
+    );
+  } finally {
+    db?.close();
+  }
+}
+
+/** quick_check problems of a WAL-mode file, checked on an in-memory copy (a connection would create sidecars). */
+export function quickCheckInMemory(path: string): string[] {
+  const db = openInMemory(path);
+  try {
+    return (db.pragma("quick_check") as { quick_check: string }[])
+      .map((r) => r.quick_check)
+      .filter((r) => r !== "ok");
+  } finally {
+    db.close();
+  }
 }

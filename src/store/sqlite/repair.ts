@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { HearthError } from "../../errors.js";
 import { HEARTH_APPLICATION_ID } from "../../files/inspect.js";
-import { MIGRATIONS } from "../../store/migrations.js";
+import { MIGRATIONS } from "../migrations.js";
 
 export interface Health {
   /** quick_check problems outside the search index. */
@@ -135,4 +135,83 @@ function copyTable(source: Database.Database, fresh: Database.Database, table: s
     take("DESC");
   })();
   return seen.size;
+}
+
+export type RepairStrategy = "none" | "fts-rebuild" | "reindex" | "salvage";
+
+/**
+ * Repair strategies on a snapshot of a damaged store, least destructive
+ * first (search-index rebuild, REINDEX, salvage of readable rows into
+ * `salvageTarget`); each result is checked before it is accepted. Returns
+ * the file to promote. Throws HEARTH_REPAIR_FAILED when none works.
+ */
+export function repairSnapshot(
+  snapshot: string,
+  salvageTarget: string,
+  dryRun: boolean,
+): {
+  strategy: RepairStrategy;
+  file: string;
+  before: Health;
+  salvaged?: SalvageCounts;
+} {
+  let db: Database.Database;
+  try {
+    db = new Database(snapshot, { fileMustExist: true });
+  } catch (err) {
+    throw failed(`the snapshot cannot be opened: ${(err as Error).message}`);
+  }
+  try {
+    const before = checkHealth(db);
+    if (healthy(before)) return { strategy: "none", file: snapshot, before };
+    if (dryRun)
+      return {
+        strategy: before.canonical.length > 0 ? "reindex" : "fts-rebuild",
+        file: snapshot,
+        before,
+      };
+    if (before.canonical.length === 0) {
+      // Only the derived index is damaged: rebuild it alone, never "fix" canonical rows this way.
+      if (tryStep(() => rebuildFts(db)) && healthy(checkHealth(db)))
+        return { strategy: "fts-rebuild", file: snapshot, before };
+    } else if (tryStep(() => reindex(db)) && healthy(checkHealth(db))) {
+      return { strategy: "reindex", file: snapshot, before };
+    }
+    const salvaged = salvage(db, salvageTarget);
+    const check = new Database(salvageTarget, { fileMustExist: true });
+    try {
+      const after = checkHealth(check);
+      if (!healthy(after))
+        throw failed(
+          `the salvaged copy is not healthy: ${[...after.canonical, after.fts].join("; ")}`,
+        );
+    } finally {
+      check.close();
+    }
+    return { strategy: "salvage", file: salvageTarget, before, salvaged };
+  } catch (err) {
+    if (err instanceof HearthError) throw err;
+    throw failed((err as Error).message);
+  } finally {
+    db.close();
+  }
+}
+
+function tryStep(step: () => void): boolean {
+  try {
+    step();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function failed(message: string): HearthError {
+  return new HearthError(
+    "HEARTH_REPAIR_FAILED",
+    `repair failed: ${message}; the store was left exactly as it was`,
+    {
+      hint: "run it again later (it stops after 3 failures on the same damage), or restore a backup: hearth restore <file> --yes",
+    },
+  );
 }
