@@ -38,6 +38,18 @@ const store = z
   })
   .strict();
 
+const maintenance = z
+  .object({
+    /**
+     * Maintenance windows (M5): how long a long-lived process may stay
+     * parked, and how long a structural operation waits for every process to
+     * park; calls that arrive meanwhile wait as long, then get
+     * HEARTH_MAINTENANCE_RUNNING.
+     */
+    maxParkMs: z.number().int().min(100).max(600_000).default(30_000),
+  })
+  .strict();
+
 const backup = z
   .object({
     /** How many backups of each profile `hearth backup` keeps; older ones are removed. */
@@ -124,6 +136,7 @@ export const configSchema = z
     durability: durability.default(durability.parse({})),
     store: store.default(store.parse({})),
     backup: backup.default(backup.parse({})),
+    maintenance: maintenance.default(maintenance.parse({})),
     gateway: gateway.default(gateway.parse({})),
   })
   .strict();

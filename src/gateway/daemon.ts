@@ -2,8 +2,10 @@ import type { FastifyInstance } from "fastify";
 import { loadConfig } from "../config/load.js";
 import { resolveHome } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
+import { acceptWindows } from "../ops/parking.js";
 import { claimGateway, type GatewayLock } from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
+import type { ParkServer } from "../process/park-socket.js";
 import { openStore } from "../store/open.js";
 import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder, type Responder } from "../turn/responder.js";
@@ -100,11 +102,23 @@ export async function startGateway(options: {
     (err) => recovery.recover(err),
   );
   let address: string;
+  const parking: ParkServer[] = [];
+  const logOf = (level: "info" | "warn" | "error") => (event: object, message: string) =>
+    app.log[level](event, message);
   try {
     await watcher.start();
+    for (const r of runtimes.values()) {
+      const server = await acceptWindows(r.store, {
+        info: logOf("info"),
+        warn: logOf("warn"),
+        error: logOf("error"),
+      });
+      if (server) parking.push(server);
+    }
     address = await app.listen({ host: config.gateway.host, port: config.gateway.port });
   } catch (err) {
     clearInterval(idle);
+    await Promise.all(parking.map((p) => p.close()));
     await watcher.stop(0);
     await closeAll();
     throw err;
@@ -144,6 +158,7 @@ export async function startGateway(options: {
       await watcher.stop(Math.max(0, config.gateway.drainMs - (Date.now() - started)));
       shutdown.abort();
       for (const r of runtimes.values()) await r.committer.drain();
+      await Promise.all(parking.map((p) => p.close()));
       await closeAll();
     },
   };

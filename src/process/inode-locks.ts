@@ -37,13 +37,14 @@ export interface LockedDatabase {
 export class InodeLocks {
   readonly path: string;
   readonly writeLock: FairWriteLock;
-  private readonly key: string;
+  private key: string;
   private readFd: number | undefined;
   private writeFd: number | undefined;
   private readonly refs: Record<"reader" | "writer", number> = { reader: 0, writer: 0 };
   private readonly presences = new Map<PresenceRole, { fd: number; offset: number }>();
   private structural = false;
   private gateway = false;
+  private suspended = false;
   private entering: Promise<void> | undefined;
   private marker: string | undefined;
 
@@ -164,6 +165,73 @@ export class InodeLocks {
     this.structural = false;
   }
 
+  /**
+   * Park for a maintenance window (M5): give back the shared gate and the
+   * reader and writer presence, so a structural operation can run, and name
+   * this process "parked" instead. The gateway lock stays. References are
+   * kept: resume() takes everything back.
+   */
+  suspend(): void {
+    if (this.suspended) return;
+    const fd = this.writable();
+    this.present("parked", fd);
+    this.absent("writer");
+    this.absent("reader");
+    if (this.refs.writer > 0 && !this.structural) fsx.unlock(fd, GATE_OFFSET, 1);
+    this.suspended = true;
+  }
+
+  /**
+   * Leave a window: take the gate shared again (waiting up to `waitMs` while
+   * the structural operation still holds it, then HEARTH_MAINTENANCE_RUNNING,
+   * staying parked) and the presence this process had. When the database
+   * file was replaced during the window (restore, repair), `key` is its new
+   * inode: the locks move there, the gateway lock included (refused with
+   * HEARTH_GATEWAY_RUNNING if another process took it meanwhile).
+   */
+  async resume(waitMs: number, key: string = this.key): Promise<void> {
+    if (!this.suspended) return;
+    if (key !== this.key) this.rebind(key);
+    if (this.gateway === false && this.hadGateway) {
+      if (!fsx.tryLock(this.writable(), GATEWAY_OFFSET, 1)) {
+        throw new HearthError(
+          "HEARTH_GATEWAY_RUNNING",
+          `another gateway took ${this.path} while this one was parked`,
+          { resource: this.path, hint: "stop one of them; hearth ps names both" },
+        );
+      }
+      this.gateway = true;
+      this.hadGateway = false;
+    }
+    if (this.refs.writer > 0) await this.takeGateShared(waitMs);
+    if (this.refs.writer > 0) this.present("writer", this.writable());
+    if (this.refs.reader > 0) {
+      this.readFd ??= this.open(constants.O_RDONLY);
+      this.present("reader", this.readFd);
+    }
+    this.absent("parked");
+    this.suspended = false;
+  }
+
+  private hadGateway = false;
+
+  /** Move to a new inode of the same path: every lock on the old one is let go with its descriptors. */
+  private rebind(key: string): void {
+    this.hadGateway = this.gateway;
+    this.gateway = false;
+    this.presences.clear();
+    for (const fd of [this.readFd, this.writeFd]) if (fd !== undefined) closeSync(fd);
+    this.readFd = undefined;
+    this.writeFd = undefined;
+    this.key = key;
+    // Parked on the new inode at once, so the process is never unnamed.
+    this.present("parked", this.writable());
+  }
+
+  get isSuspended(): boolean {
+    return this.suspended;
+  }
+
   /** Close the descriptors (and with them every lock). Only once no connection to the inode is open here. */
   close(): void {
     if (this.marker) removeMarker(this.marker);
@@ -173,6 +241,8 @@ export class InodeLocks {
     this.refs.reader = 0;
     this.refs.writer = 0;
     this.structural = false;
+    this.suspended = false;
+    this.hadGateway = false;
     for (const fd of [this.readFd, this.writeFd]) if (fd !== undefined) closeSync(fd);
     this.readFd = undefined;
     this.writeFd = undefined;

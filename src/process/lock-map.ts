@@ -30,8 +30,12 @@ const ROLE_SLOTS = 4;
 export const PROCESS_KINDS = ["unknown", "gateway", "dashboard", "worker", "cli"] as const;
 export type ProcessKind = (typeof PROCESS_KINDS)[number];
 
-/** reader: holds a read-only connection; writer: may write; surgeon: runs a structural operation. */
-export const PRESENCE_ROLES = ["reader", "writer", "surgeon"] as const;
+/**
+ * reader: holds a read-only connection; writer: may write; surgeon: runs a
+ * structural operation; parked: a long-lived process that closed its
+ * connections for a maintenance window (M5) and holds nothing SQLite sees.
+ */
+export const PRESENCE_ROLES = ["reader", "writer", "surgeon", "parked"] as const;
 export type PresenceRole = (typeof PRESENCE_ROLES)[number];
 
 export interface Presence {

@@ -52,6 +52,8 @@ export function claimStructural(
 }
 
 function blocks(h: Holder, options: StructuralOptions): boolean {
+  // A parked hearth process (M5) closed every connection and holds only hearth's own lock bytes.
+  if (h.roles.length > 0 && h.roles.every((r) => r === "parked")) return false;
   if (options.exclusiveFiles) return true;
   // Only a hearth process that says it is a pure reader may stay; anything else might write.
   return !(h.roles.length > 0 && h.roles.every((r) => r === "reader"));

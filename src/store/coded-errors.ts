@@ -1,13 +1,22 @@
 import { fromSqliteError, isSqliteError } from "../errors.js";
 
+/** The door every store call passes (maintenance windows park it). */
+export interface Door {
+  /** undefined: go ahead now; a promise: wait for it (it rejects when the wait is too long). */
+  enter(): Promise<void> | undefined;
+  leave(): void;
+}
+
 /**
- * One error policy at the store's door: whatever a store API throws or
- * rejects with, reads included, reaches the caller as a coded HearthError
- * (SQLite's own errors become HEARTH_BUSY or HEARTH_SQLITE with the extended
- * code kept as the cause). API misuse (TypeError, RangeError) and
- * HearthErrors pass through unchanged.
+ * The store's door for one API object. Every call passes it: while the
+ * process is parked for a maintenance window (M5) the call waits, bounded;
+ * calls in flight are counted, so a park waits for them. And one error
+ * policy: whatever a store API throws or rejects with, reads included,
+ * reaches the caller as a coded HearthError (SQLite's own errors become
+ * HEARTH_BUSY or HEARTH_SQLITE with the extended code kept as the cause).
+ * API misuse (TypeError, RangeError) and HearthErrors pass through.
  */
-export function codedErrors<T extends object>(api: T, resource: string): T {
+export function codedErrors<T extends object>(api: T, resource: string, door?: Door): T {
   const wrappers = new Map<PropertyKey, unknown>();
   const code = (err: unknown) => (isSqliteError(err) ? fromSqliteError(err, resource) : err);
   return new Proxy(api, {
@@ -17,18 +26,32 @@ export function codedErrors<T extends object>(api: T, resource: string): T {
       let wrapped = wrappers.get(prop);
       if (!wrapped) {
         const method = value as (...args: unknown[]) => unknown;
-        wrapped = (...args: unknown[]) => {
+        const call = (args: unknown[]): unknown => {
           let result: unknown;
           try {
             result = method.apply(target, args);
           } catch (err) {
+            door?.leave();
             throw code(err);
           }
-          return result instanceof Promise
-            ? result.catch((err: unknown) => {
-                throw code(err);
-              })
-            : result;
+          if (!(result instanceof Promise)) {
+            door?.leave();
+            return result;
+          }
+          return result.then(
+            (value) => {
+              door?.leave();
+              return value;
+            },
+            (err: unknown) => {
+              door?.leave();
+              throw code(err);
+            },
+          );
+        };
+        wrapped = (...args: unknown[]) => {
+          const waiting = door?.enter();
+          return waiting ? waiting.then(() => call(args)) : call(args);
         };
         wrappers.set(prop, wrapped);
       }
@@ -37,14 +60,19 @@ export function codedErrors<T extends object>(api: T, resource: string): T {
   });
 }
 
-/** An async generator whose SQLite errors are coded like the rest of the store's. */
+/** An async generator whose SQLite errors are coded like the rest of the store's, counted at the door while it runs. */
 export async function* codedGenerator<T>(
-  source: AsyncGenerator<T>,
+  source: () => AsyncGenerator<T>,
   resource: string,
+  door?: Door,
 ): AsyncGenerator<T> {
+  const waiting = door?.enter();
+  if (waiting) await waiting;
   try {
-    yield* source;
+    yield* source();
   } catch (err) {
     throw isSqliteError(err) ? fromSqliteError(err, resource) : err;
+  } finally {
+    door?.leave();
   }
 }

@@ -14,7 +14,7 @@ import { Connection, type ConnectionRole } from "./connection.js";
  * descriptors stay open until the last connection to the inode has closed.
  */
 export class DatabaseEntry {
-  readonly key: string;
+  key: string;
   readonly path: string;
   walMode = false;
   guard: FileGuard | undefined;
@@ -37,6 +37,123 @@ export class DatabaseEntry {
 
   connection(role: ConnectionRole): Connection | undefined {
     return this.slots[role]?.conn;
+  }
+
+  // Maintenance windows (M5): calls in flight, and the promise new calls wait on while parked.
+  private inFlight = 0;
+  private drainWaiters: (() => void)[] = [];
+  private parked: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  /**
+   * Every store call passes this door. Returns undefined (no wait) unless
+   * the process is parked for a window; then a promise that resolves when
+   * it resumes, or rejects with HEARTH_MAINTENANCE_RUNNING after `maxWaitMs`.
+   * A call that entered must leave().
+   */
+  enter(maxWaitMs: number): Promise<void> | undefined {
+    if (!this.parked) {
+      this.inFlight++;
+      return undefined;
+    }
+    const parked = this.parked.promise;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(
+          new HearthError(
+            "HEARTH_MAINTENANCE_RUNNING",
+            `${this.path} is parked for maintenance; this call waited ${maxWaitMs} ms (maintenance.maxParkMs)`,
+            { resource: this.path, hint: "retry shortly; the maintenance window ends by itself" },
+          ),
+        );
+      }, maxWaitMs);
+      void parked.then(() => {
+        clearTimeout(timer);
+        // Parked again meanwhile? Wait for that window too.
+        const again = this.enter(maxWaitMs);
+        if (again) again.then(resolve, reject);
+        else resolve();
+      });
+    });
+  }
+
+  leave(): void {
+    if (--this.inFlight > 0) return;
+    for (const wake of this.drainWaiters.splice(0)) wake();
+  }
+
+  get isParked(): boolean {
+    return this.parked !== undefined;
+  }
+
+  /**
+   * Park for a maintenance window: new calls wait at the door, calls in
+   * flight finish (up to `maxWaitMs`, else the park is refused and nothing
+   * changed), then every connection closes and the kernel locks are given
+   * back but the gateway lock (the process shows as "parked").
+   */
+  async park(maxWaitMs: number): Promise<void> {
+    if (this.parked) return;
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => {
+      resolve = r;
+    });
+    this.parked = { promise, resolve };
+    if (this.inFlight > 0) {
+      const drained = await new Promise<boolean>((done) => {
+        const timer = setTimeout(() => done(false), maxWaitMs);
+        this.drainWaiters.push(() => {
+          clearTimeout(timer);
+          done(true);
+        });
+      });
+      if (!drained) {
+        this.parked = undefined;
+        resolve();
+        throw new HearthError(
+          "HEARTH_STORE_HELD",
+          `${this.inFlight} call(s) on ${this.path} were still running after ${maxWaitMs} ms`,
+          { resource: this.path, hint: "retry the maintenance when the process is less busy" },
+        );
+      }
+    }
+    for (const role of ["writer", "reader"] as const) {
+      const slot = this.slots[role];
+      const conn = slot?.conn;
+      if (!slot || !conn) continue;
+      slot.conn = undefined;
+      this.closeConnection(conn);
+    }
+    this.locks.suspend();
+  }
+
+  /**
+   * Leave the window: take the gate and presence back (waiting while the
+   * structural operation still runs), reopen the connections on the files
+   * as they are now (a restore or repair may have replaced the database:
+   * the entry then moves to the new inode), and let the waiting calls in.
+   * On failure it stays parked; call it again.
+   */
+  async unpark(config: HearthConfig): Promise<void> {
+    if (!this.parked) return;
+    const stats = lstatOrNull(this.path);
+    if (!stats || !stats.isFile()) {
+      throw new HearthError("HEARTH_STORE_NOT_FOUND", `${this.path} is gone after maintenance`, {
+        resource: this.path,
+      });
+    }
+    const key = `${stats.dev}:${stats.ino}`;
+    await this.locks.resume(config.store.gateWaitMs, key);
+    if (key !== this.key) {
+      if (entries.get(this.key) === this) entries.delete(this.key);
+      this.key = key;
+      entries.set(key, this);
+    }
+    for (const role of ["writer", "reader"] as const) {
+      if (this.slots[role] && !this.slots[role]!.conn) this.acquire(role, config);
+    }
+    const { resolve } = this.parked;
+    this.parked = undefined;
+    resolve();
   }
 
   /** A store of this process holds `role` (its connection may be detached after a failed reopen). */

@@ -5,7 +5,7 @@ import { type Holder, type HolderReport, readHolders } from "../process/holders.
 import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
-import { codedErrors, codedGenerator } from "./coded-errors.js";
+import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
 import { type Connection, type ConnectionRole, synchronousName } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
@@ -105,6 +105,8 @@ export class Store {
   private readonly reattach: () => void;
   private closed = false;
   private readonly access: Access;
+  /** Every call passes it (maintenance windows park the process behind it). */
+  private readonly door: Door;
 
   constructor(init: StoreInit) {
     this.home = init.home;
@@ -115,6 +117,10 @@ export class Store {
     this.warnings = init.warnings;
     this.entry = init.entry;
     this.reattach = init.reattach;
+    this.door = {
+      enter: () => this.entry.enter(this.config.maintenance.maxParkMs),
+      leave: () => this.entry.leave(),
+    };
     this.access = {
       profile: this.profile,
       path: this.path,
@@ -135,25 +141,28 @@ export class Store {
       writeTransaction: (fn) => this.writeTransaction(fn),
       now: () => Date.now(),
     };
-    this.sessions = codedErrors(new Sessions(this.access), this.path);
-    this.messages = codedErrors(new Messages(this.access), this.path);
-    this.meta = codedErrors(new Meta(this.access), this.path);
-    this.handoffs = codedErrors(new Handoffs(this.access), this.path);
-    this.tokens = codedErrors(new Tokens(this.access), this.path);
+    this.sessions = codedErrors(new Sessions(this.access), this.path, this.door);
+    this.messages = codedErrors(new Messages(this.access), this.path, this.door);
+    this.meta = codedErrors(new Meta(this.access), this.path, this.door);
+    this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
+    this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
   async search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
+    await this.door.enter();
     try {
       return await searchMessages(this.access, text, options);
     } catch (err) {
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
+    } finally {
+      this.door.leave();
     }
   }
 
   /** Stream sessions as JSONL or Markdown chunks. */
   export(options: ExportOptions): AsyncGenerator<string> {
-    return codedGenerator(exportSessions(this.access, options), this.path);
+    return codedGenerator(() => exportSessions(this.access, options), this.path, this.door);
   }
 
   counts(): Promise<StoreCounts> {
@@ -162,54 +171,60 @@ export class Store {
 
   /** Configured versus actual durability settings of this connection. */
   async durability(): Promise<DurabilityReport> {
-    const conn = this.access.read();
-    const version = sqliteVersion();
-    const fs = inspectFilesystem(this.path);
-    // Read from SQLite now. The level that matters is the one writes commit
-    // with: the writer connection's, when this store writes.
-    const actualSync = synchronousName(
-      (this.role === "writer" ? this.connection("writer") : conn).setting("synchronous"),
-    );
-    return {
-      sqliteVersion: version,
-      walResetBug: hasWalResetBug(version),
-      journalMode: {
-        configured: this.config.durability.journalMode,
-        actual: String(conn.pragma("journal_mode")).toLowerCase(),
-      },
-      synchronous: {
-        configured: this.config.durability.synchronous,
-        actual: actualSync,
-      },
-      filesystem: { fstype: fs.fstype, magic: fs.magic, walUnsafeReason: fs.walUnsafeReason },
-      journalSizeLimitBytes: this.config.durability.journalSizeLimitBytes,
-      walAutocheckpointPages: this.config.durability.walAutocheckpointPages,
-    };
+    return this.through(async () => {
+      const conn = this.access.read();
+      const version = sqliteVersion();
+      const fs = inspectFilesystem(this.path);
+      // Read from SQLite now. The level that matters is the one writes commit
+      // with: the writer connection's, when this store writes.
+      const actualSync = synchronousName(
+        (this.role === "writer" ? this.connection("writer") : conn).setting("synchronous"),
+      );
+      return {
+        sqliteVersion: version,
+        walResetBug: hasWalResetBug(version),
+        journalMode: {
+          configured: this.config.durability.journalMode,
+          actual: String(conn.pragma("journal_mode")).toLowerCase(),
+        },
+        synchronous: {
+          configured: this.config.durability.synchronous,
+          actual: actualSync,
+        },
+        filesystem: { fstype: fs.fstype, magic: fs.magic, walUnsafeReason: fs.walUnsafeReason },
+        journalSizeLimitBytes: this.config.durability.journalSizeLimitBytes,
+        walAutocheckpointPages: this.config.durability.walAutocheckpointPages,
+      };
+    });
   }
 
   /** Schema version and application_id as stored in the database. */
   async schema(): Promise<{ version: number; applicationId: number }> {
-    const conn = this.access.read();
-    return {
-      version: Number(conn.pragma("user_version")),
-      applicationId: Number(conn.pragma("application_id")),
-    };
+    return this.through(async () => {
+      const conn = this.access.read();
+      return {
+        version: Number(conn.pragma("user_version")),
+        applicationId: Number(conn.pragma("application_id")),
+      };
+    });
   }
 
   /** SQLite's quick_check, on the read-only connection. */
   async quickCheck(): Promise<{ ok: boolean; problems: string[] }> {
-    const conn = this.access.read();
-    conn.uses++;
-    let rows: { quick_check: string }[];
-    try {
-      rows = conn.db.pragma("quick_check") as { quick_check: string }[];
-    } catch (err) {
-      // A check that cannot even read the database has found its problem.
-      if (!isSqliteError(err)) throw err;
-      return { ok: false, problems: [(err as Error).message] };
-    }
-    const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
-    return { ok: problems.length === 0, problems };
+    return this.through(async () => {
+      const conn = this.access.read();
+      conn.uses++;
+      let rows: { quick_check: string }[];
+      try {
+        rows = conn.db.pragma("quick_check") as { quick_check: string }[];
+      } catch (err) {
+        // A check that cannot even read the database has found its problem.
+        if (!isSqliteError(err)) throw err;
+        return { ok: false, problems: [(err as Error).message] };
+      }
+      const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
+      return { ok: problems.length === 0, problems };
+    });
   }
 
   /**
@@ -217,13 +232,15 @@ export class Store {
    * read-only connection: one read transaction, writers keep committing).
    */
   async vacuumInto(target: string): Promise<void> {
-    const conn = this.access.read();
-    conn.uses++;
-    try {
-      conn.db.prepare("VACUUM INTO ?").run(target);
-    } catch (err) {
-      throw fromSqliteError(err, this.path);
-    }
+    return this.through(async () => {
+      const conn = this.access.read();
+      conn.uses++;
+      try {
+        conn.db.prepare("VACUUM INTO ?").run(target);
+      } catch (err) {
+        throw fromSqliteError(err, this.path);
+      }
+    });
   }
 
   /** Who holds this store's database right now, from the kernel (P5). */
@@ -291,6 +308,33 @@ export class Store {
     }
   }
 
+  /**
+   * Park this process's use of the database for a maintenance window (M5):
+   * new calls (of every store of this process on it) wait at the door,
+   * calls in flight finish (up to maintenance.maxParkMs, else
+   * HEARTH_STORE_HELD and nothing changed), then the connections close and
+   * the kernel locks are given back, but the gateway lock. `hearth ps` shows
+   * the process as "parked". resume() ends it.
+   */
+  async park(): Promise<void> {
+    this.assertOpen();
+    await this.entry.park(this.config.maintenance.maxParkMs);
+  }
+
+  /**
+   * End a window: take the locks back (waiting while the structural
+   * operation still holds the gate), reopen on the files as they are now,
+   * and let the waiting calls in. On failure the process stays parked.
+   */
+  async resume(): Promise<void> {
+    this.assertOpen();
+    await this.entry.unpark(this.config);
+  }
+
+  get isParked(): boolean {
+    return this.entry.isParked;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -320,6 +364,16 @@ export class Store {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** Run `fn` through the door: it waits while the process is parked, and a park waits for it. */
+  private async through<T>(fn: () => Promise<T>): Promise<T> {
+    await this.door.enter();
+    try {
+      return await fn();
+    } finally {
+      this.door.leave();
+    }
   }
 
   /** @internal */

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { optimize } from "../../ops/optimize.js";
 import { repair } from "../../ops/repair.js";
+import { type WindowReport, withWindow } from "../../ops/window.js";
 import { openStore } from "../../store/open.js";
 import type { Store } from "../../store/store.js";
 import { type GlobalOptions, globals } from "../globals.js";
@@ -32,26 +33,38 @@ export function registerMaintenance(sessions: Command): void {
       "FTS optimize, ANALYZE, VACUUM and WAL truncate (structural: refuses with exit 3 while another writer holds the store)",
     )
     .option("--dry-run", "take the gate and report, change nothing")
-    .action(async (o: { dryRun?: boolean }, command: Command) => {
+    .option(
+      "--window",
+      "run on a live system: park the gateway and other long-lived processes, optimize, resume them",
+    )
+    .action(async (o: { dryRun?: boolean; window?: boolean }, command: Command) => {
       const g = globals(command);
-      const store = await openWriter(g);
-      try {
-        const tty = process.stderr.isTTY && !g.json;
-        const result = await optimize(store, {
-          dryRun: o.dryRun === true,
-          ...(tty ? { onStep: (step: string) => process.stderr.write(`  ${step}…\n`) } : {}),
-        });
-        if (g.json) return printJson(result);
-        for (const s of result.steps)
-          process.stdout.write(
-            `${s.done ? "done" : "skip"}  ${s.step}${s.note ? `  (${s.note})` : ""}\n`,
-          );
+      const run = async (window: WindowReport | undefined) => {
+        const store = await openWriter(g);
+        try {
+          const tty = process.stderr.isTTY && !g.json;
+          const result = await optimize(store, {
+            dryRun: o.dryRun === true,
+            ...(tty ? { onStep: (step: string) => process.stderr.write(`  ${step}…\n`) } : {}),
+          });
+          return { ...result, ...(window ? { window } : {}) };
+        } finally {
+          await store.close();
+        }
+      };
+      const result = o.window ? await withWindow(g, "optimize", run) : await run(undefined);
+      if (g.json) return printJson(result);
+      for (const s of result.steps)
         process.stdout.write(
-          `size: ${mib(result.sizeBefore)} -> ${mib(result.sizeAfter)} (WAL ${mib(result.walBefore)} -> ${mib(result.walAfter)})\n`,
+          `${s.done ? "done" : "skip"}  ${s.step}${s.note ? `  (${s.note})` : ""}\n`,
         );
-      } finally {
-        await store.close();
-      }
+      process.stdout.write(
+        `size: ${mib(result.sizeBefore)} -> ${mib(result.sizeAfter)} (WAL ${mib(result.walBefore)} -> ${mib(result.walAfter)})\n`,
+      );
+      if (result.window)
+        process.stdout.write(
+          `window: ${result.window.parked.length} process(es) parked and resumed${result.window.parked.length ? ` (pids ${result.window.parked.join(", ")})` : ""}\n`,
+        );
     });
 
   sessions

@@ -1,0 +1,63 @@
+import { profileDir } from "../config/paths.js";
+import { isHearthError } from "../errors.js";
+import { type ParkServer, serveParking } from "../process/park-socket.js";
+import type { Store } from "../store/store.js";
+
+export interface ParkingLog {
+  info(event: Record<string, unknown>, message: string): void;
+  warn(event: Record<string, unknown>, message: string): void;
+  error(event: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * The participant side of maintenance windows (M5), for a long-lived
+ * process (gateway, dashboard): listen for park requests on the store's
+ * profile; on one, park the store (in-flight calls finish, connections
+ * close, new calls wait at the door), and when the window ends resume it,
+ * retrying while the structural operation still holds the gate. Returns
+ * undefined when this host cannot offer the socket; windows then refuse,
+ * naming this process.
+ */
+export async function acceptWindows(
+  store: Store,
+  log: ParkingLog,
+): Promise<ParkServer | undefined> {
+  const profile = store.profile;
+  return serveParking(profileDir(store.home, profile), {
+    park: async (request) => {
+      const started = Date.now();
+      await store.park();
+      log.warn(
+        {
+          event: "window.parked",
+          profile,
+          op: request.op,
+          by: request.by,
+          ms: Date.now() - started,
+        },
+        `parked for a maintenance window (${request.op} by pid ${request.by})`,
+      );
+    },
+    resume: async (request) => {
+      for (let attempt = 1, delay = 50; ; attempt++, delay = Math.min(delay * 2, 2000)) {
+        try {
+          await store.resume();
+          log.info(
+            { event: "window.resumed", profile, op: request.op },
+            "resumed after the window",
+          );
+          return;
+        } catch (err) {
+          const waiting = isHearthError(err, "HEARTH_MAINTENANCE_RUNNING");
+          (waiting ? log.warn : log.error)(
+            { event: "window.resume_failed", profile, attempt, error: (err as Error).message },
+            waiting
+              ? "the structural operation still runs; resuming when it is done"
+              : "could not resume after the window; retrying",
+          );
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
+    },
+  });
+}
