@@ -6,6 +6,7 @@ import { type Holder, type HolderReport, readHolders } from "../process/holders.
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
 import { Auth } from "./auth.js";
+import { Browse } from "./browse.js";
 import { type Connection, type ConnectionRole, synchronousName } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
@@ -68,6 +69,8 @@ export class Store {
   readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
   readonly auth: Auth;
+  /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
+  readonly browse: Browse;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -107,6 +110,7 @@ export class Store {
     this.meta = new Meta(this.access);
     this.handoffs = new Handoffs(this.access);
     this.auth = new Auth(this.access);
+    this.browse = new Browse(this.access);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
