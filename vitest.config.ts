@@ -7,7 +7,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: "forks",
     // Gateways started by tests pick a free port (children inherit it).
-    env: { HEARTH_GATEWAY_PORT: "0" },
+    env: { HEARTH_GATEWAY_PORT: "0", HEARTH_DASHBOARD_PORT: "0" },
     reporters: ["default"],
   },
 });

@@ -71,7 +71,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { stores: Profi
       for (const profile of profiles) {
         const store = stores.reader(profile);
         if (!doctor.has(profile)) void runDoctor(profile);
-        const ps = runPs({ home: stores.home, profile }).profiles[0];
+        const ps = runPs({ home: stores.home, profile, includeSelf: true }).profiles[0];
         const size = (suffix: string) => {
           try {
             return lstatSync(store.path + suffix).size;
