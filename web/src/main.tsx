@@ -101,7 +101,7 @@ function App() {
             type="button"
             class="ghost kbd-hint"
             onClick={() => setPalette(true)}
-            aria-label="Open the command palette"
+            aria-label="Ctrl K: command palette"
           >
             <kbd>Ctrl</kbd> <kbd>K</kbd>
           </button>
