@@ -10,7 +10,10 @@ import { type GatewayChild, startGateway, stopAll, until, withStore } from "../h
 import { cleanupHomes, tempHome } from "../helpers/home.js";
 
 const CHROMIUM = process.env.HEARTH_CHROMIUM ?? "/usr/bin/chromium";
-const SHOTS = fileURLToPath(new URL("../../docs/img/", import.meta.url));
+// HEARTH_SCREENSHOTS=1 writes the screenshots into docs/img (the README's); otherwise a temp dir.
+const SHOTS = process.env.HEARTH_SCREENSHOTS
+  ? fileURLToPath(new URL("../../docs/img/", import.meta.url))
+  : mkdtempSync(join(tmpdir(), "hearth-shots-"));
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const HOSTILE_SCRIPT = "<script>window.__pwned = 'script'</script> look at this";
 const HOSTILE_IMG = `<img src=x onerror="window.__pwned='img'"> and this`;
@@ -62,6 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   if (userData) rmSync(userData, { recursive: true, force: true });
+  if (!process.env.HEARTH_SCREENSHOTS) rmSync(SHOTS, { recursive: true, force: true });
   await stopDashboards();
   await stopAll();
   cleanupHomes();
