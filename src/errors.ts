@@ -58,6 +58,13 @@ export const ERROR_CODES = {
   HEARTH_UNAUTHORIZED:
     "a pairing code, access token or refresh token is unknown, used, expired or revoked",
   HEARTH_INTERNAL: "an unexpected error inside hearth (a bug); the message says what failed",
+  HEARTH_HOST_NOT_ALLOWED:
+    "an HTTP request named a Host or came from an Origin this server does not answer for (DNS rebinding, another site's page)",
+  // dashboard
+  HEARTH_CSRF_REJECTED:
+    "a dashboard change came without its CSRF token or from a page of another origin; nothing was written",
+  HEARTH_EXPOSED_WITHOUT_TLS:
+    "the dashboard was asked to listen beyond loopback without dashboard.tls",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { setProcessKind } from "../process/kind.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerChat } from "./commands/chat.js";
+import { registerDashboard } from "./commands/dashboard.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
 import { registerMaintenance } from "./commands/maintenance.js";
@@ -29,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
   registerMaintenance(registerSessions(program));
   registerPs(program);
   registerGateway(program);
+  registerDashboard(program);
   registerBackup(program);
   registerToken(program);
   registerChat(program, (code) => {

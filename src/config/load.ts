@@ -13,6 +13,8 @@ const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "
   HEARTH_BACKUP_KEEP: ["backup", "keep", "int"],
   HEARTH_GATEWAY_PORT: ["gateway", "port", "int"],
   HEARTH_GATEWAY_HOST: ["gateway", "host", "string"],
+  HEARTH_DASHBOARD_PORT: ["dashboard", "port", "int"],
+  HEARTH_DASHBOARD_HOST: ["dashboard", "host", "string"],
 };
 
 export interface LoadConfigOptions {

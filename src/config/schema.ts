@@ -131,6 +131,43 @@ const gateway = z
   })
   .strict();
 
+const dashboardTls = z
+  .object({
+    /** PEM certificate chain and private key files (read at start). */
+    certFile: z.string().min(1),
+    keyFile: z.string().min(1),
+  })
+  .strict();
+
+const dashboard = z
+  .object({
+    /** Anything but a loopback address needs dashboard.tls (docs/dashboard.md). */
+    host: z.string().min(1).default("127.0.0.1"),
+    /** 0 picks a free port (printed in the readiness line). */
+    port: z.number().int().min(0).max(65535).default(8788),
+    /** Host names (besides loopback and the bound address) the dashboard answers for: DNS-rebinding defence. */
+    allowedHosts: z.array(z.string().min(1).max(253)).max(256).default([]),
+    /** Serve HTTPS with this certificate; required to listen beyond loopback. */
+    tls: dashboardTls.optional(),
+    /** How long a login link stays valid. */
+    loginLinkMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60)
+      .default(60),
+    /** A browser session ends after this long without a request. */
+    sessionIdleMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 60)
+      .default(12 * 60),
+    /** How often the live stream asks SQLite whether another process wrote (PRAGMA data_version). */
+    livePollMs: z.number().int().min(20).max(60_000).default(250),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     durability: durability.default(durability.parse({})),
@@ -138,6 +175,7 @@ export const configSchema = z
     backup: backup.default(backup.parse({})),
     maintenance: maintenance.default(maintenance.parse({})),
     gateway: gateway.default(gateway.parse({})),
+    dashboard: dashboard.default(dashboard.parse({})),
   })
   .strict();
 

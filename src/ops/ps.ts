@@ -64,14 +64,16 @@ export function listProfiles(home: string): string[] {
 export function runPs(options: {
   home?: string | undefined;
   profile?: string | undefined;
+  /** List the calling process too (a dashboard showing who holds the store, itself included). */
+  includeSelf?: boolean;
 }): PsReport {
   const home = resolveHome(options.home);
   const chosen = chosenProfile(options.profile);
   const profiles = chosen !== undefined ? [chosen] : listProfiles(home);
-  return { home, profiles: profiles.map((p) => psProfile(home, p)) };
+  return { home, profiles: profiles.map((p) => psProfile(home, p, options.includeSelf === true)) };
 }
 
-function psProfile(home: string, profile: string): PsProfile {
+function psProfile(home: string, profile: string, includeSelf: boolean): PsProfile {
   const path = databasePath(home, profile);
   const base: PsProfile = {
     profile,
@@ -88,7 +90,7 @@ function psProfile(home: string, profile: string): PsProfile {
     .filter((m) => m.liveness === "dead")
     .map((m) => ({ path: m.path, pid: m.marker?.pid ?? null }));
   if (!base.exists) return base;
-  const report = readHolders(path);
+  const report = readHolders(path, { includeSelf });
   const markerOf = (h: Holder) =>
     markers.find(
       (m) =>

@@ -5,6 +5,7 @@ import { type Holder, type HolderReport, readHolders } from "../process/holders.
 import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
+import { Browse } from "./browse.js";
 import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
 import { type Connection, type ConnectionRole, synchronousName } from "./connection.js";
 import { sqliteVersion } from "./durability.js";
@@ -101,6 +102,8 @@ export class Store {
   readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
   readonly tokens: Tokens;
+  /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
+  readonly browse: Browse;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -146,6 +149,7 @@ export class Store {
     this.meta = codedErrors(new Meta(this.access), this.path, this.door);
     this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
+    this.browse = codedErrors(new Browse(this.access), this.path, this.door);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

@@ -1,16 +1,27 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { scope } from "./scope.js";
 
 const homes: string[] = [];
+const fileHomes: string[] = [];
 
-/** A fresh temp directory to use as a hearth home; removed by cleanupHomes(). */
+/**
+ * A fresh temp directory to use as a hearth home. Made in a test, it is
+ * removed after that test; made in a beforeAll, after the file (setup.ts).
+ */
 export function tempHome(): string {
   const dir = mkdtempSync(join(tmpdir(), "hearth-test-"));
-  homes.push(dir);
+  (scope.inTest ? homes : fileHomes).push(dir);
   return join(dir, "home");
 }
 
+/** Remove the homes made by the test that just ran. */
 export function cleanupHomes(): void {
   for (const dir of homes.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Remove the homes a file's beforeAll made. */
+export function cleanupFileHomes(): void {
+  for (const dir of fileHomes.splice(0)) rmSync(dir, { recursive: true, force: true });
 }

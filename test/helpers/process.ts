@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, type SpawnOptions, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { scope } from "./scope.js";
 
 /**
  * The process harness every multi-process test uses. A `Child` is spawned,
@@ -24,6 +25,8 @@ export interface ChildOptions {
 
 /** Children of the running test, for the logs on failure; `live` for the cleanup. */
 const live = new Set<Child>();
+/** Children a file's beforeAll started: they live until its afterAll. */
+const fileLive = new Set<Child>();
 let ofThisTest: Child[] = [];
 
 export class Child {
@@ -68,6 +71,7 @@ export class Child {
     this.exited = new Promise((resolve) => {
       this.child.once("close", (code, signal) => {
         live.delete(this);
+        fileLive.delete(this);
         resolve({ code, signal });
       });
       // A spawn failure (ENOENT, EACCES) emits "error" and then "close".
@@ -77,7 +81,8 @@ export class Child {
     });
     this.child.stdin.on("error", () => undefined); // writes to a process that already died
     if (options.input !== undefined) this.child.stdin.end(options.input);
-    live.add(this);
+    if (scope.inTest) live.add(this);
+    else fileLive.add(this);
     ofThisTest.push(this);
   }
 
@@ -185,6 +190,11 @@ export async function run(
 /** Kill every tracked child still running and wait for each (setup.ts calls it after each test). */
 export async function killLeftovers(): Promise<void> {
   await Promise.all([...live].map((c) => c.kill("SIGKILL")));
+}
+
+/** Kill the children a file's beforeAll started (setup.ts, after the file). */
+export async function killFileChildren(): Promise<void> {
+  await Promise.all([...fileLive].map((c) => c.kill("SIGKILL")));
 }
 
 /** Forget the previous test's children (setup.ts, before each test). */

@@ -1,6 +1,7 @@
-import { afterEach, beforeEach } from "vitest";
-import { cleanupHomes } from "./home.js";
-import { killLeftovers, logsOfThisTest, newTest } from "./process.js";
+import { afterAll, afterEach, beforeEach } from "vitest";
+import { cleanupFileHomes, cleanupHomes } from "./home.js";
+import { killFileChildren, killLeftovers, logsOfThisTest, newTest } from "./process.js";
+import { scope } from "./scope.js";
 
 // Loaded into every test file (vitest.config.ts, setupFiles). Its afterEach
 // runs after the file's own (vitest runs after-hooks in reverse order), so a
@@ -8,6 +9,7 @@ import { killLeftovers, logsOfThisTest, newTest } from "./process.js";
 // then their homes.
 
 beforeEach((ctx) => {
+  scope.inTest = true;
   newTest();
   ctx.onTestFailed(() => {
     const logs = logsOfThisTest();
@@ -18,4 +20,11 @@ beforeEach((ctx) => {
 afterEach(async () => {
   await killLeftovers();
   cleanupHomes();
+  scope.inTest = false;
+});
+
+// What a file's beforeAll started or made lives until the file is done.
+afterAll(async () => {
+  await killFileChildren();
+  cleanupFileHomes();
 });

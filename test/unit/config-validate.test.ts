@@ -43,6 +43,14 @@ describe("validateConfig", () => {
         refreshGraceMs: 10000,
         handoffPollMs: 250,
       },
+      dashboard: {
+        host: "127.0.0.1",
+        port: 8788,
+        allowedHosts: [],
+        loginLinkMinutes: 60,
+        sessionIdleMinutes: 720,
+        livePollMs: 250,
+      },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });

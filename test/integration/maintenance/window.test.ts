@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
+import { startDashboard, stopDashboards } from "../../helpers/dashboard.js";
 import { type GatewayChild, startGateway, withStore, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { spawnNode, until } from "../../helpers/process.js";
@@ -139,5 +140,22 @@ describe("maintenance windows (M5)", () => {
     expect(gw.logEvents("window.parked")).toEqual([]);
     expect(await roles(home, gw.pid)).toEqual(["reader", "writer"]);
     expect((await gw.post({ platform: "t", chat: "c", content: "fine" })).status).toBe(200);
+  });
+  it("parks the gateway and the dashboard together; both serve again after the window", async () => {
+    const { home, gw } = await liveStore();
+    const dash = await startDashboard(home);
+    const browser = await dash.logIn();
+    try {
+      const r = await runCli(["--json", "sessions", "optimize", "--window"], { home });
+      expect(r.code, r.stderr).toBe(0);
+      expect([...r.json().window.parked].sort()).toEqual([gw.pid, dash.pid].sort());
+      expect((await gw.post({ platform: "t", chat: "d", content: "after" })).status).toBe(200);
+      await until("the dashboard lists the new session", async () => {
+        const list = await browser.api("GET", "/api/sessions");
+        return list.status === 200 && JSON.stringify(list.body).includes('"chatKey":"d"');
+      });
+    } finally {
+      await stopDashboards();
+    }
   });
 });

@@ -1,0 +1,97 @@
+import type { Command } from "commander";
+import { loadConfig } from "../../config/load.js";
+import { resolveLocation } from "../../config/paths.js";
+import { startDashboard } from "../../dashboard/daemon.js";
+import { createLoginToken, loginLink } from "../../dashboard/login-link.js";
+import { readRuntimeFile } from "../../dashboard/runtime-file.js";
+import { openStore } from "../../store/open.js";
+import { globals } from "../globals.js";
+import { printJson } from "../output.js";
+
+/**
+ * `hearth dashboard run`: the web app for people. It reads each served
+ * profile's store through read-only connections, prints one JSON readiness
+ * line on stdout with its address and a one-time login link (logs go to
+ * stderr as JSON), and drains on SIGTERM/SIGINT.
+ * `hearth dashboard link`: a fresh one-time login link.
+ */
+export function registerDashboard(program: Command): void {
+  const dashboard = program.command("dashboard").description("the web dashboard for people");
+  dashboard
+    .command("run")
+    .description("serve the dashboard (127.0.0.1:8788 by default) and print a one-time login link")
+    .option(
+      "--profiles <names>",
+      "comma-separated profiles to show (default: --profile, then default)",
+    )
+    .option("--log-level <level>", "pino level: fatal, error, warn, info, debug, trace")
+    .action(async (o: { profiles?: string; logLevel?: string }, command: Command) => {
+      const g = globals(command);
+      const profiles = o.profiles
+        ? o.profiles
+            .split(",")
+            .map((p) => p.trim())
+            .filter(Boolean)
+        : [resolveLocation(g).profile];
+      const dash = await startDashboard({
+        home: g.home,
+        profiles,
+        ...(o.logLevel ? { logLevel: o.logLevel } : {}),
+      });
+      const signal = await new Promise<string>((resolve) => {
+        process.once("SIGTERM", () => resolve("SIGTERM"));
+        process.once("SIGINT", () => resolve("SIGINT"));
+        process.stdout.write(
+          `${JSON.stringify({ event: "dashboard.ready", pid: process.pid, profiles: dash.profiles, address: dash.address, login: dash.login })}\n`,
+        );
+        process.stderr.write(`hearth dashboard: open ${dash.login}\n`);
+      });
+      await dash.stop();
+      process.stdout.write(
+        `${JSON.stringify({ event: "dashboard.stopped", pid: process.pid, signal })}\n`,
+      );
+    });
+  dashboard
+    .command("link")
+    .description("print a fresh one-time login link for the running dashboard")
+    .action(async (_o: unknown, command: Command) => {
+      const g = globals(command);
+      const { home, profile } = resolveLocation(g);
+      const config = loadConfig({ home });
+      const running = readRuntimeFile(home);
+      const chosen =
+        running && !g.profile && !process.env.HEARTH_PROFILE ? running.profiles[0]! : profile;
+      const address =
+        running?.address ??
+        `${config.dashboard.tls ? "https" : "http"}://${config.dashboard.host}:${config.dashboard.port}`;
+      const token = await createLoginToken(
+        {
+          withWriter: async (p, fn) => {
+            const store = await openStore({ home, profile: p });
+            try {
+              return await fn(store);
+            } finally {
+              await store.close();
+            }
+          },
+        },
+        chosen,
+        config,
+      );
+      const link = loginLink(address, token.code);
+      if (g.json)
+        printJson({
+          link,
+          profile: chosen,
+          expiresAt: new Date(token.expiresAt).toISOString(),
+          running: running !== undefined,
+        });
+      else {
+        process.stdout.write(`${link}\n`);
+        if (!running)
+          process.stderr.write(
+            "note: no running dashboard found; start one with hearth dashboard run\n",
+          );
+      }
+    });
+}

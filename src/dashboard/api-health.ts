@@ -1,0 +1,168 @@
+import { lstatSync, statfsSync } from "node:fs";
+import type { FastifyInstance } from "fastify";
+import { backupsDir } from "../config/paths.js";
+import { listBackups } from "../ops/backup-names.js";
+import { runPs } from "../ops/ps.js";
+import { childError, runHearth } from "./child-ops.js";
+import type { ProfileStores } from "./profiles.js";
+
+const PROFILE = { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,63}$" } as const;
+const profileBody = {
+  type: "object",
+  required: ["profile"],
+  additionalProperties: false,
+  properties: { profile: PROFILE },
+} as const;
+
+interface DoctorRun {
+  startedAt: number;
+  finishedAt: number | null;
+  report: unknown;
+  error: unknown;
+}
+
+/**
+ * Health: doctor findings (run in a child `hearth doctor`, read-only, off
+ * the event loop), holders as `hearth ps` shows them, file sizes, free
+ * space and backups; "back up now" runs `hearth backup` in a child too.
+ * Jobs: an empty state until the scheduler exists (issue 10).
+ */
+export function registerHealthRoutes(app: FastifyInstance, deps: { stores: ProfileStores }): void {
+  const { stores } = deps;
+  const doctor = new Map<string, { run: DoctorRun; done: Promise<void> }>();
+  const backups = new Map<string, Promise<unknown>>();
+
+  const runDoctor = (profile: string) => {
+    const current = doctor.get(profile);
+    if (current && current.run.finishedAt === null) return current.done;
+    const run: DoctorRun = { startedAt: Date.now(), finishedAt: null, report: null, error: null };
+    const done = runHearth(stores.home, profile, ["doctor"])
+      .then((result) => {
+        // doctor exits 4 when it found problems: its report is still the answer.
+        if ((result.code === 0 || result.code === 4) && result.json) run.report = result.json;
+        else run.error = childError("hearth doctor", result).toJSON();
+      })
+      .catch((err: unknown) => {
+        run.error = { code: "HEARTH_INTERNAL", message: String(err) };
+      })
+      .finally(() => {
+        run.finishedAt = Date.now();
+      });
+    doctor.set(profile, { run, done });
+    return done;
+  };
+
+  app.get<{ Querystring: { profile?: string } }>(
+    "/api/health",
+    {
+      schema: {
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: { profile: PROFILE },
+        },
+      },
+    },
+    async (request) => {
+      const profiles = request.query.profile
+        ? [stores.reader(request.query.profile).profile]
+        : stores.profiles;
+      const out = [];
+      for (const profile of profiles) {
+        const store = stores.reader(profile);
+        if (!doctor.has(profile)) void runDoctor(profile);
+        const ps = runPs({ home: stores.home, profile, includeSelf: true }).profiles[0];
+        const size = (suffix: string) => {
+          try {
+            return lstatSync(store.path + suffix).size;
+          } catch {
+            return 0;
+          }
+        };
+        let freeBytes: number | null = null;
+        try {
+          const fs = statfsSync(store.path);
+          freeBytes = fs.bavail * fs.bsize;
+        } catch {
+          freeBytes = null;
+        }
+        out.push({
+          profile,
+          files: { database: size(""), wal: size("-wal"), shm: size("-shm") },
+          freeBytes,
+          holders: (ps?.holders ?? []).map((h) => ({
+            pid: h.pid,
+            kind: h.kind,
+            roles: h.roles,
+            since: h.since,
+            commandLine: h.commandLine,
+            self: h.pid === process.pid,
+          })),
+          ghosts: (ps?.ghosts ?? []).map((g) => ({
+            pid: g.pid,
+            since: g.since,
+            commandLine: g.commandLine,
+          })),
+          unexplainedLocks: ps?.unexplainedLocks ?? 0,
+          backups: listBackups(backupsDir(stores.home), profile)
+            .slice(0, 20)
+            .map((b) => ({ name: b.name, bytes: b.size, at: Math.round(b.mtimeMs) })),
+          backupRunning: backups.has(profile),
+          doctor: doctor.get(profile)?.run ?? null,
+        });
+      }
+      return { profiles: out };
+    },
+  );
+
+  app.post<{ Body: { profile: string } }>(
+    "/api/doctor",
+    { schema: { body: profileBody } },
+    async (request) => {
+      const { profile } = request.body;
+      stores.reader(profile);
+      await runDoctor(profile);
+      return { profile, doctor: doctor.get(profile)!.run };
+    },
+  );
+
+  app.post<{ Body: { profile: string } }>(
+    "/api/backup",
+    { schema: { body: profileBody } },
+    async (request) => {
+      const { profile } = request.body;
+      stores.reader(profile);
+      let running = backups.get(profile);
+      if (!running) {
+        running = runHearth(stores.home, profile, ["backup"])
+          .then((result) => {
+            if (result.code !== 0) throw childError("hearth backup", result);
+            const r = result.json as {
+              path: string;
+              bytes: number;
+              durationMs: number;
+              removed: string[];
+            };
+            return {
+              name: r.path.split("/").pop(),
+              bytes: r.bytes,
+              durationMs: r.durationMs,
+              removed: r.removed.length,
+            };
+          })
+          .finally(() => backups.delete(profile));
+        backups.set(profile, running);
+      }
+      const backup = await running;
+      request.log.info({ event: "dashboard.backup", profile }, "backup written");
+      return { profile, backup };
+    },
+  );
+
+  app.get("/api/jobs", async () => ({
+    available: false,
+    reason:
+      "the scheduler does not exist yet (issue 10); scheduled jobs and their runs will show here",
+    jobs: [],
+  }));
+}

@@ -1,0 +1,142 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { FastifyInstance } from "fastify";
+import { loadConfig } from "../config/load.js";
+import { resolveHome } from "../config/paths.js";
+import type { HearthConfig } from "../config/schema.js";
+import { HearthError, isHearthError } from "../errors.js";
+import { hostPolicy } from "../http/host-check.js";
+import { acceptWindows } from "../ops/parking.js";
+import { setProcessKind } from "../process/kind.js";
+import type { ParkServer } from "../process/park-socket.js";
+import { loadAssets } from "./assets.js";
+import { BrowserSessions } from "./browser-sessions.js";
+import { LiveFeed } from "./live.js";
+import { createLoginToken, loginLink } from "./login-link.js";
+import { ProfileStores } from "./profiles.js";
+import { removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
+import { assertSafeBind } from "./security.js";
+import { buildDashboard } from "./server.js";
+
+export interface Dashboard {
+  address: string;
+  profiles: string[];
+  /** A one-time login link printed at start. */
+  login: string;
+  app: FastifyInstance;
+  /** Stop accepting, end live streams, let in-flight requests finish (bounded), close the stores. */
+  stop(): Promise<void>;
+}
+
+const DRAIN_MS = 5_000;
+
+/**
+ * Start the dashboard for one home and one or more profiles: each profile's
+ * store opened read-only, the HTTP server listening on dashboard.host/port
+ * (127.0.0.1:8788), a first one-time login link created.
+ */
+export async function startDashboard(options: {
+  home?: string | undefined;
+  profiles: string[];
+  logLevel?: string;
+}): Promise<Dashboard> {
+  setProcessKind("dashboard");
+  const home = resolveHome(options.home);
+  const config: HearthConfig = loadConfig({ home });
+  const { host, port, tls, allowedHosts } = config.dashboard;
+  assertSafeBind(host, tls !== undefined);
+  const tlsFiles = tls ? readTls(tls.certFile, tls.keyFile) : undefined;
+  const stores = await ProfileStores.open(home, options.profiles);
+  const sessions = new BrowserSessions(config.dashboard.sessionIdleMinutes * 60_000);
+  let app: FastifyInstance | undefined;
+  const parking: ParkServer[] = [];
+  const live = new LiveFeed(stores, config.dashboard.livePollMs, (err) =>
+    app?.log.warn({ event: "dashboard.live_failed", err }, "live poll failed"),
+  );
+  try {
+    await live.start();
+    app = buildDashboard(
+      {
+        stores,
+        sessions,
+        live,
+        assets: loadAssets(),
+        policy: hostPolicy({ bind: host, allowedHosts }),
+        // Cookies ignore ports: each dashboard on a host gets its own cookie name.
+        cookieName: `hearth_dashboard_${port === 0 ? randomBytes(4).toString("hex") : port}`,
+        tls: tlsFiles,
+        redeem: (token) => redeem(stores, token),
+      },
+      { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
+    );
+    const log = app.log;
+    for (const store of stores.stores) {
+      const server = await acceptWindows(store, {
+        info: (e, m) => log.info(e, m),
+        warn: (e, m) => log.warn(e, m),
+        error: (e, m) => log.error(e, m),
+      });
+      if (server) parking.push(server);
+    }
+    const address = await app.listen({ host, port });
+    const token = await createLoginToken(stores, stores.profiles[0]!, config);
+    writeRuntimeFile(home, { pid: process.pid, address, profiles: stores.profiles });
+    const server = app;
+    return {
+      address,
+      profiles: stores.profiles,
+      login: loginLink(address, token.code),
+      app: server,
+      stop: async () => {
+        live.stop();
+        const closed = server.close();
+        const sweep = setInterval(() => server.server.closeIdleConnections(), 20);
+        await Promise.race([closed, new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
+        clearInterval(sweep);
+        server.server.closeAllConnections();
+        removeRuntimeFile(home, process.pid);
+        await Promise.all(parking.map((p) => p.close()));
+        await stores.close();
+      },
+    };
+  } catch (err) {
+    live.stop();
+    await app?.close();
+    await Promise.all(parking.map((p) => p.close()));
+    await stores.close();
+    throw err;
+  }
+}
+
+/** A login token is a one-time pairing code of any served profile (issue 5's families). */
+async function redeem(
+  stores: ProfileStores,
+  token: string,
+): Promise<{ familyId: string; profile: string }> {
+  if (token.length > 64) throw new HearthError("HEARTH_UNAUTHORIZED", "not a login token");
+  for (const profile of stores.profiles) {
+    try {
+      const pair = await stores.withWriter(profile, (store) =>
+        store.tokens.redeemPairing(token, { accessMs: 60_000, refreshMs: 60_000 }),
+      );
+      return { familyId: pair.familyId, profile };
+    } catch (err) {
+      if (!isHearthError(err, "HEARTH_UNAUTHORIZED")) throw err;
+    }
+  }
+  throw new HearthError("HEARTH_UNAUTHORIZED", "the login link is unknown, used or expired", {
+    hint: "hearth dashboard link   # prints a fresh one",
+  });
+}
+
+function readTls(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
+  try {
+    return { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+  } catch (err) {
+    throw new HearthError("HEARTH_CONFIG_INVALID", `dashboard.tls: cannot read ${String(err)}`, {
+      resource: "dashboard.tls",
+      hint: "point dashboard.tls.certFile and keyFile at readable PEM files",
+      cause: err,
+    });
+  }
+}

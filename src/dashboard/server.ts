@@ -1,0 +1,191 @@
+import fastifyCookie from "@fastify/cookie";
+import Fastify, { type FastifyInstance, LogController } from "fastify";
+import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import type { HostPolicy } from "../http/host-check.js";
+import { registerHealthRoutes } from "./api-health.js";
+import { registerSessionRoutes } from "./api-sessions.js";
+import type { Asset } from "./assets.js";
+import type { BrowserSessions } from "./browser-sessions.js";
+import type { LiveFeed } from "./live.js";
+import { LOGIN_CSS, loginPage } from "./login-page.js";
+import type { ProfileStores } from "./profiles.js";
+import { registerSecurity, requirePage, SECURITY_HEADERS } from "./security.js";
+
+export interface DashboardDeps {
+  stores: ProfileStores;
+  sessions: BrowserSessions;
+  live: LiveFeed;
+  assets: Map<string, Asset>;
+  policy: HostPolicy;
+  cookieName: string;
+  tls: { key: Buffer; cert: Buffer } | undefined;
+  /** Redeem a login token (a one-time pairing code) for its family; throws HEARTH_UNAUTHORIZED. */
+  redeem: (token: string) => Promise<{ familyId: string; profile: string }>;
+}
+
+const STATUS: Partial<Record<HearthErrorCode, number>> = {
+  HEARTH_BAD_REQUEST: 400,
+  HEARTH_USAGE: 400,
+  HEARTH_UNAUTHORIZED: 401,
+  HEARTH_HOST_NOT_ALLOWED: 403,
+  HEARTH_CSRF_REJECTED: 403,
+  HEARTH_SESSION_NOT_FOUND: 404,
+  HEARTH_NOT_FOUND: 404,
+  HEARTH_TITLE_TAKEN: 409,
+  HEARTH_STORE_HELD: 409,
+  HEARTH_BODY_TOO_LARGE: 413,
+  HEARTH_NO_SPACE: 507,
+  HEARTH_SEARCH_DEGRADED: 503,
+  HEARTH_BUSY: 503,
+  HEARTH_MAINTENANCE_RUNNING: 503,
+  HEARTH_GENERATION_CHANGED: 503,
+};
+
+/** Client-side routes: each answers with the app's index.html (after login). */
+const PAGES = ["/", "/sessions", "/search", "/health", "/jobs"];
+
+/** The dashboard's HTTP server: pages, `/login`, the bundle, and the JSON API under `/api/`. */
+export function buildDashboard(deps: DashboardDeps, logger: boolean | object): FastifyInstance {
+  const app = Fastify({
+    logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 64 * 1024,
+    requestTimeout: 30_000,
+    ...(deps.tls ? { https: deps.tls } : {}),
+    ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
+  });
+  void app.register(fastifyCookie);
+  app.after(() => {
+    registerSecurity(app, {
+      policy: deps.policy,
+      sessions: deps.sessions,
+      cookieName: deps.cookieName,
+      tls: deps.tls !== undefined,
+    });
+  });
+
+  app.setErrorHandler(async (err, request, reply) => {
+    const error = toHearthError(err);
+    const status = STATUS[error.code] ?? 500;
+    if (status >= 500) request.log.error({ err, code: error.code }, "request failed");
+    const body =
+      error.code === "HEARTH_INTERNAL"
+        ? {
+            name: "HearthError",
+            code: error.code,
+            message: "an unexpected error inside the dashboard; its log says more",
+          }
+        : error.toJSON();
+    if (status === 503) void reply.header("retry-after", "1");
+    return reply.status(status).send({ error: body });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send({
+      error: new HearthError(
+        "HEARTH_NOT_FOUND",
+        `no route ${request.method} ${request.url.split("?")[0]}`,
+        {
+          hint: "docs/dashboard.md lists the API",
+        },
+      ).toJSON(),
+    });
+  });
+
+  app.register(async (scope) => {
+    scope.get<{ Querystring: { token?: string } }>("/login", async (request, reply) => {
+      const token = request.query.token;
+      if (typeof token === "string" && token !== "") {
+        try {
+          const { familyId, profile } = await deps.redeem(token);
+          const { id } = deps.sessions.create(familyId, profile);
+          request.log.info({ event: "dashboard.login", familyId }, "browser logged in");
+          void reply.setCookie(deps.cookieName, id, {
+            httpOnly: true,
+            sameSite: "strict",
+            secure: deps.tls !== undefined,
+            path: "/",
+          });
+          return reply.redirect("/", 303);
+        } catch (err) {
+          if (!isHearthError(err, "HEARTH_UNAUTHORIZED")) throw err;
+          request.log.warn({ event: "dashboard.login_refused" }, "login link refused");
+          return reply.status(401).type("text/html; charset=utf-8").send(loginPage("invalid"));
+        }
+      }
+      if (request.browser) return reply.redirect("/", 302);
+      return reply.type("text/html; charset=utf-8").send(loginPage("none"));
+    });
+    scope.get("/login.css", async (_request, reply) =>
+      reply.type("text/css; charset=utf-8").send(LOGIN_CSS),
+    );
+
+    const index = deps.assets.get("/index.html");
+    const page = async (
+      request: import("fastify").FastifyRequest,
+      reply: import("fastify").FastifyReply,
+    ) => {
+      if (!requirePage(request, reply)) return reply;
+      if (!index) {
+        return reply
+          .status(503)
+          .type("text/plain; charset=utf-8")
+          .send("The dashboard's front end is not built: run npm run build, then restart it.");
+      }
+      return reply.type(index.type).send(index.body);
+    };
+    for (const path of PAGES) scope.get(path, page);
+    scope.get("/sessions/:profile/:id", page);
+
+    scope.get<{ Params: { "*": string } }>("/assets/*", async (request, reply) => {
+      const asset = deps.assets.get(`/assets/${request.params["*"]}`);
+      if (!asset) throw new HearthError("HEARTH_NOT_FOUND", "no such asset");
+      void reply.header("cache-control", "public, max-age=31536000, immutable");
+      return reply.type(asset.type).send(asset.body);
+    });
+    scope.get("/favicon.svg", async (_request, reply) => {
+      const asset = deps.assets.get("/favicon.svg");
+      if (!asset) throw new HearthError("HEARTH_NOT_FOUND", "no favicon");
+      return reply.type(asset.type).send(asset.body);
+    });
+
+    scope.get("/api/me", async (request) => ({
+      csrfToken: request.browser!.csrf,
+      profiles: deps.stores.profiles,
+      pid: process.pid,
+    }));
+    scope.post("/api/logout", async (request, reply) => {
+      deps.sessions.end(request.cookies[deps.cookieName]);
+      void reply.clearCookie(deps.cookieName, { path: "/" });
+      return { ok: true };
+    });
+    scope.get("/api/events", async (_request, reply) => {
+      reply.hijack();
+      deps.live.attach(reply.raw, { ...SECURITY_HEADERS });
+    });
+    registerSessionRoutes(scope, { stores: deps.stores });
+    registerHealthRoutes(scope, { stores: deps.stores });
+  });
+  return app;
+}
+
+function toHearthError(err: unknown): HearthError {
+  if (isHearthError(err)) return err;
+  const e = err as { code?: string; statusCode?: number; validation?: unknown; message?: string };
+  if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+    return new HearthError("HEARTH_BODY_TOO_LARGE", e.message ?? "body too large");
+  }
+  if (
+    e.validation ||
+    e.code?.startsWith("FST_ERR_CTP") ||
+    e.code === "FST_ERR_VALIDATION" ||
+    e.statusCode === 400
+  ) {
+    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${e.message ?? "invalid"}`, {
+      hint: "docs/dashboard.md describes the API",
+    });
+  }
+  if (err instanceof TypeError || err instanceof RangeError) {
+    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${err.message}`);
+  }
+  return new HearthError("HEARTH_INTERNAL", String(e.message ?? err), { cause: err });
+}

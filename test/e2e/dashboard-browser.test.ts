@@ -1,0 +1,201 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
+import { type GatewayChild, startGateway, withStore } from "../helpers/gateway.js";
+import { cleanupHomes, tempHome } from "../helpers/home.js";
+import { until } from "../helpers/process.js";
+
+const CHROMIUM = process.env.HEARTH_CHROMIUM ?? "/usr/bin/chromium";
+// HEARTH_SCREENSHOTS=1 writes the screenshots into docs/img (the README's); otherwise a temp dir.
+const SHOTS = process.env.HEARTH_SCREENSHOTS
+  ? fileURLToPath(new URL("../../docs/img/", import.meta.url))
+  : mkdtempSync(join(tmpdir(), "hearth-shots-"));
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const HOSTILE_SCRIPT = "<script>window.__pwned = 'script'</script> look at this";
+const HOSTILE_IMG = `<img src=x onerror="window.__pwned='img'"> and this`;
+
+let home: string;
+let gw: GatewayChild;
+let dash: DashboardChild;
+let browser: BrowserContext;
+let page: Page;
+let userData: string;
+let tripId: string;
+
+/** Real headless Chromium (Debian's), a fresh profile, no network beyond loopback. */
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  home = tempHome();
+  gw = await startGateway(home);
+  tripId = (
+    await gw.post({ platform: "telegram", chat: "trip", content: "Plan a weekend in Lisbon" })
+  ).body.session.id;
+  await gw.post({ platform: "telegram", chat: "trip", content: "Which museums open on Monday?" });
+  await gw.post({ platform: "slack", chat: "ops", content: "Nightly backup report" });
+  await gw.post({ platform: "web", chat: "evil", content: HOSTILE_SCRIPT });
+  await gw.post({ platform: "web", chat: "evil", content: HOSTILE_IMG });
+  dash = await startDashboard(home);
+  userData = mkdtempSync(join(tmpdir(), "hearth-chromium-"));
+  // A fresh user data dir each run (launchPersistentContext passes it as --user-data-dir).
+  browser = await chromium.launchPersistentContext(userData, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1280, height: 800 },
+    colorScheme: "light",
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+  page.on("dialog", (d) => void d.accept());
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (userData) rmSync(userData, { recursive: true, force: true });
+  if (!process.env.HEARTH_SCREENSHOTS) rmSync(SHOTS, { recursive: true, force: true });
+  await stopDashboards();
+  cleanupHomes();
+});
+
+async function axeSerious(): Promise<string[]> {
+  await page.evaluate(AXE);
+  const result = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as {
+    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+describe("dashboard in a real browser", () => {
+  it("logs in through the one-time link and lists the sessions", async () => {
+    await page.goto(dash.login);
+    await page.waitForURL(`${dash.address}/`);
+    await page.getByRole("heading", { name: "Sessions" }).waitFor();
+    await page.locator("ul.sessions li").first().waitFor();
+    expect(await page.locator("ul.sessions li").count()).toBe(3);
+    await expect.poll(() => page.locator(".live").textContent()).toBe("Live");
+    expect(await axeSerious()).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, "dashboard-sessions.png") });
+  });
+
+  it("filters by platform and opens a transcript", async () => {
+    await page.getByLabel("Platform").selectOption("slack");
+    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(1);
+    await page.getByLabel("Platform").selectOption("");
+    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(3);
+    await page.locator(`li[data-session="${tripId}"] a.row-link`).click();
+    await page.waitForURL(`**/sessions/default/${tripId}`);
+    await page.locator("ol.transcript li").nth(3).waitFor();
+    const roles = await page.locator("ol.transcript .role").allTextContents();
+    expect(roles).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(await page.locator("ol.transcript .content").first().textContent()).toBe(
+      "Plan a weekend in Lisbon",
+    );
+    expect(await axeSerious()).toEqual([]);
+  });
+
+  it("renames, pins and archives from the session page (the store shows it)", async () => {
+    await page.getByRole("button", { name: "Rename" }).click();
+    await page.getByLabel("Title").fill("Lisbon weekend");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("heading", { name: "Lisbon weekend" }).waitFor();
+    await page.getByRole("button", { name: "Pin", exact: true }).click();
+    await page.getByRole("button", { name: "Unpin" }).waitFor();
+    await withStore(home, async (s) =>
+      expect(await s.sessions.get(tripId)).toMatchObject({ title: "Lisbon weekend", pinned: true }),
+    );
+    await page.screenshot({ path: join(SHOTS, "dashboard-session.png") });
+    await page.getByRole("button", { name: "Archive", exact: true }).click();
+    await page.getByRole("button", { name: "Unarchive" }).waitFor();
+    await withStore(home, async (s) => expect((await s.sessions.get(tripId))?.archived).toBe(true));
+    await page.getByRole("button", { name: "Unarchive" }).click();
+    await page.getByRole("button", { name: "Archive", exact: true }).waitFor();
+  });
+
+  it("shows a message posted to the gateway live, without a reload", async () => {
+    const marker = await page.evaluate("window.__sameDocument = true");
+    expect(marker).toBe(true);
+    await gw.post({ platform: "telegram", chat: "trip", content: "Add a day trip to Sintra" });
+    await page
+      .locator("ol.transcript .content", { hasText: "echo: Add a day trip to Sintra" })
+      .waitFor({ timeout: 5000 });
+    expect(await page.evaluate("window.__sameDocument")).toBe(true);
+  });
+
+  it("renders hostile message content as text and runs none of it", async () => {
+    await page.goto(`${dash.address}/sessions`);
+    await page.locator("ul.sessions li", { hasText: "web" }).first().locator("a.row-link").click();
+    await page.locator("ol.transcript li").nth(3).waitFor();
+    const texts = await page.locator("ol.transcript .content").allTextContents();
+    expect(texts).toContain(HOSTILE_SCRIPT);
+    expect(texts).toContain(HOSTILE_IMG);
+    expect(await page.locator("ol.transcript script, ol.transcript img").count()).toBe(0);
+    expect(await page.evaluate("window.__pwned")).toBeUndefined();
+  });
+
+  it("searches every transcript with highlighted snippets", async () => {
+    await page.getByRole("link", { name: "Search" }).click();
+    await page.getByLabel("Search every message").fill("museums");
+    await page.getByLabel("Search every message").press("Enter");
+    await page.locator("ul.hits li").first().waitFor();
+    expect(await page.locator("ul.hits mark").first().textContent()).toBe("museums");
+    expect(await page.locator("ul.hits .title").first().textContent()).toBe("Lisbon weekend");
+    expect(await axeSerious()).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, "dashboard-search.png") });
+  });
+
+  it("jumps to a session from the command palette", async () => {
+    await page.keyboard.press("Control+k");
+    await page.getByRole("combobox").fill("Lisbon");
+    await page.getByRole("option", { name: /Lisbon weekend/ }).waitFor();
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(`**/sessions/default/${tripId}`);
+  });
+
+  it("shows doctor findings and holders on the health page, and the jobs empty state", async () => {
+    await page.getByRole("link", { name: "Health" }).click();
+    await page.locator('li.finding[data-code="backups"]').waitFor({ timeout: 20_000 });
+    const rows = await page.locator("table tbody tr").allTextContents();
+    expect(rows.some((r) => r.includes("gateway"))).toBe(true);
+    expect(rows.some((r) => r.includes("dashboard"))).toBe(true);
+    expect(await axeSerious()).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, "dashboard-health.png"), fullPage: true });
+    await page.getByRole("link", { name: "Jobs" }).click();
+    await page.getByRole("heading", { name: "No scheduled jobs yet" }).waitFor();
+  });
+
+  it("looks right in dark mode", async () => {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.goto(`${dash.address}/sessions/default/${tripId}`);
+    await page.locator("ol.transcript li").nth(4).waitFor();
+    const bg = await page.evaluate("getComputedStyle(document.documentElement).backgroundColor");
+    expect(bg).toBe("rgb(23, 21, 19)");
+    await page.screenshot({ path: join(SHOTS, "dashboard-session-dark.png") });
+    await page.emulateMedia({ colorScheme: "light" });
+  });
+
+  it("sends a logged-out browser to the login page", async () => {
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.waitForURL("**/login");
+    await page.goto(`${dash.address}/sessions`);
+    await page.waitForURL("**/login");
+    await page.getByRole("heading", { name: "hearth dashboard" }).waitFor();
+    await until("done", () => true);
+  });
+});

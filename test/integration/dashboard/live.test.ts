@@ -1,0 +1,198 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runPs } from "../../../src/index.js";
+import { SseReader, startDashboard, stopDashboards } from "../../helpers/dashboard.js";
+import { startGateway, withStore } from "../../helpers/gateway.js";
+import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { until } from "../../helpers/process.js";
+
+const readers: SseReader[] = [];
+afterEach(async () => {
+  for (const r of readers.splice(0)) r.close();
+  await stopDashboards();
+  cleanupHomes();
+});
+
+describe("dashboard beside a real gateway on one store", () => {
+  it("shows a message the gateway commits in the API and on the live stream, and hearth ps names the dashboard", async () => {
+    const home = tempHome();
+    const gw = await startGateway(home);
+    const dash = await startDashboard(home);
+    const browser = await dash.logIn();
+
+    const sse = new SseReader();
+    readers.push(sse);
+    expect(await sse.open(dash.url("/api/events"), browser.cookie)).toBe(200);
+    await until("the stream is ready", () => sse.events.some((e) => e.event === "ready"));
+
+    const posted = await gw.post({ platform: "telegram", chat: "7", content: "lisbon trip plans" });
+    expect(posted.status).toBe(200);
+    const sid = posted.body.session.id as string;
+
+    await until("the live stream carries both messages", () =>
+      sse.events.some(
+        (e) =>
+          e.event === "messages" &&
+          e.data.messages.some((m: { content: string }) => m.content === "echo: lisbon trip plans"),
+      ),
+    );
+    const live = sse.events
+      .filter((e) => e.event === "messages")
+      .flatMap((e) => e.data.messages as { id: number; sessionId: string; content: string }[]);
+    expect(live.map((m) => m.content)).toEqual(["lisbon trip plans", "echo: lisbon trip plans"]);
+    expect(live.every((m) => m.sessionId === sid)).toBe(true);
+    expect(
+      sse.events.some(
+        (e) => e.event === "sessions" && e.data.sessions.some((s: { id: string }) => s.id === sid),
+      ),
+    ).toBe(true);
+
+    const list = await browser.api("GET", "/api/sessions");
+    expect(list.status).toBe(200);
+    expect(list.body.items.map((s: { id: string; profile: string }) => [s.profile, s.id])).toEqual([
+      ["default", sid],
+    ]);
+
+    const transcript = await browser.api("GET", `/api/sessions/default/${sid}/messages`);
+    expect(transcript.body.items.map((m: { content: string }) => m.content)).toEqual([
+      "echo: lisbon trip plans",
+      "lisbon trip plans",
+    ]); // newest first
+    expect(transcript.body.items.map((m: { id: number }) => m.id)).toEqual([
+      posted.body.reply.id,
+      posted.body.message.id,
+    ]);
+
+    const search = await browser.api("GET", "/api/search?q=lisbon");
+    expect(search.status).toBe(200);
+    expect(search.body.items[0]).toMatchObject({ profile: "default", sessionId: sid });
+    expect(search.body.items[0].snippet).toContain("[lisbon]");
+
+    const holders = runPs({ home, profile: "default" }).profiles[0]!.holders;
+    const mine = holders.find((h) => h.pid === dash.pid);
+    expect(mine?.kind).toBe("dashboard");
+    // A pure reader between its row writes: it never holds the writer role.
+    expect(mine?.roles).toEqual(["reader"]);
+    expect(holders.find((h) => h.pid === gw.pid)?.kind).toBe("gateway");
+  });
+
+  it("renames, pins, archives and deletes through ordinary row writes the store then shows", async () => {
+    const home = tempHome();
+    const gw = await startGateway(home);
+    const dash = await startDashboard(home);
+    const browser = await dash.logIn();
+    const a = (await gw.post({ platform: "web", chat: "a", content: "first" })).body.session.id;
+    const b = (await gw.post({ platform: "web", chat: "b", content: "second" })).body.session.id;
+
+    const renamed = await browser.api("PATCH", `/api/sessions/default/${a}`, {
+      body: { title: "Trip to Lisbon", pinned: true },
+    });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.session).toMatchObject({ title: "Trip to Lisbon", pinned: true });
+    await browser.api("PATCH", `/api/sessions/default/${b}`, { body: { archived: true } });
+    await withStore(home, async (s) => {
+      expect(await s.sessions.get(a)).toMatchObject({ title: "Trip to Lisbon", pinned: true });
+      expect((await s.sessions.get(b))?.archived).toBe(true);
+    });
+
+    const visible = await browser.api("GET", "/api/sessions");
+    expect(visible.body.items.map((s: { id: string }) => s.id)).toEqual([a]);
+    const archived = await browser.api("GET", "/api/sessions?state=archived");
+    expect(archived.body.items.map((s: { id: string }) => s.id)).toEqual([b]);
+    const byTitle = await browser.api("GET", "/api/sessions?q=lisbon");
+    expect(byTitle.body.items.map((s: { id: string }) => s.id)).toEqual([a]);
+
+    const jsonl = await browser.api("GET", `/api/sessions/default/${a}/export?format=jsonl`);
+    expect(jsonl.status).toBe(200);
+    expect(jsonl.headers.get("content-disposition")).toContain("attachment");
+    const lines = String(jsonl.body)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.type)).toEqual(["session", "message", "message"]);
+    const md = await browser.api("GET", `/api/sessions/default/${a}/export?format=markdown`);
+    expect(String(md.body)).toContain("# Trip to Lisbon");
+
+    const deleted = await browser.api("DELETE", `/api/sessions/default/${b}`);
+    expect(deleted.body.deleted).toBe(true);
+    await withStore(home, async (s) => expect(await s.sessions.get(b)).toBeNull());
+
+    // Between writes the dashboard is a pure reader again.
+    const mine = runPs({ home, profile: "default" }).profiles[0]!.holders.find(
+      (h) => h.pid === dash.pid,
+    );
+    expect(mine?.roles).toEqual(["reader"]);
+  });
+
+  it("pages sessions with a keyset cursor and a transcript newest first", async () => {
+    const home = tempHome();
+    const gw = await startGateway(home);
+    for (let i = 0; i < 5; i++) await gw.post({ platform: "web", chat: `c${i}`, content: `m${i}` });
+    for (let i = 0; i < 3; i++) await gw.post({ platform: "web", chat: "c0", content: `more${i}` });
+    const dash = await startDashboard(home);
+    const browser = await dash.logIn();
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: { items: { id: string }[]; nextCursor: string | null } } =
+        await browser.api("GET", `/api/sessions?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      seen.push(...page.body.items.map((s) => s.id));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toHaveLength(5);
+    expect(new Set(seen).size).toBe(5);
+
+    const sid = seen[0]!; // chat c0 has the newest activity
+    const first = await browser.api("GET", `/api/sessions/default/${sid}/messages?limit=3`);
+    expect(first.body.items.map((m: { ordinal: number }) => m.ordinal)).toEqual([7, 6, 5]);
+    const next = await browser.api(
+      "GET",
+      `/api/sessions/default/${sid}/messages?limit=3&before=${first.body.nextBefore}`,
+    );
+    expect(next.body.items.map((m: { ordinal: number }) => m.ordinal)).toEqual([4, 3, 2]);
+  });
+
+  it("health shows doctor findings, holders and sizes; back up now writes a verified backup", async () => {
+    const home = tempHome();
+    const gw = await startGateway(home);
+    await gw.post({ platform: "web", chat: "x", content: "hello" });
+    const dash = await startDashboard(home);
+    const browser = await dash.logIn();
+    const doctor = await browser.api("POST", "/api/doctor", { body: { profile: "default" } });
+    expect(doctor.status).toBe(200);
+    const findings = doctor.body.doctor.report.findings as { code: string; severity: string }[];
+    expect(findings.find((f) => f.code === "backups")?.severity).toBe("info"); // no backup yet
+
+    const backup = await browser.api("POST", "/api/backup", { body: { profile: "default" } });
+    expect(backup.status).toBe(200);
+    expect(backup.body.backup.name).toMatch(/^default-.*\.db$/);
+    expect(readdirSync(join(home, "backups"))).toContain(backup.body.backup.name);
+
+    const health = await browser.api("GET", "/api/health");
+    const p = health.body.profiles[0];
+    expect(p.files.database).toBeGreaterThan(0);
+    expect(p.backups.map((b: { name: string }) => b.name)).toEqual([backup.body.backup.name]);
+    expect(p.holders.map((h: { kind: string }) => h.kind).sort()).toEqual(["dashboard", "gateway"]);
+    expect(JSON.stringify(p.backups)).not.toContain(home); // names, not paths
+
+    const jobs = await browser.api("GET", "/api/jobs");
+    expect(jobs.body).toMatchObject({ available: false, jobs: [] });
+  });
+
+  it("drains on SIGTERM with a live stream open and exits 0", async () => {
+    const home = tempHome();
+    const dash = await startDashboard(home);
+    const browser = await dash.logIn();
+    const sse = new SseReader();
+    readers.push(sse);
+    await sse.open(dash.url("/api/events"), browser.cookie);
+    await until("the stream is ready", () => sse.events.length > 0);
+    expect(existsSync(join(home, "dashboard.json"))).toBe(true);
+    const result = await dash.kill("SIGTERM");
+    expect(result.code).toBe(0);
+    expect(dash.events.at(-1)).toMatchObject({ event: "dashboard.stopped", signal: "SIGTERM" });
+    await sse.done;
+    expect(existsSync(join(home, "dashboard.json"))).toBe(false);
+  });
+});

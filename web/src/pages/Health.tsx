@@ -1,0 +1,240 @@
+import { useCallback, useEffect, useState } from "preact/hooks";
+import { get, request } from "../api";
+import { ago, bytes, when } from "../format";
+import { Badge, ErrorBanner, Loading } from "../ui";
+
+interface Finding {
+  code: string;
+  severity: "ok" | "info" | "warning" | "error";
+  message: string;
+  fix?: string;
+}
+
+interface ProfileHealth {
+  profile: string;
+  files: { database: number; wal: number; shm: number };
+  freeBytes: number | null;
+  holders: {
+    pid: number;
+    kind: string;
+    roles: string[];
+    since: string | null;
+    commandLine: string | null;
+    self: boolean;
+  }[];
+  ghosts: { pid: number; since: string | null; commandLine: string | null }[];
+  unexplainedLocks: number;
+  backups: { name: string; bytes: number; at: number }[];
+  backupRunning: boolean;
+  doctor: {
+    startedAt: number;
+    finishedAt: number | null;
+    report: { status: string; findings: Finding[] } | null;
+    error: { code: string; message: string } | null;
+  } | null;
+}
+
+const ORDER = { error: 0, warning: 1, info: 2, ok: 3 } as const;
+
+export function HealthPage() {
+  const [data, setData] = useState<ProfileHealth[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+
+  const load = useCallback(async () => {
+    try {
+      const r = await get<{ profiles: ProfileHealth[] }>("/api/health");
+      setData(r.profiles);
+      setError(null);
+    } catch (err) {
+      setError(err);
+    }
+  }, []);
+
+  useEffect(() => {
+    void load();
+    const t = window.setInterval(() => void load(), 5000);
+    return () => window.clearInterval(t);
+  }, [load]);
+
+  const act = async (what: "doctor" | "backup", profile: string) => {
+    setBusy(`${what}:${profile}`);
+    setNote(null);
+    try {
+      const r = await request<{ backup?: { name: string; bytes: number } }>(
+        "POST",
+        `/api/${what}`,
+        { profile },
+      );
+      if (r.backup)
+        setNote(`Backup ${r.backup.name} written (${bytes(r.backup.bytes)}, verified).`);
+      await load();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  return (
+    <section aria-labelledby="health-title">
+      <div class="page-head">
+        <h1 id="health-title">Health</h1>
+      </div>
+      <ErrorBanner error={error} onClose={() => setError(null)} />
+      {note ? (
+        <div class="banner ok" role="status">
+          {note}
+        </div>
+      ) : null}
+      {data === null ? (
+        <Loading what="health" />
+      ) : (
+        data.map((p) => (
+          <article class="card" key={p.profile} aria-labelledby={`health-${p.profile}`}>
+            <h2 id={`health-${p.profile}`}>Profile {p.profile}</h2>
+            <div class="stats">
+              <Stat label="Database" value={bytes(p.files.database)} />
+              <Stat label="WAL" value={bytes(p.files.wal)} />
+              <Stat label="Free space" value={bytes(p.freeBytes)} />
+              <Stat label="Newest backup" value={p.backups[0] ? ago(p.backups[0].at) : "none"} />
+            </div>
+
+            <div class="section-head">
+              <h3>Doctor</h3>
+              <button
+                type="button"
+                disabled={busy !== null}
+                onClick={() => void act("doctor", p.profile)}
+              >
+                {busy === `doctor:${p.profile}` ? "Running…" : "Run doctor"}
+              </button>
+            </div>
+            <Doctor run={p.doctor} />
+
+            <div class="section-head">
+              <h3>Who holds the store</h3>
+            </div>
+            {p.holders.length === 0 ? (
+              <p class="muted">No process holds it.</p>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">PID</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Since</th>
+                    <th scope="col">Command</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {p.holders.map((h) => (
+                    <tr key={h.pid}>
+                      <td>{h.pid}</td>
+                      <td>
+                        {h.kind}
+                        {h.self ? " (this dashboard)" : ""}
+                      </td>
+                      <td>{h.roles.join(", ") || "-"}</td>
+                      <td>{h.since ? ago(Date.parse(h.since)) : "unknown"}</td>
+                      <td>
+                        <code>{h.commandLine ?? "(unreadable)"}</code>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {p.ghosts.map((g) => (
+              <div class="banner warning" key={g.pid} role="status">
+                pid {g.pid} still holds a deleted generation of the store ({g.commandLine ?? "?"})
+              </div>
+            ))}
+            {p.unexplainedLocks > 0 ? (
+              <p class="muted">
+                {p.unexplainedLocks} lock(s) belong to a process hearth cannot name.
+              </p>
+            ) : null}
+
+            <div class="section-head">
+              <h3>Backups</h3>
+              <button
+                type="button"
+                disabled={busy !== null || p.backupRunning}
+                onClick={() => void act("backup", p.profile)}
+              >
+                {busy === `backup:${p.profile}` || p.backupRunning ? "Backing up…" : "Back up now"}
+              </button>
+            </div>
+            {p.backups.length === 0 ? (
+              <p class="muted">No backups yet.</p>
+            ) : (
+              <ul class="plain">
+                {p.backups.map((b) => (
+                  <li key={b.name}>
+                    <code>{b.name}</code> · {bytes(b.bytes)} · {ago(b.at)}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </article>
+        ))
+      )}
+    </section>
+  );
+}
+
+function Stat({ label, value }: { label: string; value: string }) {
+  return (
+    <div class="stat">
+      <span class="stat-label">{label}</span>
+      <span class="stat-value">{value}</span>
+    </div>
+  );
+}
+
+function Doctor({ run }: { run: ProfileHealth["doctor"] }) {
+  if (!run || (run.finishedAt === null && !run.report))
+    return <p class="muted">Doctor is running…</p>;
+  if (run.error)
+    return <ErrorBanner error={Object.assign(new Error(run.error.message), run.error)} />;
+  const findings = [...(run.report?.findings ?? [])].sort(
+    (a, b) => ORDER[a.severity] - ORDER[b.severity],
+  );
+  const problems = findings.filter((f) => f.severity !== "ok");
+  return (
+    <div>
+      <p class="muted">
+        Checked {run.finishedAt ? when(run.finishedAt) : ""} · status{" "}
+        <Badge kind={run.report?.status ?? "ok"}>{run.report?.status}</Badge> ·{" "}
+        {findings.length - problems.length} checks passed
+      </p>
+      <ul class="findings" aria-label="Doctor findings">
+        {problems.map((f, i) => (
+          <li key={`${f.code}-${i}`} class={`finding ${f.severity}`} data-code={f.code}>
+            <Badge kind={f.severity}>{f.severity}</Badge> <strong>{f.code}</strong> {f.message}
+            {f.fix ? (
+              <div class="fix">
+                Fix: <code>{f.fix}</code>
+              </div>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+      <details>
+        <summary>All {findings.length} checks</summary>
+        <ul class="findings">
+          {findings
+            .filter((f) => f.severity === "ok")
+            .map((f, i) => (
+              <li key={`${f.code}-ok-${i}`} class="finding ok">
+                <Badge kind="ok">ok</Badge> <strong>{f.code}</strong> {f.message}
+              </li>
+            ))}
+        </ul>
+      </details>
+    </div>
+  );
+}
