@@ -4,6 +4,7 @@ import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
 import { backup } from "../../ops/backup.js";
 import { restore } from "../../ops/restore.js";
+import { withWindow } from "../../ops/window.js";
 import { openStore } from "../../store/open.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
@@ -45,27 +46,31 @@ export function registerBackup(program: Command): void {
     )
     .option("--yes", "do not ask for confirmation (required when stdin is not a terminal)")
     .option("--dry-run", "check the backup, the holders and the space, change nothing")
-    .action(async (file: string, o: { yes?: boolean; dryRun?: boolean }, command: Command) => {
-      const g = globals(command);
-      const where = resolveLocation(g);
-      if (!o.dryRun && !o.yes)
-        await confirm(
-          `replace the ${where.profile} store (${databasePath(where.home, where.profile)}) with ${file}?`,
-        );
-      const result = await restore({
-        home: g.home,
-        profile: g.profile,
-        from: file,
-        dryRun: o.dryRun === true,
-      });
-      if (g.json) printJson(result);
-      else if (result.dryRun) process.stdout.write(`would restore ${result.path} from ${file}\n`);
-      else {
-        process.stdout.write(`restored ${result.path} from ${file} (verified)\n`);
-        if (result.forensicCopy)
-          process.stdout.write(`the replaced store is kept in ${result.forensicCopy}\n`);
-      }
-    });
+    .option("--window", "run on a live system: park the long-lived processes, restore, resume them")
+    .action(
+      async (
+        file: string,
+        o: { yes?: boolean; dryRun?: boolean; window?: boolean },
+        command: Command,
+      ) => {
+        const g = globals(command);
+        const where = resolveLocation(g);
+        if (!o.dryRun && !o.yes)
+          await confirm(
+            `replace the ${where.profile} store (${databasePath(where.home, where.profile)}) with ${file}?`,
+          );
+        const run = () =>
+          restore({ home: g.home, profile: g.profile, from: file, dryRun: o.dryRun === true });
+        const result = o.window ? await withWindow(g, "restore", run) : await run();
+        if (g.json) printJson(result);
+        else if (result.dryRun) process.stdout.write(`would restore ${result.path} from ${file}\n`);
+        else {
+          process.stdout.write(`restored ${result.path} from ${file} (verified)\n`);
+          if (result.forensicCopy)
+            process.stdout.write(`the replaced store is kept in ${result.forensicCopy}\n`);
+        }
+      },
+    );
 }
 
 function positive(value: string, flag: string): number {

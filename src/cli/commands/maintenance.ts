@@ -147,9 +147,11 @@ export function registerMaintenance(sessions: Command): void {
       "repair a damaged store offline (forensic copy first; index rebuild, REINDEX, then salvage); refuses with exit 3 while any process holds it",
     )
     .option("--dry-run", "diagnose on a snapshot and say what would be done, change nothing")
-    .action(async (o: { dryRun?: boolean }, command: Command) => {
+    .option("--window", "run on a live system: park the long-lived processes, repair, resume them")
+    .action(async (o: { dryRun?: boolean; window?: boolean }, command: Command) => {
       const g = globals(command);
-      const result = await repair({ home: g.home, profile: g.profile, dryRun: o.dryRun === true });
+      const run = () => repair({ home: g.home, profile: g.profile, dryRun: o.dryRun === true });
+      const result = o.window ? await withWindow(g, "repair", run) : await run();
       if (g.json) return printJson(result);
       const damage = [
         ...result.before.canonical,

@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
 import { startDashboard, stopDashboards } from "../../helpers/dashboard.js";
-import { type GatewayChild, startGateway, withStore, writeConfig } from "../../helpers/gateway.js";
+import {
+  type GatewayChild,
+  spawnGateway,
+  startGateway,
+  withStore,
+  writeConfig,
+} from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { spawnNode, until } from "../../helpers/process.js";
 import { startWorker } from "../../helpers/worker.js";
@@ -157,5 +163,42 @@ describe("maintenance windows (M5)", () => {
     } finally {
       await stopDashboards();
     }
+  });
+  it("restore --window replaces the store under a live gateway, which resumes on the restored file", async () => {
+    const home = tempHome();
+    const before = await openStore({ home });
+    const kept = await before.sessions.create({ title: "in the backup" });
+    await before.close();
+    const backup = await runCli(["--json", "backup"], { home });
+    expect(backup.code, backup.stderr).toBe(0);
+    const gw = await startGateway(home);
+    const lost = await gw.post({
+      platform: "t",
+      chat: "after-backup",
+      content: "not in the backup",
+    });
+    expect(lost.status).toBe(200);
+
+    const r = await runCli(["--json", "restore", backup.json().path, "--yes", "--window"], {
+      home,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    await until("the gateway resumed", () => gw.logEvents("window.resumed").length === 1);
+    // It serves the restored store: what it wrote after the backup is gone, new writes land.
+    const next = await gw.post({
+      platform: "t",
+      chat: "after-restore",
+      content: "on the restored file",
+    });
+    expect(next.status).toBe(200);
+    const titles = await withStore(home, async (s) =>
+      (await s.sessions.list()).items.map((x) => x.chatKey ?? x.title),
+    );
+    expect(titles.sort()).toEqual(["after-restore", kept.title].sort());
+    // Its locks moved to the new file: named by ps, and still the one gateway (P3).
+    expect(await roles(home, gw.pid)).toEqual(["reader", "writer"]);
+    const second = spawnGateway(home);
+    expect((await second.exited).code).toBe(3);
+    expect((await withStore(home, (s) => s.quickCheck())).ok).toBe(true);
   });
 });
