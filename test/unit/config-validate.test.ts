@@ -24,6 +24,7 @@ describe("validateConfig", () => {
       },
       store: { busyTimeoutMs: 5000, gateWaitMs: 10000 },
       backup: { keep: 7, forensicKeep: 3 },
+      maintenance: { maxParkMs: 30_000 },
       gateway: {
         host: "127.0.0.1",
         port: 8787,
