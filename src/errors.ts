@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   HEARTH_PATH_SYMLINK: "a database or sidecar path is a symbolic link",
   HEARTH_PATH_NOT_REGULAR: "a database or sidecar path is not a regular file",
   HEARTH_PATH_FOREIGN_OWNER: "a database or sidecar file is owned by another user",
+  HEARTH_PATH_HARDLINK:
+    "the database file has more than one name (a hard link), which SQLite cannot share safely",
   HEARTH_PATH_UNSAFE_HOME: "the home directory is unsafe (symlink, not a directory, or foreign)",
   HEARTH_NOT_SQLITE: "the file is not a SQLite database",
   HEARTH_FOREIGN_DATABASE: "the file is a SQLite database that hearth did not create",

@@ -48,6 +48,23 @@ export function assertSafeFile(path: string, stats: Stats): void {
   }
 }
 
+/**
+ * The database must have exactly one name. A hard link elsewhere is a
+ * second path to the same file, and SQLite gives each path its own -wal
+ * and -shm: two processes using the two names would corrupt it.
+ */
+export function assertSingleName(path: string, stats: Stats): void {
+  if (stats.nlink === 1) return;
+  throw new HearthError(
+    "HEARTH_PATH_HARDLINK",
+    `refusing ${path}: it has ${stats.nlink} names (hard links); a process opening it under another name would use another -wal and corrupt it`,
+    {
+      resource: path,
+      hint: `find the other names (find / -xdev -samefile ${path}) and remove them with every hearth process stopped`,
+    },
+  );
+}
+
 /** Check every sidecar that exists; an absent sidecar is fine. */
 export function assertSafeSidecars(dbPath: string): void {
   for (const suffix of SIDECAR_SUFFIXES) {

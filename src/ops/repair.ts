@@ -6,6 +6,7 @@ import { HearthError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import {
   assertSafeFile,
+  assertSingleName,
   assertSafeSidecars,
   lstatOrNull,
   SIDECAR_SUFFIXES,
@@ -55,6 +56,7 @@ export async function repair(options: {
     throw new HearthError("HEARTH_STORE_NOT_FOUND", `no store at ${path}`, { resource: path });
   }
   assertSafeFile(path, stats);
+  assertSingleName(path, stats);
   assertSafeSidecars(path);
 
   const locks = new InodeLocks(path, `${stats.dev}:${stats.ino}`);

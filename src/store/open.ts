@@ -8,6 +8,7 @@ import {
   assertOurs,
   assertSafeFile,
   assertSafeSidecars,
+  assertSingleName,
   lstatOrNull,
   readHeader,
 } from "../files/inspect.js";
@@ -139,7 +140,10 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
 /** lstat-only checks of the database and its sidecars (F1). Null when the database is absent. */
 function checkPath(path: string): Stats | null {
   const stats = lstatOrNull(path);
-  if (stats) assertSafeFile(path, stats);
+  if (stats) {
+    assertSafeFile(path, stats);
+    assertSingleName(path, stats);
+  }
   assertSafeSidecars(path);
   return stats;
 }

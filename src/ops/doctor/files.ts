@@ -31,6 +31,14 @@ export function fileFindings(path: string): Finding[] {
       });
       continue;
     }
+    if (suffix === "" && stats.nlink !== 1) {
+      findings.push({
+        code: "file_links",
+        severity: "error",
+        message: `${file} has ${stats.nlink} names (hard links): a process opening another name would use another -wal and corrupt it; hearth refuses to open it`,
+        fix: `find / -xdev -samefile ${file}   # then remove the other names with every hearth process stopped`,
+      });
+    }
     if (uid !== undefined && stats.uid !== uid) {
       findings.push({
         code: "file_owner",

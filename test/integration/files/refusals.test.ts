@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import {
   chownSync,
   existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -15,6 +16,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { HEARTH_APPLICATION_ID } from "../../../src/files/inspect.js";
 import { openStore } from "../../../src/index.js";
+import { runCli } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
 
 /** Everything observable about a directory's entries: names, types, inodes, sizes, mtimes, bytes. */
@@ -95,6 +97,21 @@ describe("refusals leave the path untouched (F1)", () => {
     const uid = (process.getuid?.() ?? 0) + 4242;
     chownSync(join(home, "state.db"), uid, uid);
     await expectRefused(home, "HEARTH_PATH_FOREIGN_OWNER");
+  });
+
+  it("a database with a second name (a hard link), and doctor says so", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    await store.close();
+    const elsewhere = join(tempHome(), "..", "copy-of-state.db");
+    linkSync(join(home, "state.db"), elsewhere);
+    await expectRefused(home, "HEARTH_PATH_HARDLINK");
+    await expectRefused(home, "HEARTH_PATH_HARDLINK", "reader");
+    const doctor = await runCli(["--json", "doctor"], { home });
+    expect(doctor.code).toBe(4);
+    expect(doctor.json().findings).toContainEqual(
+      expect.objectContaining({ code: "file_links", severity: "error" }),
+    );
   });
 
   it("a file that is not a SQLite database", async () => {
