@@ -1,3 +1,6 @@
+import { statfsSync } from "node:fs";
+import { dirname } from "node:path";
+
 /**
  * Every error hearth raises on purpose is a HearthError with a stable code.
  * Codes are a public contract: never renamed, never reused. docs/errors.md
@@ -186,11 +189,37 @@ export function fromSqliteError(err: unknown, resource: string): HearthError {
       { resource, cause: err, hint: "hearth ps   # shows who holds the store" },
     );
   }
+  if (
+    code === "SQLITE_FULL" ||
+    (typeof code === "string" &&
+      code.startsWith("SQLITE_IOERR") &&
+      /ENOSPC|disk is full/i.test(message))
+  ) {
+    return new HearthError(
+      "HEARTH_NO_SPACE",
+      `the disk holding ${resource} is full${freeSpace(resource)}: this write was not stored, and nothing acknowledged before it is lost`,
+      {
+        resource,
+        cause: err,
+        hint: `free space on the filesystem of ${resource} (df -h ${dirname(resource)}); writes resume by themselves`,
+      },
+    );
+  }
   return new HearthError("HEARTH_SQLITE", `SQLite error on ${resource}: ${message}`, {
     resource,
     cause: err,
     hint: "hearth doctor   # checks the store without changing it",
   });
+}
+
+/** " (N bytes free)" for the filesystem of `path`, or "" when it cannot be read. */
+function freeSpace(path: string): string {
+  try {
+    const fs = statfsSync(dirname(path));
+    return ` (${fs.bavail * fs.bsize} bytes free)`;
+  } catch {
+    return "";
+  }
 }
 
 /** True for errors raised by SQLite through the driver (they carry a SQLITE_* code). */

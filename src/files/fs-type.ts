@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync, statfsSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
 
 /**
@@ -37,7 +37,10 @@ export interface FilesystemInfo {
 
 /** Describe the filesystem that holds `path` (which may not exist yet). */
 export function inspectFilesystem(path: string): FilesystemInfo {
-  const dir = realpathSync(dirname(path));
+  // The filesystem the path is (or would be created) on: its nearest existing ancestor's.
+  let parent = dirname(path);
+  while (!existsSync(parent) && dirname(parent) !== parent) parent = dirname(parent);
+  const dir = realpathSync(parent);
   const { type } = statfsSync(dir);
   let mount: { fstype: string; mountPoint: string } | undefined;
   try {

@@ -6,8 +6,8 @@ import { HearthError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import {
   assertSafeFile,
-  assertSingleName,
   assertSafeSidecars,
+  assertSingleName,
   lstatOrNull,
   SIDECAR_SUFFIXES,
 } from "../files/inspect.js";

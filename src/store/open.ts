@@ -69,6 +69,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
         hint: `nothing has written to profile ${profile} yet; a writer creates it (openStore() from the library, or npm start for a demo home)`,
       });
     }
+    // Refuse WAL where it cannot be shared before anything is created: a
+    // refusal leaves the directory as it found it.
+    if (config.durability.journalMode === "wal") assertWalAllowed(path, "configured");
     ensurePrivateDir(home);
     ensurePrivateDir(profileDir(home, profile));
     createDatabaseFile(path);
