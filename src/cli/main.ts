@@ -7,8 +7,10 @@ import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
 import { registerMaintenance } from "./commands/maintenance.js";
 import { registerPs } from "./commands/ps.js";
+import { registerScheduler } from "./commands/scheduler.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerToken } from "./commands/token.js";
+import { registerWorker } from "./commands/worker.js";
 import { EXIT, reportError } from "./output.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -32,6 +34,12 @@ async function main(argv: string[]): Promise<number> {
   registerBackup(program);
   registerToken(program);
   registerChat(program, (code) => {
+    exitCode = code;
+  });
+  registerWorker(program, (code) => {
+    exitCode = code;
+  });
+  registerScheduler(program, (code) => {
     exitCode = code;
   });
   try {

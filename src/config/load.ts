@@ -13,6 +13,7 @@ const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "
   HEARTH_BACKUP_KEEP: ["backup", "keep", "int"],
   HEARTH_GATEWAY_PORT: ["gateway", "port", "int"],
   HEARTH_GATEWAY_HOST: ["gateway", "host", "string"],
+  HEARTH_SCHEDULER_PORT: ["scheduler", "port", "int"],
 };
 
 export interface LoadConfigOptions {

@@ -13,6 +13,7 @@ import { Handoffs } from "./handoffs.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
 import type { DatabaseEntry } from "./registry.js";
+import { Runs } from "./runs.js";
 import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { hasWalResetBug } from "./sqlite-version.js";
@@ -101,6 +102,8 @@ export class Store {
   readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
   readonly tokens: Tokens;
+  /** Scheduled job runs and their outcomes (M4). */
+  readonly runs: Runs;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -140,6 +143,7 @@ export class Store {
     this.meta = codedErrors(new Meta(this.access), this.path);
     this.handoffs = codedErrors(new Handoffs(this.access), this.path);
     this.tokens = codedErrors(new Tokens(this.access), this.path);
+    this.runs = codedErrors(new Runs(this.access), this.path);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
