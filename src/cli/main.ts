@@ -3,12 +3,14 @@ import { Command, CommanderError } from "commander";
 import { setProcessKind } from "../process/kind.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerChat } from "./commands/chat.js";
+import { registerCron } from "./commands/cron.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
 import { registerMaintenance } from "./commands/maintenance.js";
 import { registerPs } from "./commands/ps.js";
 import { registerScheduler } from "./commands/scheduler.js";
 import { registerSessions } from "./commands/sessions.js";
+import { registerStart } from "./commands/start.js";
 import { registerToken } from "./commands/token.js";
 import { registerWorker } from "./commands/worker.js";
 import { EXIT, reportError } from "./output.js";
@@ -30,7 +32,9 @@ async function main(argv: string[]): Promise<number> {
   });
   registerMaintenance(registerSessions(program));
   registerPs(program);
-  registerGateway(program);
+  registerGateway(program, (code) => {
+    exitCode = code;
+  });
   registerBackup(program);
   registerToken(program);
   registerChat(program, (code) => {
@@ -40,6 +44,12 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   });
   registerScheduler(program, (code) => {
+    exitCode = code;
+  });
+  registerCron(program, (code) => {
+    exitCode = code;
+  });
+  registerStart(program, (code) => {
     exitCode = code;
   });
   try {
