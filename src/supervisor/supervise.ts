@@ -64,7 +64,7 @@ export function supervise(o: SupervisorOptions): { done: Promise<SupervisorResul
       stdio: ["ignore", "pipe", "inherit"],
     });
     state.child = child;
-    o.log({ event: "child.started", name: state.spec.name, pid: child.pid ?? null });
+    o.log({ event: "child.started", name: state.spec.name, childPid: child.pid ?? null });
     createInterface({ input: child.stdout! }).on("line", (line) => {
       o.onLine(line);
       let event: Record<string, unknown> | undefined;

@@ -26,8 +26,10 @@ function int(name: string) {
 
 /** The jobs list of the raw config file, created when absent. */
 function jobsOf(raw: Record<string, unknown>): JobConfigInput[] {
-  const scheduler = (raw.scheduler ??= {}) as Record<string, unknown>;
-  return (scheduler.jobs ??= []) as JobConfigInput[];
+  raw.scheduler ??= {};
+  const scheduler = raw.scheduler as Record<string, unknown>;
+  scheduler.jobs ??= [];
+  return scheduler.jobs as JobConfigInput[];
 }
 
 function notFound(name: string): HearthError {
