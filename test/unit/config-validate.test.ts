@@ -43,6 +43,7 @@ describe("validateConfig", () => {
         refreshGraceMs: 10000,
         handoffPollMs: 250,
       },
+      scheduler: { port: 8788, drainMs: 30000, alertAfter: 3, jobs: [] },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });
