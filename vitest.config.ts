@@ -11,7 +11,7 @@ export default defineConfig({
     // Kills the children a test left running; shows their stderr when it failed.
     setupFiles: ["test/helpers/setup.ts"],
     // Gateways started by tests pick a free port (children inherit it).
-    env: { HEARTH_GATEWAY_PORT: "0", HEARTH_DASHBOARD_PORT: "0" },
+    env: { HEARTH_GATEWAY_PORT: "0", HEARTH_DASHBOARD_PORT: "0", HEARTH_SCHEDULER_PORT: "0" },
     reporters: ["default"],
   },
 });

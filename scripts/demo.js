@@ -1,12 +1,27 @@
-// `npm start`: create a demo home with a few sessions (once), then run the
-// gateway on it (echo responder, 127.0.0.1:8787 unless HEARTH_GATEWAY_PORT
-// says otherwise). Ctrl-C stops it.
+// `npm start`: create a demo home with a few sessions and two scheduled jobs
+// (once), then run `hearth start` on it: the gateway (echo responder,
+// 127.0.0.1:8787 unless HEARTH_GATEWAY_PORT says otherwise) and the
+// scheduler (/status on 127.0.0.1:8788). Ctrl-C stops everything.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "../dist/index.js";
 
 const home = process.env.HEARTH_HOME ?? join(process.cwd(), ".demo-home");
+if (!existsSync(join(home, "config.json"))) {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const jobs = [
+    { name: "nightly-backup", schedule: "0 3 * * *", kind: "backup" },
+    { name: "weekly-optimize", schedule: "30 3 * * 0", kind: "optimize" },
+  ];
+  writeFileSync(
+    join(home, "config.json"),
+    `${JSON.stringify({ scheduler: { jobs } }, null, 2)}\n`,
+    {
+      mode: 0o600,
+    },
+  );
+}
 if (!existsSync(join(home, "state.db"))) {
   const store = await openStore({ home });
   const plans = await store.sessions.create({ source: "cli", title: "Weekend plans" });
@@ -34,19 +49,10 @@ if (!existsSync(join(home, "state.db"))) {
 console.log(`demo home: ${home}`);
 const child = spawn(
   process.execPath,
-  ["dist/cli/main.js", "--home", home, "gateway", "run", ...process.argv.slice(2)],
-  { stdio: ["inherit", "pipe", "inherit"] },
+  ["dist/cli/main.js", "--home", home, "start", ...process.argv.slice(2)],
+  { stdio: "inherit" },
 );
-child.stdout.on("data", (chunk) => {
-  process.stdout.write(chunk);
-  for (const line of String(chunk).split("\n")) {
-    if (!line.includes('"gateway.ready"')) continue;
-    const { address } = JSON.parse(line);
-    console.log(`hearth gateway listening on ${address}`);
-    console.log(
-      `try: curl -s ${address}/v1/messages -H 'content-type: application/json' -d '{"platform":"demo","chat":"1","content":"hello"}'`,
-    );
-  }
-});
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+// A Ctrl-C in the terminal reaches hearth start directly (same process group); forward a SIGTERM.
+process.on("SIGINT", () => undefined);
+process.on("SIGTERM", () => child.kill("SIGTERM"));
 child.on("exit", (code) => process.exit(code ?? 1));

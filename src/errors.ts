@@ -70,6 +70,16 @@ export const ERROR_CODES = {
     "a dashboard change came without its CSRF token or from a page of another origin; nothing was written",
   HEARTH_EXPOSED_WITHOUT_TLS:
     "the dashboard was asked to listen beyond loopback without dashboard.tls",
+  // scheduler and hearth start
+  HEARTH_SCHEDULER_RUNNING: "another scheduler already runs the jobs of this profile",
+  HEARTH_START_RUNNING: "another hearth start already supervises this home",
+  HEARTH_JOB_NOT_FOUND: "no scheduled job has that name",
+  HEARTH_JOB_EXISTS: "a scheduled job with that name already exists",
+  HEARTH_JOB_RUNNING: "an earlier run of the job may still be alive, so a new one was not started",
+  HEARTH_WORKER_ABANDONED:
+    "a worker's launcher went away before letting it start; nothing was done",
+  HEARTH_CHILD_REFUSED:
+    "a process hearth start supervises exited 78: a refusal a restart cannot fix, so it was not restarted",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

@@ -3,13 +3,17 @@ import { Command, CommanderError } from "commander";
 import { setProcessKind } from "../process/kind.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerChat } from "./commands/chat.js";
+import { registerCron } from "./commands/cron.js";
 import { registerDashboard } from "./commands/dashboard.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
 import { registerMaintenance } from "./commands/maintenance.js";
 import { registerPs } from "./commands/ps.js";
+import { registerScheduler } from "./commands/scheduler.js";
 import { registerSessions } from "./commands/sessions.js";
+import { registerStart } from "./commands/start.js";
 import { registerToken } from "./commands/token.js";
+import { registerWorker } from "./commands/worker.js";
 import { EXIT, reportError } from "./output.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -29,11 +33,25 @@ async function main(argv: string[]): Promise<number> {
   });
   registerMaintenance(registerSessions(program));
   registerPs(program);
-  registerGateway(program);
+  registerGateway(program, (code) => {
+    exitCode = code;
+  });
   registerDashboard(program);
   registerBackup(program);
   registerToken(program);
   registerChat(program, (code) => {
+    exitCode = code;
+  });
+  registerWorker(program, (code) => {
+    exitCode = code;
+  });
+  registerScheduler(program, (code) => {
+    exitCode = code;
+  });
+  registerCron(program, (code) => {
+    exitCode = code;
+  });
+  registerStart(program, (code) => {
     exitCode = code;
   });
   try {

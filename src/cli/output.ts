@@ -1,7 +1,38 @@
 import { HearthError, isHearthError, toHearthError } from "../errors.js";
 
 /** Exit codes: a documented contract (docs/cli.md). */
-export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3, problems: 4 } as const;
+export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3, problems: 4, config: 78 } as const;
+
+/**
+ * Refusals a long-lived process (gateway, scheduler, hearth start) meets at
+ * startup that a restart cannot fix: it exits 78 (EX_CONFIG) so supervisors
+ * (hearth start, systemd's RestartPreventExitStatus=78) do not loop on it.
+ */
+const UNFIXABLE_BY_RESTART = new Set([
+  "HEARTH_MAINTENANCE_RUNNING",
+  "HEARTH_SCHEMA_TOO_NEW",
+  "HEARTH_CONFIG_INVALID",
+  "HEARTH_CONFIG_UNREADABLE",
+  "HEARTH_PROFILE_INVALID",
+  "HEARTH_WAL_UNSAFE_FS",
+  "HEARTH_WAL_UNSAFE_SQLITE",
+  "HEARTH_GATEWAY_RUNNING",
+  "HEARTH_SCHEDULER_RUNNING",
+  "HEARTH_START_RUNNING",
+  "HEARTH_PATH_SYMLINK",
+  "HEARTH_PATH_NOT_REGULAR",
+  "HEARTH_PATH_FOREIGN_OWNER",
+  "HEARTH_PATH_UNSAFE_HOME",
+  "HEARTH_NOT_SQLITE",
+  "HEARTH_FOREIGN_DATABASE",
+  "HEARTH_CHILD_REFUSED",
+]);
+
+/** Report a long-lived process's startup error; 78 when a restart cannot fix it, else what reportError says. */
+export function reportStartupError(err: unknown, options: OutputOptions): number {
+  const code = reportError(err, options);
+  return isHearthError(err) && UNFIXABLE_BY_RESTART.has(err.code) ? EXIT.config : code;
+}
 
 export interface OutputOptions {
   json: boolean;
@@ -17,6 +48,7 @@ const REFUSAL_CODES = new Set([
   "HEARTH_MAINTENANCE_RUNNING",
   "HEARTH_GATEWAY_RUNNING",
   "HEARTH_BUSY",
+  "HEARTH_JOB_RUNNING",
 ]);
 
 /** Print an error (text or JSON on stderr) and return the exit code it deserves. */

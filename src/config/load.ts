@@ -15,6 +15,7 @@ const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "
   HEARTH_GATEWAY_HOST: ["gateway", "host", "string"],
   HEARTH_DASHBOARD_PORT: ["dashboard", "port", "int"],
   HEARTH_DASHBOARD_HOST: ["dashboard", "host", "string"],
+  HEARTH_SCHEDULER_PORT: ["scheduler", "port", "int"],
 };
 
 export interface LoadConfigOptions {

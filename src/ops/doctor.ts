@@ -9,6 +9,7 @@ import type { StoreCounts } from "../store/types.js";
 import { fileFindings, routingFindings } from "./doctor/files.js";
 import { type Finding, type Severity, worst } from "./doctor/finding.js";
 import { backupFindings, holderFindings, ledgerFindings, spaceFindings } from "./doctor/host.js";
+import { jobFindings } from "./doctor/jobs.js";
 import {
   contentFindings,
   durabilityFindings,
@@ -91,6 +92,7 @@ export async function runDoctor(
       findings.push({ code: "snapshot", severity: "warning", message: content.note });
     probe = content.synchronousProbe;
     findings.push(...contentFindings(content, path, config));
+    findings.push(...jobFindings(content.jobs, config, profile, Date.now()));
     report.counts = content.counts;
     report.schemaVersion = content.schemaVersion;
   } catch (err) {

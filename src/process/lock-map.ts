@@ -27,7 +27,15 @@ export const PRESENCE_BASE = 2 ** 40;
 const PID_SPAN = 2 ** 23;
 const ROLE_SLOTS = 4;
 
-export const PROCESS_KINDS = ["unknown", "gateway", "dashboard", "worker", "cli"] as const;
+// Append only: a kind's index is part of its lock offsets, which other running builds read.
+export const PROCESS_KINDS = [
+  "unknown",
+  "gateway",
+  "dashboard",
+  "worker",
+  "cli",
+  "scheduler",
+] as const;
 export type ProcessKind = (typeof PROCESS_KINDS)[number];
 
 /**

@@ -144,6 +144,41 @@ WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_degraded') BEGIN
 END;
 `,
   },
+  {
+    version: 4,
+    description: "scheduled job runs: every run recorded with its honest outcome (M4)",
+    sql: `
+CREATE TABLE job_runs (
+  id                 INTEGER PRIMARY KEY,
+  job                TEXT NOT NULL,
+  profile            TEXT NOT NULL,
+  trigger            TEXT NOT NULL CHECK (trigger IN ('schedule', 'catch-up', 'manual', 'retry')),
+  attempt            INTEGER NOT NULL DEFAULT 1,
+  -- The due time the run answers (ms since epoch); the request time for manual runs.
+  scheduled_at       INTEGER NOT NULL,
+  started_at         INTEGER,
+  finished_at        INTEGER,
+  outcome            TEXT NOT NULL CHECK (outcome IN ('running', 'ok', 'refused', 'failed', 'skipped', 'missed', 'unknown')),
+  exit_code          INTEGER,
+  signal             TEXT,
+  duration_ms        INTEGER,
+  error_code         TEXT,
+  -- JSON array of the holders named by a refusal.
+  holders            TEXT,
+  note               TEXT,
+  output_tail        TEXT,
+  -- The worker (P1 identity); a run without one never passed the go gate.
+  worker_pid         INTEGER,
+  worker_start_ticks INTEGER,
+  -- The process that launched it (scheduler or CLI), and the boot both ran in.
+  launcher_pid       INTEGER,
+  launcher_start_ticks INTEGER,
+  boot_id            TEXT
+) STRICT;
+CREATE INDEX job_runs_by_job ON job_runs (job, profile, scheduled_at DESC, id DESC);
+CREATE INDEX job_runs_active ON job_runs (job, profile) WHERE outcome IN ('running', 'unknown');
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -14,6 +14,7 @@ import { Handoffs } from "./handoffs.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
 import type { DatabaseEntry } from "./registry.js";
+import { Runs } from "./runs.js";
 import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { hasWalResetBug } from "./sqlite-version.js";
@@ -104,6 +105,8 @@ export class Store {
   readonly tokens: Tokens;
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
   readonly browse: Browse;
+  /** Scheduled job runs and their outcomes (M4). */
+  readonly runs: Runs;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -150,6 +153,7 @@ export class Store {
     this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
+    this.runs = codedErrors(new Runs(this.access), this.path, this.door);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

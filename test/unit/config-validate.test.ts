@@ -52,6 +52,7 @@ describe("validateConfig", () => {
         sessionIdleMinutes: 720,
         livePollMs: 250,
       },
+      scheduler: { port: 8789, drainMs: 30000, alertAfter: 3, jobs: [] },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });

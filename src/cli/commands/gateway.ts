@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { resolveLocation } from "../../config/paths.js";
 import { startGateway } from "../../gateway/daemon.js";
 import { globals } from "../globals.js";
+import { reportStartupError } from "../output.js";
 
 /**
  * `hearth gateway run`: the long-running daemon. It holds each served
@@ -9,12 +10,15 @@ import { globals } from "../globals.js";
  * HTTP API, prints one JSON readiness line on stdout (logs go to stderr as
  * JSON), reloads its configuration on SIGHUP and drains on SIGTERM/SIGINT.
  */
-export function registerGateway(program: Command): void {
+export function registerGateway(
+  program: Command,
+  setExit: (code: number) => void = () => {},
+): void {
   const gateway = program.command("gateway").description("the long-running gateway daemon");
   gateway
     .command("run")
     .description(
-      "serve the HTTP API for one or more profiles (a second gateway for a profile exits 3 naming the first)",
+      "serve the HTTP API for one or more profiles (a second gateway for a profile exits 78 naming the first)",
     )
     .option(
       "--profiles <names>",
@@ -29,11 +33,18 @@ export function registerGateway(program: Command): void {
             .map((p) => p.trim())
             .filter(Boolean)
         : [resolveLocation(g).profile];
-      const gw = await startGateway({
-        home: g.home,
-        profiles,
-        ...(o.logLevel ? { logLevel: o.logLevel } : {}),
-      });
+      let gw: Awaited<ReturnType<typeof startGateway>>;
+      try {
+        gw = await startGateway({
+          home: g.home,
+          profiles,
+          ...(o.logLevel ? { logLevel: o.logLevel } : {}),
+        });
+      } catch (err) {
+        // A refusal a restart cannot fix (a second gateway, a newer schema, ...) exits 78.
+        setExit(reportStartupError(err, { json: g.json }));
+        return;
+      }
       process.on("SIGHUP", () => gw.reload());
       const signal = await new Promise<string>((resolve) => {
         process.once("SIGTERM", () => resolve("SIGTERM"));

@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { lstatOrNull } from "../../files/inspect.js";
+import { JOB_HEALTH_SQL, type JobHealth, toJobHealth } from "../runs.js";
 import type { StoreCounts } from "../types.js";
 import { openInMemory } from "./file.js";
 
@@ -60,6 +61,8 @@ export interface ContentReport {
   searchDegraded: string | null;
   /** The synchronous level a connection set to the configured one reads back. */
   synchronousProbe: string;
+  /** Last outcome and consecutive failures of each scheduled job (empty before schema 4). */
+  jobs: JobHealth[];
 }
 
 /**
@@ -114,6 +117,11 @@ export function inspectContent(
         ),
         searchDegraded: degraded?.value ?? null,
         synchronousProbe,
+        jobs:
+          scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'job_runs'") >
+          0
+            ? (db.prepare(JOB_HEALTH_SQL).all() as Record<string, unknown>[]).map(toJobHealth)
+            : [],
       };
     } finally {
       db.exec("COMMIT");

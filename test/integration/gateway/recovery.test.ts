@@ -51,7 +51,7 @@ describe("the gateway recovers from a generation change (F3)", () => {
     expect(contents).toEqual(["before", "after", "later"]);
     // Its kernel locks held throughout: it is still the one gateway, a writer, named by ps (P3, P5).
     const second = spawnGateway(home);
-    expect((await second.exited).code).toBe(3);
+    expect((await second.exited).code).toBe(78);
     const ps = await runCli(["--json", "ps"], { home });
     const holder = JSON.parse(ps.stdout).profiles[0].holders.find(
       (h: { pid: number }) => h.pid === gw.pid,

@@ -198,7 +198,7 @@ describe("maintenance windows (M5)", () => {
     // Its locks moved to the new file: named by ps, and still the one gateway (P3).
     expect(await roles(home, gw.pid)).toEqual(["reader", "writer"]);
     const second = spawnGateway(home);
-    expect((await second.exited).code).toBe(3);
+    expect((await second.exited).code).toBe(78);
     expect((await withStore(home, (s) => s.quickCheck())).ok).toBe(true);
   });
 });

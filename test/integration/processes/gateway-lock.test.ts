@@ -37,7 +37,7 @@ function startTicksOf(pid: number): number {
 const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
 
 describe("one gateway per profile (P3)", () => {
-  it("refuses a second gateway with exit 3, naming the first", async () => {
+  it("refuses a second gateway with exit 78 (a restart cannot fix it), naming the first", async () => {
     const { home } = await storeHome();
     const first = await startGateway(home);
     const second = spawnGateway(home);
@@ -47,7 +47,7 @@ describe("one gateway per profile (P3)", () => {
     ]);
     expect(outcome).toBe("exited");
     const { code } = await second.exited;
-    expect(code).toBe(3);
+    expect(code).toBe(78);
     expect(second.stderr).toContain(`pid ${first.pid}`);
     expect(second.stderr).toContain("gateway run");
     expect(second.stderr).toMatch(/since \d{4}-\d\d-\d\dT/);

@@ -1,0 +1,91 @@
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
+import { resolveHome } from "../../config/paths.js";
+import { ensurePrivateDir } from "../../files/create.js";
+import { claimInstance } from "../../process/instance-lock.js";
+import { productChildren } from "../../supervisor/children.js";
+import { supervise } from "../../supervisor/supervise.js";
+import { globals } from "../globals.js";
+import { reportStartupError } from "../output.js";
+
+const CLI = fileURLToPath(new URL("../main.js", import.meta.url));
+
+/**
+ * `hearth start`: the whole product on one home (created on first run): the
+ * gateway and the scheduler as supervised child processes. Their JSON
+ * readiness lines pass through to stdout, then a short summary; a crashed
+ * child is restarted with backoff; a child that exits 78 is not, and
+ * `hearth start` stops the others and exits 78 naming it; SIGTERM/SIGINT
+ * stop everything (each child drains) and exit 0.
+ */
+export function registerStart(program: Command, setExit: (code: number) => void): void {
+  program
+    .command("start")
+    .description(
+      "run the gateway and the scheduler on one home, supervised (exit 78: a refusal a restart cannot fix)",
+    )
+    .option("--profiles <names>", "comma-separated profiles (default: --profile, then default)")
+    .action(async (o: { profiles?: string }, command: Command) => {
+      const g = globals(command);
+      const home = resolveHome(g.home);
+      let lock: ReturnType<typeof claimInstance>;
+      try {
+        ensurePrivateDir(home);
+        lock = claimInstance(join(home, "run", "start.lock"), {
+          code: "HEARTH_START_RUNNING",
+          what: `another hearth start already supervises ${home}`,
+          hint: "use the running one, or stop it first (kill -TERM <pid>)",
+        });
+      } catch (err) {
+        setExit(reportStartupError(err, { json: g.json }));
+        return;
+      }
+      const profiles = o.profiles
+        ? o.profiles
+            .split(",")
+            .map((p) => p.trim())
+            .filter(Boolean)
+        : g.profile
+          ? [g.profile]
+          : [];
+      const log = (fields: Record<string, unknown>) =>
+        process.stderr.write(
+          `${JSON.stringify({ level: 30, time: Date.now(), proc: "start", pid: process.pid, ...fields })}\n`,
+        );
+      const specs = productChildren(profiles);
+      const sup = supervise({
+        home,
+        command: process.execPath,
+        args: [CLI],
+        specs,
+        onLine: (line) => process.stdout.write(`${line}\n`),
+        onReady: (ready) => {
+          process.stdout.write(
+            `${JSON.stringify({ event: "start.ready", pid: process.pid, home, children: Object.fromEntries([...ready].map(([n, e]) => [n, e.pid])) })}\n`,
+          );
+          const lines = specs.map((s) => `  ${s.describe(ready.get(s.name) ?? {})}`);
+          process.stdout.write(
+            `hearth is running on ${home}\n${lines.join("\n")}\nCtrl-C stops everything.\n`,
+          );
+        },
+        log,
+      });
+      let signal: string | undefined;
+      const onSignal = (s: string) => () => {
+        signal = s;
+        sup.stop();
+      };
+      process.once("SIGTERM", onSignal("SIGTERM"));
+      process.once("SIGINT", onSignal("SIGINT"));
+      const result = await sup.done;
+      lock.release();
+      if (result.error) {
+        setExit(reportStartupError(result.error, { json: g.json }));
+        if (result.code !== 78) setExit(result.code);
+      } else setExit(0);
+      process.stdout.write(
+        `${JSON.stringify({ event: "start.stopped", pid: process.pid, signal: signal ?? null, code: result.code })}\n`,
+      );
+    });
+}

@@ -1,0 +1,108 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Gauge, Registry } from "prom-client";
+
+export interface JobStatus {
+  job: string;
+  profile: string;
+  kind: string;
+  schedule: string;
+  timezone: string | null;
+  nextDue: string | null;
+  running: { run: number; pid: number } | null;
+  lastOutcome: string | null;
+  lastScheduledAt: string | null;
+  lastSuccessAt: string | null;
+  consecutiveFailures: number;
+  /** Due times since the last success; null when it never succeeded. */
+  periodsSinceSuccess: number | null;
+  alertAfter: number;
+  /** consecutiveFailures >= alertAfter. */
+  failing: boolean;
+}
+
+export interface StatusServer {
+  address: string;
+  close(): Promise<void>;
+}
+
+const OUTCOMES = ["ok", "refused", "failed", "unknown"] as const;
+
+/**
+ * The scheduler's loopback status: GET /status (JSON, one entry per job and
+ * profile) and GET /metrics (Prometheus text): last outcome, last success
+ * time, consecutive failures and periods since the last success per job.
+ */
+export async function serveStatus(port: number, status: () => JobStatus[]): Promise<StatusServer> {
+  const registry = new Registry();
+  const labelNames = ["job", "profile"] as const;
+  const lastOutcome = new Gauge({
+    name: "hearth_job_last_outcome",
+    help: "1 for the outcome of the job's last finished run",
+    labelNames: ["job", "profile", "outcome"],
+    registers: [registry],
+  });
+  const lastSuccess = new Gauge({
+    name: "hearth_job_last_success_timestamp_seconds",
+    help: "When the job last succeeded (0: never)",
+    labelNames,
+    registers: [registry],
+  });
+  const failures = new Gauge({
+    name: "hearth_job_consecutive_failures",
+    help: "Refused, failed or unknown runs since the last success",
+    labelNames,
+    registers: [registry],
+  });
+  const periods = new Gauge({
+    name: "hearth_job_periods_since_success",
+    help: "Due times since the last success (-1: never succeeded)",
+    labelNames,
+    registers: [registry],
+  });
+  const fill = () => {
+    registry.resetMetrics();
+    for (const s of status()) {
+      const l = { job: s.job, profile: s.profile };
+      for (const o of OUTCOMES) lastOutcome.set({ ...l, outcome: o }, s.lastOutcome === o ? 1 : 0);
+      lastSuccess.set(l, s.lastSuccessAt ? Date.parse(s.lastSuccessAt) / 1000 : 0);
+      failures.set(l, s.consecutiveFailures);
+      periods.set(l, s.periodsSinceSuccess ?? -1);
+    }
+  };
+  const server = createServer((req, res) => {
+    void (async () => {
+      if (req.method === "GET" && req.url === "/status") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ pid: process.pid, jobs: status() }));
+      } else if (req.method === "GET" && req.url === "/metrics") {
+        fill();
+        res.writeHead(200, { "content-type": registry.contentType });
+        res.end(await registry.metrics());
+      } else {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            error: { code: "HEARTH_NOT_FOUND", message: "GET /status or /metrics" },
+          }),
+        );
+      }
+    })().catch(() => {
+      res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    address: `http://127.0.0.1:${bound}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,152 @@
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { JobKind } from "../config/schema.js";
+import { HearthError } from "../errors.js";
+import { backup } from "../ops/backup.js";
+import { runDoctor } from "../ops/doctor.js";
+import { optimize } from "../ops/optimize.js";
+import { withWindow } from "../ops/window.js";
+import { setProcessKind } from "../process/kind.js";
+import { openStore } from "../store/open.js";
+
+const DAY = 24 * 60 * 60 * 1000;
+
+export interface WorkerOptions {
+  home?: string | undefined;
+  profile?: string | undefined;
+  olderThanDays?: number;
+  command?: string;
+  /** optimize: through a maintenance window. */
+  window?: boolean;
+}
+
+export interface WorkerResult {
+  kind: JobKind;
+  /** One line for the run's record. */
+  summary: string;
+  /** The op's typed report. */
+  report: unknown;
+  /** For "command": its exit code (the worker exits with it). */
+  exitCode?: number;
+}
+
+/**
+ * When a launcher (scheduler, `hearth cron run-now`) started this worker, it
+ * first records the worker's identity, then writes "go". A closed stdin
+ * without "go" means the launcher died before that: do nothing.
+ */
+export async function waitForGo(): Promise<void> {
+  if (process.env.HEARTH_WORKER_GATE !== "stdin") return;
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    if (line.trim() === "go") {
+      lines.close();
+      return;
+    }
+  }
+  throw new HearthError(
+    "HEARTH_WORKER_ABANDONED",
+    "the worker's launcher closed its stdin before saying go: nothing was done",
+    { hint: "the launcher (scheduler) records such a run as unknown; nothing to do" },
+  );
+}
+
+/** One short-lived worker: open the store, do the job through ops/, close. */
+export async function runWorkerJob(kind: JobKind, o: WorkerOptions): Promise<WorkerResult> {
+  setProcessKind("worker");
+  await waitForGo();
+  if (kind === "doctor") {
+    const report = await runDoctor({ home: o.home, profile: o.profile });
+    const bad = report.findings.filter((f) => f.severity === "warning" || f.severity === "error");
+    return {
+      kind,
+      summary: `doctor: ${report.status}${bad.length ? ` (${bad.map((f) => f.code).join(", ")})` : ""}`,
+      report,
+    };
+  }
+  if (kind === "command") return runCommand(o);
+  if (kind === "optimize" && o.window) {
+    return withWindow(o, "optimize", async (window) => {
+      const store = await openStore({ home: o.home, profile: o.profile, role: "writer" });
+      try {
+        const report = await optimize(store);
+        return {
+          kind,
+          summary: `optimize in a window (${window.parked.length} parked): ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
+          report: { ...report, window },
+        };
+      } finally {
+        await store.close();
+      }
+    });
+  }
+  const store = await openStore({
+    home: o.home,
+    profile: o.profile,
+    role: kind === "backup" ? "reader" : "writer",
+  });
+  try {
+    switch (kind) {
+      case "backup": {
+        const report = await backup(store);
+        return { kind, summary: `backup: ${report.path} (${report.bytes} bytes)`, report };
+      }
+      case "optimize": {
+        const report = await optimize(store);
+        return {
+          kind,
+          summary: `optimize: ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
+          report,
+        };
+      }
+      case "prune": {
+        const report = await store.sessions.prune({ olderThanMs: (o.olderThanDays ?? 90) * DAY });
+        return { kind, summary: `prune: ${report.sessions.length} session(s) deleted`, report };
+      }
+      case "delete-empty": {
+        const ids = await store.sessions.deleteEmpty({ olderThanMs: (o.olderThanDays ?? 1) * DAY });
+        return {
+          kind,
+          summary: `delete-empty: ${ids.length} session(s) deleted`,
+          report: { sessions: ids },
+        };
+      }
+      case "reap-idle": {
+        const ids = await store.sessions.endIdle(store.config.gateway.idleMinutes * 60_000);
+        return {
+          kind,
+          summary: `reap-idle: ${ids.length} session(s) ended`,
+          report: { sessions: ids },
+        };
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function runCommand(o: WorkerOptions): Promise<WorkerResult> {
+  if (!o.command) throw new TypeError("a command job needs --command");
+  const child = spawn("/bin/sh", ["-c", o.command], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: {
+      ...process.env,
+      ...(o.home ? { HEARTH_HOME: o.home } : {}),
+      ...(o.profile ? { HEARTH_PROFILE: o.profile } : {}),
+      HEARTH_PROCESS_KIND: "worker",
+      HEARTH_WORKER_GATE: "",
+    },
+  });
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+  process.once("SIGTERM", forward("SIGTERM"));
+  const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>(
+    (resolve) => child.once("close", (c, s) => resolve({ code: c, signal: s })),
+  );
+  const exitCode = signal ? 1 : (code ?? 1);
+  return {
+    kind: "command",
+    summary: signal ? `command killed by ${signal}` : `command exited ${code}`,
+    report: { exitCode: code, signal },
+    exitCode,
+  };
+}
