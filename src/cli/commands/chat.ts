@@ -11,6 +11,7 @@ import { openStore } from "../../store/open.js";
 import type { Store } from "../../store/store.js";
 import { globals } from "../globals.js";
 import { EXIT, reportError } from "../output.js";
+import { printable } from "../printable.js";
 
 interface ChatOptions {
   chat: string;
@@ -79,7 +80,7 @@ export function registerChat(program: Command, setExit: (code: number) => void):
               { platform: "cli", chat: o.chat, content: text },
               deps,
               {
-                ...(g.json ? {} : { onDelta: (t: string) => process.stdout.write(t) }),
+                ...(g.json ? {} : { onDelta: (t: string) => process.stdout.write(printable(t)) }),
               },
             );
             say({ event: "reply", session: result.session.id, reply: result.reply }, "\n");
