@@ -113,7 +113,8 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
         50,
         Math.min(1_000, Math.floor(g.requestTimeoutMs / 4)),
       ),
-      requireHostHeader: true,
+      // A request without Host is refused by the Host check, in the documented shape.
+      requireHostHeader: false,
     },
     // Errors the framework answers before any route: the documented shape too.
     clientErrorHandler: (err, socket) => answerClientError(err, socket, deps.metrics),
