@@ -20,7 +20,8 @@ import { cleanupHomes, tempHome } from "../helpers/home.js";
 const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 function hearth(...args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8" });
+  // Bounded: a command that should have refused must not run on.
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 30_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -61,7 +62,7 @@ describe("home directories hearth did not create are never chmod'ed (item 5)", (
     const dir = join(dirname(tempHome()), "projects");
     mkdirSync(dir);
     chmodSync(dir, 0o755);
-    const r = hearth("--home", dir, "gateway", "run");
+    const r = hearth("--home", dir, "token", "create");
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`refusing ${dir}`);
     expect(mode(dir)).toBe(0o755);
@@ -107,7 +108,7 @@ describe("a config.json another user could have written is refused (item 6)", ()
     const file = join(home, "config.json");
     chmodSync(file, 0o644);
     chownSync(file, 65534, 65534);
-    const r = hearth("--home", home, "--json", "gateway", "run");
+    const r = hearth("--home", home, "--json", "token", "create");
     expect(r.code).toBe(1);
     const { error } = JSON.parse(r.stderr);
     expect(error.code).toBe("HEARTH_CONFIG_UNSAFE");

@@ -139,6 +139,16 @@ class RawConnection {
   }
 }
 
+/** How a gateway that should refuse to start ended: its exit code, or "ready" if it started after all. */
+async function refusal(gw: GatewayChild): Promise<number | null | "ready"> {
+  const ended = await Promise.race([
+    gw.exited.then((e) => e.code),
+    gw.ready.then(() => "ready" as const),
+  ]);
+  if (ended === "ready") await gw.kill();
+  return ended;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("security (issue 11) against a real gateway", () => {
@@ -147,7 +157,7 @@ describe("security (issue 11) against a real gateway", () => {
     writeConfig(home, { gateway: { requireAuth: true } });
     const gw = await startGateway(home, { profiles: ["default", "b"] });
     const code = await tokenCreate(home, "b");
-    const paired = await raw(gw, "/v1/auth/pair?profile=b", { body: { code } });
+    const paired = await raw(gw, "/v1/auth/pair", { body: { code, profile: "b" } });
     expect(paired.status).toBe(200);
     const auth = { authorization: `Bearer ${paired.body.accessToken}` };
     const message = { platform: "p", chat: "c", content: "for b only" };
@@ -288,8 +298,7 @@ describe("security (issue 11) against a real gateway", () => {
       const home = tempHome();
       writeConfig(home, { gateway: { port: 0, host } });
       const gw = spawnGateway(home);
-      const { code } = await gw.exited;
-      expect(code, host).toBe(1);
+      expect(await refusal(gw), host).toBe(1);
       expect(gw.stderr).toContain(`refusing to serve on ${host} without authentication`);
       expect(gw.stderr).toContain("requireAuth");
       expect(gw.events).toEqual([]);
@@ -299,7 +308,7 @@ describe("security (issue 11) against a real gateway", () => {
     const home = tempHome();
     writeConfig(home, { gateway: { port: 0 } });
     const gw = spawnGateway(home, { env: { HEARTH_GATEWAY_HOST: "0.0.0.0" } });
-    expect((await gw.exited).code).toBe(1);
+    expect(await refusal(gw)).toBe(1);
     expect(gw.stderr).toContain("refusing to serve on 0.0.0.0");
   });
 
@@ -379,7 +388,7 @@ describe("security (issue 11) against a real gateway", () => {
       },
     });
     const refused = spawnGateway(withUser);
-    expect((await refused.exited).code).toBe(1);
+    expect(await refusal(refused)).toBe(1);
     expect(refused.stderr).toContain("user name or password");
     expect(refused.stderr).not.toContain("hunter2");
   });
