@@ -80,12 +80,23 @@ export const ERROR_CODES = {
     "a worker's launcher went away before letting it start; nothing was done",
   HEARTH_CHILD_REFUSED:
     "a process hearth start supervises exited 78: a refusal a restart cannot fix, so it was not restarted",
+  HEARTH_RATE_LIMITED: "too many pairing or refresh attempts from one address",
+  HEARTH_REQUEST_TIMEOUT:
+    "an HTTP request's headers and body did not arrive within gateway.requestTimeoutMs",
+  HEARTH_HEADERS_TOO_LARGE: "an HTTP request's headers (or URL) are larger than the server accepts",
+  HEARTH_URL_TOO_LONG: "a path segment of an HTTP request is longer than any id hearth issues",
+  HEARTH_EXPOSED_WITHOUT_AUTH:
+    "the gateway was asked to listen beyond loopback without gateway.requireAuth",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",
+  HEARTH_CONFIG_UNSAFE:
+    "the configuration file is owned by another user or writable by group or others",
   HEARTH_PROFILE_INVALID: "the profile name is not allowed",
   // cli
   HEARTH_USAGE: "the command line is malformed",
+  HEARTH_OUTPUT_UNWRITABLE:
+    "an output file could not be created: it exists, is a symbolic link, or its directory is missing",
 } as const;
 
 export type HearthErrorCode = keyof typeof ERROR_CODES;

@@ -8,8 +8,13 @@ export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3, problems: 4, config
  * startup that a restart cannot fix: it exits 78 (EX_CONFIG) so supervisors
  * (hearth start, systemd's RestartPreventExitStatus=78) do not loop on it.
  */
+// Not HEARTH_MAINTENANCE_RUNNING: maintenance ends, and a restart with
+// backoff then succeeds; exiting 78 would leave the process down for good.
 const UNFIXABLE_BY_RESTART = new Set([
-  "HEARTH_MAINTENANCE_RUNNING",
+  "HEARTH_EXPOSED_WITHOUT_AUTH",
+  "HEARTH_EXPOSED_WITHOUT_TLS",
+  "HEARTH_CONFIG_UNSAFE",
+  "HEARTH_PATH_HARDLINK",
   "HEARTH_SCHEMA_TOO_NEW",
   "HEARTH_CONFIG_INVALID",
   "HEARTH_CONFIG_UNREADABLE",

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { HearthError } from "../errors.js";
 import { configPath } from "./paths.js";
 import type { HearthConfig, HearthConfigInput } from "./schema.js";
@@ -43,14 +43,28 @@ export function loadConfig({
 
 function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
+  let fd: number;
   try {
-    text = readFileSync(file, "utf8");
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
     throw new HearthError("HEARTH_CONFIG_UNREADABLE", `cannot read ${file}: ${String(err)}`, {
       resource: file,
       cause: err,
     });
+  }
+  try {
+    // The file that was opened is the one judged and read (no swap in between).
+    refuseUnsafeConfig(file, fstatSync(fd));
+    text = readFileSync(fd, "utf8");
+  } catch (err) {
+    if (err instanceof HearthError) throw err;
+    throw new HearthError("HEARTH_CONFIG_UNREADABLE", `cannot read ${file}: ${String(err)}`, {
+      resource: file,
+      cause: err,
+    });
+  } finally {
+    closeSync(fd);
   }
   try {
     const parsed: unknown = JSON.parse(text);
@@ -69,6 +83,35 @@ function readConfigFile(file: string): Record<string, unknown> {
       },
     );
   }
+}
+
+/**
+ * config.json decides where the gateway listens and where transcripts and
+ * the API key are sent, so it is trusted only like a database file (S1): a
+ * regular file owned by this user (or root), not writable by group or
+ * others.
+ */
+function refuseUnsafeConfig(
+  file: string,
+  stats: { isFile(): boolean; uid: number; mode: number },
+): void {
+  const uid = process.getuid?.();
+  if (!stats.isFile()) {
+    throw new HearthError("HEARTH_CONFIG_UNREADABLE", `cannot read ${file}: not a regular file`, {
+      resource: file,
+      hint: `move ${file} aside to use the defaults`,
+    });
+  }
+  let why: string | undefined;
+  if (uid !== undefined && stats.uid !== uid && stats.uid !== 0)
+    why = `it is owned by uid ${stats.uid}, not by this user (uid ${uid})`;
+  else if ((stats.mode & 0o022) !== 0)
+    why = `it is writable by ${(stats.mode & 0o020) !== 0 ? "its group" : "others"} (mode ${(stats.mode & 0o777).toString(8).padStart(4, "0")})`;
+  if (why === undefined) return;
+  throw new HearthError("HEARTH_CONFIG_UNSAFE", `refusing ${file}: ${why}`, {
+    resource: file,
+    hint: `check its contents, then: chown $(id -u) ${file} && chmod 600 ${file}`,
+  });
 }
 
 function envLayer(env: NodeJS.ProcessEnv): Record<string, Record<string, unknown>> {

@@ -3,7 +3,14 @@ import { isAbsolute, join, resolve } from "node:path";
 import { HearthError } from "../errors.js";
 
 export const DEFAULT_PROFILE = "default";
-const PROFILE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** A profile name, as a JSON-schema pattern (HTTP validation) and as a RegExp. */
+export const PROFILE_PATTERN = "^[a-z0-9][a-z0-9_-]{0,63}$";
+const PROFILE_NAME = new RegExp(PROFILE_PATTERN);
+
+/** True when `profile` is an allowed profile name. */
+export function isProfileName(profile: unknown): profile is string {
+  return typeof profile === "string" && PROFILE_NAME.test(profile);
+}
 
 /** `$HEARTH_HOME`, else `~/.hearth`, always absolute. */
 export function resolveHome(home?: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
 
@@ -60,15 +61,53 @@ const backup = z
   })
   .strict();
 
+/** Environment variable names apiKeyEnv may name. */
+export const API_KEY_ENV = /^[A-Z][A-Z0-9_]*_(?:API_KEY|KEY|TOKEN)$/;
+const HOST_NAME = /^\.?(?!-)[A-Za-z0-9-]{1,63}(?<!-)(?:\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?$/;
+
+function safeUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
+const authRateLimit = z
+  .object({
+    burst: z.number().int().min(1).max(100_000).default(50),
+    perMinute: z.number().int().min(1).max(100_000).default(20),
+  })
+  .strict();
+
 const responder = z
   .object({
     /** "echo" (built in, offline) or "openai" (any OpenAI-compatible chat-completions endpoint). */
     kind: z.enum(["echo", "openai"]).default("echo"),
     /** e.g. "https://api.openai.com/v1" or a local server; required for "openai". */
-    baseUrl: z.string().url().optional(),
+    baseUrl: z
+      .string()
+      .url()
+      .refine((v) => /^https?:$/.test(safeUrl(v)?.protocol ?? ""), "must be an http: or https: URL")
+      .refine(
+        (v) => !safeUrl(v)?.username && !safeUrl(v)?.password,
+        "must not carry a user name or password (user:pass@): the key comes from the variable named by apiKeyEnv",
+      )
+      .optional(),
     model: z.string().min(1).optional(),
-    /** Name of the environment variable that holds the API key (the key itself never goes in config). */
-    apiKeyEnv: z.string().min(1).default("OPENAI_API_KEY"),
+    /**
+     * Name of the environment variable that holds the API key (the key itself
+     * never goes in config). Only names that look like key variables
+     * (`…_API_KEY`, `…_KEY`, `…_TOKEN`), so a config file cannot send an
+     * unrelated variable (PATH, a database URL) to the endpoint as a bearer.
+     */
+    apiKeyEnv: z
+      .string()
+      .regex(
+        API_KEY_ENV,
+        "must be an upper-case variable name ending in _API_KEY, _KEY or _TOKEN (e.g. OPENAI_API_KEY)",
+      )
+      .default("OPENAI_API_KEY"),
     stream: z.boolean().default(true),
     timeoutMs: z.number().int().min(100).max(600_000).default(120_000),
   })
@@ -83,9 +122,20 @@ const adapter = z
   })
   .strict();
 
+/** A host name (`.example.com` also allows its subdomains) or an IP literal; no port, no wildcard. */
+const allowedHost = z
+  .string()
+  .refine(
+    (v) => isIP(v.replace(/^\[|\]$/g, "")) !== 0 || HOST_NAME.test(v),
+    'must be a host name (".example.com" allows its subdomains) or an IP address, without a port',
+  );
+
 const gateway = z
   .object({
+    /** Anything but a loopback address needs requireAuth (docs/security.md). */
     host: z.string().min(1).default("127.0.0.1"),
+    /** Host names (besides loopback and the bound address) the gateway answers for: DNS-rebinding defence. */
+    allowedHosts: z.array(allowedHost).max(256).default([]),
     /** 0 picks a free port (printed in the readiness line). */
     port: z.number().int().min(0).max(65535).default(8787),
     bodyLimitBytes: z
@@ -129,6 +179,16 @@ const gateway = z
     refreshGraceMs: z.number().int().min(0).max(120_000).default(10_000),
     /** How often the handoff watcher looks for pending rows. */
     handoffPollMs: z.number().int().min(10).max(60_000).default(250),
+    /** A request's headers and body must arrive within this long (slow-body defence); the answer may take longer. */
+    requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
+    /** An idle keep-alive connection is closed after this long. */
+    keepAliveTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
+    /** Connections beyond this many are dropped on arrival (descriptor exhaustion defence). */
+    maxConnections: z.number().int().min(1).max(1_000_000).default(512),
+    /** Serve GET /metrics without a token even when requireAuth is on. */
+    publicMetrics: z.boolean().default(false),
+    /** Per client address: pairing and refresh attempts at once, and refilled per minute; successes are given back. */
+    authRateLimit: authRateLimit.default(authRateLimit.parse({})),
   })
   .strict();
 

@@ -1,14 +1,18 @@
 import { chmodSync, closeSync, constants, mkdirSync, openSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { HearthError } from "../errors.js";
 import { lstatOrNull } from "./inspect.js";
 
 /**
  * Make sure a hearth directory exists, is a directory we own, and is 0700.
  * A symlinked home is followed (operators move homes to other disks); the
- * database files inside are never followed.
+ * database files inside are never followed. Permissions are tightened only
+ * on a directory hearth created or one that already holds a hearth home
+ * (S1): any other directory others can reach is refused, named, and left
+ * as it was (`--home /`, a shared sticky directory).
  */
 export function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const created = mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined;
   const stats = statSync(dir);
   const uid = process.getuid?.();
   if (!stats.isDirectory() || (uid !== undefined && stats.uid !== uid)) {
@@ -18,7 +22,41 @@ export function ensurePrivateDir(dir: string): void {
       { resource: dir, hint: "set HEARTH_HOME to a directory you own" },
     );
   }
-  if ((stats.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  if ((stats.mode & 0o077) === 0) return;
+  if (!created && !isHearthDir(dir)) {
+    const mode = (stats.mode & 0o7777).toString(8).padStart(4, "0");
+    throw new HearthError(
+      "HEARTH_PATH_UNSAFE_HOME",
+      `refusing ${dir}: others can reach it (mode ${mode}) and it is not a hearth home; hearth changes the permissions only of directories it created`,
+      {
+        resource: dir,
+        hint: `point --home (or HEARTH_HOME) at a new directory, which hearth creates 0700; or, if ${dir} is meant to be a private hearth home: chmod 700 ${dir}`,
+      },
+    );
+  }
+  chmodSync(dir, 0o700);
+}
+
+/** Names whose presence (a regular file owned by this user) marks a hearth home. */
+const HOME_MARKERS = ["config.json", "state.db"];
+
+/**
+ * A directory that already holds a hearth home, or lies within one (a
+ * profile, run or backups directory, up to three levels down).
+ */
+function isHearthDir(dir: string): boolean {
+  const uid = process.getuid?.();
+  let current = dir;
+  for (let level = 0; level <= 3; level++) {
+    for (const name of HOME_MARKERS) {
+      const stats = lstatOrNull(join(current, name));
+      if (stats?.isFile() && (uid === undefined || stats.uid === uid)) return true;
+    }
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  return false;
 }
 
 /**

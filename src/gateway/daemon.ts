@@ -1,7 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { loadConfig } from "../config/load.js";
-import { resolveHome } from "../config/paths.js";
+import { resolveHome, validateProfile } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
+import { HearthError } from "../errors.js";
+import { isLoopbackName } from "../http/host-check.js";
 import { acceptWindows } from "../ops/parking.js";
 import { claimGateway, type GatewayLock } from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
@@ -39,7 +41,11 @@ export async function startGateway(options: {
 }): Promise<Gateway> {
   setProcessKind("gateway");
   const home = resolveHome(options.home);
+  // Every name is checked before any store is opened (or created).
+  for (const profile of options.profiles) validateProfile(profile);
+  if (options.profiles.length === 0) throw new RangeError("the gateway needs at least one profile");
   let config: HearthConfig = loadConfig({ home });
+  refuseExposure(config);
   let responder: Responder = createResponder(config);
   const metrics = new GatewayMetrics();
   const runtimes = new Map<string, ProfileRuntime>();
@@ -132,6 +138,8 @@ export async function startGateway(options: {
     reload: () => {
       try {
         const next = loadConfig({ home });
+        // The socket stays bound where it is: auth cannot be turned off beyond loopback.
+        refuseExposure({ ...next, gateway: { ...next.gateway, host: config.gateway.host } });
         responder = createResponder(next);
         config = next;
         app.log.info(
@@ -162,6 +170,24 @@ export async function startGateway(options: {
       await closeAll();
     },
   };
+}
+
+/**
+ * Nothing listens beyond loopback without auth (S1): a gateway bound to any
+ * other address (0.0.0.0, ::, a LAN address, a host name) needs
+ * gateway.requireAuth.
+ */
+export function refuseExposure(config: HearthConfig): void {
+  const { host, requireAuth } = config.gateway;
+  if (requireAuth || isLoopbackName(host)) return;
+  throw new HearthError(
+    "HEARTH_EXPOSED_WITHOUT_AUTH",
+    `refusing to serve on ${host} without authentication: every transcript would be readable and writable by anyone who can reach that address`,
+    {
+      resource: "gateway.host",
+      hint: 'keep "gateway.host": "127.0.0.1" and put a TLS reverse proxy in front, or set "gateway.requireAuth": true (and pair clients with hearth token create); see docs/security.md',
+    },
+  );
 }
 
 async function endIdleSessions(

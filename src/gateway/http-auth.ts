@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { PROFILE_PATTERN } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
-import { HearthError } from "../errors.js";
+import { HearthError, isHearthError } from "../errors.js";
+import { RateLimiter } from "../http/rate-limit.js";
 import type { Store } from "../store/store.js";
 import { hashToken, type TokenPair } from "../store/tokens.js";
 
@@ -21,7 +23,7 @@ export class RefreshCoalescer {
     for (const [k, v] of this.recent) if (v.until <= now) this.recent.delete(k);
     const key = `${store.path}\0${hashToken(token)}`;
     const cached = this.recent.get(key);
-    if (cached) return Promise.resolve(cached.pair);
+    if (cached) return this.stillValid(store, key, cached.pair);
     let running = this.inflight.get(key);
     if (!running) {
       running = store.tokens
@@ -45,6 +47,22 @@ export class RefreshCoalescer {
     }
     return running;
   }
+
+  /**
+   * The pair kept for the grace window is handed out again only while its
+   * family stands: a family revoked since (a replay, `hearth token revoke`)
+   * gets 401 like any other token of it.
+   */
+  private async stillValid(store: Store, key: string, pair: TokenPair): Promise<TokenPair> {
+    const family = (await store.tokens.families()).find((f) => f.id === pair.familyId);
+    if (!family || family.revokedAt !== null) {
+      this.recent.delete(key);
+      throw new HearthError("HEARTH_UNAUTHORIZED", "the refresh token's session was revoked", {
+        hint: "pair again: hearth token create",
+      });
+    }
+    return pair;
+  }
 }
 
 export function lifetimes(config: HearthConfig) {
@@ -61,52 +79,140 @@ const tokenBody = (field: string) =>
     additionalProperties: false,
     properties: {
       [field]: { type: "string", minLength: 1, maxLength: 256 },
-      profile: { type: "string" },
+      profile: { type: "string", pattern: PROFILE_PATTERN },
     },
   }) as const;
 
-/** POST /v1/auth/pair and /v1/auth/refresh, and the access check for the other routes. */
+/** Routes served without an access token (the auth routes are rate-limited instead). */
+const OPEN_ROUTES = new Set(["/v1/health", "/v1/auth/pair", "/v1/auth/refresh"]);
+const RATE_LIMITED = new Set(["/v1/auth/pair", "/v1/auth/refresh"]);
+
+/**
+ * POST /v1/auth/pair and /v1/auth/refresh, and the access check for the
+ * other routes. The check runs on request (S1): before the body is read or
+ * validated, so an anonymous caller can neither hold a connection open with
+ * a slow body nor learn anything from validation errors. The token decides
+ * the profile it is good for; the request's profile must be that one.
+ */
 export function registerAuth(
   app: FastifyInstance,
-  deps: { storeOf: (profile: string | undefined) => Store; config: () => HearthConfig },
+  deps: {
+    storeOf: (profile: string) => Store;
+    served: () => readonly string[];
+    config: () => HearthConfig;
+  },
 ): void {
   const coalescer = new RefreshCoalescer();
+  const limiter = new RateLimiter(() => deps.config().gateway.authRateLimit);
+  const failed = (request: FastifyRequest, err: unknown) => {
+    if (isHearthError(err, "HEARTH_UNAUTHORIZED")) {
+      // Never the token or code itself: the route, the address and why.
+      request.log.warn(
+        {
+          event: "auth.failed",
+          route: request.routeOptions.url ?? "(no route)",
+          ip: request.ip,
+          reason: err.message,
+        },
+        "authentication failed",
+      );
+    }
+    return err;
+  };
+
   app.post<{ Body: { code: string; profile?: string } }>(
     "/v1/auth/pair",
     { schema: { body: tokenBody("code") } },
-    async (request) =>
-      deps
-        .storeOf(request.body.profile)
-        .tokens.redeemPairing(request.body.code, lifetimes(deps.config())),
+    async (request) => {
+      try {
+        const pair = await deps
+          .storeOf(request.hearthProfile)
+          .tokens.redeemPairing(request.body.code, lifetimes(deps.config()));
+        limiter.refund(request.ip);
+        return pair;
+      } catch (err) {
+        throw failed(request, err);
+      }
+    },
   );
   app.post<{ Body: { refreshToken: string; profile?: string } }>(
     "/v1/auth/refresh",
     { schema: { body: tokenBody("refreshToken") } },
-    async (request) =>
-      coalescer.refresh(
-        deps.storeOf(request.body.profile),
-        request.body.refreshToken,
-        deps.config(),
-      ),
+    async (request) => {
+      try {
+        const pair = await coalescer.refresh(
+          deps.storeOf(request.hearthProfile),
+          request.body.refreshToken,
+          deps.config(),
+        );
+        limiter.refund(request.ip);
+        return pair;
+      } catch (err) {
+        throw failed(request, err);
+      }
+    },
   );
-  app.addHook("preHandler", async (request: FastifyRequest) => {
-    if (!deps.config().gateway.requireAuth) return;
-    const path = request.url.split("?")[0] ?? "";
-    if (path === "/v1/health" || path.startsWith("/v1/auth/") || path === "/metrics") return;
-    const header = request.headers.authorization ?? "";
-    const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+
+  app.addHook("onRequest", async (request: FastifyRequest) => {
+    const config = deps.config().gateway;
+    const route = request.routeOptions.url;
+    if (route !== undefined && RATE_LIMITED.has(route)) {
+      const taken = limiter.take(request.ip);
+      if (!taken.ok) {
+        request.log.warn(
+          { event: "auth.rate_limited", route, ip: request.ip },
+          "too many authentication attempts",
+        );
+        throw new HearthError(
+          "HEARTH_RATE_LIMITED",
+          `too many pairing or refresh attempts from this address; retry in ${taken.retryAfterSeconds} s`,
+          {
+            hint: "wait for Retry-After; gateway.authRateLimit sets the limit",
+            details: { retryAfterSeconds: taken.retryAfterSeconds },
+          },
+        );
+      }
+      return;
+    }
+    if (!config.requireAuth) return;
+    const open =
+      (route !== undefined && OPEN_ROUTES.has(route)) ||
+      (route === "/metrics" && config.publicMetrics);
+    const header = request.headers.authorization;
+    // An open route is served anonymously; a token offered there is still checked.
+    if (open && header === undefined) return;
+    try {
+      request.authProfile = await authenticate(request, header);
+    } catch (err) {
+      throw failed(request, err);
+    }
+  });
+
+  /** The served profile whose store knows this access token. */
+  async function authenticate(request: FastifyRequest, header: string | undefined) {
+    const token = /^Bearer\s+(\S+)$/i.exec(header ?? "")?.[1];
     if (!token) {
       throw new HearthError(
         "HEARTH_UNAUTHORIZED",
         "this gateway requires an access token (Authorization: Bearer …)",
-        {
-          hint: "pair with a code from hearth token create (POST /v1/auth/pair)",
-        },
+        { hint: "pair with a code from hearth token create (POST /v1/auth/pair)" },
       );
     }
-    const profile =
-      (request.body as { profile?: string } | undefined)?.profile ??
-      (request.query as { profile?: string }).profile;
-    await deps.storeOf(profile).tokens.verifyAccess(token);
-  });
+    const asked = (request.query as { profile?: string } | undefined)?.profile;
+    const candidates =
+      asked === undefined ? deps.served() : deps.served().filter((p) => p === asked);
+    for (const profile of candidates) {
+      try {
+        await deps.storeOf(profile).tokens.verifyAccess(token);
+        return profile;
+      } catch (err) {
+        if (!isHearthError(err, "HEARTH_UNAUTHORIZED")) throw err;
+      }
+    }
+    throw new HearthError(
+      "HEARTH_UNAUTHORIZED",
+      "the access token is unknown, revoked or expired",
+      { hint: "pair again: hearth token create" },
+    );
+  }
 }

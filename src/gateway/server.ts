@@ -1,6 +1,15 @@
-import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
+import { isProfileName, PROFILE_PATTERN } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
-import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import { ERROR_CODES, HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import { hostPolicy, hostRefusal } from "../http/host-check.js";
 import type { Responder } from "../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../turn/run.js";
 import { registerAuth } from "./http-auth.js";
@@ -17,15 +26,29 @@ export interface GatewayDeps {
   recover?: (err: unknown) => Promise<unknown>;
 }
 
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The one profile this request is about (S1): resolved once, used by auth and the handler. */
+    hearthProfile: string;
+    /** The profile the request's access token was paired for, once verified. */
+    authProfile: string | undefined;
+  }
+}
+
 const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_BAD_REQUEST: 400,
   HEARTH_USAGE: 400,
   HEARTH_UNAUTHORIZED: 401,
+  HEARTH_HOST_NOT_ALLOWED: 403,
   HEARTH_SESSION_NOT_FOUND: 404,
   HEARTH_NOT_FOUND: 404,
+  HEARTH_REQUEST_TIMEOUT: 408,
   HEARTH_TURN_BUSY: 409,
   HEARTH_TITLE_TAKEN: 409,
   HEARTH_BODY_TOO_LARGE: 413,
+  HEARTH_URL_TOO_LONG: 414,
+  HEARTH_RATE_LIMITED: 429,
+  HEARTH_HEADERS_TOO_LARGE: 431,
   HEARTH_RESPONDER_FAILED: 502,
   HEARTH_BUSY: 503,
   HEARTH_MAINTENANCE_RUNNING: 503,
@@ -33,12 +56,15 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_NO_SPACE: 507,
 };
 
+/** 5xx codes whose message and details HTTP clients may see (they were written for them). */
+const PUBLIC_SERVER_ERRORS = new Set<HearthErrorCode>(["HEARTH_RESPONDER_FAILED"]);
+
 const messageBody = {
   type: "object",
   required: ["platform", "chat", "content"],
   additionalProperties: false,
   properties: {
-    profile: { type: "string", minLength: 1, maxLength: 64 },
+    profile: { type: "string", pattern: PROFILE_PATTERN },
     platform: { type: "string", minLength: 1, maxLength: 64 },
     chat: { type: "string", minLength: 1, maxLength: 256 },
     content: { type: "string", minLength: 1 },
@@ -55,7 +81,7 @@ function query(properties: Record<string, unknown>) {
   return {
     type: "object",
     additionalProperties: false,
-    properties: { profile: { type: "string" }, ...properties },
+    properties: { profile: { type: "string", pattern: PROFILE_PATTERN }, ...properties },
   } as const;
 }
 
@@ -71,25 +97,56 @@ interface MessageBody {
 /** The versioned HTTP API (docs/gateway.md). Every error body is `{ error: HearthError JSON }`. */
 export function buildServer(deps: GatewayDeps, logger: boolean | object): FastifyInstance {
   const config = deps.config();
+  const g = config.gateway;
   const app = Fastify({
     logger,
     // One log line per request would be most of the log under load; errors are logged below.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: config.gateway.bodyLimitBytes,
+    bodyLimit: g.bodyLimitBytes,
+    // Slow bodies and stalled connections (docs/security.md): the headers and
+    // the body must arrive within requestTimeoutMs; the answer (a long turn,
+    // a stream) may take longer.
+    requestTimeout: g.requestTimeoutMs,
+    keepAliveTimeout: g.keepAliveTimeoutMs,
+    http: {
+      requestTimeout: g.requestTimeoutMs,
+      headersTimeout: Math.min(g.requestTimeoutMs, 10_000),
+      keepAliveTimeout: g.keepAliveTimeoutMs,
+      // Node checks those timeouts on this period (30 s by default).
+      connectionsCheckingInterval: Math.max(
+        50,
+        Math.min(1_000, Math.floor(g.requestTimeoutMs / 4)),
+      ),
+      // A request without Host is refused by the Host check, in the documented shape.
+      requireHostHeader: false,
+    },
+    // Errors the framework answers before any route: the documented shape too.
+    clientErrorHandler: (err, socket) => answerClientError(err, socket, deps.metrics),
+    frameworkErrors: (err, _request, reply) => {
+      const error = toHearthError(err);
+      const status = STATUS[error.code] ?? 400;
+      deps.metrics.errors.inc({ code: error.code });
+      void (reply as FastifyReply).status(status).send({ error: publicError(error, status) });
+    },
     // Bodies are checked strictly (no coercion, unknown fields refused); query
     // strings are strings and are read by the handlers.
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
   });
-  const defaultProfile = [...deps.runtimes.keys()][0]!;
-  const runtimeOf = (profile: string | undefined): ProfileRuntime => {
-    const runtime = deps.runtimes.get(profile ?? defaultProfile);
+  app.server.maxConnections = g.maxConnections;
+  app.decorateRequest("hearthProfile", "");
+  app.decorateRequest("authProfile", undefined);
+  const served = [...deps.runtimes.keys()];
+  const defaultProfile = served[0]!;
+  const runtimeOf = (request: FastifyRequest): ProfileRuntime => {
+    const profile = request.hearthProfile || defaultProfile;
+    const runtime = deps.runtimes.get(profile);
     if (!runtime) {
+      // Only a caller allowed in may learn which profiles are served.
+      const open = !deps.config().gateway.requireAuth || request.authProfile !== undefined;
       throw new HearthError(
         "HEARTH_NOT_FOUND",
         `this gateway does not serve profile ${JSON.stringify(profile)}`,
-        {
-          hint: `served: ${[...deps.runtimes.keys()].join(", ")}`,
-        },
+        open ? { hint: `served: ${served.join(", ")}` } : {},
       );
     }
     return runtime;
@@ -99,31 +156,105 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     const error = toHearthError(err);
     const status = STATUS[error.code] ?? 500;
     deps.metrics.errors.inc({ code: error.code });
-    if (await deps.recover?.(error)) {
-      // Nothing of this request was acknowledged; the store is attached to live files again.
-      void reply.header("retry-after", "0");
-    } else if (status >= 500) request.log.error({ err, code: error.code }, "request failed");
-    if (status === 503 && !reply.hasHeader("retry-after")) void reply.header("retry-after", "1");
-    return reply.status(status).send({ error: error.toJSON() });
+    // A generation change is repaired here, once; the request that met it wrote nothing acknowledged.
+    const recovered = await deps.recover?.(error);
+    if (!recovered && status >= 500) request.log.error({ err, code: error.code }, "request failed");
+    const retryAfter = recovered ? 0 : retryAfterSeconds(error);
+    if (retryAfter !== undefined) void reply.header("retry-after", String(retryAfter));
+    return reply.status(status).send({ error: publicError(error, status) });
   });
   app.setNotFoundHandler((request, reply) => {
     deps.metrics.errors.inc({ code: "HEARTH_NOT_FOUND" });
     void reply.status(404).send({
-      error: new HearthError("HEARTH_NOT_FOUND", `no route ${request.method} ${request.url}`, {
-        hint: "see docs/gateway.md for the API",
-      }).toJSON(),
+      error: new HearthError(
+        "HEARTH_NOT_FOUND",
+        `no route ${request.method} ${truncate(request.url.split("?")[0] ?? "", 200)}`,
+        { hint: "see docs/gateway.md for the API" },
+      ).toJSON(),
     });
   });
 
-  registerAuth(app, { storeOf: (profile) => runtimeOf(profile).store, config: deps.config });
+  // First, before anything else: is this a Host (and Origin) we answer for? (S1, DNS rebinding)
+  let policy = { config, value: hostPolicy({ bind: g.host, allowedHosts: g.allowedHosts }) };
+  app.addHook("onRequest", async (request) => {
+    const now = deps.config();
+    if (policy.config !== now) {
+      policy = {
+        config: now,
+        value: hostPolicy({ bind: g.host, allowedHosts: now.gateway.allowedHosts }),
+      };
+    }
+    const refusal = hostRefusal(request.headers, policy.value);
+    if (refusal) {
+      request.log.warn(
+        {
+          event: "http.host_refused",
+          ip: request.ip,
+          host: truncate(request.headers.host ?? "", 100),
+        },
+        "request refused: unknown Host or Origin",
+      );
+      throw refusal;
+    }
+    // The profile asked for in the query string, checked before it is used or echoed.
+    const asked = (request.query as { profile?: unknown } | undefined)?.profile;
+    if (asked !== undefined && !isProfileName(asked)) {
+      throw new HearthError(
+        "HEARTH_BAD_REQUEST",
+        'bad request: the "profile" query parameter must be one profile name (1–64 lowercase letters, digits, "-" or "_")',
+        { hint: "see docs/gateway.md for the request shapes" },
+      );
+    }
+  });
 
-  app.get("/v1/health", async () => ({
-    status: "ok",
-    pid: process.pid,
-    profiles: [...deps.runtimes.keys()],
-    responder: deps.responder().name,
-    uptimeMs: Math.round(process.uptime() * 1000),
-  }));
+  registerAuth(app, {
+    storeOf: (profile) => {
+      const runtime = deps.runtimes.get(profile);
+      if (!runtime) throw new HearthError("HEARTH_UNAUTHORIZED", "unknown profile");
+      return runtime.store;
+    },
+    served: () => served,
+    config: deps.config,
+  });
+
+  // One profile per request (S1), resolved once, after auth and body parsing,
+  // and used by every handler: the query string or the body names it (both
+  // must agree), else the first served profile. An access token is good
+  // only for the profile it was paired for.
+  app.addHook("preHandler", async (request) => {
+    const fromBody = (request.body as { profile?: unknown } | null | undefined)?.profile;
+    const fromQuery = (request.query as { profile?: string } | undefined)?.profile;
+    if (typeof fromBody === "string" && fromQuery !== undefined && fromBody !== fromQuery) {
+      throw new HearthError(
+        "HEARTH_BAD_REQUEST",
+        'bad request: "profile" in the query string and in the body disagree',
+        { hint: "name the profile once" },
+      );
+    }
+    const profile =
+      (typeof fromBody === "string" ? fromBody : undefined) ?? fromQuery ?? defaultProfile;
+    if (request.authProfile !== undefined && request.authProfile !== profile) {
+      throw new HearthError(
+        "HEARTH_UNAUTHORIZED",
+        "this access token was not issued for the requested profile",
+        { hint: "pair a client for that profile: hearth --profile NAME token create" },
+      );
+    }
+    request.hearthProfile = profile;
+  });
+
+  app.get("/v1/health", async (request) => {
+    // Behind auth, an anonymous caller learns only that the gateway is up.
+    if (deps.config().gateway.requireAuth && request.authProfile === undefined)
+      return { status: "ok" };
+    return {
+      status: "ok",
+      pid: process.pid,
+      profiles: served,
+      responder: deps.responder().name,
+      uptimeMs: Math.round(process.uptime() * 1000),
+    };
+  });
 
   app.get("/metrics", async (_request, reply) => {
     void reply.header("content-type", deps.metrics.registry.contentType);
@@ -135,7 +266,8 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     { schema: { body: messageBody } },
     async (request, reply) => {
       const body = request.body;
-      const runtime = runtimeOf(body.profile);
+      checkText(body);
+      const runtime = runtimeOf(request);
       const inbound = {
         platform: body.platform,
         chat: body.chat,
@@ -167,14 +299,14 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
       schema: {
         querystring: query({
           limit: { type: "string", pattern: "^(?:[1-9][0-9]{0,2})$" },
-          cursor: { type: "string" },
+          cursor: { type: "string", maxLength: 512 },
           all: FLAG,
         }),
       },
     },
     async (request) => {
       const q = request.query;
-      const runtime = runtimeOf(q.profile);
+      const runtime = runtimeOf(request);
       const limit = q.limit === undefined ? 50 : Number(q.limit);
       if (limit > 500) throw new RangeError("querystring/limit must be at most 500");
       return runtime.store.sessions.list({
@@ -198,7 +330,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
       },
     },
     async (request) => {
-      const runtime = runtimeOf(request.query.profile);
+      const runtime = runtimeOf(request);
       return {
         profile: runtime.profile,
         sessions: await runtime.store.handoffs.list(request.query.state ?? "completed"),
@@ -217,7 +349,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
       },
     },
     async (request) => {
-      const runtime = runtimeOf(request.query.profile);
+      const runtime = runtimeOf(request);
       const session = await runtime.store.sessions.require(request.params.id);
       const messages = await runtime.store.messages.load(session.id, {
         includeHistory: request.query.history === "true",
@@ -257,7 +389,8 @@ async function streamTurn(
     const error = toHearthError(err);
     metrics.errors.inc({ code: error.code });
     await recover?.(error);
-    send("error", { error: error.toJSON() });
+    const status = STATUS[error.code] ?? 500;
+    send("error", { error: publicError(error, status) });
   }
   raw.end();
   return reply;
@@ -266,6 +399,21 @@ async function streamTurn(
 function toHearthError(err: unknown): HearthError {
   if (isHearthError(err)) return err;
   const e = err as { code?: string; statusCode?: number; validation?: unknown; message?: string };
+  if (e.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    return new HearthError(
+      "HEARTH_URL_TOO_LONG",
+      "a path segment is longer than any id hearth issues",
+    );
+  }
+  if (e.code === "FST_ERR_BAD_URL") {
+    return new HearthError(
+      "HEARTH_BAD_REQUEST",
+      "bad request: the URL is not validly percent-encoded",
+      {
+        hint: "see docs/gateway.md for the API",
+      },
+    );
+  }
   if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
     return new HearthError("HEARTH_BODY_TOO_LARGE", e.message ?? "body too large", {
       hint: "send less, or raise gateway.bodyLimitBytes",
@@ -285,4 +433,99 @@ function toHearthError(err: unknown): HearthError {
     return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${err.message}`);
   }
   return new HearthError("HEARTH_INTERNAL", String(e.message ?? err), { cause: err });
+}
+
+/**
+ * The error as an HTTP client sees it (S1): the code, a message and a
+ * hint, never a path or another process's command line. Server-side
+ * failures (5xx) carry the code's public description only; the full
+ * error goes to the log.
+ */
+export function publicError(error: HearthError, status: number): Record<string, unknown> {
+  if (status >= 500 && !PUBLIC_SERVER_ERRORS.has(error.code)) {
+    const retry = retryAfterSeconds(error);
+    return {
+      name: error.name,
+      code: error.code,
+      message: ERROR_CODES[error.code],
+      ...(retry === undefined ? {} : { hint: `retry in ${retry} s (Retry-After)` }),
+    };
+  }
+  const json = error.toJSON();
+  // A resource that is a path is the server's business.
+  if (typeof json.resource === "string" && json.resource.includes("/")) delete json.resource;
+  return json;
+}
+
+function retryAfterSeconds(error: HearthError): number | undefined {
+  if (error.code === "HEARTH_RATE_LIMITED") {
+    return Number(error.details?.retryAfterSeconds ?? 60);
+  }
+  if (
+    error.code === "HEARTH_BUSY" ||
+    error.code === "HEARTH_MAINTENANCE_RUNNING" ||
+    error.code === "HEARTH_GENERATION_CHANGED"
+  )
+    return 1;
+  return undefined;
+}
+
+/** Strings a message is made of must be exactly storable: no lone surrogate; no control character in names. */
+function checkText(body: MessageBody): void {
+  const fields: [string, string | undefined, boolean][] = [
+    ["platform", body.platform, true],
+    ["chat", body.chat, true],
+    ["clientId", body.clientId, true],
+    ["content", body.content, false],
+  ];
+  for (const [field, value, names] of fields) {
+    if (value === undefined) continue;
+    if (/\p{Cs}/u.test(value)) {
+      throw new HearthError(
+        "HEARTH_BAD_REQUEST",
+        `bad request: body/${field} contains a lone UTF-16 surrogate, which cannot be stored as text`,
+        { hint: "send well-formed Unicode (each surrogate in a pair)" },
+      );
+    }
+    if (names && /\p{Cc}/u.test(value)) {
+      throw new HearthError(
+        "HEARTH_BAD_REQUEST",
+        `bad request: body/${field} contains a control character (NUL, newline, escape…)`,
+        { hint: `${field} is a name: printable characters only` },
+      );
+    }
+  }
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** Errors Node's HTTP parser raises before Fastify sees a request: answered in the documented shape. */
+function answerClientError(
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+  metrics: GatewayMetrics,
+): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const error =
+    err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? new HearthError(
+          "HEARTH_REQUEST_TIMEOUT",
+          "the request did not arrive in time (gateway.requestTimeoutMs)",
+        )
+      : err.code === "HPE_HEADER_OVERFLOW"
+        ? new HearthError("HEARTH_HEADERS_TOO_LARGE", "the request line and headers are too large")
+        : new HearthError("HEARTH_BAD_REQUEST", "bad request: malformed HTTP request", {
+            hint: "see docs/gateway.md for the API",
+          });
+  const status = STATUS[error.code] ?? 400;
+  metrics.errors.inc({ code: error.code });
+  const body = JSON.stringify({ error: publicError(error, status) });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

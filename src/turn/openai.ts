@@ -51,11 +51,17 @@ export class OpenAiResponder implements Responder {
         signal,
       });
     } catch (err) {
-      throw responderError(`cannot reach ${baseUrl}: ${(err as Error).message}`, err);
+      const reason = redact((err as Error).message, apiKey);
+      throw responderError(`cannot reach ${endpointName(baseUrl)}: ${reason}`);
     }
     if (!response.ok) {
+      // The body is never relayed: an endpoint (or a proxy in front of it)
+      // may echo the request, key included. Only its error code is kept.
       const body = await response.text().catch(() => "");
-      throw responderError(`${baseUrl} answered ${response.status}: ${body.slice(0, 300)}`);
+      const code = upstreamCode(body);
+      throw responderError(
+        `${endpointName(baseUrl)} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${code ? ` (${code})` : ""}`,
+      );
     }
     if (
       !stream ||
@@ -107,9 +113,34 @@ function toChat(m: Message): { role: string; content: string; name?: string } {
   return { role: m.role, content, ...(m.name ? { name: m.name } : {}) };
 }
 
-function responderError(message: string, cause?: unknown): HearthError {
+/** The endpoint as errors name it: scheme, host and path; never user info or a query string. */
+export function endpointName(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return "the configured endpoint";
+  }
+}
+
+/** An OpenAI-style `error.code` or `error.type`, only if it is a short identifier. */
+function upstreamCode(body: string): string | undefined {
+  try {
+    const error = (JSON.parse(body) as { error?: { code?: unknown; type?: unknown } }).error;
+    const code = typeof error?.code === "string" ? error.code : error?.type;
+    return typeof code === "string" && /^[A-Za-z0-9_.-]{1,64}$/.test(code) ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function redact(text: string, secret: string | undefined): string {
+  const cut = text.slice(0, 200);
+  return secret ? cut.split(secret).join("[redacted]") : cut;
+}
+
+function responderError(message: string): HearthError {
   return new HearthError("HEARTH_RESPONDER_FAILED", `the responder failed: ${message}`, {
-    ...(cause === undefined ? {} : { cause }),
     hint: "check gateway.responder in config.json and that the endpoint is up; the failed turn is stored",
   });
 }

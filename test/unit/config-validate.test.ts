@@ -43,6 +43,12 @@ describe("validateConfig", () => {
         refreshTokenDays: 30,
         refreshGraceMs: 10000,
         handoffPollMs: 250,
+        allowedHosts: [],
+        requestTimeoutMs: 30000,
+        keepAliveTimeoutMs: 5000,
+        maxConnections: 512,
+        publicMetrics: false,
+        authRateLimit: { burst: 50, perMinute: 20 },
       },
       dashboard: {
         host: "127.0.0.1",
@@ -130,5 +136,34 @@ describe("validateConfig", () => {
   it("rejects a top level that is not an object", () => {
     expect(failure([]).code).toBe("HEARTH_CONFIG_INVALID");
     expect(failure("wal").code).toBe("HEARTH_CONFIG_INVALID");
+  });
+});
+
+describe("security-relevant config values (issue 11)", () => {
+  it("rejects allowedHosts entries with ports, wildcards or schemes, and accepts names and addresses", () => {
+    for (const bad of ["*", "*.example.com", "example.com:8080", "http://example.com", "a b"]) {
+      expect(() => validateConfig({ gateway: { allowedHosts: [bad] } }, "x"), bad).toThrow(
+        /allowedHosts/,
+      );
+    }
+    const ok = ["agent.example.com", ".lan.example", "192.0.2.7", "::1", "[::1]"];
+    expect(validateConfig({ gateway: { allowedHosts: ok } }, "x").gateway.allowedHosts).toEqual(ok);
+  });
+
+  it("rejects a responder baseUrl with user info or a non-http scheme, without echoing the password", () => {
+    for (const baseUrl of [
+      "http://u:hunter2@127.0.0.1/v1",
+      "http://u@127.0.0.1/v1",
+      "file:///etc/passwd",
+    ]) {
+      let message = "";
+      try {
+        validateConfig({ gateway: { responder: { kind: "openai", baseUrl, model: "m" } } }, "x");
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, baseUrl).toContain("gateway.responder.baseUrl");
+      expect(message).not.toContain("hunter2");
+    }
   });
 });

@@ -114,7 +114,6 @@ describe("fromSqliteError", () => {
     "SQLITE_CORRUPT",
     "SQLITE_IOERR",
     "SQLITE_CONSTRAINT_UNIQUE",
-    "SQLITE_FULL",
   ])("maps %s to HEARTH_SQLITE", (code) => {
     const cause = sqliteError(code, "something broke");
     const err = fromSqliteError(cause, "/h/state.db");
@@ -123,6 +122,15 @@ describe("fromSqliteError", () => {
     expect(err.cause).toBe(cause);
     expect(err.sqliteCode).toBe(code);
     expect(err.hint).toContain("hearth doctor");
+  });
+
+  it("maps a full disk to HEARTH_NO_SPACE with the free space, keeping SQLite's code", () => {
+    const cause = sqliteError("SQLITE_FULL", "database or disk is full");
+    const err = fromSqliteError(cause, "/tmp/state.db");
+    expect(err.code).toBe("HEARTH_NO_SPACE");
+    expect(err.message).toMatch(/^the disk holding \/tmp\/state\.db is full \(\d+ bytes free\)/);
+    expect(err.sqliteCode).toBe("SQLITE_FULL");
+    expect(err.hint).toContain("writes resume by themselves");
   });
 
   it("wraps a real better-sqlite3 error with its extended code", () => {

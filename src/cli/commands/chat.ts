@@ -10,6 +10,7 @@ import { createResponder } from "../../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../../turn/run.js";
 import { globals } from "../globals.js";
 import { EXIT, reportError } from "../output.js";
+import { printable } from "../printable.js";
 
 interface ChatOptions {
   chat: string;
@@ -77,7 +78,7 @@ export function registerChat(program: Command, setExit: (code: number) => void):
               { platform: "cli", chat: o.chat, content: text },
               deps,
               {
-                ...(g.json ? {} : { onDelta: (t: string) => process.stdout.write(t) }),
+                ...(g.json ? {} : { onDelta: (t: string) => process.stdout.write(printable(t)) }),
               },
             );
             say({ event: "reply", session: result.session.id, reply: result.reply }, "\n");

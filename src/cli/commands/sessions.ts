@@ -1,12 +1,14 @@
 import { once } from "node:events";
-import { createWriteStream } from "node:fs";
+import { constants, createWriteStream, openSync, rmSync } from "node:fs";
 import type { Command } from "commander";
+import { HearthError } from "../../errors.js";
 import { fsyncFile } from "../../ops/backup.js";
 import { openStore } from "../../store/open.js";
 import type { Store } from "../../store/store.js";
 import type { Session } from "../../store/types.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";
+import { printable } from "../printable.js";
 import { progress } from "../progress.js";
 
 function open(g: GlobalOptions, role: "reader" | "writer" = "reader") {
@@ -24,7 +26,7 @@ function line(s: Session): string {
     s.archived ? "archived" : "",
     s.endedAt ? "ended" : "",
   ].filter(Boolean);
-  return `${s.id}  ${when}  ${String(s.messageCount).padStart(5)} msgs  ${s.title ?? "(untitled)"}${flags.length ? `  [${flags.join(", ")}]` : ""}`;
+  return `${s.id}  ${when}  ${String(s.messageCount).padStart(5)} msgs  ${s.title === null || s.title === undefined ? "(untitled)" : printable(s.title, { oneLine: true })}${flags.length ? `  [${flags.join(", ")}]` : ""}`;
 }
 
 export function registerSessions(program: Command): Command {
@@ -73,7 +75,7 @@ export function registerSessions(program: Command): Command {
           for (const m of messages) {
             const text = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
             process.stdout.write(
-              `[${m.ordinal}] ${m.role}${m.active ? "" : ` (${m.archivedReason})`}: ${text}\n`,
+              `[${m.ordinal}] ${m.role}${m.active ? "" : ` (${m.archivedReason})`}: ${printable(text)}\n`,
             );
           }
         }
@@ -98,7 +100,9 @@ export function registerSessions(program: Command): Command {
         if (g.json) printJson(hits);
         else
           for (const h of hits)
-            process.stdout.write(`${h.sessionId} #${h.ordinal} ${h.role}: ${h.snippet}\n`);
+            process.stdout.write(
+              `${h.sessionId} #${h.ordinal} ${h.role}: ${printable(h.snippet, { oneLine: true })}\n`,
+            );
       } finally {
         await store.close();
       }
@@ -205,36 +209,91 @@ async function writeExport(
   output: string | undefined,
   json: boolean,
 ): Promise<void> {
-  const out = output ? createWriteStream(output, { flags: "wx", mode: 0o600 }) : process.stdout;
+  if (!output) {
+    await writeTo(process.stdout, store, format, ids, json);
+    return;
+  }
+  const out = createOutput(output);
   try {
-    if (format === "json") {
-      const id = ids[0]!;
-      const session = await store.sessions.require(id);
-      const messages = await store.messages.load(id, { includeHistory: true });
-      out.write(`${JSON.stringify({ session, messages }, null, 2)}\n`);
-      return;
-    }
-    // One session at a time, so a terminal can show how far the export is.
-    // All sessions go in id order, as the library's export does.
-    const targets = ids.length ? ids : (await allSessionIds(store)).sort();
-    const bar = progress(targets.length, "export", json);
-    try {
-      for (const id of targets) {
-        for await (const chunk of store.export({
-          format: format as "jsonl" | "markdown",
-          sessionIds: [id],
-        })) {
-          if (!out.write(chunk)) await once(out, "drain");
-        }
-        bar.tick();
+    await writeTo(out, store, format, ids, json);
+    out.end();
+    await once(out, "finish");
+  } catch (err) {
+    // A failed export leaves no partial file behind to block the retry.
+    out.destroy();
+    rmSync(output, { force: true });
+    throw (err as { syscall?: unknown }).syscall
+      ? outputError(output, (err as Error).message)
+      : err;
+  }
+}
+
+async function writeTo(
+  out: NodeJS.WritableStream,
+  store: Store,
+  format: string,
+  ids: string[],
+  json: boolean,
+): Promise<void> {
+  // A write error (disk full, EIO) fails the export instead of leaving the process unsettled.
+  const failed = new Promise<never>((_, reject) => out.once("error", reject));
+  failed.catch(() => undefined);
+  if (format === "json") {
+    const id = ids[0]!;
+    const session = await store.sessions.require(id);
+    const messages = await store.messages.load(id, { includeHistory: true });
+    out.write(`${JSON.stringify({ session, messages }, null, 2)}\n`);
+    return;
+  }
+  // One session at a time, so a terminal can show how far the export is.
+  // All sessions go in id order, as the library's export does.
+  const targets = ids.length ? ids : (await allSessionIds(store)).sort();
+  const bar = progress(targets.length, "export", json);
+  try {
+    for (const id of targets) {
+      for await (const chunk of store.export({
+        format: format as "jsonl" | "markdown",
+        sessionIds: [id],
+      })) {
+        if (!out.write(chunk)) await Promise.race([once(out, "drain"), failed]);
       }
-    } finally {
-      bar.stop();
+      bar.tick();
     }
   } finally {
-    if (out !== process.stdout) {
-      out.end();
-      await once(out, "finish");
-    }
+    bar.stop();
   }
+}
+
+/**
+ * The export file: created here, exclusively, never through a symbolic
+ * link, 0600. It must not exist yet; its directory must.
+ */
+function createOutput(path: string) {
+  let fd: number;
+  try {
+    fd = openSync(
+      path,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === "EEXIST"
+        ? "it already exists (export never overwrites; a symbolic link counts as existing)"
+        : code === "ENOENT"
+          ? "its directory does not exist"
+          : code === "ELOOP"
+            ? "it is a symbolic link"
+            : (err as Error).message;
+    throw outputError(path, why);
+  }
+  return createWriteStream(path, { fd });
+}
+
+function outputError(path: string, why: string): HearthError {
+  return new HearthError("HEARTH_OUTPUT_UNWRITABLE", `cannot write the export to ${path}: ${why}`, {
+    resource: path,
+    hint: "choose a new file name in an existing directory",
+  });
 }
