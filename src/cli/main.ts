@@ -36,7 +36,9 @@ async function main(argv: string[]): Promise<number> {
   registerGateway(program, (code) => {
     exitCode = code;
   });
-  registerDashboard(program);
+  registerDashboard(program, (code) => {
+    exitCode = code;
+  });
   registerBackup(program);
   registerToken(program);
   registerChat(program, (code) => {

@@ -5,6 +5,7 @@ import { startDashboard } from "../../dashboard/daemon.js";
 import { createLoginToken, loginLink } from "../../dashboard/login-link.js";
 import { readRuntimeFile } from "../../dashboard/runtime-file.js";
 import { openStore } from "../../store/open.js";
+import { daemonAction } from "../daemon.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
 
@@ -15,7 +16,7 @@ import { printJson } from "../output.js";
  * stderr as JSON), and drains on SIGTERM/SIGINT.
  * `hearth dashboard link`: a fresh one-time login link.
  */
-export function registerDashboard(program: Command): void {
+export function registerDashboard(program: Command, setExit: (code: number) => void): void {
   const dashboard = program.command("dashboard").description("the web dashboard for people");
   dashboard
     .command("run")
@@ -25,32 +26,17 @@ export function registerDashboard(program: Command): void {
       "comma-separated profiles to show (default: --profile, then default)",
     )
     .option("--log-level <level>", "pino level: fatal, error, warn, info, debug, trace")
-    .action(async (o: { profiles?: string; logLevel?: string }, command: Command) => {
-      const g = globals(command);
-      const profiles = o.profiles
-        ? o.profiles
-            .split(",")
-            .map((p) => p.trim())
-            .filter(Boolean)
-        : [resolveLocation(g).profile];
-      const dash = await startDashboard({
-        home: g.home,
-        profiles,
-        ...(o.logLevel ? { logLevel: o.logLevel } : {}),
-      });
-      const signal = await new Promise<string>((resolve) => {
-        process.once("SIGTERM", () => resolve("SIGTERM"));
-        process.once("SIGINT", () => resolve("SIGINT"));
-        process.stdout.write(
-          `${JSON.stringify({ event: "dashboard.ready", pid: process.pid, profiles: dash.profiles, address: dash.address, login: dash.login })}\n`,
-        );
-        process.stderr.write(`hearth dashboard: open ${dash.login}\n`);
-      });
-      await dash.stop();
-      process.stdout.write(
-        `${JSON.stringify({ event: "dashboard.stopped", pid: process.pid, signal })}\n`,
-      );
-    });
+    .action(
+      daemonAction(
+        {
+          name: "dashboard",
+          start: startDashboard,
+          ready: (dash) => ({ profiles: dash.profiles, address: dash.address, login: dash.login }),
+          onReady: (dash) => process.stderr.write(`hearth dashboard: open ${dash.login}\n`),
+        },
+        setExit,
+      ),
+    );
   dashboard
     .command("link")
     .description("print a fresh one-time login link for the running dashboard")

@@ -1,8 +1,6 @@
 import type { Command } from "commander";
-import { resolveLocation } from "../../config/paths.js";
 import { startScheduler } from "../../scheduler/daemon.js";
-import { globals } from "../globals.js";
-import { reportStartupError } from "../output.js";
+import { daemonAction } from "../daemon.js";
 
 /**
  * `hearth scheduler run`: the long-running scheduler. Prints one JSON
@@ -20,40 +18,16 @@ export function registerScheduler(program: Command, setExit: (code: number) => v
     )
     .option("--profiles <names>", "comma-separated profiles (default: --profile, then default)")
     .option("--log-level <level>", "fatal, error, warn, info, debug, trace")
-    .action(async (o: { profiles?: string; logLevel?: string }, command: Command) => {
-      const g = globals(command);
-      let sched: Awaited<ReturnType<typeof startScheduler>>;
-      try {
-        const profiles = o.profiles
-          ? o.profiles
-              .split(",")
-              .map((p) => p.trim())
-              .filter(Boolean)
-          : [resolveLocation(g).profile];
-        sched = await startScheduler({
-          home: g.home,
-          profiles,
-          ...(o.logLevel ? { logLevel: o.logLevel } : {}),
-        });
-      } catch (err) {
-        setExit(reportStartupError(err, { json: g.json }));
-        return;
-      }
-      const signal = await new Promise<string>((resolve) => {
-        process.once("SIGTERM", () => resolve("SIGTERM"));
-        process.once("SIGINT", () => resolve("SIGINT"));
-        process.stdout.write(
-          `${JSON.stringify({ event: "scheduler.ready", pid: process.pid, profiles: sched.profiles, address: sched.address, jobs: sched.jobs })}\n`,
-        );
-      });
-      const { abandoned } = await sched.stop();
-      // Workers left running (recorded unknown) keep pipes open: exit once the line is out.
-      await new Promise<void>((resolve) =>
-        process.stdout.write(
-          `${JSON.stringify({ event: "scheduler.stopped", pid: process.pid, signal, abandoned })}\n`,
-          () => resolve(),
-        ),
-      );
-      if (abandoned.length > 0) process.exit(0);
-    });
+    .action(
+      daemonAction(
+        {
+          name: "scheduler",
+          start: startScheduler,
+          ready: (s) => ({ profiles: s.profiles, address: s.address, jobs: s.jobs }),
+          stopped: ({ abandoned }) => ({ abandoned }),
+          exitAfterStop: ({ abandoned }) => abandoned.length > 0,
+        },
+        (code) => setExit(code),
+      ),
+    );
 }

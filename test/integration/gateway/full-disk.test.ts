@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { startGateway, withStore } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
+import { until } from "../../helpers/process.js";
 
 const mounts: string[] = [];
 afterEach(() => {
@@ -51,7 +52,9 @@ describe("a full disk is an operating condition, not a bug (issue 14)", () => {
     expect(full?.status).toBe(507);
     expect(full?.body.error.code).toBe("HEARTH_NO_SPACE");
     // HTTP clients get the code; the path and the free space go to the log.
-    expect(gw.stderr).toMatch(/is full \(\d+ bytes free\)/);
+    await until("the full disk is logged with the free space", () =>
+      /is full \(\d+ bytes free\)/.test(gw.stderr),
+    );
 
     rmSync(filler);
     const after = await send(1000);

@@ -221,12 +221,14 @@ describe("hearth scheduler run", () => {
       r.some((x) => x.trigger === "catch-up" && x.outcome === "ok"),
     );
     await b.process.stop();
+    // Exactly one catch-up, whatever instant the second scheduler started at
+    // (on a loaded machine that may be a due time or two after downUntil).
+    expect(runs.filter((x) => x.trigger === "catch-up" && x.outcome !== "missed")).toHaveLength(1);
     const gap = runs.filter(
       (x) => Date.parse(x.scheduledAt) > last && Date.parse(x.scheduledAt) <= downUntil,
     );
-    const ran = gap.filter((x) => x.outcome !== "missed");
-    expect(ran).toHaveLength(1);
-    expect(ran[0]).toMatchObject({ trigger: "catch-up", outcome: "ok" });
+    // Nothing in the downtime ran on its own schedule: each due time is missed or the one catch-up.
+    expect(gap.filter((x) => x.outcome !== "missed" && x.trigger !== "catch-up")).toEqual([]);
     expect(gap.filter((x) => x.outcome === "missed").length).toBeGreaterThanOrEqual(3);
     // One record per due time: nothing run twice, nothing left out.
     const times = runs.filter((x) => x.trigger !== "retry").map((x) => x.scheduledAt);
