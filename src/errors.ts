@@ -65,6 +65,8 @@ export const ERROR_CODES = {
     "a dashboard change came without its CSRF token or from a page of another origin; nothing was written",
   HEARTH_EXPOSED_WITHOUT_TLS:
     "the dashboard was asked to listen beyond loopback without dashboard.tls",
+  HEARTH_GATEWAY_UNREACHABLE:
+    "the dashboard's chat found no running gateway for the profile, or could not reach it",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

@@ -2,10 +2,12 @@ import fastifyCookie from "@fastify/cookie";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { HostPolicy } from "../http/host-check.js";
+import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerSessionRoutes } from "./api-sessions.js";
 import type { Asset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
+import type { GatewayClient } from "./gateway-client.js";
 import type { LiveFeed } from "./live.js";
 import { LOGIN_CSS, loginPage } from "./login-page.js";
 import type { ProfileStores } from "./profiles.js";
@@ -15,6 +17,8 @@ export interface DashboardDeps {
   stores: ProfileStores;
   sessions: BrowserSessions;
   live: LiveFeed;
+  /** How the chat reaches each profile's gateway. */
+  gateway: GatewayClient;
   assets: Map<string, Asset>;
   policy: HostPolicy;
   cookieName: string;
@@ -39,10 +43,13 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_BUSY: 503,
   HEARTH_MAINTENANCE_RUNNING: 503,
   HEARTH_GENERATION_CHANGED: 503,
+  HEARTH_TURN_BUSY: 409,
+  HEARTH_RESPONDER_FAILED: 502,
+  HEARTH_GATEWAY_UNREACHABLE: 502,
 };
 
 /** Client-side routes: each answers with the app's index.html (after login). */
-const PAGES = ["/", "/sessions", "/search", "/health", "/jobs"];
+const PAGES = ["/", "/sessions", "/search", "/health", "/jobs", "/chat"];
 
 /** The dashboard's HTTP server: pages, `/login`, the bundle, and the JSON API under `/api/`. */
 export function buildDashboard(deps: DashboardDeps, logger: boolean | object): FastifyInstance {
@@ -135,6 +142,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     };
     for (const path of PAGES) scope.get(path, page);
     scope.get("/sessions/:profile/:id", page);
+    scope.get("/chat/:profile/:id", page);
 
     scope.get<{ Params: { "*": string } }>("/assets/*", async (request, reply) => {
       const asset = deps.assets.get(`/assets/${request.params["*"]}`);
@@ -164,6 +172,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     });
     registerSessionRoutes(scope, { stores: deps.stores });
     registerHealthRoutes(scope, { stores: deps.stores });
+    registerChatRoutes(scope, { stores: deps.stores, gateway: deps.gateway });
   });
   return app;
 }

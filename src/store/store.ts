@@ -17,6 +17,7 @@ import type { DatabaseEntry } from "./registry.js";
 import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { hasWalResetBug } from "./sqlite-version.js";
+import { Stats } from "./stats.js";
 import { Tokens } from "./tokens.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "./types.js";
 import { writeTransaction } from "./write-path.js";
@@ -104,6 +105,8 @@ export class Store {
   readonly tokens: Tokens;
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
   readonly browse: Browse;
+  /** Health samples over time (file sizes, messages stored) for the dashboard's chart. */
+  readonly stats: Stats;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -150,6 +153,7 @@ export class Store {
     this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
+    this.stats = codedErrors(new Stats(this.access), this.path, this.door);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
