@@ -138,10 +138,16 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { stores: Profi
       for (const profile of profiles) {
         const store = stores.reader(profile);
         const samples = await store.stats.samples({ since });
-        // At most ~300 points per line: every k-th sample, and always the newest.
+        // At most ~300 points per line: every k-th sample, and always the newest;
+        // then this instant (not stored), so the chart ends at the store as it is now.
         const step = Math.max(1, Math.ceil(samples.length / 300));
         const thinned = samples.filter((_, i) => i % step === 0 || i === samples.length - 1);
-        out.push({ profile, samples: thinned, days: await store.stats.days({ since }) });
+        const now = await store.stats.current();
+        out.push({
+          profile,
+          samples: [...thinned, now],
+          days: await store.stats.days({ since, now }),
+        });
       }
       return { since, profiles: out };
     },

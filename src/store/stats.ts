@@ -38,13 +38,7 @@ export class Stats {
    * One short IMMEDIATE transaction. Returns the sample written, or null.
    */
   async record(options: { minIntervalMs: number; keepMs: number }): Promise<HealthSample | null> {
-    const size = (suffix: string) => {
-      try {
-        return lstatSync(this.access.path + suffix).size;
-      } catch {
-        return 0;
-      }
-    };
+    const size = (suffix: string) => fileSize(this.access.path + suffix);
     return this.access.writeTransaction((conn) => {
       const now = this.access.now();
       const recent = conn
@@ -67,6 +61,19 @@ export class Stats {
       conn.stmt("DELETE FROM health_samples WHERE at < ?").run(now - options.keepMs);
       return sample;
     });
+  }
+
+  /** A sample of this instant, not stored: the files' sizes and max(messages.id) now. */
+  async current(): Promise<HealthSample> {
+    const { id } = this.access.read().stmt("SELECT max(id) AS id FROM messages").get() as {
+      id: number | null;
+    };
+    return {
+      at: this.access.now(),
+      databaseBytes: fileSize(this.access.path),
+      walBytes: fileSize(`${this.access.path}-wal`),
+      lastMessageId: id ?? 0,
+    };
   }
 
   /** The newest sample, or null (a primary-key lookup). */
@@ -92,12 +99,14 @@ export class Stats {
    * file sizes and the messages stored that day (this day's last
    * `lastMessageId` minus the previous sampled day's, or its own first
    * sample's for the first day; never below 0, since
-   * deleting the newest messages can lower max(id)).
+   * deleting the newest messages can lower max(id)). `now`, a sample taken
+   * this instant and not stored, ends the last day (today so far).
    */
-  async days(options: { since: number }): Promise<HealthDay[]> {
+  async days(options: { since: number; now?: HealthSample }): Promise<HealthDay[]> {
     const from = options.since - (options.since % DAY);
     // The day before too, for the first day's baseline; a primary-key range.
     const rows = await this.samples({ since: from - DAY, limit: 100_000 });
+    if (options.now && options.now.at > (rows.at(-1)?.at ?? 0)) rows.push(options.now);
     const out: HealthDay[] = [];
     let previousDayLast: number | null = null;
     let current: HealthDay | null = null;
@@ -139,4 +148,12 @@ function toSample(row: SampleRow): HealthSample {
     walBytes: row.wal_bytes,
     lastMessageId: row.last_message_id,
   };
+}
+
+function fileSize(path: string): number {
+  try {
+    return lstatSync(path).size;
+  } catch {
+    return 0;
+  }
 }
