@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import fastifyCookie from "@fastify/cookie";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
@@ -165,6 +166,24 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       deps.sessions.end(request.cookies[deps.cookieName]);
       void reply.clearCookie(deps.cookieName, { path: "/" });
       return { ok: true };
+    });
+    // The dashboard's own event-loop lateness (the benchmark reads it; an
+    // operator may too): max, p99 and mean since start or the last reset, in
+    // ms beyond the 10 ms timer the histogram samples with.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    app.addHook("onClose", async () => loop.disable());
+    scope.get<{ Querystring: { reset?: string } }>("/api/debug/event-loop", async (request) => {
+      const ms = (ns: number) => Math.max(0, Math.round((ns - 10e6) / 1e4) / 100);
+      const out = {
+        maxMs: ms(loop.max),
+        p99Ms: ms(loop.percentile(99)),
+        meanMs: ms(loop.mean),
+        samples: loop.count,
+        resolutionMs: 10,
+      };
+      if (request.query.reset === "true") loop.reset();
+      return out;
     });
     scope.get("/api/events", async (_request, reply) => {
       reply.hijack();
