@@ -3,7 +3,7 @@
 //
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
-//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance
+//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -15,6 +15,7 @@ import { killChildren } from "./lib/procs.mjs";
 import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
 import { cleanupAll, removeDir } from "./lib/stores.mjs";
 import { appendWorkloads } from "./workloads/append.mjs";
+import { dashboardWorkload } from "./workloads/dashboard.mjs";
 import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
@@ -41,6 +42,11 @@ const SIZES = {
     gatewayMs: 1_500,
     gatewayWarmMs: 500,
     gatewaySettleMs: 1_000,
+    dashSessions: 100_000,
+    dashMessages: 1_000_000,
+    dashCalls: 200,
+    dashLoadMs: 3_000,
+    dashGatewayMs: 1_500,
   },
   quick: {
     rounds: 3,
@@ -61,9 +67,14 @@ const SIZES = {
     gatewayMs: 400,
     gatewayWarmMs: 200,
     gatewaySettleMs: 300,
+    dashSessions: 2_000,
+    dashMessages: 20_000,
+    dashCalls: 60,
+    dashLoadMs: 1_000,
+    dashGatewayMs: 400,
   },
 };
-const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance"];
+const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance", "dashboard"];
 
 const { values: args } = parseArgs({
   options: {
@@ -137,8 +148,9 @@ async function main() {
   await step("search", () => searchWorkload({ large, sizes, rounds, log }));
   const mRounds = Math.min(rounds, sizes.maintenanceRounds);
   await step("maintenance", () => maintenanceWorkload({ large, sizes, rounds: mRounds, log }));
-  rows.push(...footprint);
   if (large) removeDir(large.home);
+  await step("dashboard", () => dashboardWorkload({ sizes, rounds, log }));
+  rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);
   const durationSeconds = (performance.now() - started) / 1000;

@@ -87,6 +87,8 @@ export const ERROR_CODES = {
   HEARTH_URL_TOO_LONG: "a path segment of an HTTP request is longer than any id hearth issues",
   HEARTH_EXPOSED_WITHOUT_AUTH:
     "the gateway was asked to listen beyond loopback without gateway.requireAuth",
+  HEARTH_GATEWAY_UNREACHABLE:
+    "the dashboard's chat found no running gateway for the profile, or could not reach it",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

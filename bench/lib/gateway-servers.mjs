@@ -28,6 +28,7 @@ export async function startServer(spec) {
   const config = {
     durability: { synchronous: spec.synchronous },
     gateway: { groupCommit: spec.groupCommit },
+    ...(spec.config ?? {}),
   };
   writeFileSync(join(home, "config.json"), `${JSON.stringify(config)}\n`);
   const env = {
@@ -41,6 +42,7 @@ export async function startServer(spec) {
   return {
     pid: ready.pid,
     address: ready.address,
+    home,
     async stop() {
       const code = await child.signal("SIGTERM");
       removeDir(home);

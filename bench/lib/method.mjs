@@ -101,6 +101,25 @@ Workloads (sizes of this ${s.mode} run):
    before any request; under load, the largest of samples every 100 ms over
    the ${gw.top}-client run (warm-up and window) at WAL+FULL. MB = 10^6 bytes.
 
+9. **dashboard** (bench/workloads/dashboard.mjs): a store of ${n(s.dashSessions ?? 0)} sessions /
+   ${n(s.dashMessages ?? 0)} messages (bulk, as above) plus one 10,000-message session written through
+   the store API. (a) The JSON API in the bench process: \`startDashboard\` from dist/
+   answering through Fastify's \`inject\` (Host, session and CSRF hooks, validation,
+   handler, JSON; no socket), ${s.dashCalls ?? 0} calls per page and round, p95; the
+   ceiling is the store's own calls doing the same work on a reader store of the
+   same process: \`browse.sessions\` (a keyset page of 50 at a random place),
+   \`sessions.require\` + \`browse.children\` + \`browse.transcript\` (100 newest; every
+   tenth pick is the long session), \`store.search\` (limit 50). (b) A real
+   \`hearth dashboard run\` serving for ${n(s.dashLoadMs ?? 0)} ms at once: the long transcript paged
+   through 200 at a time, its JSONL export, searches, and an open live stream
+   while a writer appends a message every 20 ms; its own
+   \`monitorEventLoopDelay\` (10 ms resolution, read from \`GET /api/debug/event-loop\`)
+   gives the largest lateness; the baseline is the same process idle over the
+   same span just before. (c) Workload 3's gateway (WAL+FULL, group commit, 8
+   clients in 2 processes, ${n(s.dashGatewayMs ?? 0)} ms windows) with a \`hearth dashboard run\` on
+   the same store and one browser on its live stream, against the same gateway
+   alone; order rotated every round.
+
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,
 tool outputs of 40–260 (about 650 bytes a message). Generator version

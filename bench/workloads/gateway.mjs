@@ -42,7 +42,10 @@ const atTime = (t, fn) =>
   new Promise((resolve) => setTimeout(() => resolve(fn()), Math.max(0, t - Date.now())));
 
 /** One timed window of `n` clients against `address` (the gateway `pid`). */
-async function measureWindow(clients, { address, pid, n, tag, warmMs, ms, sample, batches }) {
+export async function measureWindow(
+  clients,
+  { address, pid, n, tag, warmMs, ms, sample, batches },
+) {
   const parts = deal(n)
     .map((list, p) => ({ client: clients[p], list }))
     .filter((x) => x.list.length > 0);

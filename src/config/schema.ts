@@ -49,6 +49,18 @@ const maintenance = z
      * HEARTH_MAINTENANCE_RUNNING.
      */
     maxParkMs: z.number().int().min(100).max(600_000).default(30_000),
+    /**
+     * How often the long-lived processes (gateway, dashboard) add a row to
+     * the store's health samples (file sizes, messages stored so far) for
+     * the dashboard's chart; and how many days of samples are kept.
+     */
+    healthSampleMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(24 * 3_600_000)
+      .default(15 * 60_000),
+    healthKeepDays: z.number().int().min(1).max(3_650).default(90),
   })
   .strict();
 

@@ -115,6 +115,44 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { stores: Profi
     },
   );
 
+  // The chart: file sizes over time and messages stored per day, from the
+  // store's health samples (a primary-key range; never a scan of messages).
+  app.get<{ Querystring: { profile?: string; days?: string } }>(
+    "/api/health/history",
+    {
+      schema: {
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: { profile: PROFILE, days: { type: "string", pattern: "^[1-9][0-9]{0,2}$" } },
+        },
+      },
+    },
+    async (request) => {
+      const days = Math.min(Number(request.query.days ?? 30), 366);
+      const profiles = request.query.profile
+        ? [stores.reader(request.query.profile).profile]
+        : stores.profiles;
+      const since = Date.now() - days * 86_400_000;
+      const out = [];
+      for (const profile of profiles) {
+        const store = stores.reader(profile);
+        const samples = await store.stats.samples({ since });
+        // At most ~300 points per line: every k-th sample, and always the newest;
+        // then this instant (not stored), so the chart ends at the store as it is now.
+        const step = Math.max(1, Math.ceil(samples.length / 300));
+        const thinned = samples.filter((_, i) => i % step === 0 || i === samples.length - 1);
+        const now = await store.stats.current();
+        out.push({
+          profile,
+          samples: [...thinned, now],
+          days: await store.stats.days({ since, now }),
+        });
+      }
+      return { since, profiles: out };
+    },
+  );
+
   app.post<{ Body: { profile: string } }>(
     "/api/doctor",
     { schema: { body: profileBody } },

@@ -6,11 +6,13 @@ import { resolveHome } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { hostPolicy } from "../http/host-check.js";
+import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
 import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
 import { loadAssets } from "./assets.js";
 import { BrowserSessions } from "./browser-sessions.js";
+import { GatewayClient } from "./gateway-client.js";
 import { LiveFeed } from "./live.js";
 import { createLoginToken, loginLink } from "./login-link.js";
 import { ProfileStores } from "./profiles.js";
@@ -60,6 +62,7 @@ export async function startDashboard(options: {
         stores,
         sessions,
         live,
+        gateway: new GatewayClient(stores, config),
         assets: loadAssets(),
         policy: hostPolicy({ bind: host, allowedHosts }),
         // Cookies ignore ports: each dashboard on a host gets its own cookie name.
@@ -81,6 +84,14 @@ export async function startDashboard(options: {
     const address = await app.listen({ host, port });
     const token = await createLoginToken(stores, stores.profiles[0]!, config);
     writeRuntimeFile(home, { pid: process.pid, address, profiles: stores.profiles });
+    const sampler = startHealthSampler({
+      config,
+      profiles: stores.profiles,
+      reader: (profile) => stores.reader(profile),
+      write: (profile, fn) => stores.withWriter(profile, fn),
+      log: { warn: (e, m) => log.warn(e, m) },
+      immediate: false,
+    });
     const server = app;
     return {
       address,
@@ -88,6 +99,7 @@ export async function startDashboard(options: {
       login: loginLink(address, token.code),
       app: server,
       stop: async () => {
+        sampler.stop();
         live.stop();
         const closed = server.close();
         const sweep = setInterval(() => server.server.closeIdleConnections(), 20);

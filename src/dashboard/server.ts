@@ -1,11 +1,14 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import fastifyCookie from "@fastify/cookie";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { HostPolicy } from "../http/host-check.js";
+import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerSessionRoutes } from "./api-sessions.js";
 import type { Asset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
+import type { GatewayClient } from "./gateway-client.js";
 import type { LiveFeed } from "./live.js";
 import { LOGIN_CSS, loginPage } from "./login-page.js";
 import type { ProfileStores } from "./profiles.js";
@@ -15,6 +18,8 @@ export interface DashboardDeps {
   stores: ProfileStores;
   sessions: BrowserSessions;
   live: LiveFeed;
+  /** How the chat reaches each profile's gateway. */
+  gateway: GatewayClient;
   assets: Map<string, Asset>;
   policy: HostPolicy;
   cookieName: string;
@@ -39,10 +44,13 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_BUSY: 503,
   HEARTH_MAINTENANCE_RUNNING: 503,
   HEARTH_GENERATION_CHANGED: 503,
+  HEARTH_TURN_BUSY: 409,
+  HEARTH_RESPONDER_FAILED: 502,
+  HEARTH_GATEWAY_UNREACHABLE: 502,
 };
 
 /** Client-side routes: each answers with the app's index.html (after login). */
-const PAGES = ["/", "/sessions", "/search", "/health", "/jobs"];
+const PAGES = ["/", "/sessions", "/search", "/health", "/jobs", "/chat"];
 
 /** The dashboard's HTTP server: pages, `/login`, the bundle, and the JSON API under `/api/`. */
 export function buildDashboard(deps: DashboardDeps, logger: boolean | object): FastifyInstance {
@@ -135,6 +143,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     };
     for (const path of PAGES) scope.get(path, page);
     scope.get("/sessions/:profile/:id", page);
+    scope.get("/chat/:profile/:id", page);
 
     scope.get<{ Params: { "*": string } }>("/assets/*", async (request, reply) => {
       const asset = deps.assets.get(`/assets/${request.params["*"]}`);
@@ -158,12 +167,31 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       void reply.clearCookie(deps.cookieName, { path: "/" });
       return { ok: true };
     });
+    // The dashboard's own event-loop lateness (the benchmark reads it; an
+    // operator may too): max, p99 and mean since start or the last reset, in
+    // ms beyond the 10 ms timer the histogram samples with.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    app.addHook("onClose", async () => loop.disable());
+    scope.get<{ Querystring: { reset?: string } }>("/api/debug/event-loop", async (request) => {
+      const ms = (ns: number) => Math.max(0, Math.round((ns - 10e6) / 1e4) / 100);
+      const out = {
+        maxMs: ms(loop.max),
+        p99Ms: ms(loop.percentile(99)),
+        meanMs: ms(loop.mean),
+        samples: loop.count,
+        resolutionMs: 10,
+      };
+      if (request.query.reset === "true") loop.reset();
+      return out;
+    });
     scope.get("/api/events", async (_request, reply) => {
       reply.hijack();
       deps.live.attach(reply.raw, { ...SECURITY_HEADERS });
     });
     registerSessionRoutes(scope, { stores: deps.stores });
     registerHealthRoutes(scope, { stores: deps.stores });
+    registerChatRoutes(scope, { stores: deps.stores, gateway: deps.gateway });
   });
   return app;
 }

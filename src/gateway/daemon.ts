@@ -4,6 +4,7 @@ import { resolveHome, validateProfile } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { isLoopbackName } from "../http/host-check.js";
+import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
 import { claimGateway, type GatewayLock } from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
@@ -108,6 +109,7 @@ export async function startGateway(options: {
     (err) => recovery.recover(err),
   );
   let address: string;
+  let sampler: { stop(): void } | undefined;
   const parking: ParkServer[] = [];
   const logOf = (level: "info" | "warn" | "error") => (event: object, message: string) =>
     app.log[level](event, message);
@@ -122,6 +124,14 @@ export async function startGateway(options: {
       if (server) parking.push(server);
     }
     address = await app.listen({ host: config.gateway.host, port: config.gateway.port });
+    for (const lock of locks) lock.announce(address);
+    sampler = startHealthSampler({
+      config,
+      profiles: [...runtimes.keys()],
+      reader: (profile) => runtimes.get(profile)!.store,
+      write: (profile, fn) => fn(runtimes.get(profile)!.store),
+      log: { warn: logOf("warn") },
+    });
   } catch (err) {
     clearInterval(idle);
     await Promise.all(parking.map((p) => p.close()));
@@ -154,6 +164,7 @@ export async function startGateway(options: {
     },
     stop: async () => {
       clearInterval(idle);
+      sampler?.stop();
       stopping = true;
       const drained = app.close();
       // close() only drops connections idle at that instant: keep dropping the

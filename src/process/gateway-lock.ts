@@ -14,11 +14,15 @@ export interface GatewayRecord extends ProcessIdentity {
   since: string;
   profile: string;
   dbPath: string;
+  /** Where its HTTP API listens, once it does (the dashboard's chat proxies to it). */
+  address?: string;
 }
 
 export interface GatewayLock {
   readonly profile: string;
   readonly recordPath: string;
+  /** Add the address the gateway listens on to its record (written after listen). */
+  announce(address: string): void;
   release(): void;
 }
 
@@ -54,6 +58,15 @@ export function claimGateway(store: LockedDatabase): GatewayLock {
   return {
     profile: store.profile,
     recordPath,
+    announce: (address) => {
+      const record = readRecord(recordPath);
+      if (record?.pid !== process.pid) return;
+      try {
+        writeJsonAtomic(recordPath, { ...record, address });
+      } catch {
+        // Detail only, as above: without it the dashboard's chat says no gateway is reachable.
+      }
+    },
     release: () => {
       const record = readRecord(recordPath);
       if (record?.pid === process.pid) rmSync(recordPath, { force: true });

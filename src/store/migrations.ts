@@ -179,6 +179,23 @@ CREATE INDEX job_runs_by_job ON job_runs (job, profile, scheduled_at DESC, id DE
 CREATE INDEX job_runs_active ON job_runs (job, profile) WHERE outcome IN ('running', 'unknown');
 `,
   },
+  {
+    version: 5,
+    description:
+      "health samples: file sizes and messages stored, over time (the dashboard's chart)",
+    sql: `
+-- One small row every maintenance.healthSampleMs, written by a long-lived
+-- process (gateway or dashboard) as an ordinary row write; rows older than
+-- maintenance.healthKeepDays are deleted by the same write.
+CREATE TABLE health_samples (
+  at              INTEGER PRIMARY KEY,
+  database_bytes  INTEGER NOT NULL,
+  wal_bytes       INTEGER NOT NULL,
+  -- max(messages.id) then: messages stored per day are differences of it
+  last_message_id INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -18,6 +18,7 @@ import { Runs } from "./runs.js";
 import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { hasWalResetBug } from "./sqlite-version.js";
+import { Stats } from "./stats.js";
 import { Tokens } from "./tokens.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "./types.js";
 import { writeTransaction } from "./write-path.js";
@@ -107,6 +108,8 @@ export class Store {
   readonly browse: Browse;
   /** Scheduled job runs and their outcomes (M4). */
   readonly runs: Runs;
+  /** Health samples over time (file sizes, messages stored) for the dashboard's chart. */
+  readonly stats: Stats;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -154,6 +157,7 @@ export class Store {
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
     this.runs = codedErrors(new Runs(this.access), this.path, this.door);
+    this.stats = codedErrors(new Stats(this.access), this.path, this.door);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

@@ -3,8 +3,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { databasePath, openStore } from "../../src/index.js";
 import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
 import { type GatewayChild, startGateway, withStore } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
@@ -26,6 +28,8 @@ let browser: BrowserContext;
 let page: Page;
 let userData: string;
 let tripId: string;
+let longId: string;
+const LONG = 10_000;
 
 /** Real headless Chromium (Debian's), a fresh profile, no network beyond loopback. */
 beforeAll(async () => {
@@ -40,6 +44,43 @@ beforeAll(async () => {
   await gw.post({ platform: "slack", chat: "ops", content: "Nightly backup report" });
   await gw.post({ platform: "web", chat: "evil", content: HOSTILE_SCRIPT });
   await gw.post({ platform: "web", chat: "evil", content: HOSTILE_IMG });
+  // A 10,000-message transcript, written through the store API beside the running gateway.
+  const writer = await openStore({ home });
+  try {
+    const long = await writer.sessions.create({ source: "import", title: "Ten thousand messages" });
+    longId = long.id;
+    for (let i = 0; i < LONG; i += 1000) {
+      await writer.messages.appendBatch(
+        longId,
+        Array.from({ length: 1000 }, (_, j) => ({
+          role: (i + j) % 2 === 0 ? ("user" as const) : ("assistant" as const),
+          content: `message ${i + j}: ${"lorem ipsum ".repeat(1 + ((i + j) % 7))}`,
+        })),
+      );
+    }
+  } finally {
+    await writer.close();
+  }
+  // Health samples of the past 29 days (the gateway adds today's): the chart's history,
+  // which a test cannot wait for. Raw rows in the schema-4 table, as the samplers write them.
+  const raw = new Database(databasePath(home, "default"));
+  try {
+    const insert = raw.prepare(
+      "INSERT INTO health_samples (at, database_bytes, wal_bytes, last_message_id) VALUES (?, ?, ?, ?)",
+    );
+    const day = 86_400_000;
+    for (let d = 29; d >= 1; d--) {
+      const at = Date.now() - d * day;
+      insert.run(
+        at,
+        1_000_000 + (29 - d) * 55_000,
+        300_000 + ((d * 7919) % 9) * 400_000,
+        (29 - d) * 310 + ((d * 31) % 7) * 40,
+      );
+    }
+  } finally {
+    raw.close();
+  }
   dash = await startDashboard(home);
   userData = mkdtempSync(join(tmpdir(), "hearth-chromium-"));
   // A fresh user data dir each run (launchPersistentContext passes it as --user-data-dir).
@@ -87,7 +128,7 @@ describe("dashboard in a real browser", () => {
     await page.waitForURL(`${dash.address}/`);
     await page.getByRole("heading", { name: "Sessions" }).waitFor();
     await page.locator("ul.sessions li").first().waitFor();
-    expect(await page.locator("ul.sessions li").count()).toBe(3);
+    expect(await page.locator("ul.sessions li").count()).toBe(4);
     await expect.poll(() => page.locator(".live").textContent()).toBe("Live");
     expect(await axeSerious()).toEqual([]);
     await page.screenshot({ path: join(SHOTS, "dashboard-sessions.png") });
@@ -97,7 +138,7 @@ describe("dashboard in a real browser", () => {
     await page.getByLabel("Platform").selectOption("slack");
     await expect.poll(() => page.locator("ul.sessions li").count()).toBe(1);
     await page.getByLabel("Platform").selectOption("");
-    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(3);
+    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(4);
     await page.locator(`li[data-session="${tripId}"] a.row-link`).click();
     await page.waitForURL(`**/sessions/default/${tripId}`);
     await page.locator("ol.transcript li").nth(3).waitFor();
@@ -174,6 +215,10 @@ describe("dashboard in a real browser", () => {
     const rows = await page.locator("table tbody tr").allTextContents();
     expect(rows.some((r) => r.includes("gateway"))).toBe(true);
     expect(rows.some((r) => r.includes("dashboard"))).toBe(true);
+    // The chart: database/WAL size over time and messages per day, from the health samples.
+    await expect.poll(() => page.locator("figure.chart svg[role=img]").count()).toBe(2);
+    expect(await page.locator("figure.chart polyline.db").count()).toBe(1);
+    expect(await page.locator("figure.chart rect.bar").count()).toBe(30);
     expect(await axeSerious()).toEqual([]);
     await page.screenshot({ path: join(SHOTS, "dashboard-health.png"), fullPage: true });
     await page.getByRole("link", { name: "Jobs" }).click();
@@ -188,6 +233,74 @@ describe("dashboard in a real browser", () => {
     expect(bg).toBe("rgb(23, 21, 19)");
     await page.screenshot({ path: join(SHOTS, "dashboard-session-dark.png") });
     await page.emulateMedia({ colorScheme: "light" });
+  });
+
+  it("opens a 10,000-message transcript a page at a time and loads older pages as you scroll up", async () => {
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string }) => {
+      if (r.url().includes(`/api/sessions/default/${longId}/messages`)) asked.push(r.url());
+    };
+    page.on("request", onRequest);
+    try {
+      await page.goto(`${dash.address}/sessions/default/${longId}`);
+      await page.locator("ol.transcript li").nth(99).waitFor();
+      // Opening reads one page, newest first: the last message is on screen, not all 10,000 rows.
+      expect(await page.locator("ol.transcript li").count()).toBe(100);
+      expect(asked).toHaveLength(1);
+      expect(new URL(asked[0]!).searchParams.get("limit")).toBe("100");
+      expect(await page.locator("ol.transcript .content").last().textContent()).toContain(
+        `message ${LONG - 1}:`,
+      );
+      // Scrolling to the top brings the next older page, and only that.
+      await page.locator("button.load-older").scrollIntoViewIfNeeded();
+      await expect.poll(() => page.locator("ol.transcript li").count()).toBe(200);
+      expect(asked.length).toBeGreaterThanOrEqual(2);
+      expect(asked.every((u) => new URL(u).searchParams.get("limit") === "100")).toBe(true);
+      expect(await page.locator("ol.transcript li").count()).toBeLessThan(LONG);
+    } finally {
+      page.off("request", onRequest);
+    }
+  });
+
+  it("chats with the agent through the gateway, the reply streamed into the page", async () => {
+    await page.getByRole("link", { name: "Chat", exact: true }).click();
+    await page.getByRole("heading", { name: "Chat" }).waitFor();
+    await page.getByLabel("Message").fill("Hello from the dashboard");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page
+      .locator(".chat-log .message.assistant .content", {
+        hasText: "echo: Hello from the dashboard",
+      })
+      .waitFor({ timeout: 10_000 });
+    await page.waitForURL("**/chat/default/**");
+    const sid = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
+    await withStore(home, async (s) => {
+      expect((await s.sessions.get(sid))?.source).toBe("dashboard");
+      expect((await s.messages.load(sid)).map((m) => m.content)).toEqual([
+        "Hello from the dashboard",
+        "echo: Hello from the dashboard",
+      ]);
+    });
+    expect(await axeSerious()).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, "dashboard-chat.png") });
+    // And a session of another platform continues where it is, from its own page.
+    await page.goto(`${dash.address}/sessions/default/${tripId}`);
+    await page
+      .getByRole("toolbar", { name: "Session actions" })
+      .getByRole("link", { name: "Chat", exact: true })
+      .click();
+    await page.waitForURL(`**/chat/default/${tripId}`);
+    await page.getByLabel("Message").fill("Any late-night fado?");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page
+      .locator(".chat-log .message.assistant .content", { hasText: "echo: Any late-night fado?" })
+      .waitFor({ timeout: 10_000 });
+    await withStore(home, async (s) =>
+      expect((await s.messages.load(tripId)).map((m) => m.content).slice(-2)).toEqual([
+        "Any late-night fado?",
+        "echo: Any late-night fado?",
+      ]),
+    );
   });
 
   it("sends a logged-out browser to the login page", async () => {

@@ -24,7 +24,7 @@ describe("validateConfig", () => {
       },
       store: { busyTimeoutMs: 5000, gateWaitMs: 10000 },
       backup: { keep: 7, forensicKeep: 3 },
-      maintenance: { maxParkMs: 30_000 },
+      maintenance: { maxParkMs: 30_000, healthSampleMs: 900_000, healthKeepDays: 90 },
       gateway: {
         host: "127.0.0.1",
         port: 8787,

@@ -48,6 +48,11 @@ export class ApiError extends Error {
 let csrfToken: string | undefined;
 let profiles: string[] = [];
 
+/** The session's CSRF token, for changes sent without request() (the chat's stream). */
+export function csrf(): string | undefined {
+  return csrfToken;
+}
+
 export function servedProfiles(): string[] {
   return profiles;
 }

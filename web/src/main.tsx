@@ -2,6 +2,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, loadMe, request } from "./api";
 import { onLiveState, startLive } from "./live";
+import { ChatPage } from "./pages/Chat";
 import { HealthPage } from "./pages/Health";
 import { JobsPage } from "./pages/Jobs";
 import { SearchPage } from "./pages/Search";
@@ -15,6 +16,7 @@ import "./style.css";
 const NAV = [
   ["/sessions", "Sessions"],
   ["/search", "Search"],
+  ["/chat", "Chat"],
   ["/health", "Health"],
   ["/jobs", "Jobs"],
 ] as const;
@@ -22,6 +24,9 @@ const NAV = [
 function Route({ path, search }: { path: string; search: URLSearchParams }) {
   const m = /^\/sessions\/([^/]+)\/([^/]+)$/.exec(path);
   if (m) return <SessionPage profile={decodeURIComponent(m[1]!)} id={decodeURIComponent(m[2]!)} />;
+  const c = /^\/chat\/([^/]+)\/([^/]+)$/.exec(path);
+  if (c) return <ChatPage profile={decodeURIComponent(c[1]!)} id={decodeURIComponent(c[2]!)} />;
+  if (path === "/chat") return <ChatPage />;
   if (path === "/search") return <SearchPage search={search} />;
   if (path === "/health") return <HealthPage />;
   if (path === "/jobs") return <JobsPage />;
@@ -63,10 +68,11 @@ function App() {
   useEffect(() => {
     const titles: Record<string, string> = {
       "/search": "Search",
+      "/chat": "Chat",
       "/health": "Health",
       "/jobs": "Jobs",
     };
-    document.title = `${titles[path] ?? "Sessions"} · hearth dashboard`;
+    document.title = `${titles[path.startsWith("/chat") ? "/chat" : path] ?? "Sessions"} · hearth dashboard`;
   }, [path]);
 
   const logout = async () => {
@@ -77,7 +83,12 @@ function App() {
     }
   };
 
-  const section = path.startsWith("/sessions") || path === "/" ? "/sessions" : path;
+  const section =
+    path.startsWith("/sessions") || path === "/"
+      ? "/sessions"
+      : path.startsWith("/chat")
+        ? "/chat"
+        : path;
   return (
     // biome-ignore lint/a11y/useKeyWithClickEvents: delegated link navigation; keyboard activation of links fires click
     // biome-ignore lint/a11y/noStaticElementInteractions: see above

@@ -12,6 +12,7 @@ interface Item {
 const PAGES: Item[] = [
   { label: "Sessions", hint: "page", to: "/sessions" },
   { label: "Search", hint: "page", to: "/search" },
+  { label: "Chat", hint: "page", to: "/chat" },
   { label: "Health", hint: "page", to: "/health" },
   { label: "Jobs", hint: "page", to: "/jobs" },
 ];

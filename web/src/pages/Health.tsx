@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { get, request } from "../api";
+import { type Day, MessagesChart, type Sample, SizeChart } from "../chart";
 import { ago, bytes, when } from "../format";
 import { Badge, ErrorBanner, Loading } from "../ui";
 
@@ -36,16 +37,27 @@ interface ProfileHealth {
 
 const ORDER = { error: 0, warning: 1, info: 2, ok: 3 } as const;
 
+interface History {
+  profile: string;
+  samples: Sample[];
+  days: Day[];
+}
+
 export function HealthPage() {
   const [data, setData] = useState<ProfileHealth[] | null>(null);
+  const [history, setHistory] = useState<Map<string, History>>(new Map());
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
 
   const load = useCallback(async () => {
     try {
-      const r = await get<{ profiles: ProfileHealth[] }>("/api/health");
+      const [r, h] = await Promise.all([
+        get<{ profiles: ProfileHealth[] }>("/api/health"),
+        get<{ profiles: History[] }>("/api/health/history?days=30"),
+      ]);
       setData(r.profiles);
+      setHistory(new Map(h.profiles.map((p) => [p.profile, p])));
       setError(null);
     } catch (err) {
       setError(err);
@@ -99,6 +111,14 @@ export function HealthPage() {
               <Stat label="WAL" value={bytes(p.files.wal)} />
               <Stat label="Free space" value={bytes(p.freeBytes)} />
               <Stat label="Newest backup" value={p.backups[0] ? ago(p.backups[0].at) : "none"} />
+            </div>
+
+            <div class="section-head">
+              <h3>Over the last 30 days</h3>
+            </div>
+            <div class="charts">
+              <SizeChart samples={history.get(p.profile)?.samples ?? []} />
+              <MessagesChart days={history.get(p.profile)?.days ?? []} />
             </div>
 
             <div class="section-head">

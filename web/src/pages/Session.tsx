@@ -32,11 +32,15 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
   const [renaming, setRenaming] = useState(false);
   const [title, setTitle] = useState("");
   const bottom = useRef<HTMLDivElement>(null);
+  const olderButton = useRef<HTMLButtonElement>(null);
+  const loadingOlder = useRef(false);
+  const settled = useRef(false);
   const base = apiSessionPath(profile, id);
 
   useEffect(() => {
     setLoaded(false);
     setMessages([]);
+    settled.current = false;
     Promise.all([
       get<Detail>(base),
       get<{ items: Message[]; nextBefore: number | null }>(
@@ -49,7 +53,10 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
         setOlder(page.nextBefore);
         setLoaded(true);
         setError(null);
-        requestAnimationFrame(() => bottom.current?.scrollIntoView({ block: "end" }));
+        requestAnimationFrame(() => {
+          bottom.current?.scrollIntoView({ block: "end" });
+          settled.current = true;
+        });
       },
       (err) => {
         setError(err);
@@ -57,6 +64,18 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
       },
     );
   }, [base, history]);
+
+  // Scrolling up to the top loads the next older page (a long transcript is
+  // read a page at a time, newest first; it never loads whole).
+  useEffect(() => {
+    const el = olderButton.current;
+    if (!el) return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting) && settled.current) void loadOlder();
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  });
 
   useLive(
     {
@@ -82,15 +101,23 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
   );
 
   const loadOlder = async () => {
-    if (older === null) return;
+    if (older === null || loadingOlder.current) return;
+    loadingOlder.current = true;
     try {
       const page = await get<{ items: Message[]; nextBefore: number | null }>(
         `${base}/messages${query({ limit: PAGE, history, before: older })}`,
       );
+      // Keep the reader's place: what was on screen stays there as older messages are added above.
+      const height = document.documentElement.scrollHeight;
       setMessages((prev) => [...[...page.items].reverse(), ...prev]);
       setOlder(page.nextBefore);
+      requestAnimationFrame(() => {
+        window.scrollBy(0, document.documentElement.scrollHeight - height);
+        loadingOlder.current = false;
+      });
     } catch (err) {
       setError(err);
+      loadingOlder.current = false;
     }
   };
 
@@ -186,6 +213,14 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
           >
             {s.hidden ? "Unhide" : "Hide"}
           </button>
+          {s.chatKey ? (
+            <a
+              class="button"
+              href={`/chat/${encodeURIComponent(profile)}/${encodeURIComponent(id)}`}
+            >
+              Chat
+            </a>
+          ) : null}
           <a class="button" href={`${base}/export?format=jsonl`} download>
             Export JSONL
           </a>
@@ -269,7 +304,7 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
         </label>
       </div>
       {older !== null ? (
-        <button type="button" class="load-older" onClick={() => void loadOlder()}>
+        <button type="button" class="load-older" ref={olderButton} onClick={() => void loadOlder()}>
           Load older messages
         </button>
       ) : null}

@@ -1,0 +1,400 @@
+// Workload 9: the dashboard.
+//
+// 9a. Its JSON API on a large store (100,000 sessions / 1,000,000 messages in
+//     full mode), in this process: the dashboard (startDashboard from dist/)
+//     answers through Fastify's inject (its whole pipeline: Host, session and
+//     CSRF hooks, validation, handler, JSON) and its ceiling is the store's
+//     own calls doing the same work on a reader store of the same process.
+//     Pages: the session list (a keyset page of 50 at a random place), one
+//     session (detail + its newest 100 messages), search (50 hits).
+// 9b. A real `hearth dashboard run` process serving, at once, a 10,000-message
+//     transcript (paged through, 200 at a time), its export (JSONL), searches
+//     and a live stream (a writer appends beside it): its event-loop lateness,
+//     measured inside it (GET /api/debug/event-loop, monitorEventLoopDelay).
+// 9c. Gateway turn throughput (8 clients, WAL+FULL, group commit) with a
+//     dashboard on the same store streaming every message live to one
+//     browser, against the same gateway without a dashboard.
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { openStore } from "../../dist/index.js";
+import { queries } from "../lib/corpus.mjs";
+import { startServer } from "../lib/gateway-servers.mjs";
+import { startChild } from "../lib/procs.mjs";
+import { row } from "../lib/rows.mjs";
+import { quantile, rotate } from "../lib/stats.mjs";
+import { bulkFill, newStore, storeSize } from "../lib/stores.mjs";
+import { measureWindow, TURNS_PER_CHAT } from "./gateway.mjs";
+
+const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const LONG = 10_000;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Build the dashboard's store: bulk sessions and messages, and one 10,000-message session. */
+async function buildStore({ sessions, messages, log }) {
+  const t0 = performance.now();
+  const { home, path } = await newStore("dashboard", "full");
+  let shown = 0;
+  bulkFill(path, {
+    total: messages,
+    sessions,
+    seed: 9,
+    onProgress: (done, total) => {
+      if (done - shown >= total / 4 || done === total) {
+        shown = done;
+        log(`  generating: ${done.toLocaleString("en-US")} / ${total.toLocaleString("en-US")}`);
+      }
+    },
+  });
+  const store = await openStore({ home });
+  let longId;
+  try {
+    longId = (await store.sessions.create({ source: "bench", title: "long" })).id;
+    for (let i = 0; i < LONG; i += 1000) {
+      await store.messages.appendBatch(
+        longId,
+        Array.from({ length: 1000 }, (_, j) => ({
+          role: (i + j) % 2 ? "assistant" : "user",
+          content: `long transcript message ${i + j} ${"with some words ".repeat(8)}`,
+        })),
+      );
+    }
+  } finally {
+    await store.close();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  log(
+    `  dashboard store: ${sessions.toLocaleString("en-US")} sessions, ${(messages + LONG).toLocaleString("en-US")} messages, ${(storeSize(path) / 2 ** 20).toFixed(0)} MiB, built in ${seconds.toFixed(1)} s`,
+  );
+  return { home, path, longId, seconds };
+}
+
+const cursorOf = (s) => Buffer.from(JSON.stringify([s.lastActivityAt, s.id])).toString("base64url");
+
+/** n timed calls of fn(i); per-call latencies in ms. */
+async function timed(n, fn) {
+  const out = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    out[i] = performance.now() - t0;
+  }
+  return out;
+}
+
+async function apiRounds({ home, longId, sessions, rounds, calls, log }) {
+  process.env.HEARTH_DASHBOARD_PORT = "0";
+  const { startDashboard } = await import("../../dist/dashboard/daemon.js");
+  const dash = await startDashboard({ home, profiles: ["default"], logLevel: "silent" });
+  const reader = await openStore({ home, role: "reader" });
+  const link = new URL(dash.login);
+  const host = new URL(dash.address).host;
+  const login = await dash.app.inject({
+    url: link.pathname + link.search,
+    headers: { host },
+  });
+  const cookie = String(login.headers["set-cookie"]).split(";")[0];
+  const inject = async (url) => {
+    const res = await dash.app.inject({ url, headers: { host, cookie } });
+    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+    return res.body;
+  };
+  // Random places in the list (keyset cursors) and random sessions, the same for both sides.
+  const ids = Array.from({ length: calls }, (_, i) => `s-${(i * 7919) % sessions}`);
+  const byId = new Map((await reader.browse.sessionsById(ids)).map((s) => [s.id, s]));
+  const picks = ids.map((id, i) => (i % 10 === 9 ? longId : id));
+  const words = queries(99, calls);
+  const work = {
+    list: {
+      hearth: (i) => inject(`/api/sessions?limit=50&cursor=${cursorOf(byId.get(ids[i]))}`),
+      ceiling: (i) =>
+        reader.browse.sessions({
+          limit: 51,
+          state: "visible",
+          after: { lastActivityAt: byId.get(ids[i]).lastActivityAt, id: ids[i] },
+        }),
+    },
+    session: {
+      hearth: async (i) => {
+        const base = `/api/sessions/default/${encodeURIComponent(picks[i])}`;
+        await inject(base);
+        await inject(`${base}/messages?limit=100`);
+      },
+      ceiling: async (i) => {
+        const s = await reader.sessions.require(picks[i]);
+        if (s.parentId) await reader.sessions.get(s.parentId);
+        await reader.browse.children(picks[i]);
+        await reader.browse.transcript(picks[i], { limit: 100 });
+      },
+    },
+    search: {
+      hearth: (i) => inject(`/api/search?limit=50&q=${encodeURIComponent(words[i])}`),
+      ceiling: (i) => reader.search(words[i], { limit: 50 }),
+    },
+  };
+  const res = Object.fromEntries(
+    Object.keys(work).map((k) => [
+      k,
+      { hearth: { p50: [], p95: [] }, ceiling: { p50: [], p95: [] } },
+    ]),
+  );
+  try {
+    for (const side of ["hearth", "ceiling"])
+      for (const w of Object.values(work)) await timed(20, w[side]); // warm-up
+    for (let round = 0; round < rounds; round++) {
+      const line = [];
+      for (const [name, w] of Object.entries(work)) {
+        for (const side of rotate(["hearth", "ceiling"], round)) {
+          const lat = await timed(calls, w[side]);
+          res[name][side].p50.push(quantile(lat, 0.5));
+          res[name][side].p95.push(quantile(lat, 0.95));
+        }
+        line.push(
+          `${name} p95 ${res[name].hearth.p95.at(-1).toFixed(2)}/${res[name].ceiling.p95.at(-1).toFixed(2)} ms`,
+        );
+      }
+      log(`  9a round ${round + 1}/${rounds}: ${line.join(", ")} (API/store)`);
+    }
+  } finally {
+    await reader.close();
+    await dash.stop();
+  }
+  return res;
+}
+
+/** A real `hearth dashboard run` child on `home`; resolves once its readiness line is read. */
+async function dashboardProcess(home) {
+  const child = spawn(process.execPath, [CLI, "--home", home, "dashboard", "run"], {
+    env: { ...process.env, HEARTH_DASHBOARD_PORT: "0", HEARTH_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => {
+    stderr += d.toString();
+  });
+  const ready = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on("line", (l) => {
+      try {
+        const e = JSON.parse(l);
+        if (e.event === "dashboard.ready") resolve(e);
+      } catch {}
+    });
+    child.once("exit", (code) => reject(new Error(`dashboard exited ${code}\n${stderr}`)));
+  });
+  const login = await fetch(ready.login, { redirect: "manual" });
+  const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
+  return {
+    pid: child.pid,
+    address: ready.address,
+    get: async (path) => {
+      const res = await fetch(`${ready.address}${path}`, { headers: { cookie } });
+      const body = await res.text();
+      if (!res.ok) throw new Error(`${path}: ${res.status} ${body}`);
+      return body;
+    },
+    /** Open the live stream; returns { events(), close() }. */
+    live: async () => {
+      const controller = new AbortController();
+      const res = await fetch(`${ready.address}/api/events`, {
+        headers: { cookie, accept: "text/event-stream" },
+        signal: controller.signal,
+      });
+      let frames = 0;
+      const decoder = new TextDecoder();
+      const reading = (async () => {
+        try {
+          for await (const chunk of res.body)
+            frames += decoder.decode(chunk, { stream: true }).split("\n\n").length - 1;
+        } catch {}
+      })();
+      return {
+        frames: () => frames,
+        close: async () => {
+          controller.abort();
+          await reading;
+        },
+      };
+    },
+    stop: async () => {
+      child.kill("SIGTERM");
+      await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+    },
+  };
+}
+
+async function lateness({ home, longId, rounds, loadMs, log }) {
+  const dash = await dashboardProcess(home);
+  const writer = await openStore({ home });
+  const words = queries(77, 500);
+  const out = { loaded: [], idle: [], p99: [], requests: [] };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      // Idle lateness first, over the same span: the figure the load is compared with.
+      await dash.get("/api/debug/event-loop?reset=true");
+      await sleep(loadMs);
+      out.idle.push(JSON.parse(await dash.get("/api/debug/event-loop?reset=true")).maxMs);
+      const live = await dash.live();
+      const until = Date.now() + loadMs;
+      let requests = 0;
+      const loop = async (fn) => {
+        while (Date.now() < until) {
+          await fn();
+          requests++;
+        }
+      };
+      const base = `/api/sessions/default/${encodeURIComponent(longId)}`;
+      let w = 0;
+      await Promise.all([
+        loop(async () => {
+          // The whole 10,000-message transcript, page by page (the 'load older' path).
+          let before = "";
+          for (;;) {
+            const page = JSON.parse(await dash.get(`${base}/messages?limit=200${before}`));
+            if (page.nextBefore === null) break;
+            before = `&before=${page.nextBefore}`;
+          }
+        }),
+        loop(() => dash.get(`${base}/export?format=jsonl`)),
+        loop(() => dash.get(`/api/search?limit=50&q=${encodeURIComponent(words[w++ % 500])}`)),
+        loop(async () => {
+          await writer.messages.append(longId, { role: "user", content: `live ${w}` });
+          await sleep(20);
+        }),
+      ]);
+      const loop2 = JSON.parse(await dash.get("/api/debug/event-loop?reset=true"));
+      out.loaded.push(loop2.maxMs);
+      out.p99.push(loop2.p99Ms);
+      out.requests.push(requests);
+      const frames = live.frames();
+      await live.close();
+      log(
+        `  9b round ${round + 1}/${rounds}: max lateness ${loop2.maxMs} ms under load (p99 ${loop2.p99Ms}), idle ${out.idle.at(-1)} ms; ${requests} requests and appends, ${frames} live frames`,
+      );
+    }
+  } finally {
+    await writer.close();
+    await dash.stop();
+  }
+  return out;
+}
+
+async function gatewayWithDashboard({ rounds, ms, warmMs, log }) {
+  const clients = [0, 1].map((p) =>
+    startChild("gateway-client.mjs", { seed: 900 + p, turnsPerChat: TURNS_PER_CHAT }),
+  );
+  const res = { with: [], without: [] };
+  try {
+    await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
+    for (let round = 0; round < rounds; round++) {
+      for (const variant of rotate(["without", "with"], round)) {
+        const server = await startServer({ synchronous: "full", groupCommit: true });
+        let dash;
+        let live;
+        try {
+          if (variant === "with") {
+            dash = await dashboardProcess(server.home);
+            live = await dash.live();
+          }
+          const w = await measureWindow(clients, {
+            ...server,
+            n: 8,
+            tag: `d${round}-${variant}`,
+            warmMs,
+            ms,
+          });
+          if (w.errors) throw new Error(`gateway requests failed: ${w.lastError}`);
+          res[variant].push(w.msgPerSec);
+          if (live) log(`    live frames seen by the browser: ${live.frames()}`);
+        } finally {
+          await live?.close();
+          await dash?.stop();
+          await server.stop();
+        }
+      }
+      log(
+        `  9c round ${round + 1}/${rounds}: acked msg/s with a live dashboard ${Math.round(res.with.at(-1))}, without ${Math.round(res.without.at(-1))}`,
+      );
+    }
+  } finally {
+    await Promise.all(clients.map((c) => c.stop()));
+  }
+  return res;
+}
+
+export async function dashboardWorkload({ sizes, rounds, log }) {
+  const { dashSessions: sessions, dashMessages: messages } = sizes;
+  log(
+    `9. dashboard: API on ${sessions.toLocaleString("en-US")} sessions / ${messages.toLocaleString("en-US")} messages, lateness under load, gateway with a live dashboard × ${rounds} rounds`,
+  );
+  const built = await buildStore({ sessions, messages, log });
+  sizes.dashboardBuildSeconds = built.seconds;
+  const api = await apiRounds({ ...built, sessions, rounds, calls: sizes.dashCalls, log });
+  const late = await lateness({ ...built, rounds, loadMs: sizes.dashLoadMs, log });
+  const gw = await gatewayWithDashboard({
+    rounds: Math.min(rounds, sizes.gatewayRounds),
+    ms: sizes.dashGatewayMs,
+    warmMs: sizes.gatewayWarmMs,
+    log,
+  });
+  const full = sessions >= 100_000 && messages >= 1_000_000;
+  const scope = full ? "" : " at 100k sessions / 1M messages (not judged here)";
+  const workload = `9. dashboard (${sessions.toLocaleString("en-US")} sessions, ${(messages + LONG).toLocaleString("en-US")} messages)`;
+  const baselines = { ceiling: "the store's own calls, same process" };
+  const apiRow = (name, metric, target) =>
+    row({
+      workload,
+      metric,
+      unit: "ms",
+      better: "lower",
+      hearth: api[name].hearth.p95,
+      ceiling: api[name].ceiling.p95,
+      baselines,
+      ...(target ? { target } : {}),
+    });
+  const p95Target = {
+    text: `< 50 ms${scope}`,
+    kind: "absolute",
+    op: "<",
+    value: 50,
+    basis: "median",
+    applies: full,
+  };
+  return [
+    apiRow("list", "API session list page (50), p95", p95Target),
+    apiRow("session", "API one-session page (detail + 100 newest), p95", p95Target),
+    apiRow("search", "API search (50 hits), p95", {
+      text: "<= 1.11× the store's search (>= 0.9× its speed)",
+      kind: "ceiling",
+      op: "<=",
+      value: 1 / 0.9,
+      basis: "median",
+    }),
+    row({
+      workload,
+      metric:
+        "max event-loop lateness serving a 10k transcript, an export, searches and a live stream at once",
+      unit: "ms",
+      better: "lower",
+      hearth: late.loaded,
+      ceiling: late.idle,
+      baselines: { ceiling: "the same dashboard idle, same span" },
+      target: { text: "< 50 ms every round", kind: "absolute", op: "<", value: 50, basis: "worst" },
+    }),
+    row({
+      workload,
+      metric: "gateway acked messages/s (8 clients, WAL+FULL) with a dashboard streaming live",
+      unit: "msg/s",
+      better: "higher",
+      hearth: gw.with,
+      ceiling: gw.without,
+      baselines: { ceiling: "the same gateway, no dashboard" },
+      target: {
+        text: ">= 0.95× without a dashboard",
+        kind: "ceiling",
+        op: ">=",
+        value: 0.95,
+        basis: "median",
+      },
+    }),
+  ];
+}
