@@ -1,7 +1,8 @@
 // `npm start`: create a demo home with a few sessions and two scheduled jobs
 // (once), then run `hearth start` on it: the gateway (echo responder,
-// 127.0.0.1:8787 unless HEARTH_GATEWAY_PORT says otherwise) and the
-// scheduler (/status on 127.0.0.1:8788). Ctrl-C stops everything.
+// 127.0.0.1:8787 unless HEARTH_GATEWAY_PORT says otherwise), the dashboard
+// (127.0.0.1:8788: open the printed login link) and the scheduler (/status on
+// 127.0.0.1:8789). Ctrl-C stops everything.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

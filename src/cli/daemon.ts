@@ -54,6 +54,7 @@ export function daemonAction<D extends Daemon>(
     const signal = await new Promise<string>((resolve) => {
       process.once("SIGTERM", () => resolve("SIGTERM"));
       process.once("SIGINT", () => resolve("SIGINT"));
+      watchSupervisor(() => resolve("supervisor gone"));
       process.stdout.write(
         `${JSON.stringify({ event: `${spec.name}.ready`, pid: process.pid, ...spec.ready(daemon) })}\n`,
       );
@@ -72,4 +73,21 @@ export function daemonAction<D extends Daemon>(
     );
     if (spec.exitAfterStop?.(result)) process.exit(0);
   };
+}
+
+/**
+ * Under `hearth start` (HEARTH_SUPERVISOR_PID set), stop like on SIGTERM
+ * once the supervisor is gone: even a SIGKILLed supervisor never leaves
+ * its children running unsupervised. The parent pid is what the kernel
+ * says now; it changes when the parent dies.
+ */
+function watchSupervisor(stop: () => void): void {
+  const supervisor = Number(process.env.HEARTH_SUPERVISOR_PID);
+  if (!Number.isInteger(supervisor) || supervisor <= 0) return;
+  const timer = setInterval(() => {
+    if (process.ppid === supervisor) return;
+    clearInterval(timer);
+    stop();
+  }, 500);
+  timer.unref();
 }

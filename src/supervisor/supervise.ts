@@ -62,6 +62,8 @@ export function supervise(o: SupervisorOptions): { done: Promise<SupervisorResul
     state.startedAt = Date.now();
     const child = spawn(o.command, [...o.args, "--home", o.home, ...state.spec.args], {
       stdio: ["ignore", "pipe", "inherit"],
+      // The child drains and exits by itself if this supervisor dies (even by SIGKILL).
+      env: { ...process.env, HEARTH_SUPERVISOR_PID: String(process.pid) },
     });
     state.child = child;
     o.log({ event: "child.started", name: state.spec.name, childPid: child.pid ?? null });

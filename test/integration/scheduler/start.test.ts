@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../../helpers/cli.js";
 import { startGateway, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
-import { type Child, spawnNode } from "../../helpers/process.js";
+import { type Child, spawnNode, until } from "../../helpers/process.js";
 
 interface Line {
   event?: string;
@@ -69,5 +69,24 @@ describe("hearth start", () => {
     expect(second.code).toBe(78);
     expect(second.stderr).toContain(`pid ${first.pid}`);
     expect(await first.stop(30_000)).toEqual({ code: 0, signal: null });
+  });
+  it("its children drain and exit by themselves when hearth start is killed with SIGKILL", async () => {
+    const home = tempHome();
+    const start = spawnStart(home);
+    const up = await ready(start, "start.ready");
+    const pids = Object.values(up.children as Record<string, number>);
+    expect(pids).toHaveLength(3);
+    await start.kill("SIGKILL");
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await until("every child exited", () => pids.every((pid) => !alive(pid)), 30_000);
+    const ps = await runCli(["--json", "ps"], { home });
+    expect(ps.json().profiles.flatMap((p: { holders: unknown[] }) => p.holders)).toEqual([]);
   });
 });
