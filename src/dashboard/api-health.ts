@@ -25,7 +25,6 @@ interface DoctorRun {
  * Health: doctor findings (run in a child `hearth doctor`, read-only, off
  * the event loop), holders as `hearth ps` shows them, file sizes, free
  * space and backups; "back up now" runs `hearth backup` in a child too.
- * Jobs: an empty state until the scheduler exists (issue 10).
  */
 export function registerHealthRoutes(app: FastifyInstance, deps: { stores: ProfileStores }): void {
   const { stores } = deps;
@@ -196,11 +195,4 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { stores: Profi
       return { profile, backup };
     },
   );
-
-  app.get("/api/jobs", async () => ({
-    available: false,
-    reason:
-      "the scheduler does not exist yet (issue 10); scheduled jobs and their runs will show here",
-    jobs: [],
-  }));
 }

@@ -5,6 +5,7 @@ import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { HostPolicy } from "../http/host-check.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
+import { registerJobRoutes } from "./api-jobs.js";
 import { registerSessionRoutes } from "./api-sessions.js";
 import type { Asset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
@@ -191,6 +192,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     });
     registerSessionRoutes(scope, { stores: deps.stores });
     registerHealthRoutes(scope, { stores: deps.stores });
+    registerJobRoutes(scope, { stores: deps.stores });
     registerChatRoutes(scope, { stores: deps.stores, gateway: deps.gateway });
   });
   return app;

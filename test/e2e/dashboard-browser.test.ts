@@ -209,7 +209,7 @@ describe("dashboard in a real browser", () => {
     await page.waitForURL(`**/sessions/default/${tripId}`);
   });
 
-  it("shows doctor findings and holders on the health page, and the jobs empty state", async () => {
+  it("shows doctor findings and holders on the health page, and the jobs page", async () => {
     await page.getByRole("link", { name: "Health" }).click();
     await page.locator('li.finding[data-code="backups"]').waitFor({ timeout: 20_000 });
     const rows = await page.locator("table tbody tr").allTextContents();

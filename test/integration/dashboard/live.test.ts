@@ -2,8 +2,9 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runPs } from "../../../src/index.js";
+import { runCli } from "../../helpers/cli.js";
 import { SseReader, startDashboard, stopDashboards } from "../../helpers/dashboard.js";
-import { startGateway, withStore } from "../../helpers/gateway.js";
+import { startGateway, withStore, writeConfig } from "../../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
 
@@ -177,7 +178,36 @@ describe("dashboard beside a real gateway on one store", () => {
     expect(JSON.stringify(p.backups)).not.toContain(home); // names, not paths
 
     const jobs = await browser.api("GET", "/api/jobs");
-    expect(jobs.body).toMatchObject({ available: false, jobs: [] });
+    expect(jobs.body).toMatchObject({ available: true, jobs: [], runs: [] });
+  });
+
+  it("lists scheduled jobs and their runs with honest outcomes, a refusal naming its holder", async () => {
+    const home = tempHome();
+    writeConfig(home, {
+      scheduler: {
+        jobs: [
+          { name: "opt", schedule: "0 4 * * *", kind: "optimize", window: false },
+          { name: "reap", schedule: "0 5 * * *", kind: "reap-idle" },
+        ],
+      },
+    });
+    expect((await runCli(["cron", "run-now", "reap"], { home })).code).toBe(0);
+    const gw = await startGateway(home);
+    expect((await runCli(["cron", "run-now", "opt"], { home })).code).toBe(3);
+    const dash = await startDashboard(home);
+    const browser = await dash.logIn();
+    const jobs = await browser.api("GET", "/api/jobs");
+    expect(jobs.status).toBe(200);
+    expect(jobs.body.jobs.map((j: { name: string }) => j.name)).toEqual(["opt", "reap"]);
+    const byJob = Object.fromEntries(
+      jobs.body.runs.map((r: { job: string }) => [r.job, r]),
+    ) as Record<string, { outcome: string; errorCode: string; holders: { pid: number }[] }>;
+    expect(byJob.reap).toMatchObject({ outcome: "ok" });
+    expect(byJob.opt).toMatchObject({ outcome: "refused", errorCode: "HEARTH_STORE_HELD" });
+    expect(byJob.opt!.holders.map((h) => h.pid)).toContain(gw.pid);
+    expect(JSON.stringify(jobs.body)).not.toContain(home); // no paths, no command lines
+    const health = jobs.body.health.find((h: { job: string }) => h.job === "opt");
+    expect(health).toMatchObject({ lastOutcome: "refused", lastSuccessAt: null });
   });
 
   it("drains on SIGTERM with a live stream open and exits 0", async () => {

@@ -1,17 +1,58 @@
 import { useEffect, useState } from "preact/hooks";
 import { get } from "../api";
-import { Empty, ErrorBanner, Loading } from "../ui";
+import { when } from "../format";
+import { Badge, Empty, ErrorBanner, Loading } from "../ui";
+
+interface Job {
+  name: string;
+  schedule: string;
+  kind: string;
+  enabled: boolean;
+  timezone: string | null;
+  window?: boolean;
+}
+
+interface Health {
+  job: string;
+  profile: string;
+  lastOutcome: string;
+  lastSuccessAt: string | null;
+  consecutiveFailures: number;
+  lastErrorCode: string | null;
+}
+
+interface Run {
+  id: number;
+  job: string;
+  profile: string;
+  trigger: string;
+  scheduledAt: string;
+  outcome: string;
+  exitCode: number | null;
+  durationMs: number | null;
+  errorCode: string | null;
+  holders: { pid: number; kind: string }[];
+  note: string | null;
+}
+
+interface JobsData {
+  jobs: Job[];
+  health: Health[];
+  runs: Run[];
+}
+
+/** ok is good, refused/failed/unknown are what an operator must see, the rest is information. */
+function outcomeKind(outcome: string): string {
+  if (outcome === "ok") return "ok";
+  if (outcome === "refused" || outcome === "failed" || outcome === "unknown") return "error";
+  return "info";
+}
 
 export function JobsPage() {
-  const [data, setData] = useState<{ available: boolean; reason?: string; jobs: unknown[] } | null>(
-    null,
-  );
+  const [data, setData] = useState<JobsData | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    get<{ available: boolean; reason?: string; jobs: unknown[] }>("/api/jobs").then(
-      setData,
-      setError,
-    );
+    get<JobsData>("/api/jobs").then(setData, setError);
   }, []);
   return (
     <section aria-labelledby="jobs-title">
@@ -23,17 +64,105 @@ export function JobsPage() {
         error ? null : (
           <Loading what="jobs" />
         )
-      ) : (
+      ) : data.jobs.length === 0 && data.runs.length === 0 ? (
         <Empty title="No scheduled jobs yet">
           <p>
-            hearth's scheduler is not built yet. Once it is, scheduled jobs and the result of every
-            run show here.
-          </p>
-          <p class="muted">
-            Until then, run maintenance from cron: <code>hearth backup</code>,{" "}
-            <code>hearth doctor</code>.
+            Add one with{" "}
+            <code>hearth cron add nightly-backup --schedule "0 3 * * *" --kind backup</code>;{" "}
+            <code>hearth start</code> runs the scheduler. Every run and its honest outcome shows
+            here.
           </p>
         </Empty>
+      ) : (
+        <>
+          <div class="card">
+            <h2>Scheduled jobs</h2>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Job</th>
+                  <th scope="col">Schedule</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Last outcome</th>
+                  <th scope="col">Last success</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.jobs.map((j) => {
+                  const h = data.health.filter((x) => x.job === j.name);
+                  return (
+                    <tr key={j.name}>
+                      <td>
+                        {j.name} {j.enabled ? null : <Badge kind="info">paused</Badge>}
+                      </td>
+                      <td>
+                        <code>{j.schedule}</code>
+                        {j.timezone ? ` (${j.timezone})` : null}
+                      </td>
+                      <td>
+                        {j.kind}
+                        {j.window ? " (in a window)" : null}
+                      </td>
+                      <td>
+                        {h.length === 0
+                          ? "not run yet"
+                          : h.map((x) => (
+                              <span key={x.profile}>
+                                <Badge kind={outcomeKind(x.lastOutcome)}>{x.lastOutcome}</Badge>
+                                {x.consecutiveFailures > 1
+                                  ? ` ${x.consecutiveFailures} in a row`
+                                  : null}
+                              </span>
+                            ))}
+                      </td>
+                      <td>
+                        {h.map((x) =>
+                          x.lastSuccessAt ? when(Date.parse(x.lastSuccessAt)) : "never",
+                        )}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+          <div class="card">
+            <h2>Recent runs</h2>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Due</th>
+                  <th scope="col">Job</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Exit</th>
+                  <th scope="col">Detail</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.runs.map((r) => (
+                  <tr key={r.id}>
+                    <td>{when(Date.parse(r.scheduledAt))}</td>
+                    <td>
+                      {r.job}
+                      {r.trigger !== "schedule" ? ` (${r.trigger})` : null}
+                    </td>
+                    <td>
+                      <Badge kind={outcomeKind(r.outcome)}>{r.outcome}</Badge>
+                    </td>
+                    <td>{r.exitCode ?? ""}</td>
+                    <td>
+                      {r.errorCode ? <code>{r.errorCode}</code> : null}
+                      {r.holders.length > 0
+                        ? ` held by ${r.holders.map((h) => `${h.kind} pid ${h.pid}`).join(", ")}`
+                        : null}
+                      {r.note ? ` ${r.note}` : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
       )}
     </section>
   );
