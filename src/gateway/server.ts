@@ -1,18 +1,25 @@
-import { STATUS_CODES } from "node:http";
-import type { Socket } from "node:net";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
   LogController,
 } from "fastify";
-import { isProfileName, PROFILE_PATTERN } from "../config/paths.js";
+import { isProfileName } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
-import { ERROR_CODES, HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import { HearthError } from "../errors.js";
 import { hostPolicy, hostRefusal } from "../http/host-check.js";
 import type { Responder } from "../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../turn/run.js";
 import { registerAuth } from "./http-auth.js";
+import {
+  answerClientError,
+  fromRequestError,
+  publicError,
+  retryAfterSeconds,
+  STATUS,
+  truncate,
+} from "./http-errors.js";
+import { checkText, FLAG, type MessageBody, messageBody, query } from "./message-body.js";
 import type { GatewayMetrics } from "./metrics.js";
 
 export interface GatewayDeps {
@@ -33,65 +40,6 @@ declare module "fastify" {
     /** The profile the request's access token was paired for, once verified. */
     authProfile: string | undefined;
   }
-}
-
-const STATUS: Partial<Record<HearthErrorCode, number>> = {
-  HEARTH_BAD_REQUEST: 400,
-  HEARTH_USAGE: 400,
-  HEARTH_UNAUTHORIZED: 401,
-  HEARTH_HOST_NOT_ALLOWED: 403,
-  HEARTH_SESSION_NOT_FOUND: 404,
-  HEARTH_NOT_FOUND: 404,
-  HEARTH_REQUEST_TIMEOUT: 408,
-  HEARTH_TURN_BUSY: 409,
-  HEARTH_TITLE_TAKEN: 409,
-  HEARTH_BODY_TOO_LARGE: 413,
-  HEARTH_URL_TOO_LONG: 414,
-  HEARTH_RATE_LIMITED: 429,
-  HEARTH_HEADERS_TOO_LARGE: 431,
-  HEARTH_RESPONDER_FAILED: 502,
-  HEARTH_BUSY: 503,
-  HEARTH_MAINTENANCE_RUNNING: 503,
-  HEARTH_GENERATION_CHANGED: 503,
-  HEARTH_NO_SPACE: 507,
-};
-
-/** 5xx codes whose message and details HTTP clients may see (they were written for them). */
-const PUBLIC_SERVER_ERRORS = new Set<HearthErrorCode>(["HEARTH_RESPONDER_FAILED"]);
-
-const messageBody = {
-  type: "object",
-  required: ["platform", "chat", "content"],
-  additionalProperties: false,
-  properties: {
-    profile: { type: "string", pattern: PROFILE_PATTERN },
-    platform: { type: "string", minLength: 1, maxLength: 64 },
-    chat: { type: "string", minLength: 1, maxLength: 256 },
-    content: { type: "string", minLength: 1 },
-    clientId: { type: "string", minLength: 1, maxLength: 128 },
-    stream: { type: "boolean" },
-  },
-} as const;
-
-/** Query strings arrive as strings: flags are "true" or "false". */
-const FLAG = { type: "string", enum: ["true", "false"] } as const;
-
-/** A query-string schema: every route takes `profile`; nothing unknown is accepted. */
-function query(properties: Record<string, unknown>) {
-  return {
-    type: "object",
-    additionalProperties: false,
-    properties: { profile: { type: "string", pattern: PROFILE_PATTERN }, ...properties },
-  } as const;
-}
-
-interface MessageBody {
-  profile?: string;
-  platform: string;
-  chat: string;
-  content: string;
-  clientId?: string;
-  stream?: boolean;
 }
 
 /** The versioned HTTP API (docs/gateway.md). Every error body is `{ error: HearthError JSON }`. */
@@ -123,7 +71,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     // Errors the framework answers before any route: the documented shape too.
     clientErrorHandler: (err, socket) => answerClientError(err, socket, deps.metrics),
     frameworkErrors: (err, _request, reply) => {
-      const error = toHearthError(err);
+      const error = fromRequestError(err);
       const status = STATUS[error.code] ?? 400;
       deps.metrics.errors.inc({ code: error.code });
       void (reply as FastifyReply).status(status).send({ error: publicError(error, status) });
@@ -153,7 +101,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
   };
 
   app.setErrorHandler(async (err, request, reply) => {
-    const error = toHearthError(err);
+    const error = fromRequestError(err);
     const status = STATUS[error.code] ?? 500;
     deps.metrics.errors.inc({ code: error.code });
     // A generation change is repaired here, once; the request that met it wrote nothing acknowledged.
@@ -386,7 +334,7 @@ async function streamTurn(
     });
     send("reply", { profile: runtime.profile, ...result });
   } catch (err) {
-    const error = toHearthError(err);
+    const error = fromRequestError(err);
     metrics.errors.inc({ code: error.code });
     await recover?.(error);
     const status = STATUS[error.code] ?? 500;
@@ -394,138 +342,4 @@ async function streamTurn(
   }
   raw.end();
   return reply;
-}
-
-function toHearthError(err: unknown): HearthError {
-  if (isHearthError(err)) return err;
-  const e = err as { code?: string; statusCode?: number; validation?: unknown; message?: string };
-  if (e.code === "FST_ERR_MAX_PARAM_LENGTH") {
-    return new HearthError(
-      "HEARTH_URL_TOO_LONG",
-      "a path segment is longer than any id hearth issues",
-    );
-  }
-  if (e.code === "FST_ERR_BAD_URL") {
-    return new HearthError(
-      "HEARTH_BAD_REQUEST",
-      "bad request: the URL is not validly percent-encoded",
-      {
-        hint: "see docs/gateway.md for the API",
-      },
-    );
-  }
-  if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-    return new HearthError("HEARTH_BODY_TOO_LARGE", e.message ?? "body too large", {
-      hint: "send less, or raise gateway.bodyLimitBytes",
-    });
-  }
-  if (
-    e.validation ||
-    e.code?.startsWith("FST_ERR_CTP") ||
-    e.code === "FST_ERR_VALIDATION" ||
-    e.statusCode === 400
-  ) {
-    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${e.message ?? "invalid"}`, {
-      hint: "see docs/gateway.md for the request shapes",
-    });
-  }
-  if (err instanceof TypeError || err instanceof RangeError) {
-    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${err.message}`);
-  }
-  return new HearthError("HEARTH_INTERNAL", String(e.message ?? err), { cause: err });
-}
-
-/**
- * The error as an HTTP client sees it (S1): the code, a message and a
- * hint, never a path or another process's command line. Server-side
- * failures (5xx) carry the code's public description only; the full
- * error goes to the log.
- */
-export function publicError(error: HearthError, status: number): Record<string, unknown> {
-  if (status >= 500 && !PUBLIC_SERVER_ERRORS.has(error.code)) {
-    const retry = retryAfterSeconds(error);
-    return {
-      name: error.name,
-      code: error.code,
-      message: ERROR_CODES[error.code],
-      ...(retry === undefined ? {} : { hint: `retry in ${retry} s (Retry-After)` }),
-    };
-  }
-  const json = error.toJSON();
-  // A resource that is a path is the server's business.
-  if (typeof json.resource === "string" && json.resource.includes("/")) delete json.resource;
-  return json;
-}
-
-function retryAfterSeconds(error: HearthError): number | undefined {
-  if (error.code === "HEARTH_RATE_LIMITED") {
-    return Number(error.details?.retryAfterSeconds ?? 60);
-  }
-  if (
-    error.code === "HEARTH_BUSY" ||
-    error.code === "HEARTH_MAINTENANCE_RUNNING" ||
-    error.code === "HEARTH_GENERATION_CHANGED"
-  )
-    return 1;
-  return undefined;
-}
-
-/** Strings a message is made of must be exactly storable: no lone surrogate; no control character in names. */
-function checkText(body: MessageBody): void {
-  const fields: [string, string | undefined, boolean][] = [
-    ["platform", body.platform, true],
-    ["chat", body.chat, true],
-    ["clientId", body.clientId, true],
-    ["content", body.content, false],
-  ];
-  for (const [field, value, names] of fields) {
-    if (value === undefined) continue;
-    if (/\p{Cs}/u.test(value)) {
-      throw new HearthError(
-        "HEARTH_BAD_REQUEST",
-        `bad request: body/${field} contains a lone UTF-16 surrogate, which cannot be stored as text`,
-        { hint: "send well-formed Unicode (each surrogate in a pair)" },
-      );
-    }
-    if (names && /\p{Cc}/u.test(value)) {
-      throw new HearthError(
-        "HEARTH_BAD_REQUEST",
-        `bad request: body/${field} contains a control character (NUL, newline, escape…)`,
-        { hint: `${field} is a name: printable characters only` },
-      );
-    }
-  }
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
-}
-
-/** Errors Node's HTTP parser raises before Fastify sees a request: answered in the documented shape. */
-function answerClientError(
-  err: NodeJS.ErrnoException,
-  socket: Socket,
-  metrics: GatewayMetrics,
-): void {
-  if (err.code === "ECONNRESET" || socket.destroyed) return;
-  const error =
-    err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-      ? new HearthError(
-          "HEARTH_REQUEST_TIMEOUT",
-          "the request did not arrive in time (gateway.requestTimeoutMs)",
-        )
-      : err.code === "HPE_HEADER_OVERFLOW"
-        ? new HearthError("HEARTH_HEADERS_TOO_LARGE", "the request line and headers are too large")
-        : new HearthError("HEARTH_BAD_REQUEST", "bad request: malformed HTTP request", {
-            hint: "see docs/gateway.md for the API",
-          });
-  const status = STATUS[error.code] ?? 400;
-  metrics.errors.inc({ code: error.code });
-  const body = JSON.stringify({ error: publicError(error, status) });
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
 }

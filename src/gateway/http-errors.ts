@@ -1,0 +1,137 @@
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import { ERROR_CODES, HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import type { GatewayMetrics } from "./metrics.js";
+
+/** The HTTP status of each code the gateway answers with (docs/gateway.md); anything else is 500. */
+export const STATUS: Partial<Record<HearthErrorCode, number>> = {
+  HEARTH_BAD_REQUEST: 400,
+  HEARTH_USAGE: 400,
+  HEARTH_UNAUTHORIZED: 401,
+  HEARTH_HOST_NOT_ALLOWED: 403,
+  HEARTH_SESSION_NOT_FOUND: 404,
+  HEARTH_NOT_FOUND: 404,
+  HEARTH_REQUEST_TIMEOUT: 408,
+  HEARTH_TURN_BUSY: 409,
+  HEARTH_TITLE_TAKEN: 409,
+  HEARTH_BODY_TOO_LARGE: 413,
+  HEARTH_URL_TOO_LONG: 414,
+  HEARTH_RATE_LIMITED: 429,
+  HEARTH_HEADERS_TOO_LARGE: 431,
+  HEARTH_RESPONDER_FAILED: 502,
+  HEARTH_BUSY: 503,
+  HEARTH_MAINTENANCE_RUNNING: 503,
+  HEARTH_GENERATION_CHANGED: 503,
+  HEARTH_NO_SPACE: 507,
+};
+
+/** 5xx codes whose message and details HTTP clients may see (they were written for them). */
+const PUBLIC_SERVER_ERRORS = new Set<HearthErrorCode>(["HEARTH_RESPONDER_FAILED"]);
+
+/** Any error a route, Fastify or a hook threw, as the HearthError the client is answered with. */
+export function fromRequestError(err: unknown): HearthError {
+  if (isHearthError(err)) return err;
+  const e = err as { code?: string; statusCode?: number; validation?: unknown; message?: string };
+  if (e.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    return new HearthError(
+      "HEARTH_URL_TOO_LONG",
+      "a path segment is longer than any id hearth issues",
+    );
+  }
+  if (e.code === "FST_ERR_BAD_URL") {
+    return new HearthError(
+      "HEARTH_BAD_REQUEST",
+      "bad request: the URL is not validly percent-encoded",
+      {
+        hint: "see docs/gateway.md for the API",
+      },
+    );
+  }
+  if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+    return new HearthError("HEARTH_BODY_TOO_LARGE", e.message ?? "body too large", {
+      hint: "send less, or raise gateway.bodyLimitBytes",
+    });
+  }
+  if (
+    e.validation ||
+    e.code?.startsWith("FST_ERR_CTP") ||
+    e.code === "FST_ERR_VALIDATION" ||
+    e.statusCode === 400
+  ) {
+    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${e.message ?? "invalid"}`, {
+      hint: "see docs/gateway.md for the request shapes",
+    });
+  }
+  if (err instanceof TypeError || err instanceof RangeError) {
+    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${err.message}`);
+  }
+  return new HearthError("HEARTH_INTERNAL", String(e.message ?? err), { cause: err });
+}
+
+/**
+ * The error as an HTTP client sees it (S1): the code, a message and a
+ * hint, never a path or another process's command line. Server-side
+ * failures (5xx) carry the code's public description only; the full
+ * error goes to the log.
+ */
+export function publicError(error: HearthError, status: number): Record<string, unknown> {
+  if (status >= 500 && !PUBLIC_SERVER_ERRORS.has(error.code)) {
+    const retry = retryAfterSeconds(error);
+    return {
+      name: error.name,
+      code: error.code,
+      message: ERROR_CODES[error.code],
+      ...(retry === undefined ? {} : { hint: `retry in ${retry} s (Retry-After)` }),
+    };
+  }
+  const json = error.toJSON();
+  // A resource that is a path is the server's business.
+  if (typeof json.resource === "string" && json.resource.includes("/")) delete json.resource;
+  return json;
+}
+
+export function retryAfterSeconds(error: HearthError): number | undefined {
+  if (error.code === "HEARTH_RATE_LIMITED") {
+    return Number(error.details?.retryAfterSeconds ?? 60);
+  }
+  if (
+    error.code === "HEARTH_BUSY" ||
+    error.code === "HEARTH_MAINTENANCE_RUNNING" ||
+    error.code === "HEARTH_GENERATION_CHANGED"
+  )
+    return 1;
+  return undefined;
+}
+
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** Errors Node's HTTP parser raises before Fastify sees a request: answered in the documented shape. */
+export function answerClientError(
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+  metrics: GatewayMetrics,
+): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const error =
+    err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? new HearthError(
+          "HEARTH_REQUEST_TIMEOUT",
+          "the request did not arrive in time (gateway.requestTimeoutMs)",
+        )
+      : err.code === "HPE_HEADER_OVERFLOW"
+        ? new HearthError("HEARTH_HEADERS_TOO_LARGE", "the request line and headers are too large")
+        : new HearthError("HEARTH_BAD_REQUEST", "bad request: malformed HTTP request", {
+            hint: "see docs/gateway.md for the API",
+          });
+  const status = STATUS[error.code] ?? 400;
+  metrics.errors.inc({ code: error.code });
+  const body = JSON.stringify({ error: publicError(error, status) });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
