@@ -36,7 +36,8 @@ export { LATEST_SCHEMA_VERSION } from "./store/migrations.js";
 export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type { Sessions } from "./store/sessions.js";
 export type { HealthDay, HealthSample, Stats } from "./store/stats.js";
-export { Store, type StructuralContext, withStructuralGate } from "./store/store.js";
+export { Store, withStructuralGate } from "./store/store.js";
+export type { StructuralContext } from "./store/structural-context.js";
 export type {
   DurabilityReport,
   HandoffState,

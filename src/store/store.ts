@@ -1,7 +1,7 @@
 import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
-import { type Holder, type HolderReport, readHolders } from "../process/holders.js";
+import { type HolderReport, readHolders } from "../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
@@ -19,6 +19,7 @@ import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { hasWalResetBug } from "./sqlite-version.js";
 import { Stats } from "./stats.js";
+import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { Tokens } from "./tokens.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "./types.js";
 import { writeTransaction } from "./write-path.js";
@@ -27,50 +28,6 @@ import { writeTransaction } from "./write-path.js";
 export const internals = Symbol("hearth.internals");
 /** This process's lock locks for the store's database (the gateway lock uses it). */
 export { inodeLocks };
-
-/** What a structural operation may do while it holds the gate exclusively. */
-export interface StructuralContext {
-  readonly path: string;
-  readonly profile: string;
-  /** Hearth readers that stay attached (only pure readers may, and none with exclusiveFiles). */
-  readonly readers: readonly Holder[];
-  /** Merge the full-text index's segments (FTS5 optimize). */
-  optimizeSearchIndex(): void;
-  /** Refresh the query planner's statistics (ANALYZE). */
-  analyze(): void;
-  /** Rewrite the database compactly (VACUUM). */
-  vacuum(): void;
-  /**
-   * Checkpoint the WAL into the database and truncate it. "busy": a reader
-   * still uses it (nothing waited for); "no-wal": the store is not in WAL mode.
-   */
-  truncateWal(): "done" | "busy" | "no-wal";
-}
-
-/** The structural operations on the writer connection, each behind the generation guard. */
-function structuralOperations(
-  conn: Connection,
-): Pick<StructuralContext, "optimizeSearchIndex" | "analyze" | "vacuum" | "truncateWal"> {
-  const exec = (sql: string) => {
-    conn.guard?.check();
-    try {
-      conn.db.exec(sql);
-    } catch (err) {
-      throw fromSqliteError(err, conn.path);
-    }
-  };
-  return {
-    optimizeSearchIndex: () => exec("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')"),
-    analyze: () => exec("ANALYZE"),
-    vacuum: () => exec("VACUUM"),
-    truncateWal: () => {
-      conn.guard?.check();
-      const [row] = conn.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number; log: number }[];
-      if (!row || row.log < 0) return "no-wal";
-      return row.busy !== 0 ? "busy" : "done";
-    },
-  };
-}
 
 export interface StoreInit {
   home: string;

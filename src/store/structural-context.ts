@@ -1,0 +1,47 @@
+import { fromSqliteError } from "../errors.js";
+import type { Holder } from "../process/holders.js";
+import type { Connection } from "./connection.js";
+
+/** What a structural operation may do while it holds the gate exclusively. */
+export interface StructuralContext {
+  readonly path: string;
+  readonly profile: string;
+  /** Hearth readers that stay attached (only pure readers may, and none with exclusiveFiles). */
+  readonly readers: readonly Holder[];
+  /** Merge the full-text index's segments (FTS5 optimize). */
+  optimizeSearchIndex(): void;
+  /** Refresh the query planner's statistics (ANALYZE). */
+  analyze(): void;
+  /** Rewrite the database compactly (VACUUM). */
+  vacuum(): void;
+  /**
+   * Checkpoint the WAL into the database and truncate it. "busy": a reader
+   * still uses it (nothing waited for); "no-wal": the store is not in WAL mode.
+   */
+  truncateWal(): "done" | "busy" | "no-wal";
+}
+
+/** The structural operations on the writer connection, each behind the generation guard. */
+export function structuralOperations(
+  conn: Connection,
+): Pick<StructuralContext, "optimizeSearchIndex" | "analyze" | "vacuum" | "truncateWal"> {
+  const exec = (sql: string) => {
+    conn.guard?.check();
+    try {
+      conn.db.exec(sql);
+    } catch (err) {
+      throw fromSqliteError(err, conn.path);
+    }
+  };
+  return {
+    optimizeSearchIndex: () => exec("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')"),
+    analyze: () => exec("ANALYZE"),
+    vacuum: () => exec("VACUUM"),
+    truncateWal: () => {
+      conn.guard?.check();
+      const [row] = conn.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number; log: number }[];
+      if (!row || row.log < 0) return "no-wal";
+      return row.busy !== 0 ? "busy" : "done";
+    },
+  };
+}
