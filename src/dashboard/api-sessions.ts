@@ -197,18 +197,13 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRoutesD
       const items = [];
       for (const profile of profilesOf(request.query.profile)) {
         const store = stores.reader(profile);
+        // The store's hits carry their session's title and source: no second lookup here.
         const hits = await store.search(q, { limit, includeHistory: history === "true" });
-        const sessions = new Map(
-          (await store.browse.sessionsById(hits.map((h) => h.sessionId))).map((s) => [s.id, s]),
-        );
         for (const hit of hits) {
-          const s = sessions.get(hit.sessionId);
           items.push({
             profile,
             ...hit,
-            session: s
-              ? { id: s.id, title: s.title, source: s.source, lastActivityAt: s.lastActivityAt }
-              : null,
+            session: hit.session ? { id: hit.sessionId, ...hit.session } : null,
           });
         }
       }

@@ -65,6 +65,31 @@ export async function searchMessages(
       throw searchDegraded(access.path, String((err as Error).message));
     throw fromSqliteError(err, access.path);
   }
+  // The hits' sessions in one keyed lookup (at most `limit` ids), not a join over every match.
+  const ids = [...new Set(rows.map((r) => r.session_id))];
+  const sessions = new Map<string, SearchHit["session"]>();
+  if (ids.length > 0) {
+    const found = conn
+      .stmt(
+        `SELECT id, title, source, chat_key, last_activity_at FROM sessions
+         WHERE id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify(ids)) as {
+      id: string;
+      title: string | null;
+      source: string;
+      chat_key: string | null;
+      last_activity_at: number;
+    }[];
+    for (const s of found) {
+      sessions.set(s.id, {
+        title: s.title,
+        source: s.source,
+        chatKey: s.chat_key,
+        lastActivityAt: s.last_activity_at,
+      });
+    }
+  }
   return rows.map((r) => ({
     sessionId: r.session_id,
     messageId: r.id,
@@ -73,6 +98,7 @@ export async function searchMessages(
     active: r.active === 1,
     snippet: r.snippet,
     createdAt: r.created_at,
+    session: sessions.get(r.session_id) ?? null,
   }));
 }
 

@@ -118,6 +118,13 @@ export interface SearchHit {
   /** Matched text with the hits wrapped in [ and ]. */
   snippet: string;
   createdAt: number;
+  /** The hit's session as it is now: its title (null when untitled) and source platform. */
+  session: {
+    title: string | null;
+    source: string;
+    chatKey: string | null;
+    lastActivityAt: number;
+  } | null;
 }
 
 export interface StoreCounts {

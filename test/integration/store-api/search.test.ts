@@ -38,6 +38,8 @@ describe("store.search", () => {
       active: true,
     });
     expect(hit!.snippet).toContain("[Porto]");
+    // The hit carries its session as it is now: title and source.
+    expect(hit!.session).toMatchObject({ title: "Trip", source: "cli" });
     const loaded = await store.messages.load(trip.id);
     expect(hit!.messageId).toBe(loaded[2]!.id);
     expect(hit!.createdAt).toBe(loaded[2]!.createdAt);
