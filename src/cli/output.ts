@@ -1,4 +1,5 @@
 import { HearthError, isHearthError, toHearthError } from "../errors.js";
+import { printable } from "./printable.js";
 
 /** Exit codes: a documented contract (docs/cli.md). */
 export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3, problems: 4, config: 78 } as const;
@@ -66,8 +67,9 @@ export function reportError(err: unknown, options: OutputOptions): number {
   if (options.json) {
     process.stderr.write(`${JSON.stringify({ error: error.toJSON() }, null, 2)}\n`);
   } else {
-    process.stderr.write(`Error: ${error.message}\n`);
-    if (error.hint) process.stderr.write(`Try: ${error.hint}\n`);
+    // Messages name other processes (their command lines) and files: escape what would drive the terminal.
+    process.stderr.write(`Error: ${printable(error.message)}\n`);
+    if (error.hint) process.stderr.write(`Try: ${printable(error.hint)}\n`);
   }
   if (isHearthError(err) && REFUSAL_CODES.has(err.code)) return EXIT.refused;
   if (error.code === "HEARTH_USAGE" || error.code === "HEARTH_PROFILE_INVALID") return EXIT.usage;

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { type PsProfile, runPs } from "../../ops/ps.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
+import { printable } from "../printable.js";
 
 export function registerPs(program: Command): void {
   program
@@ -28,7 +29,10 @@ function render(p: PsProfile): string {
       h.kind,
       h.roles.length > 0 ? h.roles.join(",") : "-",
       h.since ?? "unknown",
-      h.commandLine ?? "(command line unreadable)",
+      // Another process's argv may hold terminal escapes: shown, never obeyed.
+      h.commandLine === undefined || h.commandLine === null
+        ? "(command line unreadable)"
+        : printable(h.commandLine, { oneLine: true }),
     ]);
     const header = ["PID", "KIND", "ROLE", "SINCE", "COMMAND"];
     const widths = header.map((_, i) =>
@@ -42,7 +46,7 @@ function render(p: PsProfile): string {
   }
   for (const g of p.ghosts) {
     lines.push(
-      `  pid ${g.pid} still holds a deleted generation: ${g.files.join(", ")}  (${g.commandLine ?? "?"})`,
+      `  pid ${g.pid} still holds a deleted generation: ${g.files.join(", ")}  (${g.commandLine ? printable(g.commandLine, { oneLine: true }) : "?"})`,
     );
   }
   if (p.unexplainedLocks > 0) {
