@@ -30,7 +30,7 @@ export { PROCESS_KINDS, type PresenceRole, type ProcessKind } from "./process/lo
 export type { StructuralOptions } from "./process/structural.js";
 export type { ExportFormat, ExportOptions } from "./store/export.js";
 export type { Logger } from "./store/logger.js";
-export type { Messages } from "./store/messages.js";
+export type { LoadOptions, Messages } from "./store/messages.js";
 export type { Meta } from "./store/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/migrations.js";
 export { type OpenStoreOptions, openStore } from "./store/open.js";

@@ -99,19 +99,27 @@ export class Messages {
   }
 
   /** The live transcript in order; with `includeHistory`, rewound and compacted messages too. */
-  async load(sessionId: string, options: { includeHistory?: boolean } = {}): Promise<Message[]> {
+  async load(sessionId: string, options: LoadOptions = {}): Promise<Message[]> {
+    const { where, params, order, limit } = window(options);
     const conn = this.access.read();
+    const history = options.includeHistory ? "" : "AND active = 1";
+    // Keyset reads on (session_id, active, ordinal): a window of N rows costs about N rows,
+    // however long the transcript is.
     const rows = conn
       .stmt(
-        options.includeHistory
-          ? "SELECT * FROM messages WHERE session_id = ? ORDER BY ordinal"
-          : "SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY ordinal",
+        `SELECT * FROM messages WHERE session_id = ? ${history} ${where}
+         ORDER BY ordinal ${order}${limit === undefined ? "" : " LIMIT ?"}`,
       )
-      .all(sessionId) as MessageRow[];
+      .all(sessionId, ...params, ...(limit === undefined ? [] : [limit])) as MessageRow[];
     if (rows.length === 0 && !conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
       throw sessionNotFound(sessionId);
     }
     return rows.map(toMessage);
+  }
+
+  /** The last `count` live messages, oldest first: what an agent loop feeds its model. */
+  async tail(sessionId: string, count: number): Promise<Message[]> {
+    return (await this.load(sessionId, { limit: count, order: "newest-first" })).reverse();
   }
 
   /**
@@ -339,4 +347,54 @@ function requireSession(conn: Connection, sessionId: string): void {
   if (!conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
     throw sessionNotFound(sessionId);
   }
+}
+
+/** Which messages load() returns: all (the default), or a keyset window. */
+export interface LoadOptions {
+  /** Archived (rewound, compacted) messages too. Default false. */
+  includeHistory?: boolean;
+  /** At most this many (1 to 100,000). */
+  limit?: number;
+  /** Only messages with a smaller ordinal (page towards older). */
+  beforeOrdinal?: number;
+  /** Only messages with a larger ordinal (page towards newer). */
+  afterOrdinal?: number;
+  /** "oldest-first" (default) or "newest-first". */
+  order?: "oldest-first" | "newest-first";
+}
+
+function window(options: LoadOptions): {
+  where: string;
+  params: number[];
+  order: "ASC" | "DESC";
+  limit: number | undefined;
+} {
+  const where: string[] = [];
+  const params: number[] = [];
+  for (const [key, op] of [
+    ["beforeOrdinal", "<"],
+    ["afterOrdinal", ">"],
+  ] as const) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value))
+      throw new TypeError(`options.${key} must be an integer, got ${value}`);
+    where.push(`AND ordinal ${op} ?`);
+    params.push(value);
+  }
+  const { limit, order = "oldest-first" } = options;
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 100_000)) {
+    throw new RangeError(`options.limit must be an integer from 1 to 100000, got ${limit}`);
+  }
+  if (order !== "oldest-first" && order !== "newest-first") {
+    throw new TypeError(
+      `options.order must be "oldest-first" or "newest-first", got ${JSON.stringify(order)}`,
+    );
+  }
+  return {
+    where: where.join(" "),
+    params,
+    order: order === "newest-first" ? "DESC" : "ASC",
+    limit,
+  };
 }
