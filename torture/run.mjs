@@ -79,6 +79,15 @@ const actors = new Actors({ home, ledger, stats, seed, clients });
 const checks = new Checks({ home, ledger, stats, actors });
 actors.checks = checks;
 
+// Ctrl-C: end exactly the processes this run started (by pid), keep the directory.
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.once(sig, () => {
+    for (const p of [...running]) p.signal("SIGKILL");
+    process.stderr.write(`torture: interrupted; seed ${seed}; kept ${dir}\n`);
+    process.exit(130);
+  });
+}
+
 const started = Date.now();
 let failed;
 try {

@@ -359,6 +359,7 @@ export class Actors {
       export: ["sessions", "export"],
     }[command];
     const ackedBefore = this.ledger.count();
+    const gwBefore = this.gateway?.address ? this.gateway.proc : undefined;
     const r = await runNode([CLI, "--home", this.home, "--json", ...args]);
     const key = `${command} exit ${r.signal ?? r.code}`;
     this.stats.cli[key] = (this.stats.cli[key] ?? 0) + 1;
@@ -398,6 +399,13 @@ export class Actors {
       )
         falseSuccess("its steps were not all done or explained");
       if (!Array.isArray(out.window?.parked)) falseSuccess("it reports no window");
+      // M5: a gateway that lived through the whole window must have been parked.
+      else if (
+        gwBefore?.alive &&
+        this.gateway?.proc === gwBefore &&
+        !out.window.parked.includes(gwBefore.pid)
+      )
+        falseSuccess(`its window did not park the live gateway ${gwBefore.pid}`);
     } else if (command === "delete-empty") {
       const acked = new Set([...this.ledger.read().values()].map((e) => e.session));
       for (const id of out.sessions ?? [])
