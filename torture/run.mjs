@@ -53,6 +53,7 @@ const stats = {
   failpointsFired: 0,
   stops: 0,
   strays: 0,
+  strayInside: 0,
   workers: { started: 0, refused: 0, finished: 0 },
   gatewayStatus: {},
   dashboard: { requests: 0, ok: 0, errors: {} },

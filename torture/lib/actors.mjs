@@ -250,7 +250,8 @@ export class Actors {
     this.trace(`action ${JSON.stringify(event)}`);
     switch (event.action) {
       case "worker":
-        return void this.runWorker(event.messages);
+        // A third of the workers also do a stray open/close inside themselves (F2).
+        return void this.runWorker(event.messages, event.pick < 1 / 3);
       case "cli":
         return this.runCli(event.command);
       case "kill":
@@ -308,7 +309,7 @@ export class Actors {
   }
 
   /** A short-lived writer: opens the store, writes `count` messages (each acknowledged one to the ledger), exits. */
-  async runWorker(count) {
+  async runWorker(count, strayInside = false) {
     const n = this.workerSeq++;
     const proc = new Proc([WORKER], { env: { HEARTH_PROCESS_KIND: "worker" }, name: "worker" });
     this.workers.add(proc);
@@ -330,6 +331,12 @@ export class Actors {
         const clientId = `w${n}-${i}`;
         await call("append", { sessionId: session.id, content: `message ${clientId}`, clientId });
         this.ledger.ack(clientId, session.id, "worker");
+        if (strayInside && i === Math.floor(count / 2)) {
+          // Third-party code in a live holder opens and closes the database and its
+          // sidecars: with plain POSIX locks that drops every lock the process holds.
+          await call("stray", { paths: ["", "-wal", "-shm"].map((x) => this.db + x) });
+          this.stats.strayInside++;
+        }
       }
       await call("close");
       this.stats.workers.finished++;

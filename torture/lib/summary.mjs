@@ -45,6 +45,7 @@ export function summarize(stats, ledger) {
     failpointsArmed: stats.failpointsArmed,
     stops: stats.stops,
     strayDescriptorRuns: stats.strays,
+    strayInsideWorker: stats.strayInside,
     workers: stats.workers,
     structural: stats.structural,
     cli: stats.cli,
@@ -72,7 +73,7 @@ export function printSummary(summary, stats, _ledger) {
     `  processes killed        ${summary.processesKilled.total} (gateway ${stats.killed.gateway}, dashboard ${stats.killed.dashboard}, worker ${stats.killed.worker}, by failpoint ${stats.failpointsFired} of ${stats.failpointsArmed} armed)`,
   );
   w(
-    `  SIGSTOP/SIGCONT         ${summary.stops}; stray descriptor runs ${summary.strayDescriptorRuns}`,
+    `  SIGSTOP/SIGCONT         ${summary.stops}; stray descriptor runs ${summary.strayDescriptorRuns} outside, ${summary.strayInsideWorker} inside a worker`,
   );
   w(
     `  workers                 ${summary.workers.started} started, ${summary.workers.finished} finished, ${summary.workers.refused} refused`,
