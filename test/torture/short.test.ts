@@ -1,0 +1,51 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { run } from "../helpers/process.js";
+
+// The torture run (torture/run.mjs, docs/reliability.md) for 50 seconds with
+// a fixed seed: a gateway under load, a dashboard, workers, maintenance,
+// kill -9, failpoints, stray descriptors and SIGSTOP on one store. The
+// must-be-0 rows are counts, never times, so a loaded machine only makes it
+// do less work, which the "did real work" assertions bound from below.
+const SCRIPT = fileURLToPath(new URL("../../torture/run.mjs", import.meta.url));
+const SECONDS = 50;
+const SEED = 42;
+
+let dir = "";
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("torture run (short)", () => {
+  it(
+    `loses, duplicates and corrupts nothing for ${SECONDS} s under seed ${SEED}`,
+    async () => {
+      dir = mkdtempSync(join(tmpdir(), "hearth-torture-test-"));
+      const out = join(dir, "summary.json");
+      const r = await run(process.execPath, [
+        SCRIPT,
+        "--seconds",
+        String(SECONDS),
+        "--seed",
+        String(SEED),
+        "--json",
+        out,
+      ]);
+      console.log(r.stdout.split("\nSUMMARY ")[0]);
+      const summary = JSON.parse(readFileSync(out, "utf8"));
+      for (const [row, n] of Object.entries(summary.mustBeZero))
+        expect({ row, n }).toEqual({ row, n: 0 });
+      expect(summary.acknowledged.gateway).toBeGreaterThan(0);
+      expect(summary.acknowledged.worker).toBeGreaterThan(0);
+      expect(summary.processesKilled.total).toBeGreaterThan(0);
+      expect(summary.checks).toBeGreaterThan(1);
+      expect(summary.dashboard.ok).toBeGreaterThan(0);
+      expect(summary.pass).toBe(true);
+      expect(r.code, r.stderr).toBe(0);
+    },
+    (SECONDS + 120) * 1000,
+  );
+});

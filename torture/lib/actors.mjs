@@ -1,0 +1,453 @@
+// The processes of a torture run and the actions the schedule fires at them.
+import { appendFileSync, existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { prng } from "./prng.mjs";
+import { Proc, runNode } from "./proc.mjs";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = join(root, "dist/cli/main.js");
+const WORKER = join(root, "test/fixtures/store-worker.mjs");
+const STRAY = join(root, "torture/stray-fd.mjs");
+const PORTS = { HEARTH_GATEWAY_PORT: "0", HEARTH_DASHBOARD_PORT: "0", HEARTH_SCHEDULER_PORT: "0" };
+/** A start that takes longer than this was blocked (by a stale lock or anything else). */
+const START_MS = 30_000;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export class Actors {
+  constructor({ home, ledger, stats, seed, clients }) {
+    this.home = home;
+    this.db = join(home, "state.db");
+    this.ledger = ledger;
+    this.stats = stats;
+    this.seed = seed;
+    this.clientCount = clients;
+    this.gateway = undefined; // { proc, address, expected }
+    this.gatewayReady = undefined; // promise of the current start
+    this.dashboard = undefined;
+    this.workers = new Set();
+    this.workerSeq = 0;
+    this.loops = [];
+    this.stopping = false;
+    this.restarting = undefined;
+    this.traceFile = join(home, "..", "trace.log");
+  }
+
+  /** Every hearth process of the run that is alive now. */
+  holders() {
+    const list = [];
+    if (this.gateway?.proc.alive) list.push(this.gateway.proc);
+    if (this.dashboard?.proc.alive) list.push(this.dashboard.proc);
+    for (const w of this.workers) if (w.alive) list.push(w);
+    return list;
+  }
+
+  // --- gateway ---------------------------------------------------------
+
+  async startGateway(env = {}) {
+    const t0 = Date.now();
+    const proc = new Proc([CLI, "--home", this.home, "gateway", "run"], {
+      env: { ...PORTS, ...env },
+      name: "gateway",
+    });
+    const gw = { proc, address: "", expected: false, armed: env.HEARTH_FAILPOINTS !== undefined };
+    this.trace(`gateway ${proc.pid} starting ${env.HEARTH_FAILPOINTS ?? ""}`);
+    this.gateway = gw;
+    this.gatewayReady = proc
+      .json((e) => e.event === "gateway.ready", START_MS, "gateway.ready")
+      .then((e) => {
+        gw.address = e.address;
+        return Date.now() - t0;
+      });
+    let ms;
+    try {
+      ms = await this.gatewayReady;
+    } catch (err) {
+      if (gw.armed && !proc.alive && proc.child.signalCode === "SIGKILL") {
+        // An armed gateway can reach its Nth commit during its own start (recovery writes).
+        this.stats.failpointsFired++;
+        return this.startGateway();
+      }
+      this.stats.staleLockBlocks.push(`gateway start failed: ${err.message}`);
+      throw err;
+    }
+    void proc.exited.then(({ signal, code }) => {
+      if (gw.expected || this.stopping || this.gateway !== gw) return;
+      // Died by itself: an armed failpoint fired (SIGKILL), or a crash.
+      if (gw.armed && signal === "SIGKILL") this.stats.failpointsFired++;
+      else
+        this.stats.unexpectedExits.push(
+          `gateway exited ${signal ?? code}: ${proc.stderr.slice(-800)}`,
+        );
+      this.trace(`gateway ${proc.pid} died by itself (${signal ?? code}), restarting`);
+      this.track(
+        this.restartGateway("gateway died by itself").catch(() => undefined), // recorded as a blocked start
+      );
+    });
+    return ms;
+  }
+
+  async restartGateway(label, env = {}) {
+    const ms = await this.startGateway(env);
+    this.stats.restartMs.push(ms);
+    await this.checks.run(label);
+  }
+
+  /** The restart in progress; a restart that starts later replaces it. */
+  track(promise) {
+    this.restarting = promise;
+    promise
+      .finally(() => {
+        if (this.restarting === promise) this.restarting = undefined;
+      })
+      .catch(() => undefined);
+    return promise;
+  }
+
+  async killGateway(env = {}) {
+    for (let i = 0; this.restarting && i < 10; i++) await this.restarting.catch(() => undefined);
+    const gw = this.gateway;
+    gw.expected = true;
+    await gw.proc.kill("SIGKILL");
+    this.stats.killed.gateway++;
+    await this.track(this.restartGateway("after kill -9 of the gateway", env));
+  }
+
+  // --- client load -----------------------------------------------------
+
+  startLoad() {
+    for (let c = 0; c < this.clientCount; c++) this.loops.push(this.clientLoop(c));
+    this.loops.push(this.dashboardLoop());
+  }
+
+  async stopLoad() {
+    this.stopping = true;
+    await Promise.all(this.loops);
+    this.loops = [];
+    await Promise.all([...this.workers].map((w) => w.exited));
+  }
+
+  async clientLoop(c) {
+    const rng = prng(this.seed * 31 + c + 1);
+    let n = 0;
+    let pending;
+    for (let attempts = 0; !this.stopping; ) {
+      if (!pending) {
+        pending = { clientId: `g${c}-${n++}`, chat: `c${c}-${rng.int(0, 7)}` };
+        attempts = 0;
+      }
+      const gw = this.gateway;
+      try {
+        await this.gatewayReady;
+      } catch {
+        return; // the run is failing already
+      }
+      let status;
+      try {
+        const res = await fetch(`${gw.address}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            platform: "torture",
+            chat: pending.chat,
+            content: `message ${pending.clientId}`,
+            clientId: pending.clientId,
+          }),
+          signal: AbortSignal.timeout(20_000),
+        });
+        status = String(res.status);
+        const body = await res.json().catch(() => undefined);
+        if (res.status === 200) {
+          this.ledger.ack(pending.clientId, body.session.id, "gateway");
+          pending = undefined;
+        } else if (body?.error?.code) status = `${res.status} ${body.error.code}`;
+      } catch (err) {
+        status = `error ${err.cause?.code ?? err.name}`;
+        if (this.gateway === gw) await sleep(20);
+      }
+      this.stats.gatewayStatus[status] = (this.stats.gatewayStatus[status] ?? 0) + 1;
+      if (pending && ++attempts > 200) pending = undefined; // never acknowledged: not counted
+      await sleep(rng.int(5, 40));
+    }
+  }
+
+  // --- dashboard -------------------------------------------------------
+
+  async startDashboard() {
+    const t0 = Date.now();
+    const proc = new Proc([CLI, "--home", this.home, "dashboard", "run"], {
+      env: PORTS,
+      name: "dashboard",
+    });
+    const d = { proc, address: "", cookie: "", expected: false };
+    this.dashboard = d;
+    this.dashboardReady = (async () => {
+      let ready;
+      try {
+        ready = await proc.json((e) => e.event === "dashboard.ready", START_MS, "dashboard.ready");
+      } catch (err) {
+        this.stats.staleLockBlocks.push(`dashboard start failed: ${err.message}`);
+        throw err;
+      }
+      const res = await fetch(ready.login, { redirect: "manual" });
+      d.cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
+      d.address = ready.address;
+      return Date.now() - t0;
+    })();
+    return this.dashboardReady;
+  }
+
+  async dashboardLoop() {
+    const rng = prng(this.seed * 31 + 1000);
+    while (!this.stopping) {
+      try {
+        await this.dashboardReady;
+      } catch {
+        return; // the run is failing already
+      }
+      const d = this.dashboard;
+      if (!d.address) {
+        await sleep(50);
+        continue;
+      }
+      const get = async (path) => {
+        this.stats.dashboard.requests++;
+        try {
+          const res = await fetch(`${d.address}${path}`, {
+            headers: { cookie: d.cookie },
+            signal: AbortSignal.timeout(20_000),
+          });
+          const body = await res.json().catch(() => undefined);
+          if (res.status === 200) this.stats.dashboard.ok++;
+          else {
+            const key = `${res.status} ${body?.error?.code ?? ""}`.trim();
+            this.stats.dashboard.errors[key] = (this.stats.dashboard.errors[key] ?? 0) + 1;
+          }
+          return body;
+        } catch (err) {
+          const key = `error ${err.cause?.code ?? err.name}`;
+          this.stats.dashboard.errors[key] = (this.stats.dashboard.errors[key] ?? 0) + 1;
+          await sleep(50);
+          return undefined;
+        }
+      };
+      const list = await get("/api/sessions?limit=20");
+      const sessions = list && Object.values(list).find((v) => Array.isArray(v));
+      const one = sessions?.length ? sessions[rng.int(0, sessions.length - 1)] : undefined;
+      if (one?.id) await get(`/api/sessions/default/${one.id}/messages?limit=50`);
+      await get(`/api/sessions?q=${encodeURIComponent(`message g${rng.int(0, 2)}`)}&limit=10`);
+      await sleep(rng.int(50, 300));
+    }
+  }
+
+  // --- the scheduled actions -------------------------------------------
+
+  trace(text) {
+    appendFileSync(this.traceFile, `${new Date().toISOString()} ${text}\n`);
+  }
+
+  async perform(event) {
+    this.trace(`action ${JSON.stringify(event)}`);
+    switch (event.action) {
+      case "worker":
+        // A third of the workers also do a stray open/close inside themselves (F2).
+        return void this.runWorker(event.messages, event.pick < 1 / 3);
+      case "cli":
+        return this.runCli(event.command);
+      case "kill":
+        return this.kill(event);
+      case "failpoint":
+        this.stats.failpointsArmed++;
+        return this.killGateway({ HEARTH_FAILPOINTS: `write.after-commit=kill@${event.k}` });
+      case "stray": {
+        this.stats.strays++;
+        const { code, stderr } = await runNode([STRAY, this.db, String(event.rounds)]);
+        if (code !== 0) this.stats.unexpectedExits.push(`stray fd exited ${code}: ${stderr}`);
+        return undefined;
+      }
+      case "stop":
+        return this.stop(event);
+    }
+  }
+
+  async kill(event) {
+    if (event.target === "gateway") return this.killGateway();
+    if (event.target === "dashboard") {
+      const d = this.dashboard;
+      d.expected = true;
+      await d.proc.kill("SIGKILL");
+      this.stats.killed.dashboard++;
+      try {
+        await this.startDashboard();
+      } catch {
+        return undefined; // recorded as a blocked start
+      }
+      return this.checks.run("after kill -9 of the dashboard");
+    }
+    const live = [...this.workers].filter((w) => w.alive);
+    if (live.length === 0) return undefined;
+    await live[Math.floor(event.pick * live.length)].kill("SIGKILL");
+    this.stats.killed.worker++;
+    return this.checks.run("after kill -9 of a worker");
+  }
+
+  stop(event) {
+    const p =
+      event.target === "gateway"
+        ? this.gateway?.proc
+        : event.target === "dashboard"
+          ? this.dashboard?.proc
+          : [...this.workers].filter((w) => w.alive)[0];
+    if (!p?.alive || p.stopped) return;
+    this.stats.stops++;
+    p.stopped = true;
+    p.signal("SIGSTOP");
+    setTimeout(() => {
+      p.stopped = false;
+      p.signal("SIGCONT");
+    }, event.ms);
+  }
+
+  /** A short-lived writer: opens the store, writes `count` messages (each acknowledged one to the ledger), exits. */
+  async runWorker(count, strayInside = false) {
+    const n = this.workerSeq++;
+    const proc = new Proc([WORKER], { env: { HEARTH_PROCESS_KIND: "worker" }, name: "worker" });
+    this.workers.add(proc);
+    this.stats.workers.started++;
+    let id = 0;
+    const call = async (op, args = {}) => {
+      const mine = ++id;
+      const reply = proc.json((m) => m.id === mine, 60_000, `reply to ${op}`);
+      proc.send({ id: mine, op, ...args });
+      const r = await reply;
+      if (!r.ok) throw Object.assign(new Error(r.error.message), { code: r.error.code, op });
+      return r.result;
+    };
+    try {
+      await proc.json((m) => m.ready === true, START_MS, "ready");
+      await call("open", { home: this.home });
+      const session = await call("create", { title: `worker ${n}` });
+      for (let i = 0; i < count; i++) {
+        const clientId = `w${n}-${i}`;
+        await call("append", { sessionId: session.id, content: `message ${clientId}`, clientId });
+        this.ledger.ack(clientId, session.id, "worker");
+        if (strayInside && i === Math.floor(count / 2)) {
+          // Third-party code in a live holder opens and closes the database and its
+          // sidecars: with plain POSIX locks that drops every lock the process holds.
+          await call("stray", { paths: ["", "-wal", "-shm"].map((x) => this.db + x) });
+          this.stats.strayInside++;
+        }
+      }
+      await call("close");
+      this.stats.workers.finished++;
+    } catch (err) {
+      if (err.code) {
+        // Refused clearly (a window or a stopped holder): not a loss, nothing acknowledged.
+        this.stats.workers.refused++;
+        const key = `worker ${err.op} ${err.code}`;
+        this.stats.cli[key] = (this.stats.cli[key] ?? 0) + 1;
+      }
+      // Otherwise it was killed: the checks after the kill judge what it acknowledged.
+    } finally {
+      proc.signal("SIGTERM");
+      await proc.exited;
+      this.workers.delete(proc);
+    }
+  }
+
+  /** One maintenance command; its exit code must tell the truth. */
+  async runCli(command) {
+    const args = {
+      doctor: ["doctor"],
+      ps: ["ps"],
+      backup: ["backup"],
+      "optimize-window": ["sessions", "optimize", "--window"],
+      "delete-empty": ["sessions", "delete-empty"],
+      export: ["sessions", "export"],
+    }[command];
+    const ackedBefore = this.ledger.count();
+    const gwBefore = this.gateway?.address ? this.gateway.proc : undefined;
+    const r = await runNode([CLI, "--home", this.home, "--json", ...args]);
+    const key = `${command} exit ${r.signal ?? r.code}`;
+    this.stats.cli[key] = (this.stats.cli[key] ?? 0) + 1;
+    const structural = command === "optimize-window";
+    const falseSuccess = (why) =>
+      this.stats.falseSuccesses.push(`${command} exited 0 but ${why}: ${r.stdout.slice(0, 500)}`);
+    if (r.code === 3) {
+      if (structural) this.stats.structural.refused++;
+      if (!/pid \d+/.test(r.stderr))
+        this.stats.badRefusals.push(
+          `${command} exited 3 naming no holder: ${r.stderr.slice(0, 500)}`,
+        );
+      return;
+    }
+    if (r.code !== 0) {
+      if (!(command === "doctor" && r.code === 1))
+        this.stats.unexpectedExits.push(
+          `${command} exited ${r.signal ?? r.code}: ${r.stderr.slice(0, 800)}`,
+        );
+      return;
+    }
+    if (structural) this.stats.structural.run++;
+    let out;
+    try {
+      out = command === "export" ? undefined : JSON.parse(r.stdout);
+    } catch {
+      return falseSuccess("printed no JSON report");
+    }
+    if (command === "backup") {
+      if (!out.path || !existsSync(out.path) || statSync(out.path).size === 0)
+        falseSuccess("its backup file is missing or empty");
+    } else if (command === "optimize-window") {
+      if (
+        !Array.isArray(out.steps) ||
+        out.steps.length === 0 ||
+        !out.steps.every((s) => s.done || s.note)
+      )
+        falseSuccess("its steps were not all done or explained");
+      if (!Array.isArray(out.window?.parked)) falseSuccess("it reports no window");
+      // M5: a gateway that lived through the whole window must have been parked.
+      else if (
+        gwBefore?.alive &&
+        this.gateway?.proc === gwBefore &&
+        !out.window.parked.includes(gwBefore.pid)
+      )
+        falseSuccess(`its window did not park the live gateway ${gwBefore.pid}`);
+    } else if (command === "delete-empty") {
+      const acked = new Set([...this.ledger.read().values()].map((e) => e.session));
+      for (const id of out.sessions ?? [])
+        if (acked.has(id)) this.stats.deletedAckedSessions.push(id);
+    } else if (command === "export") {
+      const lines = r.stdout.split("\n").filter((l) => l !== "");
+      try {
+        for (const l of lines) JSON.parse(l);
+      } catch {
+        falseSuccess("its JSONL does not parse");
+      }
+      if (ackedBefore > 0 && lines.length === 0)
+        falseSuccess("it exported nothing from a store with acknowledged messages");
+    } else if (command === "ps") {
+      if (!Array.isArray(out.profiles)) falseSuccess("it lists no profile");
+    }
+  }
+
+  /** SIGTERM every process (SIGKILL after 10 s), at the end of the run. */
+  async stopAll() {
+    this.stopping = true;
+    if (this.restarting) await this.restarting.catch(() => undefined);
+    const procs = this.holders();
+    for (const p of procs) {
+      p.stopped = false;
+      p.signal("SIGCONT");
+    }
+    if (this.gateway) this.gateway.expected = true;
+    await Promise.all(
+      procs.map(async (p) => {
+        p.signal("SIGTERM");
+        const t = setTimeout(() => p.signal("SIGKILL"), 10_000);
+        await p.exited;
+        clearTimeout(t);
+      }),
+    );
+  }
+}
