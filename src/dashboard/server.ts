@@ -3,6 +3,7 @@ import fastifyCookie from "@fastify/cookie";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { HostPolicy } from "../http/host-check.js";
+import { fromRequestError } from "../http/request-error.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerJobRoutes } from "./api-jobs.js";
@@ -40,6 +41,7 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_TITLE_TAKEN: 409,
   HEARTH_STORE_HELD: 409,
   HEARTH_BODY_TOO_LARGE: 413,
+  HEARTH_URL_TOO_LONG: 414,
   HEARTH_NO_SPACE: 507,
   HEARTH_SEARCH_DEGRADED: 503,
   HEARTH_BUSY: 503,
@@ -199,23 +201,5 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
 }
 
 function toHearthError(err: unknown): HearthError {
-  if (isHearthError(err)) return err;
-  const e = err as { code?: string; statusCode?: number; validation?: unknown; message?: string };
-  if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-    return new HearthError("HEARTH_BODY_TOO_LARGE", e.message ?? "body too large");
-  }
-  if (
-    e.validation ||
-    e.code?.startsWith("FST_ERR_CTP") ||
-    e.code === "FST_ERR_VALIDATION" ||
-    e.statusCode === 400
-  ) {
-    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${e.message ?? "invalid"}`, {
-      hint: "docs/dashboard.md describes the API",
-    });
-  }
-  if (err instanceof TypeError || err instanceof RangeError) {
-    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${err.message}`);
-  }
-  return new HearthError("HEARTH_INTERNAL", String(e.message ?? err), { cause: err });
+  return fromRequestError(err, { docs: "docs/dashboard.md", bodyLimitKey: "the request size" });
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import { ERROR_CODES, HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
+import { ERROR_CODES, HearthError, type HearthErrorCode } from "../errors.js";
+import { fromRequestError as fromHttpError } from "../http/request-error.js";
 import type { GatewayMetrics } from "./metrics.js";
 
 /** The HTTP status of each code the gateway answers with (docs/gateway.md); anything else is 500. */
@@ -28,44 +29,9 @@ export const STATUS: Partial<Record<HearthErrorCode, number>> = {
 /** 5xx codes whose message and details HTTP clients may see (they were written for them). */
 const PUBLIC_SERVER_ERRORS = new Set<HearthErrorCode>(["HEARTH_RESPONDER_FAILED"]);
 
-/** Any error a route, Fastify or a hook threw, as the HearthError the client is answered with. */
+/** A request's error in the gateway's terms (docs/gateway.md, gateway.bodyLimitBytes). */
 export function fromRequestError(err: unknown): HearthError {
-  if (isHearthError(err)) return err;
-  const e = err as { code?: string; statusCode?: number; validation?: unknown; message?: string };
-  if (e.code === "FST_ERR_MAX_PARAM_LENGTH") {
-    return new HearthError(
-      "HEARTH_URL_TOO_LONG",
-      "a path segment is longer than any id hearth issues",
-    );
-  }
-  if (e.code === "FST_ERR_BAD_URL") {
-    return new HearthError(
-      "HEARTH_BAD_REQUEST",
-      "bad request: the URL is not validly percent-encoded",
-      {
-        hint: "see docs/gateway.md for the API",
-      },
-    );
-  }
-  if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-    return new HearthError("HEARTH_BODY_TOO_LARGE", e.message ?? "body too large", {
-      hint: "send less, or raise gateway.bodyLimitBytes",
-    });
-  }
-  if (
-    e.validation ||
-    e.code?.startsWith("FST_ERR_CTP") ||
-    e.code === "FST_ERR_VALIDATION" ||
-    e.statusCode === 400
-  ) {
-    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${e.message ?? "invalid"}`, {
-      hint: "see docs/gateway.md for the request shapes",
-    });
-  }
-  if (err instanceof TypeError || err instanceof RangeError) {
-    return new HearthError("HEARTH_BAD_REQUEST", `bad request: ${err.message}`);
-  }
-  return new HearthError("HEARTH_INTERNAL", String(e.message ?? err), { cause: err });
+  return fromHttpError(err, { docs: "docs/gateway.md", bodyLimitKey: "gateway.bodyLimitBytes" });
 }
 
 /**
