@@ -59,6 +59,15 @@ function isHearthDir(dir: string): boolean {
   return false;
 }
 
+/** Create `path` for writing: exclusive (it must not exist), never through a symbolic link, 0600. */
+export function openExclusive(path: string): number {
+  return openSync(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
+}
+
 /**
  * Create an empty database file: exclusive, no-follow, 0600. Returns false
  * when the path already exists (another process may have won the race); the
@@ -68,11 +77,7 @@ export function createDatabaseFile(path: string): boolean {
   if (lstatOrNull(path)) return false;
   let fd: number;
   try {
-    fd = openSync(
-      path,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o600,
-    );
+    fd = openExclusive(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw err;

@@ -1,10 +1,9 @@
-import { statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/load.js";
-import { configPath, profileDir, resolveHome, validateProfile } from "../config/paths.js";
+import { profileDir, resolveHome, validateProfile } from "../config/paths.js";
 import type { HearthConfig, JobConfig } from "../config/schema.js";
-import { dueBetween, jitterFor, nextDue, periodsSince } from "../ops/jobs/due.js";
+import { dueBetween, jitterFor, nextDue } from "../ops/jobs/due.js";
 import { type LaunchReport, launchJob } from "../ops/jobs/launch.js";
 import { liveness } from "../process/identity.js";
 import { claimInstance, type InstanceLock } from "../process/instance-lock.js";
@@ -12,9 +11,10 @@ import { setProcessKind } from "../process/kind.js";
 import { openStore } from "../store/open.js";
 import type { JobHealth } from "../store/runs.js";
 import type { Store } from "../store/store.js";
+import { watchConfig } from "./config-watch.js";
 import { jsonLog, type Log } from "./log.js";
 import { ProfileLock } from "./profile-lock.js";
-import { type JobStatus, type StatusServer, serveStatus } from "./status.js";
+import { type JobStatus, jobStatus, type StatusServer, serveStatus } from "./status.js";
 
 /** Jobs that rewrite the database: they run alone on their profile (the scheduler's own writes wait). */
 const STRUCTURAL = new Set(["optimize"]);
@@ -288,64 +288,35 @@ export async function startScheduler(options: {
   await addSlots(config, true, new Map());
 
   // config.json is re-read when it changes (hearth cron add/remove/pause/resume edit it).
-  let seen = configStamp(home);
-  const watch = setInterval(() => {
-    const stamp = configStamp(home);
-    if (stamp === seen) return;
-    seen = stamp;
-    let next: HearthConfig;
-    try {
-      next = loadConfig({ home });
-    } catch (err) {
+  const watch = watchConfig(home, {
+    changed: (next) => {
+      config = next;
+      const old = new Map(slots);
+      for (const s of old.values()) if (s.timer) clearTimeout(s.timer);
+      slots.clear();
+      void addSlots(next, false, old).then(() =>
+        log.info({ event: "config.reloaded", jobs: slots.size }, "jobs reloaded from config.json"),
+      );
+    },
+    invalid: (err) =>
       log.error(
         { event: "config.invalid", err: String(err) },
         "configuration not reloaded; the jobs go on as they were",
-      );
-      return;
-    }
-    config = next;
-    const old = new Map(slots);
-    for (const s of old.values()) if (s.timer) clearTimeout(s.timer);
-    slots.clear();
-    void addSlots(next, false, old).then(() =>
-      log.info({ event: "config.reloaded", jobs: slots.size }, "jobs reloaded from config.json"),
-    );
-  }, 500);
-  watch.unref();
+      ),
+  });
 
   const statusOf = (): JobStatus[] => {
     const now = Date.now();
-    return [...slots.values()].map((s) => {
-      const h = health.get(key(s.job.name, s.profile));
-      return {
-        job: s.job.name,
-        profile: s.profile,
-        kind: s.job.kind,
-        schedule: s.job.schedule,
-        timezone: s.job.timezone ?? null,
-        nextDue: (() => {
-          const n = nextDue(s.job, now);
-          return n === null ? null : new Date(n).toISOString();
-        })(),
-        running: s.running ? { run: s.running.id, pid: s.running.pid } : null,
-        lastOutcome: h?.lastOutcome ?? null,
-        lastScheduledAt: h?.lastScheduledAt ?? null,
-        lastSuccessAt: h?.lastSuccessAt ?? null,
-        consecutiveFailures: h?.consecutiveFailures ?? 0,
-        periodsSinceSuccess: h?.lastSuccessAt
-          ? periodsSince(s.job, Date.parse(h.lastSuccessAt), now)
-          : null,
-        alertAfter: config.scheduler.alertAfter,
-        failing: (h?.consecutiveFailures ?? 0) >= config.scheduler.alertAfter,
-      };
-    });
+    return [...slots.values()].map((s) =>
+      jobStatus(s, health.get(key(s.job.name, s.profile)), config.scheduler.alertAfter, now),
+    );
   };
 
   let server: StatusServer;
   try {
     server = await serveStatus(config.scheduler.port, statusOf);
   } catch (err) {
-    clearInterval(watch);
+    watch.stop();
     for (const s of slots.values()) if (s.timer) clearTimeout(s.timer);
     releaseAll();
     throw err;
@@ -358,7 +329,7 @@ export async function startScheduler(options: {
     status: statusOf,
     stop: async () => {
       stopping.abort();
-      clearInterval(watch);
+      watch.stop();
       for (const s of slots.values()) if (s.timer) clearTimeout(s.timer);
       for (const l of locks.values()) l.close();
       const inFlight = [...slots.values()].map((s) => s.inFlight).filter(Boolean);
@@ -398,13 +369,4 @@ export async function startScheduler(options: {
       return { abandoned };
     },
   };
-}
-
-function configStamp(home: string): string {
-  try {
-    const st = statSync(configPath(home));
-    return `${st.ino}:${st.size}:${st.mtimeMs}`;
-  } catch {
-    return "absent";
-  }
 }

@@ -1,6 +1,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Gauge, Registry } from "prom-client";
+import type { JobConfig } from "../config/schema.js";
+import { nextDue, periodsSince } from "../ops/jobs/due.js";
+import type { JobHealth } from "../store/runs.js";
 
 export interface JobStatus {
   job: string;
@@ -33,6 +36,34 @@ const OUTCOMES = ["ok", "refused", "failed", "unknown"] as const;
  * profile) and GET /metrics (Prometheus text): last outcome, last success
  * time, consecutive failures and periods since the last success per job.
  */
+/** One job's status on one profile, from its configuration, its recorded health and what runs now. */
+export function jobStatus(
+  s: { job: JobConfig; profile: string; running: { id: number; pid: number } | undefined },
+  h: JobHealth | undefined,
+  alertAfter: number,
+  now: number,
+): JobStatus {
+  const next = nextDue(s.job, now);
+  return {
+    job: s.job.name,
+    profile: s.profile,
+    kind: s.job.kind,
+    schedule: s.job.schedule,
+    timezone: s.job.timezone ?? null,
+    nextDue: next === null ? null : new Date(next).toISOString(),
+    running: s.running ? { run: s.running.id, pid: s.running.pid } : null,
+    lastOutcome: h?.lastOutcome ?? null,
+    lastScheduledAt: h?.lastScheduledAt ?? null,
+    lastSuccessAt: h?.lastSuccessAt ?? null,
+    consecutiveFailures: h?.consecutiveFailures ?? 0,
+    periodsSinceSuccess: h?.lastSuccessAt
+      ? periodsSince(s.job, Date.parse(h.lastSuccessAt), now)
+      : null,
+    alertAfter,
+    failing: (h?.consecutiveFailures ?? 0) >= alertAfter,
+  };
+}
+
 export async function serveStatus(port: number, status: () => JobStatus[]): Promise<StatusServer> {
   const registry = new Registry();
   const labelNames = ["job", "profile"] as const;

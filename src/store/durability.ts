@@ -4,8 +4,9 @@ import { HearthError } from "../errors.js";
 import { inspectFilesystem } from "../files/fs-type.js";
 import type { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
-import type { Connection } from "./connection.js";
+import { type Connection, synchronousName } from "./connection.js";
 import { hasWalResetBug } from "./sqlite-version.js";
+import type { DurabilityReport } from "./types.js";
 
 let cachedVersion: string | undefined;
 
@@ -79,4 +80,34 @@ export function applyJournalMode(
     blocker = (err as Error).message;
   }
   return `journal mode of ${conn.path} is ${actual}, not the configured ${desired}: ${blocker}; hearth left it as it is`;
+}
+
+/**
+ * Configured versus actual durability, read from SQLite now (C2), never
+ * echoed from the configuration. The synchronous level that matters is the
+ * one writes commit with: the writer connection's when there is one.
+ */
+export function readDurability(
+  reader: Connection,
+  writer: Connection | undefined,
+  config: HearthConfig,
+  path: string,
+): DurabilityReport {
+  const version = sqliteVersion();
+  const fs = inspectFilesystem(path);
+  return {
+    sqliteVersion: version,
+    walResetBug: hasWalResetBug(version),
+    journalMode: {
+      configured: config.durability.journalMode,
+      actual: String(reader.pragma("journal_mode")).toLowerCase(),
+    },
+    synchronous: {
+      configured: config.durability.synchronous,
+      actual: synchronousName((writer ?? reader).setting("synchronous")),
+    },
+    filesystem: { fstype: fs.fstype, magic: fs.magic, walUnsafeReason: fs.walUnsafeReason },
+    journalSizeLimitBytes: config.durability.journalSizeLimitBytes,
+    walAutocheckpointPages: config.durability.walAutocheckpointPages,
+  };
 }

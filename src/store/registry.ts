@@ -57,7 +57,10 @@ export class DatabaseEntry {
     }
     const parked = this.parked.promise;
     return new Promise<void>((resolve, reject) => {
+      let gaveUp = false;
       const timer = setTimeout(() => {
+        // A call that gave up is never counted in flight, even when the window ends later.
+        gaveUp = true;
         reject(
           new HearthError(
             "HEARTH_MAINTENANCE_RUNNING",
@@ -68,6 +71,7 @@ export class DatabaseEntry {
       }, maxWaitMs);
       void parked.then(() => {
         clearTimeout(timer);
+        if (gaveUp) return;
         // Parked again meanwhile? Wait for that window too.
         const again = this.enter(maxWaitMs);
         if (again) again.then(resolve, reject);
@@ -276,7 +280,7 @@ export class DatabaseEntry {
   }
 
   /** The last store let go: drop the kernel locks and leave the registry. */
-  private retire(): void {
+  retire(): void {
     this.closeGuard();
     this.locks.close();
     if (entries.get(this.key) === this) entries.delete(this.key);
@@ -298,7 +302,5 @@ export function createEntry(key: string, path: string): DatabaseEntry {
 }
 
 export function dropEntryIfIdle(entry: DatabaseEntry): void {
-  if (!entry.idle || entries.get(entry.key) !== entry) return;
-  entry.locks.close();
-  entries.delete(entry.key);
+  if (entry.idle && entries.get(entry.key) === entry) entry.retire();
 }

@@ -1,14 +1,13 @@
 import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../errors.js";
-import { inspectFilesystem } from "../files/fs-type.js";
 import { type HolderReport, readHolders } from "../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
 import { Browse } from "./browse.js";
 import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
-import { type Connection, type ConnectionRole, synchronousName } from "./connection.js";
-import { sqliteVersion } from "./durability.js";
+import type { Connection, ConnectionRole } from "./connection.js";
+import { readDurability } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
 import { Handoffs } from "./handoffs.js";
 import { Messages } from "./messages.js";
@@ -17,7 +16,6 @@ import type { DatabaseEntry } from "./registry.js";
 import { Runs } from "./runs.js";
 import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
-import { hasWalResetBug } from "./sqlite-version.js";
 import { Stats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { Tokens } from "./tokens.js";
@@ -140,31 +138,14 @@ export class Store {
 
   /** Configured versus actual durability settings of this connection. */
   async durability(): Promise<DurabilityReport> {
-    return this.through(async () => {
-      const conn = this.access.read();
-      const version = sqliteVersion();
-      const fs = inspectFilesystem(this.path);
-      // Read from SQLite now. The level that matters is the one writes commit
-      // with: the writer connection's, when this store writes.
-      const actualSync = synchronousName(
-        (this.role === "writer" ? this.connection("writer") : conn).setting("synchronous"),
-      );
-      return {
-        sqliteVersion: version,
-        walResetBug: hasWalResetBug(version),
-        journalMode: {
-          configured: this.config.durability.journalMode,
-          actual: String(conn.pragma("journal_mode")).toLowerCase(),
-        },
-        synchronous: {
-          configured: this.config.durability.synchronous,
-          actual: actualSync,
-        },
-        filesystem: { fstype: fs.fstype, magic: fs.magic, walUnsafeReason: fs.walUnsafeReason },
-        journalSizeLimitBytes: this.config.durability.journalSizeLimitBytes,
-        walAutocheckpointPages: this.config.durability.walAutocheckpointPages,
-      };
-    });
+    return this.through(async () =>
+      readDurability(
+        this.access.read(),
+        this.role === "writer" ? this.connection("writer") : undefined,
+        this.config,
+        this.path,
+      ),
+    );
   }
 
   /** Schema version and application_id as stored in the database. */

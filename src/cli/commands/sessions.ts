@@ -1,7 +1,8 @@
 import { once } from "node:events";
-import { constants, createWriteStream, openSync, rmSync } from "node:fs";
+import { createWriteStream, rmSync } from "node:fs";
 import type { Command } from "commander";
 import { HearthError } from "../../errors.js";
+import { openExclusive } from "../../files/create.js";
 import { fsyncFile } from "../../ops/backup.js";
 import { openStore } from "../../store/open.js";
 import type { Store } from "../../store/store.js";
@@ -271,11 +272,7 @@ async function writeTo(
 function createOutput(path: string) {
   let fd: number;
   try {
-    fd = openSync(
-      path,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o600,
-    );
+    fd = openExclusive(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =

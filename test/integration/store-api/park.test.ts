@@ -1,0 +1,38 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore, type Store } from "../../../src/index.js";
+import { tempHome } from "../../helpers/home.js";
+
+const open: Store[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+});
+
+describe("the store's door during a maintenance window (M5)", () => {
+  it("a call that gave up waiting at the door is not counted in flight once the window ends", async () => {
+    const home = tempHome();
+    const store = await openStore({ home, config: { maintenance: { maxParkMs: 150 } } });
+    open.push(store);
+    const s = await store.sessions.create({ title: "door" });
+    await store.park();
+    await expect(store.sessions.get(s.id)).rejects.toMatchObject({
+      code: "HEARTH_MAINTENANCE_RUNNING",
+    });
+    await store.resume();
+    expect((await store.sessions.get(s.id))?.title).toBe("door");
+    // The next window parks at once: nothing is left counted in flight.
+    await store.park();
+    expect(store.isParked).toBe(true);
+    await store.resume();
+  });
+
+  it("lets waiting calls in when the window ends", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    open.push(store);
+    const s = await store.sessions.create({ title: "waits" });
+    await store.park();
+    const waiting = store.sessions.get(s.id);
+    await store.resume();
+    expect((await waiting)?.title).toBe("waits");
+  });
+});
