@@ -37,6 +37,13 @@ const store = z
      * operation (maintenance) before HEARTH_MAINTENANCE_RUNNING.
      */
     gateWaitMs: z.number().int().min(0).max(3_600_000).default(10_000),
+    /**
+     * Reader threads of the long-lived processes (gateway, dashboard): large
+     * reads (search, export, whole transcripts) run there, each thread on its
+     * own read-only connection, so the process's event loop stays free. 0
+     * runs them on the event loop.
+     */
+    readerThreads: z.number().int().min(0).max(8).default(2),
   })
   .strict();
 

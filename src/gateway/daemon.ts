@@ -58,7 +58,7 @@ export async function startGateway(options: {
   };
   try {
     for (const profile of options.profiles) {
-      const store = await openStore({ home, profile });
+      const store = await openStore({ home, profile, readerThreads: true });
       runtimes.set(profile, {
         profile,
         store,

@@ -8,13 +8,13 @@ import { Browse } from "./browse.js";
 import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { readDurability } from "./durability.js";
-import { type ExportOptions, exportSessions } from "./export.js";
+import type { ExportOptions } from "./export.js";
 import { Handoffs } from "./handoffs.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
+import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
 import type { DatabaseEntry } from "./registry.js";
 import { Runs } from "./runs.js";
-import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { Stats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
@@ -37,6 +37,8 @@ export interface StoreInit {
   warnings: string[];
   /** Re-runs the path checks and reattaches the entry to the current files. */
   reattach: () => void;
+  /** Reader threads for large reads (search, export, whole transcripts); 0: none. */
+  readerThreads: number;
 }
 
 /**
@@ -71,6 +73,8 @@ export class Store {
   private readonly access: Access;
   /** Every call passes it (maintenance windows park the process behind it). */
   private readonly door: Door;
+  /** Where the large reads run: reader threads, or this thread. */
+  private readonly large: Offload;
 
   constructor(init: StoreInit) {
     this.home = init.home;
@@ -106,7 +110,16 @@ export class Store {
       now: () => Date.now(),
     };
     this.sessions = codedErrors(new Sessions(this.access), this.path, this.door);
-    this.messages = codedErrors(new Messages(this.access), this.path, this.door);
+    const pool =
+      init.readerThreads > 0
+        ? init.entry.readers(init.config, init.profile, init.readerThreads)
+        : undefined;
+    this.large = offload(this.access, pool);
+    this.messages = codedErrors(
+      offloadLargeLoads(new Messages(this.access), pool),
+      this.path,
+      this.door,
+    );
     this.meta = codedErrors(new Meta(this.access), this.path, this.door);
     this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
@@ -119,7 +132,7 @@ export class Store {
   async search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
     await this.door.enter();
     try {
-      return await searchMessages(this.access, text, options);
+      return await this.large.search(text, options);
     } catch (err) {
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
     } finally {
@@ -129,7 +142,7 @@ export class Store {
 
   /** Stream sessions as JSONL or Markdown chunks. */
   export(options: ExportOptions): AsyncGenerator<string> {
-    return codedGenerator(() => exportSessions(this.access, options), this.path, this.door);
+    return codedGenerator(() => this.large.export(options), this.path, this.door);
   }
 
   counts(): Promise<StoreCounts> {
