@@ -296,13 +296,18 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
         querystring: query({ history: FLAG }),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const runtime = runtimeOf(request);
       const session = await runtime.store.sessions.require(request.params.id);
-      const messages = await runtime.store.messages.load(session.id, {
+      // The transcript's JSON is built on a reader thread: a 100,000-message
+      // session never holds the loop that serves turns.
+      const messages = await runtime.store.messages.loadJson(session.id, {
         includeHistory: request.query.history === "true",
       });
-      return { profile: runtime.profile, session, messages };
+      const head = JSON.stringify({ profile: runtime.profile, session });
+      return reply
+        .type("application/json; charset=utf-8")
+        .send(`${head.slice(0, -1)},"messages":${messages}}`);
     },
   );
   return app;

@@ -27,13 +27,22 @@ export function offload(access: Access, pool: ReaderPool | undefined): Offload {
   };
 }
 
-/** Send `messages.load` of large windows to the reader threads; small ones stay (a thread round trip costs more). */
+const small = (options: LoadOptions): boolean =>
+  options.limit !== undefined && options.limit <= LARGE_LOAD;
+
+/**
+ * Send `messages.load` and `loadJson` of large windows to the reader
+ * threads; small ones stay (a thread round trip costs more than 1,000 rows).
+ */
 export function offloadLargeLoads(messages: Messages, pool: ReaderPool | undefined): Messages {
   if (!pool) return messages;
-  const local = messages.load.bind(messages);
+  const load = messages.load.bind(messages);
+  const loadJson = messages.loadJson.bind(messages);
   messages.load = (sessionId: string, options: LoadOptions = {}): Promise<Message[]> =>
-    options.limit !== undefined && options.limit <= LARGE_LOAD
-      ? local(sessionId, options)
-      : pool.run("messages.load", [sessionId, options]);
+    small(options) ? load(sessionId, options) : pool.run("messages.load", [sessionId, options]);
+  messages.loadJson = (sessionId: string, options: LoadOptions = {}): Promise<string> =>
+    small(options)
+      ? loadJson(sessionId, options)
+      : pool.run("messages.loadJson", [sessionId, options]);
   return messages;
 }

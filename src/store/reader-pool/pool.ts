@@ -10,6 +10,8 @@ interface Job {
   args: unknown[];
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+  /** Parts of a long array result received so far. */
+  parts: unknown[][];
 }
 
 interface Thread {
@@ -72,7 +74,14 @@ export class ReaderPool {
       );
     }
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, op, args, resolve: resolve as never, reject });
+      this.queue.push({
+        id: this.nextId++,
+        op,
+        args,
+        resolve: resolve as never,
+        reject,
+        parts: [],
+      });
       this.dispatch();
     });
   }
@@ -136,10 +145,20 @@ export class ReaderPool {
       if (message.type === "closed") return;
       const job = thread.job;
       if (!job || job.id !== message.id) return;
+      if (message.type === "part") {
+        job.parts.push(message.items);
+        // Ask for the next part after a turn of this thread's loop (see PART).
+        setImmediate(() => {
+          if (thread.job === job)
+            worker.postMessage({ type: "next", id: job.id } satisfies ToThread);
+        });
+        return;
+      }
       thread.job = undefined;
       worker.unref();
-      if (message.type === "done") job.resolve(message.value);
-      else job.reject(fromWire(message.error));
+      if (message.type === "failed") job.reject(fromWire(message.error));
+      else if (message.parts) job.resolve(job.parts.concat([message.value as unknown[]]).flat());
+      else job.resolve(message.value);
       this.dispatch();
     });
     const lost = (reason: string) => {

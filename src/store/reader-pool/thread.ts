@@ -17,7 +17,7 @@ import { Connection } from "../connection.js";
 import { exportStep } from "../export.js";
 import { Messages } from "../messages.js";
 import { searchMessages } from "../search.js";
-import { type FromThread, type ReaderOp, type ToThread, toWire } from "./wire.js";
+import { type FromThread, PART, type ReaderOp, type ToThread, toWire } from "./wire.js";
 
 interface ThreadInit {
   path: string;
@@ -67,13 +67,36 @@ function access(key: string): Access {
 const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | unknown> = {
   search: (a, [text, options]) => searchMessages(a, text as string, options as never),
   "messages.load": (a, [id, options]) => new Messages(a).load(id as string, options as never),
+  "messages.loadJson": async (a, [id, options]) =>
+    JSON.stringify(await new Messages(a).load(id as string, options as never)),
   "export.step": (a, [options, cursor]) => exportStep(a, options as never, cursor as never),
 };
+
+/** Long results being sent a part at a time, by job id. */
+const pending = new Map<number, { items: unknown[]; at: number }>();
+
+function sendPart(id: number): void {
+  const result = pending.get(id);
+  if (!result) return;
+  const { items, at } = result;
+  if (at + PART < items.length) {
+    result.at += PART;
+    port!.postMessage({ type: "part", id, items: items.slice(at, at + PART) } satisfies FromThread);
+    return;
+  }
+  pending.delete(id);
+  port!.postMessage({ type: "done", id, value: items.slice(at), parts: true } satisfies FromThread);
+}
 
 const port = parentPort;
 if (!port) throw new Error("reader-pool/thread.js runs as a worker thread");
 port.on("message", async (message: ToThread) => {
+  if (message.type === "next") {
+    sendPart(message.id);
+    return;
+  }
   if (message.type === "close") {
+    pending.clear();
     conn?.close();
     conn = undefined;
     port.postMessage({ type: "closed" } satisfies FromThread);
@@ -82,7 +105,12 @@ port.on("message", async (message: ToThread) => {
   const { id, key, op, args } = message;
   try {
     const value = await ops[op](access(key), args);
-    port.postMessage({ type: "done", id, value } satisfies FromThread);
+    if (!Array.isArray(value) || value.length <= PART) {
+      port.postMessage({ type: "done", id, value } satisfies FromThread);
+      return;
+    }
+    pending.set(id, { items: value, at: 0 });
+    sendPart(id);
   } catch (err) {
     port.postMessage({ type: "failed", id, error: toWire(err) } satisfies FromThread);
   }

@@ -1,16 +1,27 @@
 import { HearthError, type HearthErrorCode, isHearthError } from "../../errors.js";
 
 /** The operations a reader thread runs, by name. */
-export type ReaderOp = "search" | "messages.load" | "export.step";
+export type ReaderOp = "search" | "messages.load" | "messages.loadJson" | "export.step";
+
+/**
+ * A long array result crosses in parts of this many items, one message
+ * each, the next sent when the receiver asks for it (after an event-loop
+ * turn of its own): a 100,000-message transcript never arrives as one long
+ * stall. (Messages already queued on a port are all delivered in one turn,
+ * hence the asking.)
+ */
+export const PART = 2000;
 
 /** Main thread → reader thread. */
 export type ToThread =
   | { type: "run"; id: number; key: string; op: ReaderOp; args: unknown[] }
+  | { type: "next"; id: number }
   | { type: "close" };
 
 /** Reader thread → main thread. */
 export type FromThread =
-  | { type: "done"; id: number; value: unknown }
+  | { type: "part"; id: number; items: unknown[] }
+  | { type: "done"; id: number; value: unknown; parts?: true }
   | { type: "failed"; id: number; error: WireError }
   | { type: "closed" };
 

@@ -52,6 +52,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
     open.push(threaded);
     const before = threaded[internals].uses("reader");
     const load = await threaded.messages.load(id);
+    const json = await threaded.messages.loadJson(id);
     const hits = await threaded.search("lighthouses", { limit: 50 });
     let exported = "";
     for await (const chunk of threaded.export({ format: "jsonl" })) exported += chunk;
@@ -59,6 +60,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
     expect(threaded[internals].uses("reader")).toBe(before);
 
     expect(load).toEqual(await plain.messages.load(id));
+    expect(JSON.parse(json)).toEqual(load);
     expect(hits).toEqual(await plain.search("lighthouses", { limit: 50 }));
     let expectedExport = "";
     for await (const chunk of plain.export({ format: "jsonl" })) expectedExport += chunk;
