@@ -19,6 +19,7 @@ import { dashboardWorkload } from "./workloads/dashboard.mjs";
 import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
+import { readersWorkload } from "./workloads/readers.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
 import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
 
@@ -47,6 +48,8 @@ const SIZES = {
     dashCalls: 200,
     dashLoadMs: 3_000,
     dashGatewayMs: 1_500,
+    readerMessages: 100_000,
+    readerMs: 2_000,
   },
   quick: {
     rounds: 3,
@@ -72,9 +75,20 @@ const SIZES = {
     dashCalls: 60,
     dashLoadMs: 1_000,
     dashGatewayMs: 400,
+    readerMessages: 10_000,
+    readerMs: 600,
   },
 };
-const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance", "dashboard"];
+const ALL = [
+  "append",
+  "gateway",
+  "mixed",
+  "resume",
+  "search",
+  "maintenance",
+  "dashboard",
+  "readers",
+];
 
 const { values: args } = parseArgs({
   options: {
@@ -150,6 +164,7 @@ async function main() {
   await step("maintenance", () => maintenanceWorkload({ large, sizes, rounds: mRounds, log }));
   if (large) removeDir(large.home);
   await step("dashboard", () => dashboardWorkload({ sizes, rounds, log }));
+  await step("readers", () => readersWorkload({ sizes, rounds, log }));
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);
