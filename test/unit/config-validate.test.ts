@@ -22,7 +22,7 @@ describe("validateConfig", () => {
         journalSizeLimitBytes: 64 * 1024 * 1024,
         walAutocheckpointPages: 1000,
       },
-      store: { busyTimeoutMs: 5000, gateWaitMs: 10000 },
+      store: { busyTimeoutMs: 5000, gateWaitMs: 10000, readerThreads: 2 },
       backup: { keep: 7, forensicKeep: 3 },
       maintenance: { maxParkMs: 30_000, healthSampleMs: 900_000, healthKeepDays: 90 },
       gateway: {
