@@ -144,8 +144,10 @@ describe("hearth scheduler run", () => {
     const killed = runs.find((x) => x.id === run!.id)!;
     expect(killed).toMatchObject({ outcome: "failed", signal: "SIGKILL", exitCode: null });
     expect(killed.note).toContain("killed by SIGKILL");
-    for (const skipped of runs.filter((x) => x.outcome === "skipped"))
+    for (const skipped of runs.filter((x) => x.outcome === "skipped")) {
       expect(skipped.note).toContain("still in progress");
+      expect(skipped.errorCode).toBe("HEARTH_JOB_RUNNING");
+    }
     await s.process.stop();
   });
 
