@@ -86,7 +86,9 @@ async function apiRounds({ home, longId, sessions, rounds, calls, log }) {
   process.env.HEARTH_DASHBOARD_PORT = "0";
   const { startDashboard } = await import("../../dist/dashboard/daemon.js");
   const dash = await startDashboard({ home, profiles: ["default"], logLevel: "silent" });
-  const reader = await openStore({ home, role: "reader" });
+  // The ceiling is the store's own calls in the configuration the dashboard runs them: with
+  // reader threads (store.readerThreads), so a search is the same thread hop on both sides.
+  const reader = await openStore({ home, role: "reader", readerThreads: true });
   const link = new URL(dash.login);
   const host = new URL(dash.address).host;
   const login = await dash.app.inject({
