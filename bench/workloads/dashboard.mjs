@@ -19,7 +19,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { openStore } from "../../dist/index.js";
 import { queries } from "../lib/corpus.mjs";
-import { startServer } from "../lib/gateway-servers.mjs";
+import { cpuMs, startServer } from "../lib/gateway-servers.mjs";
 import { startChild } from "../lib/procs.mjs";
 import { row } from "../lib/rows.mjs";
 import { quantile, rotate } from "../lib/stats.mjs";
@@ -284,7 +284,7 @@ async function gatewayWithDashboard({ rounds, ms, warmMs, log }) {
   const clients = [0, 1].map((p) =>
     startChild("gateway-client.mjs", { seed: 900 + p, turnsPerChat: TURNS_PER_CHAT }),
   );
-  const res = { with: [], without: [] };
+  const res = { with: [], without: [], cpuShare: [] };
   try {
     await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
     for (let round = 0; round < rounds; round++) {
@@ -297,6 +297,7 @@ async function gatewayWithDashboard({ rounds, ms, warmMs, log }) {
             dash = await dashboardProcess(server.home);
             live = await dash.live();
           }
+          const dashCpu0 = dash ? cpuMs(dash.pid) : 0;
           const w = await measureWindow(clients, {
             ...server,
             n: 8,
@@ -306,7 +307,16 @@ async function gatewayWithDashboard({ rounds, ms, warmMs, log }) {
           });
           if (w.errors) throw new Error(`gateway requests failed: ${w.lastError}`);
           res[variant].push(w.msgPerSec);
-          if (live) log(`    live frames seen by the browser: ${live.frames()}`);
+          if (live) {
+            // CPU is what a dashboard takes from a gateway on a shared machine: its CPU per turn
+            // (warm-up included: an upper bound) against the gateway's own, less noisy than msg/s.
+            const turns = (w.msgPerSec * (ms / 1000)) / 2;
+            const share = (cpuMs(dash.pid) - dashCpu0) / turns / w.cpuPerTurn;
+            res.cpuShare.push(share);
+            log(
+              `    live frames seen by the browser: ${live.frames()}; dashboard CPU per turn ${(100 * share).toFixed(1)}% of the gateway's`,
+            );
+          }
         } finally {
           await live?.close();
           await dash?.stop();
