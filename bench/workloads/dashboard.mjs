@@ -194,26 +194,53 @@ async function dashboardProcess(home) {
       if (!res.ok) throw new Error(`${path}: ${res.status} ${body}`);
       return body;
     },
-    /** Open the live stream; returns { events(), close() }. */
-    live: async () => {
+    /**
+     * Open the live stream as the web app does: `watch` (profile/id) as a
+     * session page does; `list`: refetch the first sessions page after changes
+     * (at most every 700 ms), as the sessions list does. Returns
+     * { frames(), close() }.
+     */
+    live: async ({ watch, list = false } = {}) => {
       const controller = new AbortController();
-      const res = await fetch(`${ready.address}/api/events`, {
+      const path = watch ? `/api/events?watch=${encodeURIComponent(watch)}` : "/api/events";
+      const res = await fetch(`${ready.address}${path}`, {
         headers: { cookie, accept: "text/event-stream" },
         signal: controller.signal,
       });
       let frames = 0;
+      let timer;
+      let lastRefresh = 0;
+      let refetch = Promise.resolve();
       const decoder = new TextDecoder();
       const reading = (async () => {
         try {
-          for await (const chunk of res.body)
-            frames += decoder.decode(chunk, { stream: true }).split("\n\n").length - 1;
+          for await (const chunk of res.body) {
+            const text = decoder.decode(chunk, { stream: true });
+            frames += text.split("\n\n").length - 1;
+            if (list && text.includes("event: change") && timer === undefined) {
+              // As web/src/pages/Sessions.tsx: at most one refresh per 700 ms, 150 ms after a change at the earliest.
+              const wait = Math.max(150, lastRefresh + 700 - Date.now());
+              timer = setTimeout(() => {
+                timer = undefined;
+                lastRefresh = Date.now();
+                refetch = fetch(`${ready.address}/api/sessions?limit=50`, {
+                  headers: { cookie },
+                  signal: controller.signal,
+                })
+                  .then((r) => r.text())
+                  .catch(() => {});
+              }, wait);
+            }
+          }
         } catch {}
       })();
       return {
         frames: () => frames,
         close: async () => {
+          clearTimeout(timer);
           controller.abort();
           await reading;
+          await refetch;
         },
       };
     },
@@ -235,7 +262,9 @@ async function lateness({ home, longId, rounds, loadMs, log }) {
       await dash.get("/api/debug/event-loop?reset=true");
       await sleep(loadMs);
       out.idle.push(JSON.parse(await dash.get("/api/debug/event-loop?reset=true")).maxMs);
-      const live = await dash.live();
+      // A session page open on the transcript being appended to, and a sessions list.
+      const live = await dash.live({ watch: `default/${longId}` });
+      const listView = await dash.live({ list: true });
       const until = Date.now() + loadMs;
       let requests = 0;
       const loop = async (fn) => {
@@ -269,6 +298,7 @@ async function lateness({ home, longId, rounds, loadMs, log }) {
       out.requests.push(requests);
       const frames = live.frames();
       await live.close();
+      await listView.close();
       log(
         `  9b round ${round + 1}/${rounds}: max lateness ${loop2.maxMs} ms under load (p99 ${loop2.p99Ms}), idle ${out.idle.at(-1)} ms; ${requests} requests and appends, ${frames} live frames`,
       );
@@ -295,7 +325,9 @@ async function gatewayWithDashboard({ rounds, ms, warmMs, log }) {
         try {
           if (variant === "with") {
             dash = await dashboardProcess(server.home);
-            live = await dash.live();
+            // A browser on the sessions list, as the web app behaves there: it refetches the
+            // first page after each change.
+            live = await dash.live({ list: true });
           }
           const dashCpu0 = dash ? cpuMs(dash.pid) : 0;
           const w = await measureWindow(clients, {
