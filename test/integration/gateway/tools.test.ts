@@ -197,7 +197,9 @@ describe("the tool loop through a real gateway and a fake model", () => {
     const gw = await startGateway(home);
     const res = await post(gw.address, "c", "break things");
     expect(res.status).toBe(200);
-    expect((await res.json()).reply.content).toBe("done with tools");
+    expect(((await res.json()) as { reply: { content: string } }).reply.content).toBe(
+      "done with tools",
+    );
     const results = toolResults(fake.requests[1]!);
     expect(results.map((r) => r.content.split(" ")[0])).toEqual([
       "[timeout]",
@@ -220,7 +222,7 @@ describe("the tool loop through a real gateway and a fake model", () => {
     const { home } = setup(fake, { maxRounds: 2 });
     const gw = await startGateway(home);
     const res = await post(gw.address, "c", "loop forever");
-    expect((await res.json()).reply.content).toBe("enough");
+    expect(((await res.json()) as { reply: { content: string } }).reply.content).toBe("enough");
     expect(fake.requests).toHaveLength(3);
     expect(n).toBe(2);
   });
