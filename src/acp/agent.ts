@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import * as acp from "@agentclientprotocol/sdk";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
@@ -62,7 +63,9 @@ export function buildAgent(
     }))
     .onRequest(acp.methods.agent.session.new, async ({ params }) =>
       guard(async () => {
-        const session = await store.sessions.create({ source: "acp" });
+        // The chat key is the id: the gateway continues it as {platform: "acp", chat: id}.
+        const id = randomUUID();
+        const session = await store.sessions.create({ id, source: "acp", chatKey: id });
         await store.meta.set(cwdKey(session.id), params.cwd);
         deps.log({ event: "acp.session_new", session: session.id });
         return { sessionId: session.id };

@@ -32,9 +32,10 @@ export function logLine(event: Record<string, unknown>): void {
  * store as a writer (a long-lived holder: `hearth ps` shows kind `acp`),
  * takes part in maintenance windows, serves until stdin closes or a
  * SIGTERM/SIGINT, then cancels the prompts in flight (recorded as
- * cancelled), commits what is queued and closes the store.
+ * cancelled), commits what is queued and closes the store. A connection
+ * that failed (stdin broke) is reported as the reason, and exits 1.
  */
-export async function runAcp(options: AcpOptions): Promise<void> {
+export async function runAcp(options: AcpOptions): Promise<{ reason: string }> {
   setProcessKind("acp");
   const home = resolveHome(options.home);
   const config = loadConfig({ home });
@@ -102,6 +103,7 @@ export async function runAcp(options: AcpOptions): Promise<void> {
   logLine({ level: "info", event: "acp.stopped", reason: why });
   // A signal leaves stdin open, which would keep the process alive.
   if (!options.input) process.stdin.destroy();
+  return { reason: why };
 }
 
 function version(): string {

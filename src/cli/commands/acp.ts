@@ -29,11 +29,12 @@ export function registerAcp(program: Command, setExit: (code: number) => void): 
     .action(async (o: { maxMessageBytes: number }, command: Command) => {
       const g = globals(command);
       try {
-        await runAcp({
+        const { reason } = await runAcp({
           home: g.home,
           profile: resolveLocation(g).profile,
           maxMessageBytes: o.maxMessageBytes,
         });
+        if (reason === "connection failed") setExit(1);
       } catch (err) {
         // Errors are printed on stderr (reportError), never on the protocol stream.
         setExit(reportStartupError(err, { json: g.json }));
