@@ -2,13 +2,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpChild, joined } from "../../helpers/acp.js";
 import { runCli } from "../../helpers/cli.js";
-import {
-  closeFakes,
-  readSse,
-  startGateway,
-  withStore,
-  writeConfig,
-} from "../../helpers/gateway.js";
+import { closeFakes, startGateway, withStore, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
 
