@@ -10,7 +10,7 @@ import { ToolRegistry } from "../../src/turn/tools/registry.js";
 import type { Tool } from "../../src/turn/tools/types.js";
 
 const sse = (events: unknown[]) =>
-  new Response(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n")
+  new Response(`${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("")}data: [DONE]\n\n`)
     .body!;
 
 describe("tools: config, registry, limits, streamed calls", () => {
