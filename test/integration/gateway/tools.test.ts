@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../../src/index.js";
 import {
   answerStream,
   closeFakes,
@@ -65,7 +66,8 @@ const post = (address: string, chat: string, content: string, stream = false) =>
 async function transcript(home: string) {
   return withStore(home, async (s) => {
     const [session] = (await s.sessions.list()).items;
-    const messages = await s.messages.load(session!.id);
+    if (!session) return [];
+    const messages = await s.messages.load(session.id);
     return messages.map((m) => {
       if (m.role === "tool")
         return [m.role, (m.content as { status: string }).status, m.toolCallId];
@@ -260,5 +262,78 @@ describe("the tool loop through a real gateway and a fake model", () => {
     expect(fake.requests).toHaveLength(1);
     // The lease was released with the marker.
     expect((await post(gw.address, "c", "next")).status).toBe(200);
+  });
+});
+
+describe("built-in tools and the drain", () => {
+  it("session_search finds past sessions by their words and titles; session_read pages one", async () => {
+    const h = tempHome();
+    mkdirSync(h, { recursive: true, mode: 0o700 });
+    const store = await openStore({ home: h });
+    const past = await store.sessions.create({ source: "web", title: "Trip planning" });
+    await store.messages.appendBatch(past.id, [
+      { role: "user", content: "book the pineapple express" },
+      { role: "assistant", content: "booked for Friday" },
+      { role: "user", content: "thanks" },
+    ]);
+    await store.close();
+    const fake = await toolFake([
+      { id: "q", name: "session_search", arguments: { query: "pineapple" } },
+      {
+        id: "r",
+        name: "session_read",
+        arguments: { sessionId: past.id, fromOrdinal: 1, limit: 1 },
+      },
+    ]);
+    writeConfig(h, {
+      gateway: { responder: { kind: "openai", baseUrl: fake.baseUrl, model: "m" } },
+      tools: { enabled: ["session_search", "session_read"] },
+    });
+    const gw = await startGateway(h);
+    expect((await post(gw.address, "now", "what did I book?")).status).toBe(200);
+    const [search, read] = toolResults(fake.requests[1]!).map((r) => JSON.parse(r.content));
+    expect(search).toEqual([
+      expect.objectContaining({
+        sessionId: past.id,
+        title: "Trip planning",
+        snippet: "book the [pineapple] express",
+      }),
+    ]);
+    expect(read).toEqual({
+      sessionId: past.id,
+      title: "Trip planning",
+      messages: [{ ordinal: 1, role: "assistant", content: "booked for Friday" }],
+      nextOrdinal: 2,
+    });
+  });
+
+  it("SIGTERM mid-tool: the drain stops the loop at the next step, records the turn as cancelled, exits 0", async () => {
+    const fake = await toolFake([
+      { id: "d1", name: "hang_tool", arguments: {} },
+      { id: "d2", name: "count_tool", arguments: { note: "never" } },
+    ]);
+    const { home, countFile } = setup(fake, { timeoutMs: 1000 });
+    const gw = await startGateway(home);
+    const res = fetch(`${gw.address}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ platform: "web", chat: "c", content: "go" }),
+    });
+    await until("the tool call committed", async () => (await transcript(home)).length === 2);
+    gw.child.kill("SIGTERM");
+    const answer = await res;
+    expect(answer.status).toBe(499);
+    expect(((await answer.json()) as { error: { code: string } }).error.code).toBe(
+      "HEARTH_TURN_CANCELLED",
+    );
+    expect(await gw.exited).toEqual({ code: 0, signal: null });
+    expect(await transcript(home)).toEqual([
+      ["user", "go"],
+      ["assistant", "calls", ["d1", "d2"]],
+      ["tool", "timeout", "d1"],
+      ["tool", "cancelled", "d2"],
+      ["assistant", "hearth.turn_cancelled"],
+    ]);
+    expect(runs(countFile)).toBe(0);
   });
 });
