@@ -8,6 +8,7 @@ import { setProcessKind } from "../process/kind.js";
 import { openStore } from "../store/open.js";
 import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder } from "../turn/responder.js";
+import { resumeOrphanedTurns } from "../turn/resume.js";
 import type { ProfileRuntime } from "../turn/run.js";
 import { ToolRegistry } from "../turn/tools/registry.js";
 import { buildAgent } from "./agent.js";
@@ -85,6 +86,12 @@ export async function runAcp(options: AcpOptions): Promise<{ reason: string }> {
   );
   const connection = app.connect(stream);
   logLine({ level: "info", event: "acp.ready", profile: store.profile, path: store.path });
+  // Like the gateway, finish the turns a killed process left inside their tool loop (D7).
+  void resumeOrphanedTurns(
+    runtime,
+    { responder, config, tools, signal: shutdown.signal },
+    { info: log("info"), warn: log("warn") },
+  );
   const why = await new Promise<string>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));

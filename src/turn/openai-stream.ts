@@ -91,6 +91,30 @@ function toCalls(wire: WireToolCall[]): ToolCall[] {
   }));
 }
 
+/**
+ * The transcript in chat-completions shape. A tool call left without a
+ * result (a turn cut short before the next user message, whose results a
+ * crash lost) is answered on the wire with an "interrupted" result, never
+ * stored: endpoints refuse a tool call that has no tool message after it.
+ */
+export function toWire(transcript: readonly Message[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  let open: string[] = [];
+  const close = () => {
+    for (const id of open)
+      out.push({ role: "tool", tool_call_id: id, content: "[interrupted] no result was recorded" });
+    open = [];
+  };
+  for (const m of transcript) {
+    if (m.role === "tool") open = open.filter((id) => id !== m.toolCallId);
+    else close();
+    out.push(toChat(m));
+    open.push(...callsOf(m).map((c) => c.id));
+  }
+  // Calls at the very end are the ones the loop is settling: nothing to add.
+  return out;
+}
+
 /** A stored message in chat-completions shape (tool calls and results included). */
 export function toChat(m: Message): Record<string, unknown> {
   if (m.role === "tool")

@@ -1,6 +1,6 @@
 import { HearthError } from "../errors.js";
 import { deadline } from "./deadline.js";
-import { readMessage, readStream, toChat, toWireTools } from "./openai-stream.js";
+import { readMessage, readStream, toWire, toWireTools } from "./openai-stream.js";
 import type { Responder, ResponderAnswer, TurnInput } from "./responder.js";
 
 export interface OpenAiOptions {
@@ -49,7 +49,7 @@ export class OpenAiResponder implements Responder {
         body: JSON.stringify({
           model,
           stream,
-          messages: input.transcript.map(toChat),
+          messages: toWire(input.transcript),
           ...(input.tools && input.tools.length > 0 ? { tools: toWireTools(input.tools) } : {}),
         }),
         signal,

@@ -3,7 +3,7 @@ import { DEFAULT_CONFIG } from "../../src/config/schema.js";
 import { validateConfig } from "../../src/config/validate.js";
 import { HearthError } from "../../src/errors.js";
 import type { Message } from "../../src/store/types.js";
-import { readStream } from "../../src/turn/openai-stream.js";
+import { readStream, toWire } from "../../src/turn/openai-stream.js";
 import { pendingCalls } from "../../src/turn/tool-records.js";
 import { cap, executeTool } from "../../src/turn/tools/execute.js";
 import { ToolRegistry } from "../../src/turn/tools/registry.js";
@@ -124,5 +124,36 @@ describe("tools: config, registry, limits, streamed calls", () => {
     ).toEqual(["2"]);
     expect(pendingCalls([m({ toolCalls: calls }), m({ role: "user" })])).toEqual([]);
     expect(DEFAULT_CONFIG.tools.enabled).toEqual([]);
+  });
+});
+
+describe("the transcript on the wire", () => {
+  it("answers a call a cut-short turn left without a result, and only that one", () => {
+    const m = (over: Partial<Message>): Message =>
+      ({
+        role: "user",
+        content: "x",
+        name: null,
+        toolCalls: null,
+        toolCallId: null,
+        ...over,
+      }) as Message;
+    const calls = [
+      { id: "a", type: "function", function: { name: "t", arguments: "{}" } },
+      { id: "b", type: "function", function: { name: "t", arguments: "{}" } },
+    ];
+    const wire = toWire([
+      m({}),
+      m({ role: "assistant", content: "", toolCalls: calls }),
+      m({ role: "tool", toolCallId: "a", content: { status: "ok", output: "fine" } }),
+      m({ content: "next question" }),
+    ]);
+    expect(wire.map((w) => [w.role, w.tool_call_id ?? null, w.content])).toEqual([
+      ["user", null, "x"],
+      ["assistant", null, ""],
+      ["tool", "a", "fine"],
+      ["tool", "b", "[interrupted] no result was recorded"],
+      ["user", null, "next question"],
+    ]);
   });
 });
