@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpChild, joined } from "../../helpers/acp.js";
@@ -7,6 +9,8 @@ import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
 
 afterEach(closeFakes);
+
+const TOOLS = join(import.meta.dirname, "../../fixtures/test-tools.mjs");
 
 /** A script that calls current_time, then answers in several words. */
 const TOOL_SCRIPT = [
@@ -210,5 +214,44 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     expect(await agent.prompt(sid, "still there?")).toEqual({ stopReason: "end_turn" });
     expect(raw.running).toBe(true);
     expect(await agent.close()).toEqual({ code: 0, signal: null });
+  });
+
+  it("kill -9 of hearth acp after a tool result: the next hearth acp finishes the turn, the tool ran once", async () => {
+    const h = tempHome();
+    const countFile = join(h, "count.log");
+    writeConfig(h, {
+      gateway: {
+        responder: {
+          kind: "script",
+          script: [
+            { content: "", toolCalls: [{ name: "count_tool", arguments: { note: "acp" } }] },
+            { content: "counted" },
+          ],
+        },
+      },
+      tools: {
+        enabled: ["count_tool"],
+        modules: [TOOLS],
+        settings: { count_tool: { file: countFile } },
+      },
+    });
+    const doomed = new AcpChild(h, [], { HEARTH_FAILPOINTS: "turn.after-tool-result=kill" });
+    await doomed.initialize();
+    const sid = await doomed.newSession();
+    await doomed.prompt(sid, "count").catch(() => undefined);
+    expect(await doomed.process.exited).toMatchObject({ signal: "SIGKILL" });
+    expect(readFileSync(countFile, "utf8").trim().split("\n")).toHaveLength(1);
+
+    const next = new AcpChild(h);
+    await next.initialize();
+    await until("the resumed reply", async () => (await transcript(h, sid)).length === 4);
+    expect(await transcript(h, sid)).toEqual([
+      ["user", "count"],
+      ["assistant", ""],
+      ["tool", "count_tool"],
+      ["assistant", "counted"],
+    ]);
+    expect(readFileSync(countFile, "utf8").trim().split("\n")).toHaveLength(1);
+    expect(await next.close()).toEqual({ code: 0, signal: null });
   });
 });
