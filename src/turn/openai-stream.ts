@@ -124,7 +124,8 @@ export function toChat(m: Message): Record<string, unknown> {
   return {
     role: m.role,
     content,
-    ...(m.name ? { name: m.name } : {}),
+    // Endpoints accept only [A-Za-z0-9_-] names: hearth's markers (hearth.turn_failed) go without.
+    ...(m.name && /^[A-Za-z0-9_-]{1,64}$/.test(m.name) ? { name: m.name } : {}),
     ...(calls.length > 0 ? { tool_calls: calls } : {}),
   };
 }
