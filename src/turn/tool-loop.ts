@@ -11,6 +11,7 @@ import {
   resultMessage,
   startKey,
   startRecord,
+  uniqueIds,
 } from "./tool-records.js";
 import { executeTool, type ToolOutcome } from "./tools/execute.js";
 import type { ToolRegistry } from "./tools/registry.js";
@@ -68,7 +69,11 @@ export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise
     stopIfCancelled(ctx);
     const message = await ctx.runtime.committer.append(
       ctx.turn.sessionId,
-      { role: "assistant", content: answer.content, toolCalls: answer.toolCalls },
+      {
+        role: "assistant",
+        content: answer.content,
+        toolCalls: uniqueIds(answer.toolCalls, transcript),
+      },
       { metaBefore: renewal(ctx) },
     );
     transcript.push(message);

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { MetaCas } from "../store/meta.js";
 import type { Message, NewMessage } from "../store/types.js";
 import type { ToolOutcome, ToolStatus } from "./tools/execute.js";
@@ -17,15 +18,29 @@ export function startRecord(tool: string, turnId: string): string {
   return JSON.stringify({ tool, turnId, pid: process.pid, at: Date.now() });
 }
 
-/** The result message of one call; its clientId makes a second append of it a no-op. */
+/** The result message of one call. */
 export function resultMessage(call: ToolCall, outcome: ToolOutcome): NewMessage {
   return {
     role: "tool",
     name: call.function.name,
     toolCallId: call.id,
     content: { status: outcome.status, output: outcome.output },
-    clientId: `tool-result:${call.id}`,
   };
+}
+
+/**
+ * The calls with ids unique in the transcript: some endpoints reuse ids
+ * (`call_0` every round), and a result is paired with its call by id, so a
+ * reused one gets a suffix before it is stored (and sent back as stored).
+ */
+export function uniqueIds(calls: readonly ToolCall[], transcript: readonly Message[]): ToolCall[] {
+  const used = new Set(transcript.flatMap((m) => callsOf(m).map((c) => c.id)));
+  return calls.map((c) => {
+    let id = c.id;
+    while (used.has(id)) id = `${c.id}_${randomUUID().slice(0, 8)}`;
+    used.add(id);
+    return id === c.id ? c : { ...c, id };
+  });
 }
 
 /** The meta change that rides with a result: the start row goes. */

@@ -4,7 +4,7 @@ import { validateConfig } from "../../src/config/validate.js";
 import { HearthError } from "../../src/errors.js";
 import type { Message } from "../../src/store/types.js";
 import { readStream, toWire } from "../../src/turn/openai-stream.js";
-import { pendingCalls } from "../../src/turn/tool-records.js";
+import { pendingCalls, uniqueIds } from "../../src/turn/tool-records.js";
 import { cap, executeTool } from "../../src/turn/tools/execute.js";
 import { ToolRegistry } from "../../src/turn/tools/registry.js";
 import type { Tool } from "../../src/turn/tools/types.js";
@@ -155,5 +155,22 @@ describe("the transcript on the wire", () => {
       ["tool", "b", "[interrupted] no result was recorded"],
       ["user", null, "next question"],
     ]);
+  });
+});
+
+describe("tool call ids", () => {
+  it("renames an id the transcript already used, so results pair with the right call", () => {
+    const call = (id: string) => ({
+      id,
+      type: "function" as const,
+      function: { name: "t", arguments: "{}" },
+    });
+    const earlier = { role: "assistant", toolCalls: [call("call_0")] } as unknown as Message;
+    const ids = uniqueIds([call("call_0"), call("call_1"), call("call_1")], [earlier]).map(
+      (c) => c.id,
+    );
+    expect(ids[0]).toMatch(/^call_0_[0-9a-f]{8}$/);
+    expect(ids[1]).toBe("call_1");
+    expect(ids[2]).toMatch(/^call_1_[0-9a-f]{8}$/);
   });
 });
