@@ -130,6 +130,22 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     expect(await agent.close()).toEqual({ code: 0, signal: null });
   });
 
+  it("the editor closing stdin mid-turn: the turn is recorded as cancelled and the process exits 0", async () => {
+    const h = home(SLOW_SCRIPT);
+    const agent = new AcpChild(h);
+    await agent.initialize();
+    const sid = await agent.newSession();
+    const prompt = agent.prompt(sid, "talk slowly").catch((e: unknown) => e);
+    await until("the first chunk", () => agent.summary(sid).length > 0);
+    expect(await agent.close()).toEqual({ code: 0, signal: null });
+    await prompt;
+    expect(await transcript(h, sid)).toEqual([
+      ["user", "talk slowly"],
+      ["assistant", "hearth.turn_cancelled"],
+    ]);
+    expect(agent.process.stderr).toContain('"reason":"stdin closed"');
+  });
+
   it("an ACP prompt and a gateway message on one session never run two turns at once", async () => {
     const h = home(SLOW_SCRIPT, { turnWaitMs: 0 });
     const gw = await startGateway(h);
