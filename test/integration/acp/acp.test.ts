@@ -230,6 +230,9 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     expect(await agent.prompt(sid, "still there?")).toEqual({ stopReason: "end_turn" });
     expect(raw.running).toBe(true);
     expect(await agent.close()).toEqual({ code: 0, signal: null });
+    // stdout carried protocol messages only; the logs went to stderr.
+    for (const line of raw.lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
+    expect(raw.stderr).toContain('"event":"acp.ready"');
   });
 
   it("kill -9 of hearth acp after a tool result: the next hearth acp finishes the turn, the tool ran once", async () => {
