@@ -56,3 +56,4 @@ export type {
   TitleSource,
   TranscriptEntry,
 } from "./store/types.js";
+export type { JsonSchema, Tool, ToolCall, ToolContext, ToolSpec } from "./turn/tools/types.js";

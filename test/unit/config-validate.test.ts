@@ -59,6 +59,15 @@ describe("validateConfig", () => {
         livePollMs: 250,
       },
       scheduler: { port: 8789, drainMs: 30000, alertAfter: 3, jobs: [] },
+      tools: {
+        enabled: [],
+        maxRounds: 8,
+        timeoutMs: 30000,
+        maxOutputBytes: 16384,
+        modules: [],
+        settings: {},
+        profiles: {},
+      },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });
