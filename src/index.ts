@@ -30,6 +30,15 @@ export { PROCESS_KINDS, type PresenceRole, type ProcessKind } from "./process/lo
 export type { StructuralOptions } from "./process/structural.js";
 export type { ExportFormat, ExportOptions } from "./store/export.js";
 export type { Logger } from "./store/logger.js";
+export type {
+  GraphBlob,
+  GraphCheckpointInput,
+  GraphCheckpointKey,
+  GraphCheckpointRecord,
+  GraphCheckpoints,
+  GraphListQuery,
+  GraphWrite,
+} from "./store/graph-checkpoints.js";
 export type { LoadOptions, Messages } from "./store/messages.js";
 export type { Meta } from "./store/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/migrations.js";

@@ -9,6 +9,7 @@ import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { readDurability } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
+import { GraphCheckpoints } from "./graph-checkpoints.js";
 import { Handoffs } from "./handoffs.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
@@ -65,6 +66,8 @@ export class Store {
   readonly runs: Runs;
   /** Health samples over time (file sizes, messages stored) for the dashboard's chart. */
   readonly stats: Stats;
+  /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
+  readonly graphCheckpoints: GraphCheckpoints;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -113,6 +116,7 @@ export class Store {
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
     this.runs = codedErrors(new Runs(this.access), this.path, this.door);
     this.stats = codedErrors(new Stats(this.access), this.path, this.door);
+    this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
