@@ -45,9 +45,9 @@ export interface GraphCheckpointInput extends GraphCheckpointKey {
   checkpoint: Uint8Array;
   /** Metadata as JSON text (list() filters on its top-level keys). */
   metadata: string;
-  /** {channel: version} of the checkpoint: the blobs its values are read from. */
+  /** {channel: version} of the checkpoint: unchanged channels are found by it. */
   channelVersions: Record<string, string | number>;
-  /** The values of the channels that changed (stored once per channel version). */
+  /** The values of the channels that changed at this checkpoint. */
   blobs: readonly GraphBlob[];
 }
 
@@ -56,7 +56,7 @@ export interface GraphCheckpointRecord extends GraphCheckpointKey {
   type: string;
   checkpoint: Uint8Array;
   metadata: string;
-  /** The values at the checkpoint's channel versions (channels without a stored value are absent). */
+  /** The values of the checkpoint's channels (channels without a stored value are absent). */
   blobs: GraphBlob[];
   /** Pending writes in (taskPath, taskId, idx) order, strings by code point. */
   writes: GraphWrite[];
@@ -98,40 +98,97 @@ const MAX_PAGE = 1000;
 export class GraphCheckpoints {
   constructor(private readonly access: Access) {}
 
-  /** Store a checkpoint and the values of its changed channels, in one transaction. */
+  /**
+   * Store a checkpoint and the values of its changed channels, in one
+   * transaction. A channel that did not change points at the value its
+   * parent points at (the same version), else at the newest value stored
+   * for that version in the thread.
+   */
   async put(input: GraphCheckpointInput): Promise<void> {
     checkKey(input);
-    const versions = JSON.stringify(input.channelVersions);
+    const { threadId, namespace, checkpointId } = input;
+    const changed = new Set(input.blobs.map((b) => b.channel));
     await this.access.writeTransaction((conn) => {
+      const refs = Object.create(null) as Record<string, string>;
+      const parentRefs = this.refsOf(conn, threadId, namespace, input.parentCheckpointId);
+      const versionAt = conn.stmt(
+        `SELECT version FROM graph_blobs
+         WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = ?`,
+      );
+      const newest = conn.stmt(
+        `SELECT checkpoint_id FROM graph_blobs
+         WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?
+         ORDER BY checkpoint_id DESC LIMIT 1`,
+      );
+      for (const [channel, v] of Object.entries(input.channelVersions)) {
+        const version = String(v);
+        if (changed.has(channel)) {
+          refs[channel] = checkpointId;
+          continue;
+        }
+        const viaParent = parentRefs[channel];
+        const atParent =
+          viaParent === undefined
+            ? undefined
+            : (versionAt.get(threadId, namespace, viaParent, channel) as
+                | { version: string }
+                | undefined);
+        if (viaParent !== undefined && atParent?.version === version) {
+          refs[channel] = viaParent;
+          continue;
+        }
+        const found = newest.get(threadId, namespace, channel, version) as
+          | { checkpoint_id: string }
+          | undefined;
+        if (found) refs[channel] = found.checkpoint_id;
+      }
       const blob = conn.stmt(
-        `INSERT INTO graph_blobs (thread_id, checkpoint_ns, channel, version, type, value)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        `INSERT INTO graph_blobs (thread_id, checkpoint_ns, checkpoint_id, channel, version, type, value)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT DO UPDATE SET version = excluded.version, type = excluded.type,
+           value = excluded.value`,
       );
       for (const b of input.blobs) {
-        blob.run(input.threadId, input.namespace, b.channel, b.version, b.type, b.value);
+        blob.run(threadId, namespace, checkpointId, b.channel, b.version, b.type, b.value);
       }
       conn
         .stmt(
           `INSERT INTO graph_checkpoints (thread_id, checkpoint_ns, checkpoint_id,
-             parent_checkpoint_id, type, checkpoint, metadata, channel_versions, created_at)
+             parent_checkpoint_id, type, checkpoint, metadata, blob_refs, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
              parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
              checkpoint = excluded.checkpoint, metadata = excluded.metadata,
-             channel_versions = excluded.channel_versions`,
+             blob_refs = excluded.blob_refs`,
         )
         .run(
-          input.threadId,
-          input.namespace,
-          input.checkpointId,
+          threadId,
+          namespace,
+          checkpointId,
           input.parentCheckpointId,
           input.type,
           input.checkpoint,
           input.metadata,
-          versions,
+          JSON.stringify(refs),
           this.access.now(),
         );
     });
+  }
+
+  private refsOf(
+    conn: Connection,
+    threadId: string,
+    namespace: string,
+    checkpointId: string | null,
+  ): Record<string, string> {
+    if (checkpointId === null) return {};
+    const row = conn
+      .stmt(
+        `SELECT blob_refs FROM graph_checkpoints
+         WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`,
+      )
+      .get(threadId, namespace, checkpointId) as { blob_refs: string } | undefined;
+    return row ? (JSON.parse(row.blob_refs) as Record<string, string>) : {};
   }
 
   /**
@@ -268,9 +325,9 @@ function toRecord(conn: Connection, row: CheckpointRow): GraphCheckpointRecord {
   const blobs = conn
     .stmt(
       `SELECT b.channel, b.version, b.type, b.value
-       FROM graph_checkpoints c, json_each(c.channel_versions) v
+       FROM graph_checkpoints c, json_each(c.blob_refs) r
        JOIN graph_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-         AND b.channel = v.key AND b.version = CAST(v.value AS TEXT)
+         AND b.checkpoint_id = r.value AND b.channel = r.key
        WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ?`,
     )
     .all(row.thread_id, row.checkpoint_ns, row.checkpoint_id) as GraphBlob[];
