@@ -11,6 +11,7 @@ import { readDurability } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
 import { GraphCheckpoints } from "./graph-checkpoints.js";
 import { Handoffs } from "./handoffs.js";
+import { JsonTail } from "./json-tail.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
 import type { DatabaseEntry } from "./registry.js";
@@ -68,6 +69,8 @@ export class Store {
   readonly stats: Stats;
   /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
   readonly graphCheckpoints: GraphCheckpoints;
+  /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
+  readonly jsonTail: JsonTail;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -117,6 +120,7 @@ export class Store {
     this.runs = codedErrors(new Runs(this.access), this.path, this.door);
     this.stats = codedErrors(new Stats(this.access), this.path, this.door);
     this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
+    this.jsonTail = codedErrors(new JsonTail(this.access), this.path, this.door);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

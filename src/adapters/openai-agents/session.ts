@@ -93,15 +93,21 @@ export class HearthSession implements Session {
     }
     const id = await this.getSessionId();
     if (limit !== undefined && limit <= 0) return [];
-    if (limit === undefined || limit > MAX_WINDOW) {
-      const all = await this.store.messages.load(id);
-      return (limit === undefined ? all : all.slice(-limit)).map(messageToItem);
-    }
-    const newest = await this.store.messages.load(id, {
-      limit: Math.floor(limit),
-      order: "newest-first",
-    });
-    return newest.reverse().map(messageToItem);
+    const window = limit === undefined || limit > MAX_WINDOW ? undefined : Math.floor(limit);
+    // Items this adapter stored are JSON: one read, one parse.
+    const fast = await this.store.jsonTail.read(id, window);
+    if (fast)
+      return (
+        limit === undefined || window !== undefined ? fast : fast.slice(-limit)
+      ) as AgentInputItem[];
+    // A window with text messages (written without the SDK): message by message.
+    const messages =
+      window === undefined
+        ? await this.store.messages.load(id)
+        : (await this.store.messages.load(id, { limit: window, order: "newest-first" })).reverse();
+    return (limit === undefined || window !== undefined ? messages : messages.slice(-limit)).map(
+      messageToItem,
+    );
   }
 
   /** Append items in one transaction: all of them or none. */
