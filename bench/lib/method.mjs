@@ -120,6 +120,13 @@ Workloads (sizes of this ${s.mode} run):
    the same store and one browser on its live stream, against the same gateway
    alone; order rotated every round.
 
+10. **adapters** (bench/workloads/adapters.mjs): \`getItems(limit)\` (20 and 200) on
+   \`hearth/openai-agents\`'s \`HearthSession\` over a 10,000-item conversation (SDK-shaped
+   items from the corpus below: user messages, tool calls, tool results,
+   answers) vs the same call on the OpenAI Agents SDK's own \`MemorySession\`
+   holding the same items (its debug serialization off, its cheapest path);
+   ${n(s.adapterCalls ?? 0)} calls per variant and round, calls per second, order rotated every round.
+
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,
 tool outputs of 40–260 (about 650 bytes a message). Generator version

@@ -1,4 +1,4 @@
-// Workload 9: the OpenAI Agents SDK adapter. session.getItems(limit) on
+// Workload 10: the OpenAI Agents SDK adapter. session.getItems(limit) on
 // hearth's HearthSession vs the same call on the SDK's own MemorySession
 // (items in a JS array: the fastest store the SDK ships), side by side on
 // the same items: a 10,000-item conversation of agent-like items (user
@@ -58,7 +58,7 @@ export async function adaptersWorkload({ sizes, rounds, log }) {
     for (let i = 0; i < items.length; i += 1_000) await filler.addItems(items.slice(i, i + 1_000));
     await filler.close();
     for (const limit of LIMITS) {
-      log(`9. adapters: getItems(${limit}) of ${TOTAL} items × ${rounds} rounds`);
+      log(`10. adapters: getItems(${limit}) of ${TOTAL} items × ${rounds} rounds`);
       let seen = { hearth: 0, memory: 0 };
       const res = await runRounds({
         rounds,
@@ -92,7 +92,7 @@ export async function adaptersWorkload({ sizes, rounds, log }) {
       const perSecond = (r) => r.map((x) => 1000 / x.meanMs);
       rows.push(
         row({
-          workload: "9. adapters (OpenAI Agents Session)",
+          workload: "10. adapters (OpenAI Agents Session)",
           metric: `getItems(${limit}) of ${TOTAL.toLocaleString("en-US")} items: calls per second`,
           unit: "calls/s",
           better: "higher",

@@ -96,6 +96,23 @@ describe("HearthSession (the Session interface on a real store)", () => {
     await store.close();
   });
 
+  it("reads a window mixing SDK items and text messages, and names an unknown session", async () => {
+    const store = await openStore({ home: tempHome() });
+    const session = new HearthSession(store, { sessionId: "mixed" });
+    await session.addItems([user("one")]);
+    await store.messages.append("mixed", { role: "user", content: "typed in hearth chat" });
+    await session.addItems([user("three")]);
+    const plain = { role: "user", content: "typed in hearth chat" };
+    expect(await session.getItems()).toEqual([user("one"), plain, user("three")]);
+    expect(await session.getItems(1)).toEqual([user("three")]);
+    expect(await session.getItems(2)).toEqual([plain, user("three")]);
+    await expect(store.jsonTail.read("no-such-session", 5)).rejects.toMatchObject({
+      code: "HEARTH_SESSION_NOT_FOUND",
+    });
+    await expect(store.jsonTail.read("mixed", 0)).rejects.toThrow(RangeError);
+    await store.close();
+  });
+
   it("refuses bad input before changing anything", async () => {
     const store = await openStore({ home: tempHome() });
     expect(() => new HearthSession(store, { sessionId: "" })).toThrow(TypeError);
