@@ -5,10 +5,11 @@ import { sessionNotFound } from "./sessions.js";
 const MAX_LIMIT = 100_000;
 
 /**
- * The JSON contents of a session's last live messages in one read: SQLite
- * joins them into one JSON array text, parsed once. This is the hot read of
- * an SDK session adapter (hearth/openai-agents getItems), about twice as
- * fast as loading whole messages and parsing them one by one.
+ * The JSON contents of a session's last live messages in one read: only
+ * the content column, joined into one JSON array text and parsed once.
+ * This is the hot read of an SDK session adapter (hearth/openai-agents
+ * getItems), several times faster than loading whole messages (every
+ * column a JS value) and parsing them one by one.
  */
 export class JsonTail {
   constructor(private readonly access: Access) {}
@@ -24,21 +25,22 @@ export class JsonTail {
       throw new RangeError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
     }
     const conn = this.access.read();
-    const row = conn
+    // Newest first through the (session_id, active, ordinal) index; text rows come back as null.
+    const contents = conn
       .stmt(
-        `SELECT '[' || group_concat(content, ',' ORDER BY ordinal) || ']' AS json,
-                count(*) AS n, sum(content_type <> 'json') AS texts
-         FROM (SELECT ordinal, content, content_type FROM messages
-               WHERE session_id = ? AND active = 1 ORDER BY ordinal DESC LIMIT ?)`,
+        `SELECT CASE content_type WHEN 'json' THEN content END FROM messages
+         WHERE session_id = ? AND active = 1 ORDER BY ordinal DESC LIMIT ?`,
       )
-      .get(sessionId, limit ?? -1) as { json: string | null; n: number; texts: number | null };
-    if (row.n === 0) {
+      .pluck()
+      .all(sessionId, limit ?? -1) as (string | null)[];
+    if (contents.length === 0) {
       if (!conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
         throw sessionNotFound(sessionId);
       }
       return [];
     }
-    if (row.texts) return undefined;
-    return JSON.parse(row.json ?? "[]") as unknown[];
+    if (contents.includes(null)) return undefined;
+    // One parse of the whole window rather than one per message.
+    return JSON.parse(`[${contents.reverse().join(",")}]`) as unknown[];
   }
 }
