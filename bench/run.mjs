@@ -3,7 +3,8 @@
 //
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
-//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard
+//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard,
+//                  adapters
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -14,6 +15,7 @@ import { methodMarkdown } from "./lib/method.mjs";
 import { killChildren } from "./lib/procs.mjs";
 import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
 import { cleanupAll, removeDir } from "./lib/stores.mjs";
+import { adaptersWorkload } from "./workloads/adapters.mjs";
 import { appendWorkloads } from "./workloads/append.mjs";
 import { dashboardWorkload } from "./workloads/dashboard.mjs";
 import { gatewayWorkload } from "./workloads/gateway.mjs";
@@ -50,6 +52,7 @@ const SIZES = {
     dashGatewayMs: 1_500,
     readerMessages: 100_000,
     readerMs: 2_000,
+    adapterCalls: 2_000,
   },
   quick: {
     rounds: 3,
@@ -77,6 +80,7 @@ const SIZES = {
     dashGatewayMs: 400,
     readerMessages: 10_000,
     readerMs: 600,
+    adapterCalls: 300,
   },
 };
 const ALL = [
@@ -88,6 +92,7 @@ const ALL = [
   "maintenance",
   "dashboard",
   "readers",
+  "adapters",
 ];
 
 const { values: args } = parseArgs({
@@ -165,6 +170,7 @@ async function main() {
   if (large) removeDir(large.home);
   await step("dashboard", () => dashboardWorkload({ sizes, rounds, log }));
   await step("readers", () => readersWorkload({ sizes, rounds, log }));
+  await step("adapters", () => adaptersWorkload({ sizes, rounds, log }));
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);

@@ -29,6 +29,15 @@ export { processKind, setProcessKind } from "./process/kind.js";
 export { PROCESS_KINDS, type PresenceRole, type ProcessKind } from "./process/lock-map.js";
 export type { StructuralOptions } from "./process/structural.js";
 export type { ExportFormat, ExportOptions } from "./store/export.js";
+export type {
+  GraphBlob,
+  GraphCheckpointInput,
+  GraphCheckpointKey,
+  GraphCheckpointRecord,
+  GraphCheckpoints,
+  GraphListQuery,
+  GraphWrite,
+} from "./store/graph-checkpoints.js";
 export type { Logger } from "./store/logger.js";
 export type { LoadOptions, Messages } from "./store/messages.js";
 export type { Meta } from "./store/meta.js";

@@ -123,6 +123,21 @@ Workloads (sizes of this ${s.mode} run):
    alone; order rotated every round. The dashboard's CPU per turn against the
    gateway's is logged too (less noisy than msg/s on a shared machine).
 
+10. **readers** (bench/workloads/readers.mjs): workload 3's gateway (WAL+FULL, group
+   commit, 8 clients in 2 processes, ${n(s.readerMs ?? 0)} ms windows) on a copy of a store holding one
+   ${n(s.readerMessages ?? 0)}-message session, while another process reads that whole transcript
+   (\`GET /v1/sessions/:id\`) again and again: p99 turn latency with reader threads (the
+   default, \`store.readerThreads\` 2) against the same gateway with no reader (the
+   ceiling) and with \`store.readerThreads\` 0 (the transcript read and serialized on the
+   gateway's event loop, as before); the three gateways interleaved, order rotated.
+
+11. **adapters** (bench/workloads/adapters.mjs): \`getItems(limit)\` (20 and 200) on
+   \`hearth/openai-agents\`'s \`HearthSession\` over a 10,000-item conversation (SDK-shaped
+   items from the corpus below: user messages, tool calls, tool results,
+   answers) vs the same call on the OpenAI Agents SDK's own \`MemorySession\`
+   holding the same items (its debug serialization off, its cheapest path);
+   ${n(s.adapterCalls ?? 0)} calls per variant and round, calls per second, order rotated every round.
+
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,
 tool outputs of 40–260 (about 650 bytes a message). Generator version

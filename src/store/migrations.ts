@@ -196,6 +196,61 @@ CREATE TABLE health_samples (
 ) STRICT;
 `,
   },
+  {
+    version: 7,
+    description: "graph checkpoints: LangGraph checkpoints, channel values and pending writes",
+    sql: `
+-- One row per checkpoint of a graph thread, keyed like LangGraph keys them.
+-- The checkpoint itself is stored without its channel values: those are
+-- rows of graph_blobs, each written once by the checkpoint where the channel
+-- changed. blob_refs maps each channel to that checkpoint, so two processes
+-- that fork one thread and reach the same channel version with different
+-- values never read each other's. Metadata is JSON text: list() filters on it.
+CREATE TABLE graph_checkpoints (
+  thread_id            TEXT NOT NULL,
+  checkpoint_ns        TEXT NOT NULL DEFAULT '',
+  checkpoint_id        TEXT NOT NULL,
+  parent_checkpoint_id TEXT,
+  type                 TEXT NOT NULL,
+  checkpoint           BLOB NOT NULL,
+  metadata             TEXT NOT NULL CHECK (json_valid(metadata)),
+  -- {channel: checkpoint_id of the graph_blobs row holding its value}
+  blob_refs            TEXT NOT NULL CHECK (json_valid(blob_refs)),
+  created_at           INTEGER NOT NULL,
+  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+) STRICT, WITHOUT ROWID;
+-- list() without a thread: newest checkpoints first across threads.
+CREATE INDEX graph_checkpoints_by_id ON graph_checkpoints (checkpoint_id DESC);
+
+-- A channel's value as the checkpoint that changed it wrote it ('empty'
+-- type: the channel was cleared).
+CREATE TABLE graph_blobs (
+  thread_id     TEXT NOT NULL,
+  checkpoint_ns TEXT NOT NULL DEFAULT '',
+  checkpoint_id TEXT NOT NULL,
+  channel       TEXT NOT NULL,
+  version       TEXT NOT NULL,
+  type          TEXT NOT NULL,
+  value         BLOB,
+  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, channel)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX graph_blobs_by_version ON graph_blobs (thread_id, checkpoint_ns, channel, version);
+
+-- Writes of the tasks of a superstep, linked to the checkpoint they follow.
+CREATE TABLE graph_writes (
+  thread_id     TEXT NOT NULL,
+  checkpoint_ns TEXT NOT NULL DEFAULT '',
+  checkpoint_id TEXT NOT NULL,
+  task_id       TEXT NOT NULL,
+  idx           INTEGER NOT NULL,
+  channel       TEXT NOT NULL,
+  type          TEXT NOT NULL,
+  value         BLOB,
+  task_path     TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+) STRICT, WITHOUT ROWID;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -9,7 +9,9 @@ import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { readDurability } from "./durability.js";
 import type { ExportOptions } from "./export.js";
+import { GraphCheckpoints } from "./graph-checkpoints.js";
 import { Handoffs } from "./handoffs.js";
+import { JsonTail } from "./json-tail.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
 import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
@@ -67,6 +69,10 @@ export class Store {
   readonly runs: Runs;
   /** Health samples over time (file sizes, messages stored) for the dashboard's chart. */
   readonly stats: Stats;
+  /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
+  readonly graphCheckpoints: GraphCheckpoints;
+  /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
+  readonly jsonTail: JsonTail;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -126,6 +132,8 @@ export class Store {
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
     this.runs = codedErrors(new Runs(this.access), this.path, this.door);
     this.stats = codedErrors(new Stats(this.access), this.path, this.door);
+    this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
+    this.jsonTail = codedErrors(new JsonTail(this.access), this.path, this.door);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

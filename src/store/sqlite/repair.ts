@@ -84,6 +84,8 @@ export function salvage(source: Database.Database, target: string): SalvageCount
     const sessions = copyTable(source, fresh, "sessions");
     const messages = copyTable(source, fresh, "messages");
     const meta = copyTable(source, fresh, "meta");
+    // LangGraph checkpoints (hearth/langgraph) are canonical too; keyed tables, absent before schema 7.
+    for (const [table, key] of GRAPH_TABLES) copyKeyed(source, fresh, table, key);
     const orphans = fresh
       .prepare("DELETE FROM messages WHERE session_id NOT IN (SELECT id FROM sessions)")
       .run().changes;
@@ -124,6 +126,56 @@ function copyTable(source: Database.Database, fresh: Database.Database, table: s
         const rowid = Number(row[0]);
         if (seen.has(rowid)) return; // the two scans met
         seen.add(rowid);
+        insert.run(...row);
+      }
+    } catch {
+      // the b-tree broke here: keep what was read
+    }
+  };
+  fresh.transaction(() => {
+    take("ASC");
+    take("DESC");
+  })();
+  return seen.size;
+}
+
+const GRAPH_TABLES: readonly (readonly [string, readonly string[]])[] = [
+  ["graph_checkpoints", ["thread_id", "checkpoint_ns", "checkpoint_id"]],
+  ["graph_blobs", ["thread_id", "checkpoint_ns", "checkpoint_id", "channel"]],
+  ["graph_writes", ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"]],
+];
+
+/** copyTable for a WITHOUT ROWID table: both ends of its primary key. Returns rows copied. */
+function copyKeyed(
+  source: Database.Database,
+  fresh: Database.Database,
+  table: string,
+  key: readonly string[],
+): number {
+  let columns: string[];
+  try {
+    columns = (source.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+  } catch {
+    return 0; // its schema is unreadable: nothing of it can be saved
+  }
+  if (columns.length === 0) return 0; // a store from before the table existed
+  const list = columns.map((c) => `"${c}"`).join(", ");
+  const at = key.map((k) => columns.indexOf(k));
+  const insert = fresh.prepare(
+    `INSERT OR IGNORE INTO ${table} (${list}) VALUES (${columns.map(() => "?").join(", ")})`,
+  );
+  const seen = new Set<string>();
+  const take = (order: "ASC" | "DESC") => {
+    const rows = source
+      .prepare(
+        `SELECT ${list} FROM ${table} ORDER BY ${key.map((k) => `${k} ${order}`).join(", ")}`,
+      )
+      .raw();
+    try {
+      for (const row of rows.iterate() as Iterable<unknown[]>) {
+        const id = JSON.stringify(at.map((i) => row[i]));
+        if (seen.has(id)) return; // the two scans met
+        seen.add(id);
         insert.run(...row);
       }
     } catch {

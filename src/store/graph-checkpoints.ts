@@ -1,0 +1,372 @@
+import type { Access } from "./access.js";
+import type { Connection } from "./connection.js";
+
+/**
+ * Graph checkpoints (LangGraph's persistence model) as store rows: the
+ * checkpoints of a thread, each channel's value once per version, and the
+ * pending writes of the tasks that follow a checkpoint. Values arrive
+ * already serialized (a type tag and bytes): this layer never interprets
+ * them, so the adapter's serializer decides the format. Writes go through
+ * the store's write path (fair cross-process lock, one IMMEDIATE
+ * transaction each); reads run on the read-only connection, each in one
+ * read transaction so a row and its values come from one snapshot.
+ */
+
+/** Which checkpoint: `namespace` is "" for the root graph. */
+export interface GraphCheckpointKey {
+  threadId: string;
+  namespace: string;
+  checkpointId: string;
+}
+
+/** One channel's serialized value at one version; `type` "empty" marks a cleared channel. */
+export interface GraphBlob {
+  channel: string;
+  version: string;
+  type: string;
+  value: Uint8Array | null;
+}
+
+/** One pending write of a task. */
+export interface GraphWrite {
+  taskId: string;
+  idx: number;
+  channel: string;
+  type: string;
+  value: Uint8Array | null;
+  /** "" when the writer gave none (graph input, Command updates). */
+  taskPath: string;
+}
+
+export interface GraphCheckpointInput extends GraphCheckpointKey {
+  parentCheckpointId: string | null;
+  /** The serialized checkpoint without its channel values. */
+  type: string;
+  checkpoint: Uint8Array;
+  /** Metadata as JSON text (list() filters on its top-level keys). */
+  metadata: string;
+  /** {channel: version} of the checkpoint: unchanged channels are found by it. */
+  channelVersions: Record<string, string | number>;
+  /** The values of the channels that changed at this checkpoint. */
+  blobs: readonly GraphBlob[];
+}
+
+export interface GraphCheckpointRecord extends GraphCheckpointKey {
+  parentCheckpointId: string | null;
+  type: string;
+  checkpoint: Uint8Array;
+  metadata: string;
+  /** The values of the checkpoint's channels (channels without a stored value are absent). */
+  blobs: GraphBlob[];
+  /** Pending writes in (taskPath, taskId, idx) order, strings by code point. */
+  writes: GraphWrite[];
+}
+
+export interface GraphListQuery {
+  threadId?: string;
+  namespace?: string;
+  /** Only checkpoints whose id sorts before this one. */
+  before?: string;
+  /** Top-level metadata keys and the JSON text their value must equal. */
+  metadata?: readonly (readonly [key: string, json: string])[];
+  limit: number;
+  /** The last record of the previous page (keyset paging, newest first). */
+  after?: GraphCheckpointKey;
+}
+
+interface CheckpointRow {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
+  type: string;
+  checkpoint: Uint8Array;
+  metadata: string;
+}
+
+interface WriteRow {
+  task_id: string;
+  idx: number;
+  channel: string;
+  type: string;
+  value: Uint8Array | null;
+  task_path: string;
+}
+
+const MAX_PAGE = 1000;
+
+export class GraphCheckpoints {
+  constructor(private readonly access: Access) {}
+
+  /**
+   * Store a checkpoint and the values of its changed channels, in one
+   * transaction. A channel that did not change points at the value its
+   * parent points at (the same version), else at the newest value stored
+   * for that version in the thread.
+   */
+  async put(input: GraphCheckpointInput): Promise<void> {
+    checkKey(input);
+    const { threadId, namespace, checkpointId } = input;
+    const changed = new Set(input.blobs.map((b) => b.channel));
+    await this.access.writeTransaction((conn) => {
+      const refs = Object.create(null) as Record<string, string>;
+      const parentRefs = this.refsOf(conn, threadId, namespace, input.parentCheckpointId);
+      const versionAt = conn.stmt(
+        `SELECT version FROM graph_blobs
+         WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = ?`,
+      );
+      const newest = conn.stmt(
+        `SELECT checkpoint_id FROM graph_blobs
+         WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?
+         ORDER BY checkpoint_id DESC LIMIT 1`,
+      );
+      for (const [channel, v] of Object.entries(input.channelVersions)) {
+        const version = String(v);
+        if (changed.has(channel)) {
+          refs[channel] = checkpointId;
+          continue;
+        }
+        const viaParent = parentRefs[channel];
+        const atParent =
+          viaParent === undefined
+            ? undefined
+            : (versionAt.get(threadId, namespace, viaParent, channel) as
+                | { version: string }
+                | undefined);
+        if (viaParent !== undefined && atParent?.version === version) {
+          refs[channel] = viaParent;
+          continue;
+        }
+        const found = newest.get(threadId, namespace, channel, version) as
+          | { checkpoint_id: string }
+          | undefined;
+        if (found) refs[channel] = found.checkpoint_id;
+      }
+      const blob = conn.stmt(
+        `INSERT INTO graph_blobs (thread_id, checkpoint_ns, checkpoint_id, channel, version, type, value)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT DO UPDATE SET version = excluded.version, type = excluded.type,
+           value = excluded.value`,
+      );
+      for (const b of input.blobs) {
+        blob.run(threadId, namespace, checkpointId, b.channel, b.version, b.type, b.value);
+      }
+      conn
+        .stmt(
+          `INSERT INTO graph_checkpoints (thread_id, checkpoint_ns, checkpoint_id,
+             parent_checkpoint_id, type, checkpoint, metadata, blob_refs, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+             parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
+             checkpoint = excluded.checkpoint, metadata = excluded.metadata,
+             blob_refs = excluded.blob_refs`,
+        )
+        .run(
+          threadId,
+          namespace,
+          checkpointId,
+          input.parentCheckpointId,
+          input.type,
+          input.checkpoint,
+          input.metadata,
+          JSON.stringify(refs),
+          this.access.now(),
+        );
+    });
+  }
+
+  private refsOf(
+    conn: Connection,
+    threadId: string,
+    namespace: string,
+    checkpointId: string | null,
+  ): Record<string, string> {
+    if (checkpointId === null) return {};
+    const row = conn
+      .stmt(
+        `SELECT blob_refs FROM graph_checkpoints
+         WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`,
+      )
+      .get(threadId, namespace, checkpointId) as { blob_refs: string } | undefined;
+    return row ? (JSON.parse(row.blob_refs) as Record<string, string>) : {};
+  }
+
+  /**
+   * Store a task's writes against a checkpoint, in one transaction. A write
+   * already stored under the same (task, idx) is kept, unless `replace`
+   * (special channels such as errors and interrupts overwrite).
+   */
+  async putWrites(
+    key: GraphCheckpointKey,
+    taskId: string,
+    taskPath: string,
+    writes: readonly Omit<GraphWrite, "taskId" | "taskPath">[],
+    replace: boolean,
+  ): Promise<void> {
+    checkKey(key);
+    if (typeof taskId !== "string") throw new TypeError("taskId must be a string");
+    await this.access.writeTransaction((conn) => {
+      const insert = conn.stmt(
+        `INSERT ${replace ? "OR REPLACE" : "OR IGNORE"} INTO graph_writes (thread_id,
+           checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const w of writes) {
+        insert.run(
+          key.threadId,
+          key.namespace,
+          key.checkpointId,
+          taskId,
+          w.idx,
+          w.channel,
+          w.type,
+          w.value,
+          taskPath,
+        );
+      }
+    });
+  }
+
+  /** Delete every checkpoint, value and write of a thread. Returns how many checkpoints went. */
+  async deleteThread(threadId: string): Promise<number> {
+    if (typeof threadId !== "string") throw new TypeError("threadId must be a string");
+    return this.access.writeTransaction((conn) => {
+      conn.stmt("DELETE FROM graph_writes WHERE thread_id = ?").run(threadId);
+      conn.stmt("DELETE FROM graph_blobs WHERE thread_id = ?").run(threadId);
+      return conn.stmt("DELETE FROM graph_checkpoints WHERE thread_id = ?").run(threadId).changes;
+    });
+  }
+
+  /** One checkpoint, or the newest of the thread and namespace when `checkpointId` is undefined. */
+  async get(
+    threadId: string,
+    namespace: string,
+    checkpointId?: string,
+  ): Promise<GraphCheckpointRecord | undefined> {
+    const conn = this.access.read();
+    return snapshot(conn, () => {
+      const row = (
+        checkpointId === undefined
+          ? conn
+              .stmt(
+                `SELECT * FROM graph_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?
+                 ORDER BY checkpoint_id DESC LIMIT 1`,
+              )
+              .get(threadId, namespace)
+          : conn
+              .stmt(
+                `SELECT * FROM graph_checkpoints
+                 WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`,
+              )
+              .get(threadId, namespace, checkpointId)
+      ) as CheckpointRow | undefined;
+      return row && toRecord(conn, row);
+    });
+  }
+
+  /** A page of checkpoints, newest id first; pass the last one back as `after` for the next. */
+  async list(query: GraphListQuery): Promise<GraphCheckpointRecord[]> {
+    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
+      throw new RangeError(`limit must be an integer from 1 to ${MAX_PAGE}, got ${query.limit}`);
+    }
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (clause: string, ...values: unknown[]) => {
+      where.push(clause);
+      params.push(...values);
+    };
+    if (query.threadId !== undefined) add("thread_id = ?", query.threadId);
+    if (query.namespace !== undefined) add("checkpoint_ns = ?", query.namespace);
+    if (query.before !== undefined) add("checkpoint_id < ?", query.before);
+    for (const [key, json] of query.metadata ?? []) {
+      // A quoted label: keys with dots, '$' or quotes name one top-level key, never a path.
+      add("metadata -> ? = json(?)", `$."${key.replace(/"/g, '\\"')}"`, json);
+    }
+    if (query.after) {
+      const a = query.after;
+      add(
+        "(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)",
+        a.checkpointId,
+        a.threadId,
+        a.namespace,
+      );
+    }
+    const sql = `SELECT * FROM graph_checkpoints ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ?`;
+    const conn = this.access.read();
+    return snapshot(conn, () =>
+      (conn.stmt(sql).all(...params, query.limit) as CheckpointRow[]).map((row) =>
+        toRecord(conn, row),
+      ),
+    );
+  }
+
+  /** The writes to one channel of a checkpoint, in write order (legacy pending sends). */
+  async channelWrites(key: GraphCheckpointKey, channel: string): Promise<GraphWrite[]> {
+    const conn = this.access.read();
+    return (
+      conn
+        .stmt(
+          `SELECT task_id, idx, channel, type, value, task_path FROM graph_writes
+           WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = ?
+           ORDER BY task_path, task_id, idx`,
+        )
+        .all(key.threadId, key.namespace, key.checkpointId, channel) as WriteRow[]
+    ).map(toWrite);
+  }
+}
+
+/** Run reads in one read transaction on the read-only connection: one snapshot for all of them. */
+function snapshot<T>(conn: Connection, fn: () => T): T {
+  return conn.db.transaction(fn)();
+}
+
+function toRecord(conn: Connection, row: CheckpointRow): GraphCheckpointRecord {
+  const blobs = conn
+    .stmt(
+      `SELECT b.channel, b.version, b.type, b.value
+       FROM graph_checkpoints c, json_each(c.blob_refs) r
+       JOIN graph_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+         AND b.checkpoint_id = r.value AND b.channel = r.key
+       WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ?`,
+    )
+    .all(row.thread_id, row.checkpoint_ns, row.checkpoint_id) as GraphBlob[];
+  // BINARY collation compares UTF-8 bytes: code point order, as LangGraph's writesSortKey needs.
+  const writes = conn
+    .stmt(
+      `SELECT task_id, idx, channel, type, value, task_path FROM graph_writes
+       WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?
+       ORDER BY task_path, task_id, idx`,
+    )
+    .all(row.thread_id, row.checkpoint_ns, row.checkpoint_id) as WriteRow[];
+  return {
+    threadId: row.thread_id,
+    namespace: row.checkpoint_ns,
+    checkpointId: row.checkpoint_id,
+    parentCheckpointId: row.parent_checkpoint_id,
+    type: row.type,
+    checkpoint: row.checkpoint,
+    metadata: row.metadata,
+    blobs,
+    writes: writes.map(toWrite),
+  };
+}
+
+function toWrite(row: WriteRow): GraphWrite {
+  return {
+    taskId: row.task_id,
+    idx: row.idx,
+    channel: row.channel,
+    type: row.type,
+    value: row.value,
+    taskPath: row.task_path,
+  };
+}
+
+function checkKey(key: GraphCheckpointKey): void {
+  for (const name of ["threadId", "namespace", "checkpointId"] as const) {
+    if (typeof key[name] !== "string") throw new TypeError(`${name} must be a string`);
+  }
+  if (key.threadId === "") throw new TypeError("threadId must not be empty");
+  if (key.checkpointId === "") throw new TypeError("checkpointId must not be empty");
+}
