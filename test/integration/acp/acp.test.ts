@@ -223,7 +223,8 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     raw.child.stdin.write(`${huge.slice(0, 5000)}`);
     raw.child.stdin.write(`${huge.slice(5000)}\n`);
     expect(await answer(902)).toMatchObject({ error: { code: -32600 } });
-    expect(raw.stderr).toContain("acp.message_too_large");
+    // The log line is on stderr, which may be read after the answer on stdout.
+    await until("the oversized line logged", () => raw.stderr.includes("acp.message_too_large"));
 
     // Still serving, through the SDK's client as before.
     const sid = await agent.newSession();
