@@ -12,7 +12,7 @@ import { printJson } from "../output.js";
 export function registerBackup(program: Command): void {
   program
     .command("backup")
-    .description("a consistent, verified copy of the store while it is in use (VACUUM INTO)")
+    .description("a consistent, verified copy of the store while it is in use (online backup)")
     .option("--keep <n>", "backups of this profile to keep (default: backup.keep, 7)", (v) =>
       positive(v, "--keep"),
     )
