@@ -1,4 +1,5 @@
 import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { backupsDir } from "../config/paths.js";
 import { failpoint } from "../failpoints.js";
@@ -51,7 +52,7 @@ export async function backup(
     chmodSync(staging, 0o600);
     failpoint("backup.mid-publish");
     renameSync(staging, final);
-    fsyncFile(dir);
+    await fsyncAsync(dir);
   } catch (err) {
     rmSync(staging, { force: true });
     throw err;
@@ -62,7 +63,7 @@ export async function backup(
       rmSync(b.path, { force: true });
       return b.path;
     });
-  if (removed.length > 0) fsyncFile(dir);
+  if (removed.length > 0) await fsyncAsync(dir);
   return {
     path: final,
     bytes: statSync(final).size,
@@ -70,6 +71,16 @@ export async function backup(
     removed,
     dryRun: false,
   };
+}
+
+/** fsync on the thread pool: a directory's fsync can wait on the disk for tens of milliseconds. */
+async function fsyncAsync(path: string): Promise<void> {
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 export function fsyncFile(path: string): void {
