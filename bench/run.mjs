@@ -3,7 +3,7 @@
 //
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
-//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard
+//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard, cli
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -15,6 +15,7 @@ import { killChildren } from "./lib/procs.mjs";
 import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
 import { cleanupAll, removeDir } from "./lib/stores.mjs";
 import { appendWorkloads } from "./workloads/append.mjs";
+import { cliWorkload } from "./workloads/cli.mjs";
 import { dashboardWorkload } from "./workloads/dashboard.mjs";
 import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
@@ -47,6 +48,7 @@ const SIZES = {
     dashCalls: 200,
     dashLoadMs: 3_000,
     dashGatewayMs: 1_500,
+    cliSpawns: 9,
   },
   quick: {
     rounds: 3,
@@ -72,9 +74,10 @@ const SIZES = {
     dashCalls: 60,
     dashLoadMs: 1_000,
     dashGatewayMs: 400,
+    cliSpawns: 3,
   },
 };
-const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance", "dashboard"];
+const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance", "dashboard", "cli"];
 
 const { values: args } = parseArgs({
   options: {
@@ -150,6 +153,7 @@ async function main() {
   await step("maintenance", () => maintenanceWorkload({ large, sizes, rounds: mRounds, log }));
   if (large) removeDir(large.home);
   await step("dashboard", () => dashboardWorkload({ sizes, rounds, log }));
+  await step("cli", () => cliWorkload({ sizes, rounds, log }));
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);

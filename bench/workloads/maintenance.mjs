@@ -53,6 +53,7 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
         from = now();
         const result = await backup(store);
         to = now();
+        callerStallMs = Math.max(...lag.stop().map((s) => s.lateMs));
         await store.close();
         rmSync(result.path, { force: true });
       } else {
@@ -60,9 +61,9 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
         from = now();
         rawBackup(db, target);
         to = now();
+        callerStallMs = Math.max(...lag.stop().map((s) => s.lateMs));
         db.close();
       }
-      callerStallMs = Math.max(...lag.stop().map((s) => s.lateMs));
     }
     rmSync(target, { force: true });
     const walMiB = fileSize(`${large.path}-wal`) / MiB;

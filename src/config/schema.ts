@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
+import { JOB_KINDS } from "./job-kinds.js";
 
 /** Journal modes hearth accepts. MEMORY and OFF lose data on a crash and are not offered. */
 export const JOURNAL_MODES = ["wal", "delete", "truncate", "persist"] as const;
@@ -241,17 +242,7 @@ const dashboard = z
   })
   .strict();
 
-/** Jobs the worker runs through ops/; "command" runs a user command. */
-export const JOB_KINDS = [
-  "backup",
-  "optimize",
-  "prune",
-  "delete-empty",
-  "reap-idle",
-  "doctor",
-  "command",
-] as const;
-export type JobKind = (typeof JOB_KINDS)[number];
+export { JOB_KINDS, type JobKind } from "./job-kinds.js";
 export const JOB_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** True when croner accepts the pattern (5 or 6 fields; seconds first) in the time zone. */

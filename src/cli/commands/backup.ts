@@ -2,12 +2,18 @@ import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
-import { backup } from "../../ops/backup.js";
-import { restore } from "../../ops/restore.js";
-import { withWindow } from "../../ops/window.js";
-import { openStore } from "../../store/open.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const backup: typeof import("../../ops/backup.js").backup = async (...a) =>
+  (await import("../../ops/backup.js")).backup(...a);
+const restore: typeof import("../../ops/restore.js").restore = async (...a) =>
+  (await import("../../ops/restore.js")).restore(...a);
+const withWindow: typeof import("../../ops/window.js").withWindow = async (...a) =>
+  (await import("../../ops/window.js")).withWindow(...a);
+const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+  (await import("../../store/open.js")).openStore(...a);
 
 export function registerBackup(program: Command): void {
   program

@@ -1,12 +1,19 @@
 import type { Command } from "commander";
-import { optimize } from "../../ops/optimize.js";
-import { repair } from "../../ops/repair.js";
-import { type WindowReport, withWindow } from "../../ops/window.js";
-import { openStore } from "../../store/open.js";
+import type { WindowReport } from "../../ops/window.js";
 import type { Store } from "../../store/store.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";
 import { confirm } from "./backup.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const optimize: typeof import("../../ops/optimize.js").optimize = async (...a) =>
+  (await import("../../ops/optimize.js")).optimize(...a);
+const repair: typeof import("../../ops/repair.js").repair = async (...a) =>
+  (await import("../../ops/repair.js")).repair(...a);
+const withWindow: typeof import("../../ops/window.js").withWindow = async (...a) =>
+  (await import("../../ops/window.js")).withWindow(...a);
+const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+  (await import("../../store/open.js")).openStore(...a);
 
 const DAY = 24 * 60 * 60 * 1000;
 
