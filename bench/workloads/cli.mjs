@@ -42,10 +42,10 @@ export async function cliWorkload({ sizes, rounds, log }) {
       // Interleaved: each command's spawns and node's alternate, so both see the same noise.
       for (let i = 0; i < spawns; i++) {
         base.push(wall(["-e", "0"], env));
-        CLI_COMMANDS.forEach((args, c) => got[c].push(wall([CLI, ...args], env)));
+        for (const [c, args] of CLI_COMMANDS.entries()) got[c].push(wall([CLI, ...args], env));
       }
       node.push(median(base));
-      got.forEach((g, c) => per[c].push(median(g)));
+      for (const [c, g] of got.entries()) per[c].push(median(g));
       log(
         `  round ${round + 1}/${rounds}: node -e 0 ${node.at(-1).toFixed(0)} ms; ${CLI_COMMANDS.map((a, c) => `${a.join(" ")} ${per[c].at(-1).toFixed(0)} ms`).join(", ")}`,
       );

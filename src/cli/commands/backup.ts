@@ -4,6 +4,7 @@ import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
+import { stepProgress } from "../progress.js";
 
 // Loaded when the command runs, never by `hearth --help` or another command.
 const backup: typeof import("../../ops/backup.js").backup = async (...a) =>
@@ -26,11 +27,13 @@ export function registerBackup(program: Command): void {
     .action(async (o: { keep?: number; dryRun?: boolean }, command: Command) => {
       const g = globals(command);
       const store = await openStore({ home: g.home, profile: g.profile, role: "reader" });
+      const progress = stepProgress(g);
       try {
         const result = await backup(store, {
+          onProgress: progress.onProgress,
           dryRun: o.dryRun === true,
           ...(o.keep === undefined ? {} : { keep: o.keep }),
-        });
+        }).finally(() => progress.stop());
         if (g.json) printJson(result);
         else if (result.dryRun)
           process.stdout.write(`would write ${result.path} (about ${result.bytes} bytes)\n`);
@@ -65,9 +68,18 @@ export function registerBackup(program: Command): void {
           await confirm(
             `replace the ${where.profile} store (${databasePath(where.home, where.profile)}) with ${file}?`,
           );
+        const progress = stepProgress(g);
         const run = () =>
-          restore({ home: g.home, profile: g.profile, from: file, dryRun: o.dryRun === true });
-        const result = o.window ? await withWindow(g, "restore", run) : await run();
+          restore({
+            home: g.home,
+            profile: g.profile,
+            from: file,
+            dryRun: o.dryRun === true,
+            onProgress: progress.onProgress,
+          });
+        const result = await (o.window ? withWindow(g, "restore", run) : run()).finally(() =>
+          progress.stop(),
+        );
         if (g.json) printJson(result);
         else if (result.dryRun) process.stdout.write(`would restore ${result.path} from ${file}\n`);
         else {

@@ -3,6 +3,7 @@ import type { WindowReport } from "../../ops/window.js";
 import type { Store } from "../../store/store.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";
+import { stepProgress } from "../progress.js";
 import { confirm } from "./backup.js";
 
 // Loaded when the command runs, never by `hearth --help` or another command.
@@ -48,12 +49,12 @@ export function registerMaintenance(sessions: Command): void {
       const g = globals(command);
       const run = async (window: WindowReport | undefined) => {
         const store = await openWriter(g);
+        const progress = stepProgress(g);
         try {
-          const tty = process.stderr.isTTY && !g.json;
           const result = await optimize(store, {
             dryRun: o.dryRun === true,
-            ...(tty ? { onStep: (step: string) => process.stderr.write(`  ${step}…\n`) } : {}),
-          });
+            onProgress: progress.onProgress,
+          }).finally(() => progress.stop());
           return { ...result, ...(window ? { window } : {}) };
         } finally {
           await store.close();
@@ -157,8 +158,17 @@ export function registerMaintenance(sessions: Command): void {
     .option("--window", "run on a live system: park the long-lived processes, repair, resume them")
     .action(async (o: { dryRun?: boolean; window?: boolean }, command: Command) => {
       const g = globals(command);
-      const run = () => repair({ home: g.home, profile: g.profile, dryRun: o.dryRun === true });
-      const result = o.window ? await withWindow(g, "repair", run) : await run();
+      const progress = stepProgress(g);
+      const run = () =>
+        repair({
+          home: g.home,
+          profile: g.profile,
+          dryRun: o.dryRun === true,
+          onProgress: progress.onProgress,
+        });
+      const result = await (o.window ? withWindow(g, "repair", run) : run()).finally(() =>
+        progress.stop(),
+      );
       if (g.json) return printJson(result);
       const damage = [
         ...result.before.canonical,

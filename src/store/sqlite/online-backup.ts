@@ -41,7 +41,13 @@ export function copyOnline(
     };
     worker.on("message", (m: BackupMessage) => {
       if (m.type === "progress")
-        options.onProgress?.({ op: "backup", unit: "pages", ...m, phase: m.phase });
+        options.onProgress?.({
+          op: "backup",
+          phase: m.phase,
+          done: m.done,
+          total: m.total,
+          unit: m.phase === "copy" ? "pages" : "steps",
+        });
       else if (m.type === "done") settle(() => resolve({ pages: m.pages }));
       else settle(() => reject(rebuild(m.error, source)));
     });
