@@ -24,7 +24,7 @@ function wall(args, env) {
 
 export async function cliWorkload({ sizes, rounds, log }) {
   const spawns = sizes.cliSpawns;
-  log(`9. CLI latency: ${CLI_COMMANDS.length} commands × ${spawns} spawns × ${rounds} rounds`);
+  log(`10. CLI latency: ${CLI_COMMANDS.length} commands × ${spawns} spawns × ${rounds} rounds`);
   const home = tempDir("cli");
   const store = await openStore({ home });
   for (let i = 0; i < 20; i++) {
@@ -55,7 +55,7 @@ export async function cliWorkload({ sizes, rounds, log }) {
   }
   return CLI_COMMANDS.map((args, c) =>
     row({
-      workload: "9. CLI latency (small store)",
+      workload: "10. CLI latency (small store)",
       metric: `hearth ${args.join(" ")}`,
       unit: "ms",
       better: "lower",
