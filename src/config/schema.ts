@@ -71,6 +71,12 @@ const backup = z
     keep: z.number().int().min(1).max(1000).default(7),
     /** How many forensic copies (taken before repair and restore) are kept. */
     forensicKeep: z.number().int().min(1).max(100).default(3),
+    /**
+     * The nice value of the backup's copy thread (Linux renices only that
+     * thread): 10 yields the CPU to the processes it runs beside; 0 runs it
+     * at the caller's priority (fastest on a machine busy with other work).
+     */
+    nice: z.number().int().min(0).max(19).default(10),
   })
   .strict();
 

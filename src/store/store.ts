@@ -192,6 +192,7 @@ export class Store {
       this.assertOpen();
       await copyOnline(this.path, target, {
         busyTimeoutMs: this.config.store.busyTimeoutMs,
+        nice: this.config.backup.nice,
         ...(onProgress ? { onProgress } : {}),
       });
     });

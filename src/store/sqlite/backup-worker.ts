@@ -16,6 +16,8 @@ export interface BackupJob {
   busyTimeoutMs: number;
   pagesPerStep: number;
   flushEveryPages: number;
+  /** The nice value of this thread (backup.nice). */
+  nice: number;
 }
 
 export type BackupMessage =
@@ -29,16 +31,11 @@ export type BackupMessage =
 const job = workerData as BackupJob;
 const post = (m: BackupMessage) => parentPort?.postMessage(m);
 
-/**
- * The nice value of this thread (Linux renices only the calling thread):
- * a backup yields the CPU to the writers and servers it runs beside, and
- * takes the same time on an idle machine.
- */
-const NICE = 10;
-
 async function run(): Promise<number> {
   try {
-    setPriority(NICE);
+    // Linux renices only the calling thread: the copy yields the CPU to the
+    // writers and servers it runs beside; on an idle machine it changes nothing.
+    if (job.nice > 0) setPriority(job.nice);
   } catch {
     // Documented fallback: where the priority cannot be lowered, the copy runs at the caller's.
   }

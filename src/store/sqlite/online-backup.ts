@@ -22,7 +22,7 @@ const FLUSH_EVERY_PAGES = 8192;
 export function copyOnline(
   source: string,
   target: string,
-  options: { busyTimeoutMs: number; onProgress?: OnProgress },
+  options: { busyTimeoutMs: number; nice: number; onProgress?: OnProgress },
 ): Promise<{ pages: number }> {
   const job: BackupJob = {
     source,
@@ -30,6 +30,7 @@ export function copyOnline(
     busyTimeoutMs: options.busyTimeoutMs,
     pagesPerStep: PAGES_PER_STEP,
     flushEveryPages: FLUSH_EVERY_PAGES,
+    nice: options.nice,
   };
   return new Promise((resolve, reject) => {
     const worker = new Worker(workerFile(), { workerData: job });
