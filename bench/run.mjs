@@ -4,7 +4,7 @@
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
 //   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard,
-//                  adapters
+//                  readers, adapters, cli
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -17,6 +17,7 @@ import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
 import { cleanupAll, removeDir } from "./lib/stores.mjs";
 import { adaptersWorkload } from "./workloads/adapters.mjs";
 import { appendWorkloads } from "./workloads/append.mjs";
+import { cliWorkload } from "./workloads/cli.mjs";
 import { dashboardWorkload } from "./workloads/dashboard.mjs";
 import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
@@ -53,6 +54,7 @@ const SIZES = {
     readerMessages: 100_000,
     readerMs: 2_000,
     adapterCalls: 2_000,
+    cliSpawns: 9,
   },
   quick: {
     rounds: 3,
@@ -81,6 +83,7 @@ const SIZES = {
     readerMessages: 10_000,
     readerMs: 600,
     adapterCalls: 300,
+    cliSpawns: 3,
   },
 };
 const ALL = [
@@ -93,6 +96,7 @@ const ALL = [
   "dashboard",
   "readers",
   "adapters",
+  "cli",
 ];
 
 const { values: args } = parseArgs({
@@ -171,6 +175,7 @@ async function main() {
   await step("dashboard", () => dashboardWorkload({ sizes, rounds, log }));
   await step("readers", () => readersWorkload({ sizes, rounds, log }));
   await step("adapters", () => adaptersWorkload({ sizes, rounds, log }));
+  await step("cli", () => cliWorkload({ sizes, rounds, log }));
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);

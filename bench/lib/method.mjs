@@ -90,9 +90,13 @@ Workloads (sizes of this ${s.mode} run):
    \`role: "reader"\` store) of the ${n(s.largeMessages)}-message store while a writer
    process appends (WAL+FULL, yielding between appends); the writer's p99
    and its largest event-loop stall (a 10 ms interval) are taken over the
-   appends and samples that overlap the backup. The ceiling runs the same
-   steps as hearth's backup in raw better-sqlite3 (\`VACUUM INTO\`, fsync,
-   \`quick_check\`, rename). Then \`optimize()\` (dist/ops/optimize.js) vs the
+   appends and samples that overlap the backup. The ceiling runs the steps
+   hearth's backup ran before it moved to the online backup, in raw
+   better-sqlite3 (\`VACUUM INTO\`, fsync, \`quick_check\`, rename), on this
+   process's loop. The backup caller's lateness is sampled every 10 ms from
+   the call to its return. Quiet store (bench/workloads/backup-quiet.mjs):
+   the same two, no writer, in this one process on the same store, order
+   rotated; time ratio and the caller's largest lateness. Then \`optimize()\` (dist/ops/optimize.js) vs the
    same four statements on a raw connection, each on a fresh copy of a quiet
    ${n(s.optimizeMessages)}-message store.
 
@@ -137,6 +141,11 @@ Workloads (sizes of this ${s.mode} run):
    answers) vs the same call on the OpenAI Agents SDK's own \`MemorySession\`
    holding the same items (its debug serialization off, its cheapest path);
    ${n(s.adapterCalls ?? 0)} calls per variant and round, calls per second, order rotated every round.
+
+12. **CLI latency** (bench/workloads/cli.mjs): \`hearth --help\`, \`ps\`,
+   \`sessions list\`, \`doctor\` from dist/ on a 20-session store, each spawned
+   ${s.cliSpawns ?? 0} times per round interleaved with \`node -e 0\` (the ceiling: Node
+   starting and exiting); the median wall time of each per round.
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,

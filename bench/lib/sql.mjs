@@ -100,6 +100,7 @@ export function ceilingReader(path) {
   db.pragma("busy_timeout = 5000");
   const s = statements(db);
   return {
+    db,
     load: (sessionId) => s.load(sessionId),
     list: (limit) => s.list(limit + 1),
     search: (fts, limit = 20) => s.search(fts, limit),

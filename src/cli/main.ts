@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { setProcessKind } from "../process/kind.js";
 import { registerAcp } from "./commands/acp.js";
 import { registerBackup } from "./commands/backup.js";
@@ -27,6 +27,14 @@ async function main(argv: string[]): Promise<number> {
     .option("--home <dir>", "hearth home (default: $HEARTH_HOME or ~/.hearth)")
     .option("--profile <name>", "profile (default: $HEARTH_PROFILE or default)")
     .option("--json", "machine-readable output (a documented contract)")
+    .addOption(
+      new Option(
+        "--progress <mode>",
+        "progress of backup, restore, optimize and repair: a bar on a terminal (auto), one JSON line per step on stderr (json), or none",
+      )
+        .choices(["auto", "json", "none"])
+        .default("auto"),
+    )
     .exitOverride()
     .showSuggestionAfterError(true);
   registerDoctor(program, (code) => {

@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
+import { JOB_KINDS } from "./job-kinds.js";
 import { toolsSchema } from "./tools.js";
 
 /** Journal modes hearth accepts. MEMORY and OFF lose data on a crash and are not offered. */
@@ -78,6 +79,12 @@ const backup = z
     keep: z.number().int().min(1).max(1000).default(7),
     /** How many forensic copies (taken before repair and restore) are kept. */
     forensicKeep: z.number().int().min(1).max(100).default(3),
+    /**
+     * The nice value of the backup's copy thread (Linux renices only that
+     * thread): 10 yields the CPU to the processes it runs beside; 0 runs it
+     * at the caller's priority (fastest on a machine busy with other work).
+     */
+    nice: z.number().int().min(0).max(19).default(10),
   })
   .strict();
 
@@ -267,17 +274,7 @@ const dashboard = z
   })
   .strict();
 
-/** Jobs the worker runs through ops/; "command" runs a user command. */
-export const JOB_KINDS = [
-  "backup",
-  "optimize",
-  "prune",
-  "delete-empty",
-  "reap-idle",
-  "doctor",
-  "command",
-] as const;
-export type JobKind = (typeof JOB_KINDS)[number];
+export { JOB_KINDS, type JobKind } from "./job-kinds.js";
 export const JOB_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 /** True when croner accepts the pattern (5 or 6 fields; seconds first) in the time zone. */

@@ -13,7 +13,7 @@ export interface ChildResult {
 
 /**
  * Run `hearth --json <args>` as a child process: doctor (a quick_check over
- * the whole file) and backup (VACUUM INTO) take as long as the store is
+ * the whole file) and backup (copy and quick_check) take as long as the store is
  * big, so they run off the dashboard's event loop, in their own process
  * with their own connections, exactly as an operator's command would.
  */

@@ -1,10 +1,11 @@
 import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { backupsDir } from "../config/paths.js";
 import { failpoint } from "../failpoints.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { lstatOrNull } from "../files/inspect.js";
-import { sqliteMaintenance } from "../store/maintenance.js";
+import type { OnProgress } from "../store/progress.js";
 import type { Store } from "../store/store.js";
 import { backupFileName, listBackups } from "./backup-names.js";
 import { assertSpaceFor } from "./space.js";
@@ -19,18 +20,19 @@ export interface BackupResult {
 }
 
 /**
- * A consistent online copy of the store (M3): `VACUUM INTO` on the read-only
- * connection, one read transaction, so writers keep committing meanwhile
- * and the copy is the database as of one instant. The copy is written under
- * a staging name outside the backup pattern, fsync'd, verified (quick_check,
- * application id), made 0600, atomically renamed to
+ * A consistent online copy of the store: SQLite's online backup in paced
+ * steps on a worker thread (the caller's event loop keeps serving), one read
+ * transaction, so writers keep committing meanwhile and the copy is the
+ * database as of one instant. The copy is written under a staging name
+ * outside the backup pattern, fsync'd, verified (quick_check, application
+ * id) on that thread, made 0600, atomically renamed to
  * `<profile>-<UTC stamp>.db` and the directory fsync'd. Then only the newest
  * `backup.keep` backups of the profile are kept. Admission is proportional
  * to the store's size and fails closed.
  */
 export async function backup(
   store: Store,
-  options: { dryRun?: boolean; keep?: number; now?: Date } = {},
+  options: { dryRun?: boolean; keep?: number; now?: Date; onProgress?: OnProgress } = {},
 ): Promise<BackupResult> {
   const started = Date.now();
   const dir = backupsDir(store.home);
@@ -46,13 +48,11 @@ export async function backup(
   assertSpaceFor(dir, size, `back up ${store.path}`);
   const staging = join(dir, `.staging-${store.profile}-${process.pid}-${Date.now()}.tmp`);
   try {
-    await store.vacuumInto(staging);
-    fsyncFile(staging);
-    sqliteMaintenance.verifyCopy(staging);
+    await store.copyTo(staging, options.onProgress);
     chmodSync(staging, 0o600);
     failpoint("backup.mid-publish");
     renameSync(staging, final);
-    fsyncFile(dir);
+    await fsyncAsync(dir);
   } catch (err) {
     rmSync(staging, { force: true });
     throw err;
@@ -63,7 +63,7 @@ export async function backup(
       rmSync(b.path, { force: true });
       return b.path;
     });
-  if (removed.length > 0) fsyncFile(dir);
+  if (removed.length > 0) await fsyncAsync(dir);
   return {
     path: final,
     bytes: statSync(final).size,
@@ -71,6 +71,16 @@ export async function backup(
     removed,
     dryRun: false,
   };
+}
+
+/** fsync on the thread pool: a directory's fsync can wait on the disk for tens of milliseconds. */
+async function fsyncAsync(path: string): Promise<void> {
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 export function fsyncFile(path: string): void {

@@ -1,5 +1,7 @@
 import { lstatSync } from "node:fs";
+import type { OnProgress } from "../store/progress.js";
 import type { Store } from "../store/store.js";
+import { phases } from "./phases.js";
 
 export interface OptimizeResult {
   path: string;
@@ -22,7 +24,7 @@ const STEPS = ["fts optimize", "analyze", "vacuum", "wal truncate"] as const;
  */
 export async function optimize(
   store: Store,
-  options: { dryRun?: boolean; onStep?: (step: string) => void } = {},
+  options: { dryRun?: boolean; onProgress?: OnProgress } = {},
 ): Promise<OptimizeResult> {
   const before = sizes(store.path);
   const result: OptimizeResult = {
@@ -39,8 +41,9 @@ export async function optimize(
       result.steps = STEPS.map((step) => ({ step, done: false, note: "dry run" }));
       return;
     }
+    const progress = phases("optimize", STEPS, options.onProgress);
     const run = (step: (typeof STEPS)[number], fn: () => string | undefined) => {
-      options.onStep?.(step);
+      progress.start(step);
       const note = fn();
       result.steps.push({ step, done: note === undefined, ...(note ? { note } : {}) });
     };
@@ -65,6 +68,7 @@ export async function optimize(
       }
       return undefined;
     });
+    progress.done();
   });
   const after = sizes(store.path);
   result.sizeAfter = after.total;

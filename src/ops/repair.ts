@@ -14,10 +14,14 @@ import {
 import { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
 import { type Health, type RepairStrategy, sqliteMaintenance } from "../store/maintenance.js";
+import type { OnProgress } from "../store/progress.js";
 import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
+import { phases } from "./phases.js";
 import { fingerprintFile, MAX_ATTEMPTS, readLedger, recordAttempt } from "./repair/ledger.js";
 import { assertSpaceFor } from "./space.js";
+
+const REPAIR_PHASES = ["forensic copy", "snapshot", "repair", "promote"] as const;
 
 export interface RepairResult {
   path: string;
@@ -46,7 +50,9 @@ export async function repair(options: {
   home?: string | undefined;
   profile?: string | undefined;
   dryRun?: boolean;
+  onProgress?: OnProgress;
 }): Promise<RepairResult> {
+  const progress = phases("repair", REPAIR_PHASES, options.onProgress);
   const { home, profile } = resolveLocation(options);
   const config = loadConfig({ home });
   const path = databasePath(home, profile);
@@ -88,6 +94,7 @@ export async function repair(options: {
     );
     // The snapshot and the repaired copy sit next to the store: room for both.
     assertSpaceFor(dir, size * 2, `repair ${path}`);
+    progress.start("forensic copy");
     const forensic = options.dryRun
       ? null
       : takeForensicCopy(home, profile, path, {
@@ -95,6 +102,7 @@ export async function repair(options: {
           reason: "before repair",
         });
 
+    progress.start("snapshot");
     mkdirSync(work, { mode: 0o700 });
     const snapshot = join(work, "state.db");
     copyFileSync(path, snapshot);
@@ -107,6 +115,7 @@ export async function repair(options: {
       before: Health;
       salvaged?: RepairResult["salvaged"];
     };
+    progress.start("repair");
     try {
       outcome = sqliteMaintenance.repairSnapshot(
         snapshot,
@@ -125,9 +134,14 @@ export async function repair(options: {
       forensicCopy: forensic?.dir ?? null,
       ...(outcome.salvaged ? { salvaged: outcome.salvaged } : {}),
     };
-    if (options.dryRun || outcome.strategy === "none") return result;
+    if (options.dryRun || outcome.strategy === "none") {
+      progress.done();
+      return result;
+    }
+    progress.start("promote");
     promote(outcome.file, path, config.durability.journalMode, config.durability.synchronous);
     recordAttempt(dir, fingerprint, null);
+    progress.done();
     return result;
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -16,9 +16,13 @@ import { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
 import { sqliteMaintenance } from "../store/maintenance.js";
 import { LATEST_SCHEMA_VERSION } from "../store/migrations.js";
+import type { OnProgress } from "../store/progress.js";
 import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
+import { phases } from "./phases.js";
 import { assertSpaceFor } from "./space.js";
+
+const RESTORE_PHASES = ["verify", "forensic copy", "copy", "publish"] as const;
 
 export interface RestoreResult {
   path: string;
@@ -43,10 +47,13 @@ export async function restore(options: {
   profile?: string | undefined;
   from: string;
   dryRun?: boolean;
+  onProgress?: OnProgress;
 }): Promise<RestoreResult> {
+  const progress = phases("restore", RESTORE_PHASES, options.onProgress);
   const { home, profile } = resolveLocation(options);
   const config = loadConfig({ home });
   const path = databasePath(home, profile);
+  progress.start("verify");
   verifyBackupFile(options.from);
 
   const current = lstatOrNull(path);
@@ -69,6 +76,7 @@ export async function restore(options: {
     ensurePrivateDir(profileDir(home, profile));
     assertSpaceFor(dirname(path), size, `restore ${options.from}`);
     if (options.dryRun) return { path, from: options.from, dryRun: true, forensicCopy: null };
+    progress.start("forensic copy");
     const forensic = current
       ? takeForensicCopy(home, profile, path, {
           keep: config.backup.forensicKeep,
@@ -77,10 +85,12 @@ export async function restore(options: {
       : undefined;
     const staging = join(dirname(path), `.restore-${process.pid}-${Date.now()}.tmp`);
     try {
+      progress.start("copy");
       copyFileSync(options.from, staging);
       chmodSync(staging, 0o600);
       // The copy is verified while it is still a rollback-journal file (reading it creates nothing).
       if (!readHeader(staging).wal) sqliteMaintenance.verifyCopy(staging);
+      progress.start("publish");
       // The restored file carries the configured journal mode (a backup is a rollback-journal file).
       sqliteMaintenance.setJournalMode(
         staging,
@@ -105,6 +115,7 @@ export async function restore(options: {
     }
     const restored = readHeader(path);
     assertOurs(path, restored);
+    progress.done();
     return { path, from: options.from, dryRun: false, forensicCopy: forensic?.dir ?? null };
   } finally {
     if (locks) {

@@ -2,7 +2,7 @@ import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
 import { casOn, type MetaCas } from "./meta.js";
-import { type MessageRow, toMessage } from "./rows.js";
+import { MESSAGE_COLUMNS, type MessageRow, messageFromRaw, toMessage } from "./rows.js";
 import { sessionNotFound } from "./sessions.js";
 import type { Message, MessageRole, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
 
@@ -107,14 +107,17 @@ export class Messages {
     // however long the transcript is.
     const rows = conn
       .stmt(
-        `SELECT * FROM messages WHERE session_id = ? ${history} ${where}
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ${history} ${where}
          ORDER BY ordinal ${order}${limit === undefined ? "" : " LIMIT ?"}`,
       )
-      .all(sessionId, ...params, ...(limit === undefined ? [] : [limit])) as MessageRow[];
+      .raw(true)
+      .all(sessionId, ...params, ...(limit === undefined ? [] : [limit])) as unknown[][];
     if (rows.length === 0 && !conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
       throw sessionNotFound(sessionId);
     }
-    return rows.map(toMessage);
+    const messages = new Array<Message>(rows.length);
+    for (let i = 0; i < rows.length; i++) messages[i] = messageFromRaw(sessionId, rows[i]!);
+    return messages;
   }
 
   /**

@@ -100,3 +100,33 @@ export function toMessage(row: MessageRow): Message {
     clientId: row.client_id,
   };
 }
+
+/**
+ * A message's columns in the order messageFromRaw reads them, session_id
+ * left out (the caller asked for one session): transcripts are read as
+ * arrays (better-sqlite3's raw mode), one object built per message instead
+ * of a row object and then a message.
+ */
+export const MESSAGE_COLUMNS =
+  "id, ordinal, role, content, content_type, name, tool_calls, tool_call_id, tokens_in, tokens_out, created_at, active, archived_reason, client_id";
+
+export function messageFromRaw(sessionId: string, r: unknown[]): Message {
+  const content = r[3] as string;
+  const toolCalls = r[6] as string | null;
+  return {
+    id: r[0] as number,
+    sessionId,
+    ordinal: r[1] as number,
+    role: r[2] as MessageRole,
+    content: r[4] === "json" ? (JSON.parse(content) as MessageContent) : content,
+    name: r[5] as string | null,
+    toolCalls: toolCalls === null ? null : (JSON.parse(toolCalls) as unknown[]),
+    toolCallId: r[7] as string | null,
+    tokensIn: r[8] as number | null,
+    tokensOut: r[9] as number | null,
+    createdAt: r[10] as number,
+    active: r[11] === 1,
+    archivedReason: r[12] as Message["archivedReason"],
+    clientId: r[13] as string | null,
+  };
+}

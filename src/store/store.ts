@@ -14,10 +14,12 @@ import { Handoffs } from "./handoffs.js";
 import { JsonTail } from "./json-tail.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
+import type { OnProgress } from "./progress.js";
 import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
 import type { DatabaseEntry } from "./registry.js";
 import { Runs } from "./runs.js";
 import { Sessions } from "./sessions.js";
+import { copyOnline } from "./sqlite/online-backup.js";
 import { Stats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { Tokens } from "./tokens.js";
@@ -199,18 +201,21 @@ export class Store {
   }
 
   /**
-   * Write a consistent copy of the database to `target` (`VACUUM INTO` on the
-   * read-only connection: one read transaction, writers keep committing).
+   * Write a consistent, fsync'd and verified copy of the database to
+   * `target` (which must not exist): SQLite's online backup in paced steps
+   * on a worker thread, one read transaction, writers keep committing, and
+   * this thread's event loop only hears progress. Pages are copied as they
+   * are (free pages included). HEARTH_BACKUP_INVALID if the copy fails
+   * verification.
    */
-  async vacuumInto(target: string): Promise<void> {
+  async copyTo(target: string, onProgress?: OnProgress): Promise<void> {
     return this.through(async () => {
-      const conn = this.access.read();
-      conn.uses++;
-      try {
-        conn.db.prepare("VACUUM INTO ?").run(target);
-      } catch (err) {
-        throw fromSqliteError(err, this.path);
-      }
+      this.assertOpen();
+      await copyOnline(this.path, target, {
+        busyTimeoutMs: this.config.store.busyTimeoutMs,
+        nice: this.config.backup.nice,
+        ...(onProgress ? { onProgress } : {}),
+      });
     });
   }
 

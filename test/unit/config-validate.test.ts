@@ -23,7 +23,7 @@ describe("validateConfig", () => {
         walAutocheckpointPages: 1000,
       },
       store: { busyTimeoutMs: 5000, gateWaitMs: 10000, readerThreads: 2 },
-      backup: { keep: 7, forensicKeep: 3 },
+      backup: { keep: 7, forensicKeep: 3, nice: 10 },
       maintenance: { maxParkMs: 30_000, healthSampleMs: 900_000, healthKeepDays: 90 },
       gateway: {
         host: "127.0.0.1",

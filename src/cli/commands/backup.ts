@@ -2,17 +2,24 @@ import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
-import { backup } from "../../ops/backup.js";
-import { restore } from "../../ops/restore.js";
-import { withWindow } from "../../ops/window.js";
-import { openStore } from "../../store/open.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
+import { stepProgress } from "../progress.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const backup: typeof import("../../ops/backup.js").backup = async (...a) =>
+  (await import("../../ops/backup.js")).backup(...a);
+const restore: typeof import("../../ops/restore.js").restore = async (...a) =>
+  (await import("../../ops/restore.js")).restore(...a);
+const withWindow: typeof import("../../ops/window.js").withWindow = async (...a) =>
+  (await import("../../ops/window.js")).withWindow(...a);
+const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+  (await import("../../store/open.js")).openStore(...a);
 
 export function registerBackup(program: Command): void {
   program
     .command("backup")
-    .description("a consistent, verified copy of the store while it is in use (VACUUM INTO)")
+    .description("a consistent, verified copy of the store while it is in use (online backup)")
     .option("--keep <n>", "backups of this profile to keep (default: backup.keep, 7)", (v) =>
       positive(v, "--keep"),
     )
@@ -20,11 +27,13 @@ export function registerBackup(program: Command): void {
     .action(async (o: { keep?: number; dryRun?: boolean }, command: Command) => {
       const g = globals(command);
       const store = await openStore({ home: g.home, profile: g.profile, role: "reader" });
+      const progress = stepProgress(g);
       try {
         const result = await backup(store, {
+          onProgress: progress.onProgress,
           dryRun: o.dryRun === true,
           ...(o.keep === undefined ? {} : { keep: o.keep }),
-        });
+        }).finally(() => progress.stop());
         if (g.json) printJson(result);
         else if (result.dryRun)
           process.stdout.write(`would write ${result.path} (about ${result.bytes} bytes)\n`);
@@ -59,9 +68,18 @@ export function registerBackup(program: Command): void {
           await confirm(
             `replace the ${where.profile} store (${databasePath(where.home, where.profile)}) with ${file}?`,
           );
+        const progress = stepProgress(g);
         const run = () =>
-          restore({ home: g.home, profile: g.profile, from: file, dryRun: o.dryRun === true });
-        const result = o.window ? await withWindow(g, "restore", run) : await run();
+          restore({
+            home: g.home,
+            profile: g.profile,
+            from: file,
+            dryRun: o.dryRun === true,
+            onProgress: progress.onProgress,
+          });
+        const result = await (o.window ? withWindow(g, "restore", run) : run()).finally(() =>
+          progress.stop(),
+        );
         if (g.json) printJson(result);
         else if (result.dryRun) process.stdout.write(`would restore ${result.path} from ${file}\n`);
         else {

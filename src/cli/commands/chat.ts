@@ -1,14 +1,9 @@
 import { createInterface } from "node:readline";
 import type { Command } from "commander";
-import { loadConfig } from "../../config/load.js";
 import { resolveHome } from "../../config/paths.js";
 import { isHearthError } from "../../errors.js";
-import { openStore } from "../../store/open.js";
 import type { Store } from "../../store/store.js";
-import { GroupCommitter } from "../../turn/group-commit.js";
-import { createResponder } from "../../turn/responder.js";
-import { type ProfileRuntime, runTurn } from "../../turn/run.js";
-import { ToolRegistry } from "../../turn/tools/registry.js";
+import type { ProfileRuntime } from "../../turn/run.js";
 import { globals } from "../globals.js";
 import { EXIT, reportError } from "../output.js";
 import { printable } from "../printable.js";
@@ -47,6 +42,21 @@ export function registerChat(program: Command, setExit: (code: number) => void):
     .action(async (o: ChatOptions, command: Command) => {
       const g = globals(command);
       const home = resolveHome(g.home);
+      const [
+        { loadConfig },
+        { openStore },
+        { GroupCommitter },
+        { createResponder },
+        { runTurn },
+        { ToolRegistry },
+      ] = await Promise.all([
+        import("../../config/load.js"),
+        import("../../store/open.js"),
+        import("../../turn/group-commit.js"),
+        import("../../turn/responder.js"),
+        import("../../turn/run.js"),
+        import("../../turn/tools/registry.js"),
+      ]);
       const config = loadConfig({ home });
       const store = await openStore({ home, profile: g.profile, role: "writer" });
       const runtime: ProfileRuntime = {

@@ -1,17 +1,23 @@
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { editConfig } from "../../config/edit.js";
-import { loadConfig } from "../../config/load.js";
+import { JOB_KINDS } from "../../config/job-kinds.js";
 import { resolveLocation } from "../../config/paths.js";
-import { JOB_KINDS, type JobConfigInput } from "../../config/schema.js";
+import type { JobConfigInput } from "../../config/schema.js";
 import { HearthError, isHearthError } from "../../errors.js";
-import { nextDue } from "../../ops/jobs/due.js";
-import { launchJob } from "../../ops/jobs/launch.js";
-import { openStore } from "../../store/open.js";
 import type { JobHealth, JobRun } from "../../store/runs.js";
 import type { Store } from "../../store/store.js";
 import { globals } from "../globals.js";
 import { EXIT, printJson } from "../output.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const editConfig: typeof import("../../config/edit.js").editConfig = async (...a) =>
+  (await import("../../config/edit.js")).editConfig(...a);
+const launchJob: typeof import("../../ops/jobs/launch.js").launchJob = async (...a) =>
+  (await import("../../ops/jobs/launch.js")).launchJob(...a);
+const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+  (await import("../../store/open.js")).openStore(...a);
+const loadConfig = async (...a: Parameters<typeof import("../../config/load.js").loadConfig>) =>
+  (await import("../../config/load.js")).loadConfig(...a);
 
 const CLI = fileURLToPath(new URL("../main.js", import.meta.url));
 
@@ -74,7 +80,8 @@ export function registerCron(program: Command, setExit: (code: number) => void):
     .action(async (_o: unknown, command: Command) => {
       const g = globals(command);
       const { home, profile } = resolveLocation(g);
-      const config = loadConfig({ home });
+      const config = await loadConfig({ home });
+      const { nextDue } = await import("../../ops/jobs/due.js");
       const health = await readHealth(home, profile);
       const now = Date.now();
       const jobs = config.scheduler.jobs.map((j) => {
@@ -231,7 +238,7 @@ export function registerCron(program: Command, setExit: (code: number) => void):
     .action(async (name: string, _o: unknown, command: Command) => {
       const g = globals(command);
       const { home, profile } = resolveLocation(g);
-      const job = loadConfig({ home }).scheduler.jobs.find((j) => j.name === name);
+      const job = (await loadConfig({ home })).scheduler.jobs.find((j) => j.name === name);
       if (!job) throw notFound(name);
       const report = await launchJob({
         home,

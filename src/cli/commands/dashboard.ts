@@ -1,13 +1,14 @@
 import type { Command } from "commander";
-import { loadConfig } from "../../config/load.js";
 import { resolveLocation } from "../../config/paths.js";
-import { startDashboard } from "../../dashboard/daemon.js";
-import { createLoginToken, loginLink } from "../../dashboard/login-link.js";
-import { readRuntimeFile } from "../../dashboard/runtime-file.js";
-import { openStore } from "../../store/open.js";
 import { daemonAction } from "../daemon.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const startDashboard: typeof import("../../dashboard/daemon.js").startDashboard = async (...a) =>
+  (await import("../../dashboard/daemon.js")).startDashboard(...a);
+const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+  (await import("../../store/open.js")).openStore(...a);
 
 /**
  * `hearth dashboard run`: the web app for people. It reads each served
@@ -43,6 +44,12 @@ export function registerDashboard(program: Command, setExit: (code: number) => v
     .action(async (_o: unknown, command: Command) => {
       const g = globals(command);
       const { home, profile } = resolveLocation(g);
+      const [{ loadConfig }, { createLoginToken, loginLink }, { readRuntimeFile }] =
+        await Promise.all([
+          import("../../config/load.js"),
+          import("../../dashboard/login-link.js"),
+          import("../../dashboard/runtime-file.js"),
+        ]);
       const config = loadConfig({ home });
       const running = readRuntimeFile(home);
       const chosen =

@@ -1,8 +1,13 @@
 import type { Command } from "commander";
-import { runDoctorFix } from "../../ops/doctor/fix.js";
-import { runDoctor, type Severity } from "../../ops/doctor.js";
+import type { Severity } from "../../ops/doctor.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { EXIT, printJson } from "../output.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const runDoctor: typeof import("../../ops/doctor.js").runDoctor = async (...a) =>
+  (await import("../../ops/doctor.js")).runDoctor(...a);
+const runDoctorFix: typeof import("../../ops/doctor/fix.js").runDoctorFix = async (...a) =>
+  (await import("../../ops/doctor/fix.js")).runDoctorFix(...a);
 
 const MARK: Record<Severity, string> = { ok: "ok  ", info: "info", warning: "WARN", error: "FAIL" };
 

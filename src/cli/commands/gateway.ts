@@ -1,6 +1,9 @@
 import type { Command } from "commander";
-import { startGateway } from "../../gateway/daemon.js";
 import { daemonAction } from "../daemon.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const startGateway: typeof import("../../gateway/daemon.js").startGateway = async (...a) =>
+  (await import("../../gateway/daemon.js")).startGateway(...a);
 
 /**
  * `hearth gateway run`: the long-running daemon. It holds each served

@@ -1,12 +1,20 @@
 import type { Command } from "commander";
-import { optimize } from "../../ops/optimize.js";
-import { repair } from "../../ops/repair.js";
-import { type WindowReport, withWindow } from "../../ops/window.js";
-import { openStore } from "../../store/open.js";
+import type { WindowReport } from "../../ops/window.js";
 import type { Store } from "../../store/store.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";
+import { stepProgress } from "../progress.js";
 import { confirm } from "./backup.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const optimize: typeof import("../../ops/optimize.js").optimize = async (...a) =>
+  (await import("../../ops/optimize.js")).optimize(...a);
+const repair: typeof import("../../ops/repair.js").repair = async (...a) =>
+  (await import("../../ops/repair.js")).repair(...a);
+const withWindow: typeof import("../../ops/window.js").withWindow = async (...a) =>
+  (await import("../../ops/window.js")).withWindow(...a);
+const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+  (await import("../../store/open.js")).openStore(...a);
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -41,12 +49,12 @@ export function registerMaintenance(sessions: Command): void {
       const g = globals(command);
       const run = async (window: WindowReport | undefined) => {
         const store = await openWriter(g);
+        const progress = stepProgress(g);
         try {
-          const tty = process.stderr.isTTY && !g.json;
           const result = await optimize(store, {
             dryRun: o.dryRun === true,
-            ...(tty ? { onStep: (step: string) => process.stderr.write(`  ${step}…\n`) } : {}),
-          });
+            onProgress: progress.onProgress,
+          }).finally(() => progress.stop());
           return { ...result, ...(window ? { window } : {}) };
         } finally {
           await store.close();
@@ -150,8 +158,17 @@ export function registerMaintenance(sessions: Command): void {
     .option("--window", "run on a live system: park the long-lived processes, repair, resume them")
     .action(async (o: { dryRun?: boolean; window?: boolean }, command: Command) => {
       const g = globals(command);
-      const run = () => repair({ home: g.home, profile: g.profile, dryRun: o.dryRun === true });
-      const result = o.window ? await withWindow(g, "repair", run) : await run();
+      const progress = stepProgress(g);
+      const run = () =>
+        repair({
+          home: g.home,
+          profile: g.profile,
+          dryRun: o.dryRun === true,
+          onProgress: progress.onProgress,
+        });
+      const result = await (o.window ? withWindow(g, "repair", run) : run()).finally(() =>
+        progress.stop(),
+      );
       if (g.json) return printJson(result);
       const damage = [
         ...result.before.canonical,

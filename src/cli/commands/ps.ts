@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { type PsProfile, runPs } from "../../ops/ps.js";
+import type { PsProfile } from "../../ops/ps.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
 import { printable } from "../printable.js";
@@ -8,8 +8,9 @@ export function registerPs(program: Command): void {
   program
     .command("ps")
     .description("list every process holding each profile's store (from the kernel's lock table)")
-    .action((_options: unknown, command: Command) => {
+    .action(async (_options: unknown, command: Command) => {
       const g = globals(command);
+      const { runPs } = await import("../../ops/ps.js");
       const report = runPs({ home: g.home, profile: g.profile });
       if (g.json) return printJson(report);
       if (report.profiles.length === 0) {

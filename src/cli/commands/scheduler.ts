@@ -1,6 +1,9 @@
 import type { Command } from "commander";
-import { startScheduler } from "../../scheduler/daemon.js";
 import { daemonAction } from "../daemon.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const startScheduler: typeof import("../../scheduler/daemon.js").startScheduler = async (...a) =>
+  (await import("../../scheduler/daemon.js")).startScheduler(...a);
 
 /**
  * `hearth scheduler run`: the long-running scheduler. Prints one JSON

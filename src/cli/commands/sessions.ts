@@ -4,13 +4,16 @@ import type { Command } from "commander";
 import { HearthError } from "../../errors.js";
 import { openExclusive } from "../../files/create.js";
 import { fsyncFile } from "../../ops/backup.js";
-import { openStore } from "../../store/open.js";
 import type { Store } from "../../store/store.js";
 import type { Session } from "../../store/types.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";
 import { printable } from "../printable.js";
 import { progress } from "../progress.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+  (await import("../../store/open.js")).openStore(...a);
 
 function open(g: GlobalOptions, role: "reader" | "writer" = "reader") {
   return openStore({

@@ -2,10 +2,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { resolveHome } from "../../config/paths.js";
-import { ensurePrivateDir } from "../../files/create.js";
-import { claimInstance } from "../../process/instance-lock.js";
-import { productChildren } from "../../supervisor/children.js";
-import { supervise } from "../../supervisor/supervise.js";
 import { globals } from "../globals.js";
 import { reportStartupError } from "../output.js";
 
@@ -29,6 +25,13 @@ export function registerStart(program: Command, setExit: (code: number) => void)
     .action(async (o: { profiles?: string }, command: Command) => {
       const g = globals(command);
       const home = resolveHome(g.home);
+      const [{ ensurePrivateDir }, { claimInstance }, { productChildren }, { supervise }] =
+        await Promise.all([
+          import("../../files/create.js"),
+          import("../../process/instance-lock.js"),
+          import("../../supervisor/children.js"),
+          import("../../supervisor/supervise.js"),
+        ]);
       let lock: ReturnType<typeof claimInstance>;
       try {
         ensurePrivateDir(home);

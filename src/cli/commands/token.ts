@@ -1,7 +1,10 @@
 import type { Command } from "commander";
-import { openStore } from "../../store/open.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+  (await import("../../store/open.js")).openStore(...a);
 
 /** `hearth token create | list | revoke`: pairing codes and token families for remote clients (D6). */
 export function registerToken(program: Command): void {

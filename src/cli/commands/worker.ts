@@ -1,9 +1,12 @@
 import type { Command } from "commander";
-import { JOB_KINDS, type JobKind } from "../../config/schema.js";
+import { JOB_KINDS, type JobKind } from "../../config/job-kinds.js";
 import { toHearthError } from "../../errors.js";
-import { runWorkerJob } from "../../worker/run.js";
 import { globals } from "../globals.js";
 import { reportError } from "../output.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const runWorkerJob: typeof import("../../worker/run.js").runWorkerJob = async (...a) =>
+  (await import("../../worker/run.js")).runWorkerJob(...a);
 
 /**
  * `hearth worker run <kind>`: one scheduled job in a short-lived process of

@@ -1,0 +1,101 @@
+// Workload 7, quiet part: hearth's backup() against today's way, VACUUM INTO,
+// in this one process on the same quiet large store, the loop sampled every
+// 10 ms meanwhile. hearth: backup() on a reader store (online backup on a
+// worker thread, fsync, quick_check, rename) | ceiling: VACUUM INTO on a
+// read-only connection, fsync, quick_check, rename (rawBackup, the steps
+// hearth's backup ran before) on this thread.
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { openStore } from "../../dist/index.js";
+import { backup } from "../../dist/ops/backup.js";
+import { killChildren, lagMonitor, startChild } from "../lib/procs.mjs";
+import { row } from "../lib/rows.mjs";
+import { rawBackup } from "../lib/sql.mjs";
+import { rotate } from "../lib/stats.mjs";
+
+// The loop is sampled from just before the backup call to its return (opening
+// the store, closing it and removing the copy are not the backup's). An idle
+// sibling process samples its own loop over the same span: the machine's
+// noise floor, which no backup can go below.
+async function once(variant, large, target) {
+  if (variant === "hearth") {
+    const store = await openStore({ home: large.home, role: "reader" });
+    const idle = startChild("idle-lag.mjs", {});
+    try {
+      await idle.line((l) => l.ready === true);
+      idle.send({ op: "start" });
+      await idle.line((l) => l.op === "start");
+      const lag = lagMonitor();
+      const t0 = performance.now();
+      const result = await backup(store);
+      const ms = performance.now() - t0;
+      const lateMs = Math.max(...lag.stop().map((s) => s.lateMs));
+      idle.send({ op: "stop" });
+      const floorMs = (await idle.line((l) => l.op === "stop")).result;
+      await store.close();
+      rmSync(result.path, { force: true });
+      return { ms, lateMs, floorMs };
+    } finally {
+      await killChildren();
+    }
+  }
+  const db = new Database(large.path, { readonly: true, fileMustExist: true });
+  const lag = lagMonitor();
+  const t0 = performance.now();
+  rawBackup(db, target);
+  const ms = performance.now() - t0;
+  const lateMs = Math.max(...lag.stop().map((s) => s.lateMs));
+  db.close();
+  rmSync(target, { force: true });
+  return { ms, lateMs };
+}
+
+export async function quietBackupRows({ large, rounds, scratch, log, workload }) {
+  log(`7. backup of the quiet store: backup() vs VACUUM INTO, same process × ${rounds} rounds`);
+  const r = { hearth: [], ceiling: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const v of rotate(["hearth", "ceiling"], round))
+      r[v].push(await once(v, large, join(scratch, `quiet-${v}-${round}.db`)));
+    log(
+      `  round ${round + 1}/${rounds}: hearth ${(r.hearth.at(-1).ms / 1000).toFixed(1)} s (loop late ≤ ${r.hearth.at(-1).lateMs.toFixed(0)} ms), VACUUM INTO ${(r.ceiling.at(-1).ms / 1000).toFixed(1)} s (late ≤ ${r.ceiling.at(-1).lateMs.toFixed(0)} ms)`,
+    );
+  }
+  const baselines = { ceiling: "VACUUM INTO (the backup before)" };
+  return [
+    row({
+      workload,
+      metric: "backup time, quiet store",
+      unit: "ms",
+      better: "lower",
+      hearth: r.hearth.map((x) => x.ms),
+      ceiling: r.ceiling.map((x) => x.ms),
+      baselines,
+      target: {
+        text: "≤ 1.3× VACUUM INTO",
+        kind: "ceiling",
+        op: "<=",
+        value: 1.3,
+        basis: "median",
+      },
+    }),
+    row({
+      workload,
+      metric: "backup caller's max event-loop lateness, quiet store",
+      unit: "ms",
+      better: "lower",
+      hearth: r.hearth.map((x) => x.lateMs),
+      ceiling: r.ceiling.map((x) => x.lateMs),
+      baselines,
+      target: { text: "< 50 ms every round", kind: "absolute", op: "<", value: 50, basis: "worst" },
+      note: "the next row is the machine's floor over the same span",
+    }),
+    row({
+      workload,
+      metric: "idle sibling process's max event-loop lateness, same span (noise floor)",
+      unit: "ms",
+      better: "lower",
+      hearth: r.hearth.map((x) => x.floorMs),
+    }),
+  ];
+}
