@@ -20,6 +20,9 @@ export async function resumeTurn(
 ): Promise<Message | undefined> {
   const { store, committer } = runtime;
   const { leaseMs, turnWaitMs } = deps.config.gateway;
+  // Most orphans (a turn killed before its tool loop) need nothing: look before taking the
+  // lease, so a new turn on the session never waits behind a resume that does nothing.
+  if (!endsMidLoop(await store.messages.tail(sessionId, 1))) return undefined;
   const turn = newTurn(sessionId);
   const release = { key: turn.key, decide: releaseDecider(turn) };
   await acquireAlone(store, turn, leaseMs, turnWaitMs);
