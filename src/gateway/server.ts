@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -311,15 +312,21 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     async (request, reply) => {
       const runtime = runtimeOf(request);
       const session = await runtime.store.sessions.require(request.params.id);
-      // The transcript's JSON is built on a reader thread: a 100,000-message
-      // session never holds the loop that serves turns.
+      // The transcript's JSON bytes are built on a reader thread and sent as
+      // they are: a 100,000-message session never holds the loop that serves turns.
       const messages = await runtime.store.messages.loadJson(session.id, {
         includeHistory: request.query.history === "true",
       });
       const head = JSON.stringify({ profile: runtime.profile, session });
       return reply
         .type("application/json; charset=utf-8")
-        .send(`${head.slice(0, -1)},"messages":${messages}}`);
+        .send(
+          Readable.from([
+            Buffer.from(`${head.slice(0, -1)},"messages":`),
+            Buffer.from(messages.buffer, messages.byteOffset, messages.byteLength),
+            Buffer.from("}"),
+          ]),
+        );
     },
   );
   return app;

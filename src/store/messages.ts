@@ -121,12 +121,13 @@ export class Messages {
   }
 
   /**
-   * `load()` as JSON text (an array of messages), for servers that send it
-   * on: with reader threads the text is built there, and the caller's event
-   * loop never holds the rows.
+   * `load()` as UTF-8 JSON bytes (an array of messages), for servers that
+   * send it on: with reader threads the bytes are built there and handed
+   * over without a copy, and the caller's event loop never holds the rows
+   * or encodes the text.
    */
-  async loadJson(sessionId: string, options: LoadOptions = {}): Promise<string> {
-    return JSON.stringify(await this.load(sessionId, options));
+  async loadJson(sessionId: string, options: LoadOptions = {}): Promise<Uint8Array> {
+    return new TextEncoder().encode(JSON.stringify(await this.load(sessionId, options)));
   }
 
   /** The last `count` live messages, oldest first: what an agent loop feeds its model. */

@@ -40,7 +40,7 @@ export function offloadLargeLoads(messages: Messages, pool: ReaderPool | undefin
   const loadJson = messages.loadJson.bind(messages);
   messages.load = (sessionId: string, options: LoadOptions = {}): Promise<Message[]> =>
     small(options) ? load(sessionId, options) : pool.run("messages.load", [sessionId, options]);
-  messages.loadJson = (sessionId: string, options: LoadOptions = {}): Promise<string> =>
+  messages.loadJson = (sessionId: string, options: LoadOptions = {}): Promise<Uint8Array> =>
     small(options)
       ? loadJson(sessionId, options)
       : pool.run("messages.loadJson", [sessionId, options]);

@@ -9,6 +9,7 @@
  * a file that is not that inode is refused (F3).
  */
 import { statSync } from "node:fs";
+import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
@@ -19,6 +20,9 @@ import { Messages } from "../messages.js";
 import { searchMessages } from "../search.js";
 import { type FromThread, PART, type ReaderOp, type ToThread, toWire } from "./wire.js";
 
+/** The nice value of a reader thread. */
+const READER_NICE = 10;
+
 interface ThreadInit {
   path: string;
   profile: string;
@@ -26,6 +30,14 @@ interface ThreadInit {
 }
 
 const init = workerData as ThreadInit;
+
+// Linux renices only the calling thread: a large read yields the CPU to the
+// event loop that serves turns (the process's own thread) whenever both want it.
+try {
+  setPriority(READER_NICE);
+} catch {
+  // Not permitted here (some containers): the read still runs, at the process's priority.
+}
 let conn: Connection | undefined;
 let openedKey = "";
 
@@ -67,8 +79,8 @@ function access(key: string): Access {
 const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | unknown> = {
   search: (a, [text, options]) => searchMessages(a, text as string, options as never),
   "messages.load": (a, [id, options]) => new Messages(a).load(id as string, options as never),
-  "messages.loadJson": async (a, [id, options]) =>
-    JSON.stringify(await new Messages(a).load(id as string, options as never)),
+  "messages.loadJson": (a, [id, options]) =>
+    new Messages(a).loadJson(id as string, options as never),
   "export.step": (a, [options, cursor]) => exportStep(a, options as never, cursor as never),
 };
 
@@ -105,6 +117,13 @@ port.on("message", async (message: ToThread) => {
   const { id, key, op, args } = message;
   try {
     const value = await ops[op](access(key), args);
+    if (value instanceof Uint8Array) {
+      // Bytes move to the caller's thread without a copy.
+      port.postMessage({ type: "done", id, value } satisfies FromThread, [
+        value.buffer as ArrayBuffer,
+      ]);
+      return;
+    }
     if (!Array.isArray(value) || value.length <= PART) {
       port.postMessage({ type: "done", id, value } satisfies FromThread);
       return;

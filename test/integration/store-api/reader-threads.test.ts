@@ -60,7 +60,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
     expect(threaded[internals].uses("reader")).toBe(before);
 
     expect(load).toEqual(await plain.messages.load(id));
-    expect(JSON.parse(json)).toEqual(load);
+    expect(JSON.parse(new TextDecoder().decode(json))).toEqual(load);
     expect(hits).toEqual(await plain.search("lighthouses", { limit: 50 }));
     let expectedExport = "";
     for await (const chunk of plain.export({ format: "jsonl" })) expectedExport += chunk;
