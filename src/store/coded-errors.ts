@@ -50,7 +50,13 @@ export function codedErrors<T extends object>(api: T, resource: string, door?: D
           );
         };
         wrapped = (...args: unknown[]) => {
-          const waiting = door?.enter();
+          let waiting: Promise<void> | undefined;
+          try {
+            waiting = door?.enter();
+          } catch (err) {
+            // A closed store: the call rejects like any other, never throws synchronously.
+            return Promise.reject(code(err));
+          }
           return waiting ? waiting.then(() => call(args)) : call(args);
         };
         wrappers.set(prop, wrapped);

@@ -10,6 +10,7 @@ import type { Connection, ConnectionRole } from "./connection.js";
 import { readDurability } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
 import { Handoffs } from "./handoffs.js";
+import { InFlight } from "./in-flight.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
 import type { DatabaseEntry } from "./registry.js";
@@ -68,6 +69,9 @@ export class Store {
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
+  private closing: Promise<void> | undefined;
+  /** The calls of this store in flight: close() waits for them. */
+  private readonly calls = new InFlight();
   private readonly access: Access;
   /** Every call passes it (maintenance windows park the process behind it). */
   private readonly door: Door;
@@ -81,10 +85,11 @@ export class Store {
     this.warnings = init.warnings;
     this.entry = init.entry;
     this.reattach = init.reattach;
-    this.door = {
-      enter: () => this.entry.enter(this.config.maintenance.maxParkMs),
-      leave: () => this.entry.leave(),
-    };
+    this.door = this.calls.door(
+      this.entry,
+      () => this.config.maintenance.maxParkMs,
+      () => this.closedError(),
+    );
     this.access = {
       profile: this.profile,
       path: this.path,
@@ -102,7 +107,7 @@ export class Store {
         }
         return this.connection("writer");
       },
-      writeTransaction: (fn) => this.writeTransaction(fn),
+      writeTransaction: (fn, signal) => this.writeTransaction(fn, signal),
       now: () => Date.now(),
     };
     this.sessions = codedErrors(new Sessions(this.access), this.path, this.door);
@@ -285,14 +290,26 @@ export class Store {
     return this.entry.isParked;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    // Presence first: the registry closes the lock descriptors with the last connection.
-    this.entry.locks.leaveReader();
-    if (this.role === "writer") this.entry.locks.leaveWriter();
-    this.entry.release("reader");
-    if (this.role === "writer") this.entry.release("writer");
+  /**
+   * Close the store. Calls made before close() finish first (their writes
+   * commit or fail as they would have); calls made after it reject with
+   * HEARTH_STORE_CLOSED. Idempotent: every call gets the same promise.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.calls.stop().then(() => {
+      this.closed = true;
+      // Presence first: the registry closes the lock descriptors with the last connection.
+      this.entry.locks.leaveReader();
+      if (this.role === "writer") this.entry.locks.leaveWriter();
+      this.entry.release("reader");
+      if (this.role === "writer") this.entry.release("writer");
+    });
+    return this.closing;
+  }
+
+  /** `await using store = await openStore()` closes it at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /**
@@ -302,18 +319,20 @@ export class Store {
    * waited out with async retries too, never with SQLite's sleeping busy
    * handler.
    */
-  private writeTransaction<T>(fn: (conn: Connection) => T): Promise<T> {
+  private writeTransaction<T>(fn: (conn: Connection) => T, signal?: AbortSignal): Promise<T> {
     this.access.write();
     return writeTransaction(
       this.entry,
       () => this.connection("writer"),
       fn,
       this.config.store.busyTimeoutMs,
+      signal,
     );
   }
 
+  /** True from the moment close() is called. */
   get isClosed(): boolean {
-    return this.closed;
+    return this.closing !== undefined;
   }
 
   /** Run `fn` through the door: it waits while the process is parked, and a park waits for it. */
@@ -364,12 +383,14 @@ export class Store {
   }
 
   private assertOpen(): void {
-    if (this.closed) {
-      throw new HearthError("HEARTH_STORE_CLOSED", `the store of ${this.path} is closed`, {
-        resource: this.path,
-        hint: "open a new one with openStore()",
-      });
-    }
+    if (this.closed) throw this.closedError();
+  }
+
+  private closedError(): HearthError {
+    return new HearthError("HEARTH_STORE_CLOSED", `the store of ${this.path} is closed`, {
+      resource: this.path,
+      hint: "open a new one with openStore()",
+    });
   }
 }
 
