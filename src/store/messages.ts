@@ -172,7 +172,7 @@ export class Messages {
    * live ordinal is still that one (else HEARTH_CONFLICT, nothing changed).
    * Returns the archived message, or null when no message was live.
    */
-  pop(sessionId: string, options?: PopOptions): Promise<Message | null> {
+  async pop(sessionId: string, options?: PopOptions): Promise<Message | null> {
     return pop(this.access, sessionId, options);
   }
 
@@ -181,7 +181,7 @@ export class Messages {
    * `afterOrdinal` (-1: all) only if the last live ordinal is still
    * `expectLastOrdinal` (else HEARTH_CONFLICT, nothing changed).
    */
-  archiveAfter(
+  async archiveAfter(
     sessionId: string,
     afterOrdinal: number,
     options: ArchiveAfterOptions,
@@ -195,7 +195,7 @@ export class Messages {
    * still `expectLastOrdinal`. With an `idempotencyKey`, a replay returns
    * the first result.
    */
-  replaceSuffix(
+  async replaceSuffix(
     sessionId: string,
     afterOrdinal: number,
     messages: readonly NewMessage[],

@@ -32,7 +32,7 @@ export class Sessions {
    * names no session HEARTH_UNKNOWN_PARENT; a taken user title is
    * HEARTH_TITLE_TAKEN, a taken automatic one gets a " (2)" suffix.
    */
-  create(input: NewSession = {}, options: CreateOptions = {}): Promise<Session> {
+  async create(input: NewSession = {}, options: CreateOptions = {}): Promise<Session> {
     return createSession(this.access, input, options);
   }
 
@@ -41,7 +41,7 @@ export class Sessions {
    * one transaction: concurrent callers get the same session). An existing
    * session is returned as it is; `input` applies only to a creation.
    */
-  getOrCreate(id: string, input: Omit<NewSession, "id"> = {}, options: CreateOptions = {}) {
+  async getOrCreate(id: string, input: Omit<NewSession, "id"> = {}, options: CreateOptions = {}) {
     if (typeof id !== "string") throw new TypeError("id must be a string");
     return createSession(this.access, { ...input, id }, { ...options, getOrCreate: true });
   }
