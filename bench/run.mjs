@@ -3,7 +3,7 @@
 //
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
-//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard
+//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard, tail
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -21,6 +21,7 @@ import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
 import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
+import { tailWorkload } from "./workloads/tail.mjs";
 
 const SIZES = {
   full: {
@@ -47,6 +48,8 @@ const SIZES = {
     dashCalls: 200,
     dashLoadMs: 3_000,
     dashGatewayMs: 1_500,
+    tailCalls: 500,
+    tailLargeMessages: 1_000_000,
   },
   quick: {
     rounds: 3,
@@ -72,9 +75,11 @@ const SIZES = {
     dashCalls: 60,
     dashLoadMs: 1_000,
     dashGatewayMs: 400,
+    tailCalls: 200,
+    tailLargeMessages: 100_000,
   },
 };
-const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance", "dashboard"];
+const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance", "dashboard", "tail"];
 
 const { values: args } = parseArgs({
   options: {
@@ -150,6 +155,7 @@ async function main() {
   await step("maintenance", () => maintenanceWorkload({ large, sizes, rounds: mRounds, log }));
   if (large) removeDir(large.home);
   await step("dashboard", () => dashboardWorkload({ sizes, rounds, log }));
+  await step("tail", () => tailWorkload({ sizes, rounds, log }));
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);

@@ -49,3 +49,8 @@ export class InFlight {
     for (const wake of this.idle.splice(0)) wake();
   }
 }
+
+/** The maintenance door alone, not counted for close() (export generators). */
+export function uncountedDoor(entry: DatabaseEntry, maxParkMs: number): Door {
+  return { enter: () => entry.enter(maxParkMs), leave: () => entry.leave() };
+}

@@ -10,7 +10,7 @@ import type { Connection, ConnectionRole } from "./connection.js";
 import { readDurability } from "./durability.js";
 import { type ExportOptions, exportSessions } from "./export.js";
 import { Handoffs } from "./handoffs.js";
-import { InFlight } from "./in-flight.js";
+import { InFlight, uncountedDoor } from "./in-flight.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
 import type { DatabaseEntry } from "./registry.js";
@@ -134,7 +134,9 @@ export class Store {
 
   /** Stream sessions as JSONL or Markdown chunks. */
   export(options: ExportOptions): AsyncGenerator<string> {
-    return codedGenerator(() => exportSessions(this.access, options), this.path, this.door);
+    // Not counted for close(): a reader may abandon an export half-read.
+    const door = uncountedDoor(this.entry, this.config.maintenance.maxParkMs);
+    return codedGenerator(() => exportSessions(this.access, options), this.path, door);
   }
 
   counts(): Promise<StoreCounts> {
@@ -290,11 +292,7 @@ export class Store {
     return this.entry.isParked;
   }
 
-  /**
-   * Close the store. Calls made before close() finish first (their writes
-   * commit or fail as they would have); calls made after it reject with
-   * HEARTH_STORE_CLOSED. Idempotent: every call gets the same promise.
-   */
+  /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
   close(): Promise<void> {
     this.closing ??= this.calls.stop().then(() => {
       this.closed = true;
@@ -307,8 +305,7 @@ export class Store {
     return this.closing;
   }
 
-  /** `await using store = await openStore()` closes it at the end of the block. */
-  [Symbol.asyncDispose](): Promise<void> {
+  /** `await using store = await openStore()` closes it at the end of the block. */ [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
 

@@ -92,3 +92,15 @@ describe("AbortSignal", () => {
     expect(contents).toEqual(["not aborted"]);
   });
 });
+
+describe("close() and an abandoned export", () => {
+  it("does not wait for an export a reader stopped reading half-way", async () => {
+    const store = await openStore({ home: homes.makeHome(), env: {} });
+    const session = await store.sessions.create();
+    await store.messages.append(session.id, { role: "user", content: "x" });
+    const chunks = store.export({ format: "jsonl" });
+    await chunks.next(); // started, never finished nor returned
+    await store.close(); // resolves: this test would time out otherwise
+    expect(store.isClosed).toBe(true);
+  });
+});
