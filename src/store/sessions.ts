@@ -41,7 +41,11 @@ export class Sessions {
    * one transaction: concurrent callers get the same session). An existing
    * session is returned as it is; `input` applies only to a creation.
    */
-  async getOrCreate(id: string, input: Omit<NewSession, "id"> = {}, options: CreateOptions = {}) {
+  async getOrCreate(
+    id: string,
+    input: Omit<NewSession, "id"> = {},
+    options: CreateOptions = {},
+  ): Promise<Session> {
     if (typeof id !== "string") throw new TypeError("id must be a string");
     return createSession(this.access, { ...input, id }, { ...options, getOrCreate: true });
   }
