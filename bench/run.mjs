@@ -3,7 +3,7 @@
 //
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
-//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard, tail
+//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard, readers, tail
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -19,6 +19,7 @@ import { dashboardWorkload } from "./workloads/dashboard.mjs";
 import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
+import { readersWorkload } from "./workloads/readers.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
 import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
 import { tailWorkload } from "./workloads/tail.mjs";
@@ -48,6 +49,8 @@ const SIZES = {
     dashCalls: 200,
     dashLoadMs: 3_000,
     dashGatewayMs: 1_500,
+    readerMessages: 100_000,
+    readerMs: 2_000,
     tailCalls: 500,
     tailLargeMessages: 1_000_000,
   },
@@ -75,11 +78,23 @@ const SIZES = {
     dashCalls: 60,
     dashLoadMs: 1_000,
     dashGatewayMs: 400,
+    readerMessages: 10_000,
+    readerMs: 600,
     tailCalls: 200,
     tailLargeMessages: 100_000,
   },
 };
-const ALL = ["append", "gateway", "mixed", "resume", "search", "maintenance", "dashboard", "tail"];
+const ALL = [
+  "append",
+  "gateway",
+  "mixed",
+  "resume",
+  "search",
+  "maintenance",
+  "dashboard",
+  "readers",
+  "tail",
+];
 
 const { values: args } = parseArgs({
   options: {
@@ -155,6 +170,7 @@ async function main() {
   await step("maintenance", () => maintenanceWorkload({ large, sizes, rounds: mRounds, log }));
   if (large) removeDir(large.home);
   await step("dashboard", () => dashboardWorkload({ sizes, rounds, log }));
+  await step("readers", () => readersWorkload({ sizes, rounds, log }));
   await step("tail", () => tailWorkload({ sizes, rounds, log }));
   rows.push(...footprint);
 

@@ -21,6 +21,9 @@ export const FAILPOINTS = {
     "repair removed the damaged store's sidecars (kept in the forensic copy) and has not yet renamed the repaired file over it",
   "migrate.mid-migration":
     "inside the migration transaction, after the first migration's statements, before COMMIT",
+  "turn.before-tool-result":
+    "a tool of an agent turn ran (its start is recorded), its result not yet committed",
+  "turn.after-tool-result": "a tool's result is committed, the next model request not yet sent",
 } as const;
 
 export type FailpointName = keyof typeof FAILPOINTS;

@@ -71,3 +71,4 @@ export type {
   TitleSource,
   TranscriptEntry,
 } from "./store/types.js";
+export type { JsonSchema, Tool, ToolCall, ToolContext, ToolSpec } from "./turn/tools/types.js";

@@ -4,7 +4,7 @@
 // server with a no-op store); their resident set size and CPU time from
 // /proc; the gateway's group-commit histogram from its /metrics.
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startChild, startProcess } from "./procs.mjs";
@@ -31,6 +31,8 @@ export async function startServer(spec) {
     ...(spec.config ?? {}),
   };
   writeFileSync(join(home, "config.json"), `${JSON.stringify(config)}\n`);
+  // A store built beforehand (one closed, checkpointed database file), copied in.
+  if (spec.database) copyFileSync(spec.database, join(home, "state.db"));
   const env = {
     ...process.env,
     HEARTH_GATEWAY_PORT: "0",

@@ -111,16 +111,19 @@ Workloads (sizes of this ${s.mode} run):
    \`sessions.require\` + \`browse.children\` + \`browse.transcript\` (100 newest; every
    tenth pick is the long session), \`store.search\` (limit 50). (b) A real
    \`hearth dashboard run\` serving for ${n(s.dashLoadMs ?? 0)} ms at once: the long transcript paged
-   through 200 at a time, its JSONL export, searches, and an open live stream
-   while a writer appends a message every 20 ms; its own
+   through 200 at a time, its JSONL export, searches, and two live streams (one
+   watching the long session, as its page does; one refetching the first sessions page
+   after each change, as the list does) while a writer appends a message every 20 ms; its own
    \`monitorEventLoopDelay\` (10 ms resolution, read from \`GET /api/debug/event-loop\`)
    gives the largest lateness; the baseline is the same process idle over the
    same span just before. (c) Workload 3's gateway (WAL+FULL, group commit, 8
    clients in 2 processes, ${n(s.dashGatewayMs ?? 0)} ms windows) with a \`hearth dashboard run\` on
-   the same store and one browser on its live stream, against the same gateway
-   alone; order rotated every round.
+   the same store and one browser on its sessions list (the live stream, and the first
+   page refetched after each change, as the web app does), against the same gateway
+   alone; order rotated every round. The dashboard's CPU per turn against the
+   gateway's is logged too (less noisy than msg/s on a shared machine).
 
-10. **tail** (bench/workloads/tail.mjs): \`messages.tail(id, 200)\`, the read an
+11. **tail** (bench/workloads/tail.mjs): \`messages.tail(id, 200)\`, the read an
    agent loop makes before each model call, ${n(s.tailCalls ?? 0)} calls per round, from a
    10,000-message session and from the last session of a ${n(s.tailLargeMessages ?? 0)}-message
    store (10 sessions); the ceiling is raw better-sqlite3 on a read-only

@@ -19,7 +19,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { openStore } from "../../dist/index.js";
 import { queries } from "../lib/corpus.mjs";
-import { startServer } from "../lib/gateway-servers.mjs";
+import { cpuMs, startServer } from "../lib/gateway-servers.mjs";
 import { startChild } from "../lib/procs.mjs";
 import { row } from "../lib/rows.mjs";
 import { quantile, rotate } from "../lib/stats.mjs";
@@ -86,7 +86,9 @@ async function apiRounds({ home, longId, sessions, rounds, calls, log }) {
   process.env.HEARTH_DASHBOARD_PORT = "0";
   const { startDashboard } = await import("../../dist/dashboard/daemon.js");
   const dash = await startDashboard({ home, profiles: ["default"], logLevel: "silent" });
-  const reader = await openStore({ home, role: "reader" });
+  // The ceiling is the store's own calls in the configuration the dashboard runs them: with
+  // reader threads (store.readerThreads), so a search is the same thread hop on both sides.
+  const reader = await openStore({ home, role: "reader", readerThreads: true });
   const link = new URL(dash.login);
   const host = new URL(dash.address).host;
   const login = await dash.app.inject({
@@ -192,26 +194,53 @@ async function dashboardProcess(home) {
       if (!res.ok) throw new Error(`${path}: ${res.status} ${body}`);
       return body;
     },
-    /** Open the live stream; returns { events(), close() }. */
-    live: async () => {
+    /**
+     * Open the live stream as the web app does: `watch` (profile/id) as a
+     * session page does; `list`: refetch the first sessions page after changes
+     * (at most every 700 ms), as the sessions list does. Returns
+     * { frames(), close() }.
+     */
+    live: async ({ watch, list = false } = {}) => {
       const controller = new AbortController();
-      const res = await fetch(`${ready.address}/api/events`, {
+      const path = watch ? `/api/events?watch=${encodeURIComponent(watch)}` : "/api/events";
+      const res = await fetch(`${ready.address}${path}`, {
         headers: { cookie, accept: "text/event-stream" },
         signal: controller.signal,
       });
       let frames = 0;
+      let timer;
+      let lastRefresh = 0;
+      let refetch = Promise.resolve();
       const decoder = new TextDecoder();
       const reading = (async () => {
         try {
-          for await (const chunk of res.body)
-            frames += decoder.decode(chunk, { stream: true }).split("\n\n").length - 1;
+          for await (const chunk of res.body) {
+            const text = decoder.decode(chunk, { stream: true });
+            frames += text.split("\n\n").length - 1;
+            if (list && text.includes("event: change") && timer === undefined) {
+              // As web/src/pages/Sessions.tsx: at most one refresh per 700 ms, 150 ms after a change at the earliest.
+              const wait = Math.max(150, lastRefresh + 700 - Date.now());
+              timer = setTimeout(() => {
+                timer = undefined;
+                lastRefresh = Date.now();
+                refetch = fetch(`${ready.address}/api/sessions?limit=50`, {
+                  headers: { cookie },
+                  signal: controller.signal,
+                })
+                  .then((r) => r.text())
+                  .catch(() => {});
+              }, wait);
+            }
+          }
         } catch {}
       })();
       return {
         frames: () => frames,
         close: async () => {
+          clearTimeout(timer);
           controller.abort();
           await reading;
+          await refetch;
         },
       };
     },
@@ -233,7 +262,9 @@ async function lateness({ home, longId, rounds, loadMs, log }) {
       await dash.get("/api/debug/event-loop?reset=true");
       await sleep(loadMs);
       out.idle.push(JSON.parse(await dash.get("/api/debug/event-loop?reset=true")).maxMs);
-      const live = await dash.live();
+      // A session page open on the transcript being appended to, and a sessions list.
+      const live = await dash.live({ watch: `default/${longId}` });
+      const listView = await dash.live({ list: true });
       const until = Date.now() + loadMs;
       let requests = 0;
       const loop = async (fn) => {
@@ -267,6 +298,7 @@ async function lateness({ home, longId, rounds, loadMs, log }) {
       out.requests.push(requests);
       const frames = live.frames();
       await live.close();
+      await listView.close();
       log(
         `  9b round ${round + 1}/${rounds}: max lateness ${loop2.maxMs} ms under load (p99 ${loop2.p99Ms}), idle ${out.idle.at(-1)} ms; ${requests} requests and appends, ${frames} live frames`,
       );
@@ -282,7 +314,7 @@ async function gatewayWithDashboard({ rounds, ms, warmMs, log }) {
   const clients = [0, 1].map((p) =>
     startChild("gateway-client.mjs", { seed: 900 + p, turnsPerChat: TURNS_PER_CHAT }),
   );
-  const res = { with: [], without: [] };
+  const res = { with: [], without: [], cpuShare: [] };
   try {
     await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
     for (let round = 0; round < rounds; round++) {
@@ -293,8 +325,11 @@ async function gatewayWithDashboard({ rounds, ms, warmMs, log }) {
         try {
           if (variant === "with") {
             dash = await dashboardProcess(server.home);
-            live = await dash.live();
+            // A browser on the sessions list, as the web app behaves there: it refetches the
+            // first page after each change.
+            live = await dash.live({ list: true });
           }
+          const dashCpu0 = dash ? cpuMs(dash.pid) : 0;
           const w = await measureWindow(clients, {
             ...server,
             n: 8,
@@ -304,7 +339,16 @@ async function gatewayWithDashboard({ rounds, ms, warmMs, log }) {
           });
           if (w.errors) throw new Error(`gateway requests failed: ${w.lastError}`);
           res[variant].push(w.msgPerSec);
-          if (live) log(`    live frames seen by the browser: ${live.frames()}`);
+          if (live) {
+            // CPU is what a dashboard takes from a gateway on a shared machine: its CPU per turn
+            // (warm-up included: an upper bound) against the gateway's own, less noisy than msg/s.
+            const turns = (w.msgPerSec * (ms / 1000)) / 2;
+            const share = (cpuMs(dash.pid) - dashCpu0) / turns / w.cpuPerTurn;
+            res.cpuShare.push(share);
+            log(
+              `    live frames seen by the browser: ${live.frames()}; dashboard CPU per turn ${(100 * share).toFixed(1)}% of the gateway's`,
+            );
+          }
         } finally {
           await live?.close();
           await dash?.stop();

@@ -1,4 +1,4 @@
-// Workload 10: an agent loop's read, the last 200 messages of a session
+// Workload 11: an agent loop's read, the last 200 messages of a session
 // (store.messages.tail), from a 10k-message session and from a session
 // in a 1M-message store, vs raw better-sqlite3 running the same keyset
 // query on a read-only connection (ceiling). hearth's tail maps each row
@@ -18,7 +18,7 @@ export const TAIL_SQL =
 
 async function measure({ label, total, sessions, iterations, rounds, warm, log }) {
   const { home, path } = await newStore("tail", "full");
-  log(`10. tail: filling ${total.toLocaleString("en-US")} messages in ${sessions} session(s)`);
+  log(`11. tail: filling ${total.toLocaleString("en-US")} messages in ${sessions} session(s)`);
   const ids = bulkFill(path, { total, sessions, seed: 9, shapes: AGENT_SHAPES });
   const id = ids[ids.length - 1];
   let got = 0;
@@ -54,7 +54,7 @@ async function measure({ label, total, sessions, iterations, rounds, warm, log }
     const rate = (name) => res[name].map((r) => 1000 / r.meanMs);
     return [
       row({
-        workload: "10. tail of 200 (agent loop read)",
+        workload: "11. tail of 200 (agent loop read)",
         metric: `${label}: tails/s`,
         unit: "tail/s",
         better: "higher",
@@ -69,7 +69,7 @@ async function measure({ label, total, sessions, iterations, rounds, warm, log }
         },
       }),
       row({
-        workload: "10. tail of 200 (agent loop read)",
+        workload: "11. tail of 200 (agent loop read)",
         metric: `${label}: p50 tail time`,
         unit: "ms",
         better: "lower",
@@ -92,7 +92,7 @@ export async function tailWorkload({ sizes, rounds, log }) {
       10,
     ],
   ]) {
-    log(`10. tail, ${label}: ${sizes.tailCalls} tails × ${rounds} rounds`);
+    log(`11. tail, ${label}: ${sizes.tailCalls} tails × ${rounds} rounds`);
     rows.push(
       ...(await measure({
         label,

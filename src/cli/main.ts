@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import { setProcessKind } from "../process/kind.js";
+import { registerAcp } from "./commands/acp.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerChat } from "./commands/chat.js";
 import { registerCron } from "./commands/cron.js";
@@ -40,6 +41,9 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   });
   registerBackup(program);
+  registerAcp(program, (code) => {
+    exitCode = code;
+  });
   registerToken(program);
   registerChat(program, (code) => {
     exitCode = code;

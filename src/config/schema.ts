@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
+import { toolsSchema } from "./tools.js";
 
 /** Journal modes hearth accepts. MEMORY and OFF lose data on a crash and are not offered. */
 export const JOURNAL_MODES = ["wal", "delete", "truncate", "persist"] as const;
@@ -37,6 +38,13 @@ const store = z
      * operation (maintenance) before HEARTH_MAINTENANCE_RUNNING.
      */
     gateWaitMs: z.number().int().min(0).max(3_600_000).default(10_000),
+    /**
+     * Reader threads of the long-lived processes (gateway, dashboard): large
+     * reads (search, export, whole transcripts) run there, each thread on its
+     * own read-only connection, so the process's event loop stays free. 0
+     * runs them on the event loop.
+     */
+    readerThreads: z.number().int().min(0).max(8).default(2),
   })
   .strict();
 
@@ -92,10 +100,26 @@ const authRateLimit = z
   })
   .strict();
 
+const scriptStep = z
+  .object({
+    content: z.string().default(""),
+    toolCalls: z
+      .array(
+        z
+          .object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()) })
+          .strict(),
+      )
+      .max(64)
+      .optional(),
+    /** Pause before each streamed word (lets a test cancel mid-turn). */
+    chunkDelayMs: z.number().int().min(0).max(60_000).default(0),
+  })
+  .strict();
+
 const responder = z
   .object({
     /** "echo" (built in, offline) or "openai" (any OpenAI-compatible chat-completions endpoint). */
-    kind: z.enum(["echo", "openai"]).default("echo"),
+    kind: z.enum(["echo", "openai", "script"]).default("echo"),
     /** e.g. "https://api.openai.com/v1" or a local server; required for "openai". */
     baseUrl: z
       .string()
@@ -122,6 +146,8 @@ const responder = z
       .default("OPENAI_API_KEY"),
     stream: z.boolean().default(true),
     timeoutMs: z.number().int().min(100).max(600_000).default(120_000),
+    /** kind "script" (tests, demos): the model's answers, in order; see src/turn/scripted.ts. */
+    script: z.array(scriptStep).max(1000).optional(),
   })
   .strict();
 
@@ -361,6 +387,7 @@ export const configSchema = z
     scheduler: scheduler.default(scheduler.parse({})),
     gateway: gateway.default(gateway.parse({})),
     dashboard: dashboard.default(dashboard.parse({})),
+    tools: toolsSchema.default(toolsSchema.parse({})),
   })
   .strict();
 

@@ -8,7 +8,6 @@ export type LiveEvent =
   | { event: "sessions"; data: { profile: string; sessions: Session[] } }
   | { event: "change"; data: { profile: string } };
 
-const BATCH = 500;
 /** At most this many new messages are read per profile per poll; the rest come next poll. */
 const MAX_PER_POLL = 2000;
 
@@ -17,16 +16,25 @@ interface Cursor {
   lastId: number;
 }
 
+/** What one browser shows: a session's messages arrive only to the streams that watch it. */
+export interface Watch {
+  profile: string;
+  sessionId: string;
+}
+
 /**
  * One poller for the whole process, however many browsers watch. Every
  * `pollMs` it asks each profile's read-only connection for `PRAGMA
  * data_version` (changes when any other connection committed; no table is
- * read). Only when it changed, and only when someone listens, does it read
- * the messages stored after the last id it saw (primary-key range) and the
- * sessions they belong to, and send them to every client.
+ * read). When it changed, every stream gets a `change` (the lists reload
+ * their page); the messages stored since the last poll are read only for
+ * the sessions some stream watches (`/api/events?watch=profile/id`), and
+ * each stream gets its own session's messages and session row. A dashboard
+ * left open on the sessions list beside a busy gateway reads no message
+ * content at all.
  */
 export class LiveFeed {
-  private readonly clients = new Set<ServerResponse>();
+  private readonly clients = new Map<ServerResponse, Watch | null>();
   private readonly cursors = new Map<string, Cursor>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
@@ -48,7 +56,7 @@ export class LiveFeed {
     }
     this.timer = setInterval(() => void this.poll(), this.pollMs);
     this.heartbeat = setInterval(() => {
-      for (const c of this.clients) c.write(": keep-alive\n\n");
+      for (const c of this.clients.keys()) c.write(": keep-alive\n\n");
     }, 15_000);
   }
 
@@ -57,7 +65,7 @@ export class LiveFeed {
   }
 
   /** Attach a response as an event stream; it is detached when the browser goes away. */
-  attach(raw: ServerResponse, headers: Record<string, string>): void {
+  attach(raw: ServerResponse, headers: Record<string, string>, watch: Watch | null = null): void {
     raw.writeHead(200, {
       ...headers,
       "content-type": "text/event-stream; charset=utf-8",
@@ -66,9 +74,9 @@ export class LiveFeed {
       "x-accel-buffering": "no",
     });
     raw.write(
-      `retry: 2000\nevent: ready\ndata: ${JSON.stringify({ profiles: this.stores.profiles })}\n\n`,
+      `retry: 2000\nevent: ready\ndata: ${JSON.stringify({ profiles: this.stores.profiles, watch })}\n\n`,
     );
-    this.clients.add(raw);
+    this.clients.set(raw, watch);
     raw.on("close", () => this.clients.delete(raw));
   }
 
@@ -94,37 +102,64 @@ export class LiveFeed {
     const version = await browse.dataVersion();
     if (version === cursor.version) return;
     cursor.version = version;
-    if (this.clients.size === 0) {
-      cursor.lastId = await browse.lastMessageId();
-      return;
+    const watched = new Set<string>();
+    for (const w of this.clients.values()) if (w?.profile === profile) watched.add(w.sessionId);
+    const top = await browse.lastMessageId();
+    if (watched.size > 0 && top > cursor.lastId) {
+      const fresh = await browse.messagesAfter(cursor.lastId, MAX_PER_POLL, {
+        uptoId: top,
+        sessionIds: [...watched],
+      });
+      // More than one poll's worth: the rest next poll, from the last one read.
+      const full = fresh.length >= MAX_PER_POLL;
+      cursor.lastId = full ? fresh[fresh.length - 1]!.id : top;
+      if (full) cursor.version = -1;
+      if (fresh.length > 0) await this.deliver(profile, fresh);
+    } else {
+      cursor.lastId = top;
     }
-    const fresh: Message[] = [];
-    while (fresh.length < MAX_PER_POLL) {
-      const page = await browse.messagesAfter(cursor.lastId, BATCH);
-      if (page.length === 0) break;
-      fresh.push(...page);
-      cursor.lastId = page[page.length - 1]!.id;
-      if (page.length < BATCH) break;
-    }
-    if (fresh.length > 0) {
-      this.send({ event: "messages", data: { profile, messages: fresh } });
-      const sessions = await browse.sessionsById(fresh.map((m) => m.sessionId));
-      this.send({ event: "sessions", data: { profile, sessions } });
-    }
-    if (fresh.length >= MAX_PER_POLL) cursor.version = -1; // read the rest next poll
-    this.send({ event: "change", data: { profile } });
+    this.broadcast({ event: "change", data: { profile } });
   }
 
-  private send(e: LiveEvent): void {
-    const frame = `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
-    for (const c of this.clients) c.write(frame);
+  /** Each watching stream gets its own session's new messages and its session row. */
+  private async deliver(profile: string, fresh: Message[]): Promise<void> {
+    const bySession = new Map<string, Message[]>();
+    for (const m of fresh) {
+      const list = bySession.get(m.sessionId);
+      if (list) list.push(m);
+      else bySession.set(m.sessionId, [m]);
+    }
+    const sessions = await this.stores.reader(profile).browse.sessionsById([...bySession.keys()]);
+    const frames = new Map<string, string>();
+    for (const [id, messages] of bySession) {
+      const session = sessions.filter((s) => s.id === id);
+      frames.set(
+        id,
+        frame({ event: "messages", data: { profile, messages } }) +
+          frame({ event: "sessions", data: { profile, sessions: session } }),
+      );
+    }
+    for (const [client, watch] of this.clients) {
+      if (watch?.profile !== profile) continue;
+      const text = frames.get(watch.sessionId);
+      if (text) client.write(text);
+    }
+  }
+
+  private broadcast(e: LiveEvent): void {
+    const text = frame(e);
+    for (const c of this.clients.keys()) c.write(text);
   }
 
   /** Stop polling and end every stream (drain). */
   stop(): void {
     clearInterval(this.timer);
     clearInterval(this.heartbeat);
-    for (const c of this.clients) c.end();
+    for (const c of this.clients.keys()) c.end();
     this.clients.clear();
   }
+}
+
+function frame(e: LiveEvent): string {
+  return `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
 }

@@ -72,10 +72,10 @@ export class ProfileStores {
 /** The profile's read-only store; a profile nothing has written yet is created first (a new, empty store). */
 async function openReader(home: string, profile: string): Promise<Store> {
   try {
-    return await openStore({ home, profile, role: "reader" });
+    return await openStore({ home, profile, role: "reader", readerThreads: true });
   } catch (err) {
     if (!isHearthError(err, "HEARTH_STORE_NOT_FOUND")) throw err;
     await (await openStore({ home, profile })).close();
-    return openStore({ home, profile, role: "reader" });
+    return openStore({ home, profile, role: "reader", readerThreads: true });
   }
 }

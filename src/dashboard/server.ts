@@ -192,10 +192,30 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       if (request.query.reset === "true") loop.reset();
       return out;
     });
-    scope.get("/api/events", async (_request, reply) => {
-      reply.hijack();
-      deps.live.attach(reply.raw, { ...SECURITY_HEADERS });
-    });
+    scope.get<{ Querystring: { watch?: string } }>(
+      "/api/events",
+      {
+        schema: {
+          querystring: {
+            type: "object",
+            properties: { watch: { type: "string", maxLength: 300, pattern: "^[^/]+/[^/]+$" } },
+            additionalProperties: false,
+          },
+        },
+      },
+      async (request, reply) => {
+        const watch = request.query.watch;
+        const [profile, sessionId] = watch ? watch.split("/") : [];
+        // An unknown profile is HEARTH_NOT_FOUND (404), like every other route's.
+        if (profile !== undefined) deps.stores.reader(profile);
+        reply.hijack();
+        deps.live.attach(
+          reply.raw,
+          { ...SECURITY_HEADERS },
+          profile && sessionId ? { profile, sessionId } : null,
+        );
+      },
+    );
     registerSessionRoutes(scope, { stores: deps.stores });
     registerHealthRoutes(scope, { stores: deps.stores });
     registerJobRoutes(scope, { stores: deps.stores });

@@ -12,7 +12,9 @@ import type { ParkServer } from "../process/park-socket.js";
 import { openStore } from "../store/open.js";
 import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder, type Responder } from "../turn/responder.js";
+import { resumeOrphanedTurns } from "../turn/resume.js";
 import type { ProfileRuntime } from "../turn/run.js";
+import { ToolRegistry } from "../turn/tools/registry.js";
 import { HandoffWatcher } from "./handoff.js";
 import { GatewayMetrics } from "./metrics.js";
 import { GenerationRecovery } from "./recovery.js";
@@ -48,6 +50,7 @@ export async function startGateway(options: {
   let config: HearthConfig = loadConfig({ home });
   refuseExposure(config);
   let responder: Responder = createResponder(config);
+  let tools = await ToolRegistry.load(config.tools);
   const metrics = new GatewayMetrics();
   const runtimes = new Map<string, ProfileRuntime>();
   const locks: GatewayLock[] = [];
@@ -58,7 +61,7 @@ export async function startGateway(options: {
   };
   try {
     for (const profile of options.profiles) {
-      const store = await openStore({ home, profile });
+      const store = await openStore({ home, profile, readerThreads: true });
       runtimes.set(profile, {
         profile,
         store,
@@ -77,6 +80,7 @@ export async function startGateway(options: {
     };
   }
   const shutdown = new AbortController();
+  const draining = new AbortController();
   let stopping = false;
   const recovery = new GenerationRecovery(runtimes, {
     warn: (event, message) => app.log.warn(event, message),
@@ -87,8 +91,10 @@ export async function startGateway(options: {
       runtimes,
       config: () => config,
       responder: () => responder,
+      tools: () => tools,
       metrics,
       shutdown: shutdown.signal,
+      draining: draining.signal,
       recover: (err) => recovery.recover(err),
     },
     { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
@@ -140,6 +146,14 @@ export async function startGateway(options: {
     throw err;
   }
   await endIdleSessions(runtimes, config, recovery);
+  // Turns a crash left inside their tool loop finish now, in the background (D7).
+  for (const r of runtimes.values()) {
+    void resumeOrphanedTurns(
+      r,
+      { responder, config, tools, signal: shutdown.signal, stop: draining.signal },
+      { info: logOf("info"), warn: logOf("warn") },
+    );
+  }
   return {
     address,
     profiles: [...runtimes.keys()],
@@ -152,6 +166,14 @@ export async function startGateway(options: {
         refuseExposure({ ...next, gateway: { ...next.gateway, host: config.gateway.host } });
         responder = createResponder(next);
         config = next;
+        // Tool modules load asynchronously; the old tools serve until the new ones are ready.
+        ToolRegistry.load(next.tools).then(
+          (loaded) => {
+            tools = loaded;
+          },
+          (err: Error) =>
+            app.log.error({ event: "gateway.tools_reload_failed", err }, "tools not reloaded"),
+        );
         app.log.info(
           { event: "gateway.reloaded", responder: responder.name },
           "configuration reloaded",
@@ -166,6 +188,7 @@ export async function startGateway(options: {
       clearInterval(idle);
       sampler?.stop();
       stopping = true;
+      draining.abort();
       const drained = app.close();
       // close() only drops connections idle at that instant: keep dropping the
       // keep-alive ones as their in-flight turns finish.

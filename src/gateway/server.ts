@@ -10,6 +10,7 @@ import { HearthError } from "../errors.js";
 import { hostPolicy, hostRefusal } from "../http/host-check.js";
 import type { Responder } from "../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../turn/run.js";
+import type { ToolRegistry } from "../turn/tools/registry.js";
 import { registerAuth } from "./http-auth.js";
 import {
   answerClientError,
@@ -26,9 +27,13 @@ export interface GatewayDeps {
   runtimes: Map<string, ProfileRuntime>;
   config: () => HearthConfig;
   responder: () => Responder;
+  /** The tools offered to turns (tools.* in config.json). */
+  tools?: () => ToolRegistry;
   metrics: GatewayMetrics;
   /** Aborted when the gateway stops: responders give up. */
   shutdown: AbortSignal;
+  /** Aborted when the gateway starts draining: tool loops stop at their next step. */
+  draining?: AbortSignal;
   /** Reattaches a store whose files changed under the process (F3); called with every failed request's error. */
   recover?: (err: unknown) => Promise<unknown>;
 }
@@ -222,11 +227,18 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
         content: body.content,
         clientId: body.clientId,
       };
+      // A client that goes away, or a drain, stops the turn at its next step.
+      const gone = new AbortController();
+      reply.raw.on("close", () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
       const turnDeps = {
         responder: deps.responder(),
         config: deps.config(),
+        tools: deps.tools?.(),
         metrics: deps.metrics,
         signal: deps.shutdown,
+        stop: deps.draining ? AbortSignal.any([gone.signal, deps.draining]) : gone.signal,
         log: request.log,
       };
       const wantsStream =
@@ -296,19 +308,28 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
         querystring: query({ history: FLAG }),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const runtime = runtimeOf(request);
       const session = await runtime.store.sessions.require(request.params.id);
-      const messages = await runtime.store.messages.load(session.id, {
+      // The transcript's JSON is built on a reader thread: a 100,000-message
+      // session never holds the loop that serves turns.
+      const messages = await runtime.store.messages.loadJson(session.id, {
         includeHistory: request.query.history === "true",
       });
-      return { profile: runtime.profile, session, messages };
+      const head = JSON.stringify({ profile: runtime.profile, session });
+      return reply
+        .type("application/json; charset=utf-8")
+        .send(`${head.slice(0, -1)},"messages":${messages}}`);
     },
   );
   return app;
 }
 
-/** Server-sent events: `stored` (the inbound message is committed), `delta`…, then `reply` or `error`. */
+/**
+ * Server-sent events: `stored` (the inbound message is committed), `delta`…,
+ * `tool_call` and `tool_result` (each step of the tool loop, once committed),
+ * then `reply` or `error`.
+ */
 async function streamTurn(
   reply: FastifyReply,
   runtime: ProfileRuntime,
@@ -331,6 +352,8 @@ async function streamTurn(
       onStored: (message, session) =>
         send("stored", { profile: runtime.profile, session, message }),
       onDelta: (text) => send("delta", { text }),
+      onToolCalls: (message) => send("tool_call", { message }),
+      onToolResult: (message) => send("tool_result", { message }),
     });
     send("reply", { profile: runtime.profile, ...result });
   } catch (err) {

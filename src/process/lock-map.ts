@@ -35,6 +35,7 @@ export const PROCESS_KINDS = [
   "worker",
   "cli",
   "scheduler",
+  "acp",
 ] as const;
 export type ProcessKind = (typeof PROCESS_KINDS)[number];
 

@@ -152,12 +152,31 @@ export class Browse {
     return row.id ?? 0;
   }
 
-  /** Messages stored after `afterId`, oldest first, at most `limit`. */
-  async messagesAfter(afterId: number, limit: number): Promise<Message[]> {
-    const rows = this.access
-      .read()
-      .stmt("SELECT * FROM messages WHERE id > ? ORDER BY id LIMIT ?")
-      .all(afterId, limit) as MessageRow[];
+  /**
+   * Messages stored after `afterId`, oldest first, at most `limit`; with
+   * `uptoId`, none past it; with `sessionIds`, only theirs (the rows of
+   * other sessions are skipped by id range, never converted).
+   */
+  async messagesAfter(
+    afterId: number,
+    limit: number,
+    only: { uptoId?: number; sessionIds?: readonly string[] } = {},
+  ): Promise<Message[]> {
+    const upto = only.uptoId ?? Number.MAX_SAFE_INTEGER;
+    const rows = (
+      only.sessionIds
+        ? this.access
+            .read()
+            .stmt(
+              `SELECT * FROM messages WHERE id > ? AND id <= ?
+               AND session_id IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?`,
+            )
+            .all(afterId, upto, JSON.stringify(only.sessionIds), limit)
+        : this.access
+            .read()
+            .stmt("SELECT * FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?")
+            .all(afterId, upto, limit)
+    ) as MessageRow[];
     return rows.map(toMessage);
   }
 

@@ -15,71 +15,115 @@ export interface ExportOptions {
 
 const PAGE = 500;
 
+/** Where an export stands between two steps: plain data, so a reader thread can carry it. */
+export interface ExportCursor {
+  /** Sessions done so far when `sessionIds` is given; unused otherwise. */
+  index: number;
+  /** The last session started (all-sessions exports go on after it, in id order). */
+  afterSession: string;
+  /** The session being written, and the last ordinal written of it. */
+  session: string | null;
+  afterOrdinal: number;
+}
+
+export interface ExportStep {
+  chunk: string;
+  next: ExportCursor | null;
+}
+
 /**
- * Stream sessions as JSONL (one `session` line, then one `message` line per
- * message) or Markdown. Reads a page at a time and yields between pages, so
- * a huge store never sits in memory or blocks the event loop for long.
+ * One step of an export: up to about PAGE messages (whole sessions when they
+ * are short), as text, and where the next step starts (null: done). Steps
+ * are small on purpose: between them the caller's event loop is free, and a
+ * reader thread can run them (the store does when it has reader threads).
  */
-export async function* exportSessions(
+export function exportStep(
   access: Access,
   options: ExportOptions,
-): AsyncGenerator<string> {
+  cursor?: ExportCursor,
+): ExportStep {
   if (options.format !== "jsonl" && options.format !== "markdown") {
     throw new RangeError(`format must be "jsonl" or "markdown", got ${String(options.format)}`);
   }
   const includeHistory = options.includeHistory ?? true;
-  for await (const session of sessionsToExport(access, options.sessionIds)) {
-    if (options.format === "jsonl") yield `${JSON.stringify({ type: "session", session })}\n`;
-    else yield markdownHeader(session);
-    let after = -1;
-    for (;;) {
-      const rows = access
-        .read()
-        .stmt(
-          `SELECT * FROM messages WHERE session_id = ? AND ordinal > ? ${includeHistory ? "" : "AND active = 1"}
-           ORDER BY ordinal LIMIT ${PAGE}`,
-        )
-        .all(session.id, after) as MessageRow[];
-      if (rows.length === 0) break;
-      let chunk = "";
-      for (const row of rows) {
-        const message = toMessage(row);
-        chunk +=
-          options.format === "jsonl"
-            ? `${JSON.stringify({ type: "message", message })}\n`
-            : markdownMessage(message);
-      }
-      yield chunk;
-      after = rows[rows.length - 1]!.ordinal;
-      if (rows.length < PAGE) break;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+  const at: ExportCursor = cursor
+    ? { ...cursor }
+    : { index: 0, afterSession: "", session: null, afterOrdinal: -1 };
+  const conn = access.read();
+  let chunk = "";
+  let written = 0;
+  while (written < PAGE) {
+    if (at.session === null) {
+      const session = nextSession(access, options.sessionIds, at);
+      if (!session) return { chunk, next: null };
+      chunk +=
+        options.format === "jsonl"
+          ? `${JSON.stringify({ type: "session", session })}\n`
+          : markdownHeader(session);
+      at.session = session.id;
+      at.afterSession = session.id;
+      at.afterOrdinal = -1;
     }
+    const rows = conn
+      .stmt(
+        `SELECT * FROM messages WHERE session_id = ? AND ordinal > ? ${includeHistory ? "" : "AND active = 1"}
+         ORDER BY ordinal LIMIT ${PAGE}`,
+      )
+      .all(at.session, at.afterOrdinal) as MessageRow[];
+    for (const row of rows) {
+      const message = toMessage(row);
+      chunk +=
+        options.format === "jsonl"
+          ? `${JSON.stringify({ type: "message", message })}\n`
+          : markdownMessage(message);
+    }
+    written += rows.length + 1;
+    if (rows.length < PAGE) at.session = null;
+    else at.afterOrdinal = rows[rows.length - 1]!.ordinal;
+  }
+  return { chunk, next: at };
+}
+
+/**
+ * Stream sessions as JSONL (one `session` line, then one `message` line per
+ * message) or Markdown, a step at a time with the event loop free between
+ * steps: a huge store never sits in memory or blocks the loop for long.
+ */
+export async function* exportSessions(
+  options: ExportOptions,
+  step: (
+    options: ExportOptions,
+    cursor: ExportCursor | undefined,
+  ) => ExportStep | Promise<ExportStep>,
+): AsyncGenerator<string> {
+  let cursor: ExportCursor | undefined;
+  for (;;) {
+    const { chunk, next } = await step(options, cursor);
+    if (chunk) yield chunk;
+    if (!next) return;
+    cursor = next;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 
-async function* sessionsToExport(
+function nextSession(
   access: Access,
   ids: readonly string[] | undefined,
-): AsyncGenerator<Session> {
-  const byId = access.read().stmt("SELECT * FROM sessions WHERE id = ?");
+  at: ExportCursor,
+): Session | undefined {
+  const conn = access.read();
   if (ids) {
-    for (const id of ids) {
-      const row = byId.get(id) as SessionRow | undefined;
-      if (!row) throw sessionNotFound(id);
-      yield toSession(row);
-    }
-    return;
+    const id = ids[at.index];
+    if (id === undefined) return undefined;
+    at.index++;
+    const row = conn.stmt("SELECT * FROM sessions WHERE id = ?").get(id) as SessionRow | undefined;
+    if (!row) throw sessionNotFound(id);
+    return toSession(row);
   }
-  let after = "";
-  for (;;) {
-    const rows = access
-      .read()
-      .stmt(`SELECT * FROM sessions WHERE id > ? ORDER BY id LIMIT ${PAGE}`)
-      .all(after) as SessionRow[];
-    for (const row of rows) yield toSession(row);
-    if (rows.length < PAGE) return;
-    after = rows[rows.length - 1]!.id;
-  }
+  const row = conn
+    .stmt("SELECT * FROM sessions WHERE id > ? ORDER BY id LIMIT 1")
+    .get(at.afterSession) as SessionRow | undefined;
+  return row ? toSession(row) : undefined;
 }
 
 function markdownHeader(session: Session): string {

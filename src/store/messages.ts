@@ -144,6 +144,15 @@ export class Messages {
     return rows.map(toMessage);
   }
 
+  /**
+   * `load()` as JSON text (an array of messages), for servers that send it
+   * on: with reader threads the text is built there, and the caller's event
+   * loop never holds the rows.
+   */
+  async loadJson(sessionId: string, options: LoadOptions = {}): Promise<string> {
+    return JSON.stringify(await this.load(sessionId, options));
+  }
+
   /** The last `count` live messages, oldest first: what an agent loop feeds its model. */
   async tail(sessionId: string, count: number): Promise<Message[]> {
     return (await this.load(sessionId, { limit: count, order: "newest-first" })).reverse();

@@ -33,6 +33,14 @@ export interface OpenStoreOptions {
   /** Receives the loud, once-only warnings about configuration that could not be applied. */
   logger?: Logger;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Run large reads (search, export, whole-transcript loads) on reader
+   * threads, each with its own read-only connection, so they never hold
+   * this thread's event loop: a count, or `true` for `store.readerThreads`
+   * from the configuration. Default: none (the long-lived processes,
+   * gateway and dashboard, turn them on).
+   */
+  readerThreads?: number | boolean;
 }
 
 const warned = new Set<string>();
@@ -133,6 +141,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     config,
     entry,
     warnings,
+    readerThreads: readerThreadCount(options.readerThreads, config.store.readerThreads),
     reattach: () => {
       checkPath(path);
       entry.reopen(config);
@@ -240,4 +249,15 @@ function assertReadable(conn: Connection): void {
 function releaseRoles(entry: DatabaseEntry, role: ConnectionRole): void {
   entry.release("reader");
   if (role === "writer") entry.release("writer");
+}
+
+function readerThreadCount(option: number | boolean | undefined, configured: number): number {
+  if (option === undefined || option === false) return 0;
+  if (option === true) return configured;
+  if (!Number.isInteger(option) || option < 0 || option > 8) {
+    throw new RangeError(
+      `options.readerThreads must be true, false or an integer from 0 to 8, got ${option}`,
+    );
+  }
+  return option;
 }

@@ -4,6 +4,7 @@ import { FileGuard } from "../files/guard.js";
 import { lstatOrNull } from "../files/inspect.js";
 import { InodeLocks } from "../process/inode-locks.js";
 import { Connection, type ConnectionRole } from "./connection.js";
+import { ReaderPool } from "./reader-pool/pool.js";
 
 /**
  * The per-process registry of connections, keyed by database inode (C1).
@@ -29,10 +30,22 @@ export class DatabaseEntry {
     reader: undefined,
   };
 
+  /** Reader threads for large reads, when a store of this process asked for them. */
+  private pool: ReaderPool | undefined;
+
   constructor(key: string, path: string) {
     this.key = key;
     this.path = path;
     this.locks = new InodeLocks(path, key);
+  }
+
+  /** The reader threads of this database in this process (started on demand, shared by its stores). */
+  readers(config: HearthConfig, profile: string, size: number): ReaderPool {
+    if (!this.pool) {
+      this.pool = new ReaderPool({ path: this.path, profile, config, size, key: () => this.key });
+    }
+    this.pool.grow(size);
+    return this.pool;
   }
 
   connection(role: ConnectionRole): Connection | undefined {
@@ -120,6 +133,7 @@ export class DatabaseEntry {
         );
       }
     }
+    await this.pool?.close();
     for (const role of ["writer", "reader"] as const) {
       const slot = this.slots[role];
       const conn = slot?.conn;
@@ -155,6 +169,7 @@ export class DatabaseEntry {
     for (const role of ["writer", "reader"] as const) {
       if (this.slots[role] && !this.slots[role]!.conn) this.acquire(role, config);
     }
+    this.pool?.reopen();
     const { resolve } = this.parked;
     this.parked = undefined;
     resolve();
@@ -242,6 +257,8 @@ export class DatabaseEntry {
       slot.conn = undefined;
       if (conn) this.closeConnection(conn);
     }
+    // The reader threads' connections go too: they reopen on the current files on demand.
+    this.pool?.restart();
     this.assertSameInode();
     for (const role of roles) this.acquire(role, config);
   }
@@ -281,6 +298,8 @@ export class DatabaseEntry {
 
   /** The last store let go: drop the kernel locks and leave the registry. */
   retire(): void {
+    void this.pool?.close();
+    this.pool = undefined;
     this.closeGuard();
     this.locks.close();
     if (entries.get(this.key) === this) entries.delete(this.key);

@@ -283,8 +283,8 @@ export class Runs {
       Number(
         conn
           .stmt(
-            `INSERT INTO job_runs (job, profile, trigger, scheduled_at, outcome, note)
-             VALUES (?, ?, ?, ?, ?, ?)`,
+            `INSERT INTO job_runs (job, profile, trigger, scheduled_at, outcome, note, error_code)
+             VALUES (?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             entry.job,
@@ -293,6 +293,8 @@ export class Runs {
             entry.scheduledAt,
             entry.outcome,
             entry.note ?? null,
+            // A skip is a refusal with its own code: an earlier run may still be alive.
+            entry.outcome === "skipped" ? "HEARTH_JOB_RUNNING" : null,
           ).lastInsertRowid,
       ),
     );

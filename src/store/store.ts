@@ -8,14 +8,14 @@ import { Browse } from "./browse.js";
 import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { readDurability } from "./durability.js";
-import { type ExportOptions, exportSessions } from "./export.js";
+import type { ExportOptions } from "./export.js";
 import { Handoffs } from "./handoffs.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
+import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
 import type { DatabaseEntry } from "./registry.js";
 import { Runs } from "./runs.js";
-import { searchMessages } from "./search.js";
 import { Sessions } from "./sessions.js";
 import { Stats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
@@ -38,6 +38,8 @@ export interface StoreInit {
   warnings: string[];
   /** Re-runs the path checks and reattaches the entry to the current files. */
   reattach: () => void;
+  /** Reader threads for large reads (search, export, whole transcripts); 0: none. */
+  readerThreads: number;
 }
 
 /**
@@ -75,6 +77,8 @@ export class Store {
   private readonly access: Access;
   /** Every call passes it (maintenance windows park the process behind it). */
   private readonly door: Door;
+  /** Where the large reads run: reader threads, or this thread. */
+  private readonly large: Offload;
 
   constructor(init: StoreInit) {
     this.home = init.home;
@@ -111,7 +115,16 @@ export class Store {
       now: () => Date.now(),
     };
     this.sessions = codedErrors(new Sessions(this.access), this.path, this.door);
-    this.messages = codedErrors(new Messages(this.access), this.path, this.door);
+    const pool =
+      init.readerThreads > 0
+        ? init.entry.readers(init.config, init.profile, init.readerThreads)
+        : undefined;
+    this.large = offload(this.access, pool);
+    this.messages = codedErrors(
+      offloadLargeLoads(new Messages(this.access), pool),
+      this.path,
+      this.door,
+    );
     this.meta = codedErrors(new Meta(this.access), this.path, this.door);
     this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
@@ -124,7 +137,7 @@ export class Store {
   async search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
     await this.door.enter();
     try {
-      return await searchMessages(this.access, text, options);
+      return await this.large.search(text, options);
     } catch (err) {
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
     } finally {
@@ -136,7 +149,7 @@ export class Store {
   export(options: ExportOptions): AsyncGenerator<string> {
     // Not counted for close(): a reader may abandon an export half-read.
     const door = uncountedDoor(this.entry, this.config.maintenance.maxParkMs);
-    return codedGenerator(() => exportSessions(this.access, options), this.path, door);
+    return codedGenerator(() => this.large.export(options), this.path, door);
   }
 
   counts(): Promise<StoreCounts> {

@@ -1,8 +1,7 @@
-import { createParser } from "eventsource-parser";
 import { HearthError } from "../errors.js";
-import type { Message } from "../store/types.js";
 import { deadline } from "./deadline.js";
-import type { Responder, TurnInput } from "./responder.js";
+import { readMessage, readStream, toWire, toWireTools } from "./openai-stream.js";
+import type { Responder, ResponderAnswer, TurnInput } from "./responder.js";
 
 export interface OpenAiOptions {
   baseUrl: string;
@@ -23,7 +22,7 @@ export class OpenAiResponder implements Responder {
 
   constructor(private readonly options: OpenAiOptions) {}
 
-  async respond(input: TurnInput): Promise<{ content: string }> {
+  async respond(input: TurnInput): Promise<ResponderAnswer> {
     const { timeoutMs } = this.options;
     const { signal, done } = deadline(
       input.signal,
@@ -37,7 +36,7 @@ export class OpenAiResponder implements Responder {
     }
   }
 
-  private async call(input: TurnInput, signal: AbortSignal): Promise<{ content: string }> {
+  private async call(input: TurnInput, signal: AbortSignal): Promise<ResponderAnswer> {
     const { baseUrl, model, apiKey, stream } = this.options;
     let response: Response;
     try {
@@ -47,7 +46,12 @@ export class OpenAiResponder implements Responder {
           "content-type": "application/json",
           ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
         },
-        body: JSON.stringify({ model, stream, messages: input.transcript.map(toChat) }),
+        body: JSON.stringify({
+          model,
+          stream,
+          messages: toWire(input.transcript),
+          ...(input.tools && input.tools.length > 0 ? { tools: toWireTools(input.tools) } : {}),
+        }),
         signal,
       });
     } catch (err) {
@@ -68,49 +72,15 @@ export class OpenAiResponder implements Responder {
       !response.body ||
       !response.headers.get("content-type")?.includes("text/event-stream")
     ) {
-      const json = (await response.json()) as { choices?: { message?: { content?: string } }[] };
-      const content = json.choices?.[0]?.message?.content ?? "";
-      input.onDelta?.(content);
-      return { content };
+      const json = (await response.json()) as {
+        choices?: { message?: Parameters<typeof readMessage>[0] }[];
+      };
+      const answer = readMessage(json.choices?.[0]?.message);
+      if (answer.content || !answer.toolCalls) input.onDelta?.(answer.content);
+      return answer;
     }
-    return { content: await readStream(response.body, input.onDelta) };
+    return readStream(response.body, input.onDelta);
   }
-}
-
-async function readStream(
-  body: ReadableStream<Uint8Array>,
-  onDelta?: (text: string) => void,
-): Promise<string> {
-  let streamed = "";
-  let final: string | undefined;
-  const parser = createParser({
-    onEvent: (event) => {
-      if (event.data === "[DONE]") return;
-      let chunk: { choices?: { delta?: { content?: string }; message?: { content?: string } }[] };
-      try {
-        chunk = JSON.parse(event.data);
-      } catch {
-        return;
-      }
-      const choice = chunk.choices?.[0];
-      const delta = choice?.delta?.content;
-      if (delta) {
-        streamed += delta;
-        onDelta?.(delta);
-      }
-      if (typeof choice?.message?.content === "string") final = choice.message.content;
-    },
-  });
-  const decoder = new TextDecoder();
-  for await (const part of body as unknown as AsyncIterable<Uint8Array>)
-    parser.feed(decoder.decode(part, { stream: true }));
-  // Some servers send the whole message at the end; an empty one never wipes the streamed text.
-  return final && final.length > 0 ? final : streamed;
-}
-
-function toChat(m: Message): { role: string; content: string; name?: string } {
-  const content = typeof m.content === "string" ? m.content : JSON.stringify(m.content);
-  return { role: m.role, content, ...(m.name ? { name: m.name } : {}) };
 }
 
 /** The endpoint as errors name it: scheme, host and path; never user info or a query string. */

@@ -2,6 +2,8 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import type { Message } from "../store/types.js";
 import { OpenAiResponder } from "./openai.js";
+import { ScriptedResponder } from "./scripted.js";
+import type { ToolCall, ToolSpec } from "./tools/types.js";
 
 export interface TurnInput {
   /** The live transcript, oldest first, ending with the new user message. */
@@ -9,6 +11,14 @@ export interface TurnInput {
   signal: AbortSignal;
   /** Called with each piece of the reply as it streams. */
   onDelta?: (text: string) => void;
+  /** The tools the model may call this time; absent means none. */
+  tools?: readonly ToolSpec[];
+}
+
+/** The model's answer: text, and the tools it wants run before it answers again. */
+export interface ResponderAnswer {
+  content: string;
+  toolCalls?: ToolCall[];
 }
 
 /** The agent turn behind one interface: echo (built in) or an OpenAI-compatible endpoint. */
@@ -16,7 +26,7 @@ export interface Responder {
   readonly name: string;
   /** What the turn must load: the whole live transcript, or only the new message. */
   readonly context: "transcript" | "last";
-  respond(input: TurnInput): Promise<{ content: string }>;
+  respond(input: TurnInput): Promise<ResponderAnswer>;
 }
 
 /** Replies with the user's words; works offline. Streams word by word. */
@@ -40,6 +50,7 @@ export function createResponder(
 ): Responder {
   const r = config.gateway.responder;
   if (r.kind === "echo") return new EchoResponder();
+  if (r.kind === "script") return new ScriptedResponder(r.script ?? []);
   if (!r.baseUrl || !r.model) {
     throw new HearthError(
       "HEARTH_CONFIG_INVALID",

@@ -1,5 +1,4 @@
 import type { HearthConfig } from "../config/schema.js";
-import { HearthError, isHearthError } from "../errors.js";
 import type { Store } from "../store/store.js";
 import type { Message, Session } from "../store/types.js";
 import type { GroupCommitter } from "./group-commit.js";
@@ -11,7 +10,10 @@ import {
   releaseDecider,
   waitForTurn,
 } from "./leases.js";
+import { recordUnfinished } from "./outcome.js";
 import type { Responder } from "./responder.js";
+import { type LoopEvents, toolLoop } from "./tool-loop.js";
+import type { ToolRegistry } from "./tools/registry.js";
 
 /**
  * What a turn reports as it goes, for a process that keeps metrics (the
@@ -33,6 +35,8 @@ export interface ProfileRuntime {
 export interface InboundMessage {
   platform: string;
   chat: string;
+  /** Continue this session (an ACP editor names it) instead of resolving platform + chat. */
+  sessionId?: string | undefined;
   content: string;
   clientId?: string | undefined;
 }
@@ -43,33 +47,42 @@ export interface TurnResult {
   reply: Message;
 }
 
-export interface TurnEvents {
+export interface TurnEvents extends LoopEvents {
   /** The inbound message is committed (acknowledged). */
   onStored?: (message: Message, session: Session) => void;
-  onDelta?: (text: string) => void;
+}
+
+export interface TurnDeps {
+  responder: Responder;
+  config: HearthConfig;
+  /** The tools offered to the model; none when absent. */
+  tools?: ToolRegistry | undefined;
+  metrics?: TurnMetrics;
+  /** Aborts the turn where it is (shutdown, a cancelled editor prompt). */
+  signal: AbortSignal;
+  /** Stops the turn at its next step (a client that disconnected, a drain). */
+  stop?: AbortSignal | undefined;
+  /** Where cleanup that failed without failing the turn is reported (warn). */
+  log?: { warn(event: Record<string, unknown>, message: string): void };
 }
 
 /**
  * Inbound message → session resolved or created → message committed →
- * agent turn under the session's lease → reply committed. A responder
- * failure is committed too, as an assistant message marking the failed
- * turn, before the error is returned: never lost, never a crash.
+ * agent turn under the session's lease (the model/tool loop, each step
+ * committed) → reply committed. A failed or cancelled turn is committed too,
+ * as an assistant message marking it, before the error is returned: never
+ * lost, never a crash.
  */
 export async function runTurn(
   runtime: ProfileRuntime,
   inbound: InboundMessage,
-  deps: {
-    responder: Responder;
-    config: HearthConfig;
-    metrics?: TurnMetrics;
-    signal: AbortSignal;
-    /** Where cleanup that failed without failing the turn is reported (warn). */
-    log?: { warn(event: Record<string, unknown>, message: string): void };
-  },
+  deps: TurnDeps,
   events: TurnEvents = {},
 ): Promise<TurnResult> {
   const { store, committer, profile } = runtime;
-  const session = await store.sessions.resolveChat(inbound.platform, inbound.chat);
+  const session = inbound.sessionId
+    ? await store.sessions.require(inbound.sessionId)
+    : await store.sessions.resolveChat(inbound.platform, inbound.chat);
   const { leaseMs, turnWaitMs, compactAfterMessages } = deps.config.gateway;
   const turn = newTurn(session.id);
   const lease = { key: turn.key, decide: acquireDecider(turn, leaseMs) };
@@ -110,41 +123,30 @@ export async function runTurn(
       deps.responder.context === "last" ? [message] : await store.messages.load(session.id);
     let content: string;
     try {
-      ({ content } = await deps.responder.respond({
-        transcript,
-        signal: deps.signal,
-        ...(events.onDelta ? { onDelta: events.onDelta } : {}),
-      }));
-    } catch (err) {
-      const error = isHearthError(err)
-        ? err
-        : new HearthError(
-            "HEARTH_RESPONDER_FAILED",
-            `the responder failed: ${(err as Error).message}`,
-            { cause: err },
-          );
-      const failed = await committer.append(
-        session.id,
+      content = await toolLoop(
         {
-          role: "assistant",
-          name: "hearth.turn_failed",
-          content: {
-            turnFailed: true,
-            code: error.code,
-            message: error.message,
-            responder: deps.responder.name,
-          },
+          runtime,
+          turn,
+          leaseMs,
+          responder: deps.responder,
+          tools: deps.tools,
+          signal: deps.signal,
+          stop: deps.stop,
+          events,
         },
-        { metaAfter: release },
+        transcript,
       );
-      held = false;
-      deps.metrics?.turns.inc({ profile, outcome: "failed" });
-      throw new HearthError(error.code, error.message, {
-        resource: session.id,
-        cause: err,
-        details: { sessionId: session.id, messageId: message.id, failedTurnMessageId: failed.id },
-        ...(error.hint ? { hint: error.hint } : {}),
+    } catch (err) {
+      const cancelled = deps.signal.aborted || deps.stop?.aborted === true;
+      const { error } = await recordUnfinished(committer, session.id, err, {
+        responder: deps.responder.name,
+        cancelled,
+        release,
+        messageId: message.id,
       });
+      held = false;
+      deps.metrics?.turns.inc({ profile, outcome: cancelled ? "cancelled" : "failed" });
+      throw error;
     }
     // The reply and the release of the lease commit together.
     const reply = await committer.append(

@@ -246,8 +246,13 @@ describe("dashboard in a real browser", () => {
       await page.locator("ol.transcript li").nth(99).waitFor();
       // Opening reads one page, newest first: the last message is on screen, not all 10,000 rows.
       expect(await page.locator("ol.transcript li").count()).toBe(100);
-      expect(asked).toHaveLength(1);
-      expect(new URL(asked[0]!).searchParams.get("limit")).toBe("100");
+      // One newest page, asked again once the live stream watches the session (nothing
+      // committed between the first read and the stream's start is missed): never older pages.
+      expect(asked.length).toBeLessThanOrEqual(2);
+      for (const url of asked) {
+        expect(new URL(url).searchParams.get("limit")).toBe("100");
+        expect(new URL(url).searchParams.has("before")).toBe(false);
+      }
       expect(await page.locator("ol.transcript .content").last().textContent()).toContain(
         `message ${LONG - 1}:`,
       );

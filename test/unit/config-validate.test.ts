@@ -22,7 +22,7 @@ describe("validateConfig", () => {
         journalSizeLimitBytes: 64 * 1024 * 1024,
         walAutocheckpointPages: 1000,
       },
-      store: { busyTimeoutMs: 5000, gateWaitMs: 10000 },
+      store: { busyTimeoutMs: 5000, gateWaitMs: 10000, readerThreads: 2 },
       backup: { keep: 7, forensicKeep: 3 },
       maintenance: { maxParkMs: 30_000, healthSampleMs: 900_000, healthKeepDays: 90 },
       gateway: {
@@ -59,6 +59,15 @@ describe("validateConfig", () => {
         livePollMs: 250,
       },
       scheduler: { port: 8789, drainMs: 30000, alertAfter: 3, jobs: [] },
+      tools: {
+        enabled: [],
+        maxRounds: 8,
+        timeoutMs: 30000,
+        maxOutputBytes: 16384,
+        modules: [],
+        settings: {},
+        profiles: {},
+      },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });

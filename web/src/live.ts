@@ -2,6 +2,8 @@ import { useEffect } from "preact/hooks";
 import type { Message, Session } from "./api";
 
 export type LiveHandlers = {
+  /** The stream (re)connected: whatever was committed while it was down is not on it. */
+  ready?: (d: { watch: { profile: string; sessionId: string } | null }) => void;
   messages?: (d: { profile: string; messages: Message[] }) => void;
   sessions?: (d: { profile: string; sessions: Session[] }) => void;
   change?: (d: { profile: string }) => void;
@@ -17,11 +19,24 @@ function setState(s: typeof state) {
   for (const l of stateListeners) l(s);
 }
 
-/** One EventSource for the whole app (the dashboard's /api/events), fanned out to the pages. */
+/** The session whose messages the stream carries (the page showing it), as `profile/id`. */
+let watching: string | null = null;
+
+/**
+ * One EventSource for the whole app (the dashboard's /api/events), fanned
+ * out to the pages. Every stream gets `change` (lists reload); messages
+ * arrive only for the session a page watches (`watchSession`).
+ */
 export function startLive(): void {
   if (source) return;
-  source = new EventSource("/api/events");
-  source.addEventListener("ready", () => setState("live"));
+  source = new EventSource(
+    watching ? `/api/events?watch=${encodeURIComponent(watching)}` : "/api/events",
+  );
+  source.addEventListener("ready", (e) => {
+    setState("live");
+    const data = JSON.parse((e as MessageEvent<string>).data);
+    for (const l of listeners) l.ready?.(data);
+  });
   source.addEventListener("error", () =>
     setState(source?.readyState === EventSource.CLOSED ? "offline" : "connecting"),
   );
@@ -31,6 +46,27 @@ export function startLive(): void {
       for (const l of listeners) (l[kind] as ((d: unknown) => void) | undefined)?.(data);
     });
   }
+}
+
+/** Watch one session's messages while the calling page is mounted (reconnects the stream). */
+export function useWatch(profile: string | undefined, sessionId: string | undefined): void {
+  useEffect(() => {
+    if (!profile || !sessionId) return;
+    const key = `${profile}/${sessionId}`;
+    rewatch(key);
+    return () => {
+      if (watching === key) rewatch(null);
+    };
+  }, [profile, sessionId]);
+}
+
+function rewatch(key: string | null): void {
+  if (watching === key) return;
+  watching = key;
+  if (!source) return;
+  source.close();
+  source = undefined;
+  startLive();
 }
 
 export function useLive(handlers: LiveHandlers, deps: unknown[]): void {

@@ -8,6 +8,7 @@ import type { Store } from "../../store/store.js";
 import { GroupCommitter } from "../../turn/group-commit.js";
 import { createResponder } from "../../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../../turn/run.js";
+import { ToolRegistry } from "../../turn/tools/registry.js";
 import { globals } from "../globals.js";
 import { EXIT, reportError } from "../output.js";
 import { printable } from "../printable.js";
@@ -56,6 +57,7 @@ export function registerChat(program: Command, setExit: (code: number) => void):
       const deps = {
         responder: createResponder(config),
         config,
+        tools: await ToolRegistry.load(config.tools),
         signal: new AbortController().signal,
       };
       const say = (event: Record<string, unknown>, text: string) =>

@@ -107,7 +107,7 @@ export async function launchJob(o: LaunchOptions): Promise<LaunchReport> {
         outcome: "skipped",
         exitCode: null,
         signal: null,
-        errorCode: null,
+        errorCode: "HEARTH_JOB_RUNNING",
         holders: [],
         attempts: attempt,
         note,

@@ -22,14 +22,26 @@ describe("dashboard beside a real gateway on one store", () => {
     const dash = await startDashboard(home);
     const browser = await dash.logIn();
 
-    const sse = new SseReader();
-    readers.push(sse);
-    expect(await sse.open(dash.url("/api/events"), browser.cookie)).toBe(200);
-    await until("the stream is ready", () => sse.events.some((e) => e.event === "ready"));
+    // A session exists; one stream watches it, one watches another session, one watches none.
+    const first = await gw.post({ platform: "telegram", chat: "7", content: "first" });
+    const sid = first.body.session.id as string;
+    const other = (await gw.post({ platform: "web", chat: "x", content: "elsewhere" })).body.session
+      .id as string;
+    const open = async (watch?: string) => {
+      const sse = new SseReader();
+      readers.push(sse);
+      const path = watch ? `/api/events?watch=${encodeURIComponent(watch)}` : "/api/events";
+      expect(await sse.open(dash.url(path), browser.cookie)).toBe(200);
+      await until("the stream is ready", () => sse.events.some((e) => e.event === "ready"));
+      return sse;
+    };
+    const sse = await open(`default/${sid}`);
+    const elsewhere = await open(`default/${other}`);
+    const list0 = await open();
 
     const posted = await gw.post({ platform: "telegram", chat: "7", content: "lisbon trip plans" });
     expect(posted.status).toBe(200);
-    const sid = posted.body.session.id as string;
+    expect(posted.body.session.id).toBe(sid);
 
     await until("the live stream carries both messages", () =>
       sse.events.some(
@@ -41,26 +53,52 @@ describe("dashboard beside a real gateway on one store", () => {
     const live = sse.events
       .filter((e) => e.event === "messages")
       .flatMap((e) => e.data.messages as { id: number; sessionId: string; content: string }[]);
-    expect(live.map((m) => m.content)).toEqual(["lisbon trip plans", "echo: lisbon trip plans"]);
+    // (The first exchange may come too, when no poll ran between it and the stream's start.)
+    expect(live.map((m) => m.content).slice(-2)).toEqual([
+      "lisbon trip plans",
+      "echo: lisbon trip plans",
+    ]);
     expect(live.every((m) => m.sessionId === sid)).toBe(true);
     expect(
       sse.events.some(
         (e) => e.event === "sessions" && e.data.sessions.some((s: { id: string }) => s.id === sid),
       ),
     ).toBe(true);
+    // The other streams were told something changed, and were sent no message of this session.
+    await until("every stream saw the change", () =>
+      [elsewhere, list0].every((r) => r.events.some((e) => e.event === "change")),
+    );
+    const carried = (r: SseReader) =>
+      r.events
+        .filter((e) => e.event === "messages")
+        .flatMap((e) => e.data.messages as { sessionId: string }[]);
+    expect(carried(elsewhere).every((m) => m.sessionId === other)).toBe(true);
+    expect(list0.events.filter((e) => e.event === "messages" || e.event === "sessions")).toEqual(
+      [],
+    );
+    // An unknown profile is refused like on every other route.
+    const refused = await browser.api("GET", "/api/events?watch=nobody%2Fx");
+    expect(refused.status).toBe(404);
 
     const list = await browser.api("GET", "/api/sessions");
     expect(list.status).toBe(200);
-    expect(list.body.items.map((s: { id: string; profile: string }) => [s.profile, s.id])).toEqual([
-      ["default", sid],
-    ]);
+    expect(
+      list.body.items.map((s: { id: string; profile: string }) => [s.profile, s.id]).sort(),
+    ).toEqual(
+      [
+        ["default", other],
+        ["default", sid],
+      ].sort(),
+    );
 
     const transcript = await browser.api("GET", `/api/sessions/default/${sid}/messages`);
     expect(transcript.body.items.map((m: { content: string }) => m.content)).toEqual([
       "echo: lisbon trip plans",
       "lisbon trip plans",
+      "echo: first",
+      "first",
     ]); // newest first
-    expect(transcript.body.items.map((m: { id: number }) => m.id)).toEqual([
+    expect(transcript.body.items.slice(0, 2).map((m: { id: number }) => m.id)).toEqual([
       posted.body.reply.id,
       posted.body.message.id,
     ]);

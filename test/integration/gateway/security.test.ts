@@ -312,6 +312,25 @@ describe("security (issue 11) against a real gateway", () => {
     expect(gw.stderr).toContain("refusing to serve on 0.0.0.0");
   });
 
+  it("a SIGHUP that would turn auth off beyond loopback is refused; the old configuration stays (item 4)", async () => {
+    const home = tempHome();
+    writeConfig(home, { gateway: { port: 0, host: "0.0.0.0", requireAuth: true } });
+    const gw = await startGateway(home);
+    const message = { platform: "p", chat: "c", content: "no token" };
+    expect((await raw(gw, "/v1/messages", { body: message })).status).toBe(401);
+
+    writeConfig(home, { gateway: { port: 0, host: "0.0.0.0", requireAuth: false } });
+    gw.child.kill("SIGHUP");
+    await until("the reload refused", () => gw.logEvents("gateway.reload_failed").length === 1);
+    expect(JSON.stringify(gw.logEvents("gateway.reload_failed"))).toContain(
+      "without authentication",
+    );
+    expect(gw.logEvents("gateway.reloaded")).toEqual([]);
+    // Still bound to every address, still asking for a token; nothing was written.
+    expect((await raw(gw, "/v1/messages", { body: message })).status).toBe(401);
+    expect((await withStore(home, (s) => s.sessions.list({}))).items).toEqual([]);
+  });
+
   it("gives HTTP clients no paths or command lines in a 503, and Retry-After (item 7)", async () => {
     const home = tempHome();
     writeConfig(home, { gateway: { port: 0 }, store: { busyTimeoutMs: 300 } });

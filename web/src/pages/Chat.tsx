@@ -11,7 +11,7 @@ import {
   sessionPath,
 } from "../api";
 import { contentText, titleOf } from "../format";
-import { useLive } from "../live";
+import { useLive, useWatch } from "../live";
 import { ErrorBanner, Loading } from "../ui";
 
 const TAIL = 50;
@@ -70,8 +70,15 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
     );
   }, [profile, id]);
 
+  useWatch(sessionId ? chosen : undefined, sessionId);
   useLive(
     {
+      ready: (d) => {
+        if (!sessionId || d.watch?.profile !== chosen || d.watch.sessionId !== sessionId) return;
+        get<{ items: Message[] }>(
+          `${apiSessionPath(chosen, sessionId)}/messages${query({ limit: TAIL })}`,
+        ).then((page) => merge(page.items), setError);
+      },
       messages: (d) => {
         if (d.profile !== chosen || !sessionId) return;
         const mine = d.messages.filter((m) => m.sessionId === sessionId);

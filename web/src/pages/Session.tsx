@@ -9,7 +9,7 @@ import {
   sessionPath,
 } from "../api";
 import { ago, contentText, titleOf, when } from "../format";
-import { useLive } from "../live";
+import { useLive, useWatch } from "../live";
 import { navigate } from "../router";
 import { Badge, Empty, ErrorBanner, Loading } from "../ui";
 
@@ -56,6 +56,10 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
         requestAnimationFrame(() => {
           bottom.current?.scrollIntoView({ block: "end" });
           settled.current = true;
+          if (resync.current) {
+            resync.current = false;
+            void refetchNewest();
+          }
         });
       },
       (err) => {
@@ -77,16 +81,33 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
     return () => observer.disconnect();
   });
 
+  useWatch(profile, id);
+  const resync = useRef(false);
+  const refetchNewest = () =>
+    get<{ items: Message[] }>(`${base}/messages${query({ limit: PAGE, history })}`).then(
+      (page) => mergeNewer(page.items),
+      setError,
+    );
+  const mergeNewer = (mine: Message[]) =>
+    setMessages((prev) => {
+      const seen = new Set(prev.map((m) => m.id));
+      const next = [...prev, ...mine.filter((m) => !seen.has(m.id))];
+      return next.sort((a, b) => a.ordinal - b.ordinal);
+    });
   useLive(
     {
+      // The stream now watches this session: fetch the newest page once more, so a message
+      // committed between the first load and the stream's start is not missed.
+      ready: (d) => {
+        if (d.watch?.profile !== profile || d.watch.sessionId !== id) return;
+        if (settled.current) refetchNewest();
+        else resync.current = true; // the first load is still on its way: after it
+      },
       messages: (d) => {
         if (d.profile !== profile) return;
         const mine = d.messages.filter((m) => m.sessionId === id);
         if (mine.length === 0) return;
-        setMessages((prev) => {
-          const seen = new Set(prev.map((m) => m.id));
-          return [...prev, ...mine.filter((m) => !seen.has(m.id))];
-        });
+        mergeNewer(mine);
         requestAnimationFrame(() =>
           bottom.current?.scrollIntoView({ block: "end", behavior: "smooth" }),
         );
@@ -97,7 +118,7 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
         if (s) setDetail((prev) => (prev ? { ...prev, session: s } : prev));
       },
     },
-    [profile, id],
+    [profile, id, base, history],
   );
 
   const loadOlder = async () => {

@@ -3,6 +3,10 @@ import { get, query, request, type Session, servedProfiles, sessionPath } from "
 import { ago, titleOf } from "../format";
 import { useLive } from "../live";
 import { navigate } from "../router";
+
+/** The sessions list is read again at most this often while changes keep coming. */
+const REFRESH_MS = 700;
+
 import { Badge, Empty, ErrorBanner, Loading } from "../ui";
 
 const STATES = [
@@ -75,18 +79,27 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
     get<{ platforms: string[] }>("/api/platforms").then((r) => setPlatforms(r.platforms), setError);
   }, []);
 
-  // Live: the first page follows activity; later pages say there is news.
+  // Live: the first page follows activity; later pages say there is news. Beside a busy
+  // gateway a change comes every poll: the page is read again at most every REFRESH_MS
+  // (a commit still shows within about a second), never once per change.
   const timer = useRef<number | undefined>(undefined);
+  const lastRefresh = useRef(0);
   useLive(
     {
       change: () => {
         if (cursors.length > 0) return setFresh(true);
-        window.clearTimeout(timer.current);
-        timer.current = window.setTimeout(() => void load(), 150);
+        if (timer.current !== undefined) return; // one refresh is already due
+        const wait = Math.max(150, lastRefresh.current + REFRESH_MS - Date.now());
+        timer.current = window.setTimeout(() => {
+          timer.current = undefined;
+          lastRefresh.current = Date.now();
+          void load();
+        }, wait);
       },
     },
     [cursors.length, load],
   );
+  useEffect(() => () => window.clearTimeout(timer.current), []);
 
   const setFilter = (name: string, value: string) => {
     const s = new URLSearchParams(search);

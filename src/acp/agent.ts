@@ -1,0 +1,188 @@
+import { randomUUID } from "node:crypto";
+import * as acp from "@agentclientprotocol/sdk";
+import type { HearthConfig } from "../config/schema.js";
+import { HearthError, isHearthError } from "../errors.js";
+import type { Responder } from "../turn/responder.js";
+import { type ProfileRuntime, runTurn } from "../turn/run.js";
+import { callsOf } from "../turn/tool-records.js";
+import type { ToolRegistry } from "../turn/tools/registry.js";
+import { promptText, toolCall, toolResult, updatesOf } from "./updates.js";
+
+export interface AcpDeps {
+  runtime: ProfileRuntime;
+  config: () => HearthConfig;
+  responder: () => Responder;
+  tools: () => ToolRegistry;
+  /** Aborted when the process stops: prompts in flight end as cancelled. */
+  shutdown: AbortSignal;
+  log: (event: Record<string, unknown>) => void;
+}
+
+/** Messages read per page when a session is replayed (the store's windowed load). */
+const REPLAY_PAGE = 200;
+const cwdKey = (sessionId: string) => `acp-cwd:${sessionId}`;
+
+/**
+ * hearth as an ACP agent: each ACP session is a hearth session (source
+ * `acp`); a prompt is one turn through the same pipeline as the gateway
+ * (lease, commit, responder, tool loop), streamed as session updates.
+ */
+export function buildAgent(
+  deps: AcpDeps,
+  version: string,
+): { app: acp.AgentApp; settled: () => Promise<void> } {
+  const { store } = deps.runtime;
+  const inFlight = new Map<string, AbortController>();
+  const running = new Set<Promise<unknown>>();
+
+  const replay = async (client: acp.AgentContext, sessionId: string) => {
+    for (let after = -1; ; ) {
+      const page = await store.messages.load(sessionId, {
+        afterOrdinal: after,
+        limit: REPLAY_PAGE,
+      });
+      for (const m of page)
+        for (const update of updatesOf(m))
+          await client.notify(acp.methods.client.session.update, { sessionId, update });
+      if (page.length < REPLAY_PAGE) return;
+      after = page[page.length - 1]!.ordinal;
+    }
+  };
+
+  const app = acp
+    .agent({ name: "hearth" })
+    .onRequest(acp.methods.agent.initialize, () => ({
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { embeddedContext: true },
+        sessionCapabilities: { list: {} },
+      },
+      agentInfo: { name: "hearth", title: "hearth", version },
+      authMethods: [],
+    }))
+    .onRequest(acp.methods.agent.session.new, async ({ params }) =>
+      guard(async () => {
+        // The chat key is the id: the gateway continues it as {platform: "acp", chat: id}.
+        const id = randomUUID();
+        const session = await store.sessions.create({ id, source: "acp", chatKey: id });
+        await store.meta.set(cwdKey(session.id), params.cwd);
+        deps.log({ event: "acp.session_new", session: session.id });
+        return { sessionId: session.id };
+      }),
+    )
+    .onRequest(acp.methods.agent.session.load, async ({ params, client }) =>
+      guard(async () => {
+        const session = await store.sessions.require(params.sessionId);
+        await store.meta.set(cwdKey(session.id), params.cwd);
+        await replay(client, session.id);
+        deps.log({ event: "acp.session_load", session: session.id });
+        return {};
+      }),
+    )
+    .onRequest(acp.methods.agent.session.list, async ({ params }) =>
+      guard(async () => {
+        const page = await store.sessions.list({
+          source: "acp",
+          limit: 50,
+          ...(params.cursor ? { cursor: params.cursor } : {}),
+        });
+        const sessions: acp.SessionInfo[] = [];
+        for (const s of page.items) {
+          const cwd = (await store.meta.get(cwdKey(s.id))) ?? "";
+          if (params.cwd && cwd !== params.cwd) continue;
+          sessions.push({
+            sessionId: s.id,
+            cwd,
+            title: s.title,
+            updatedAt: new Date(s.lastActivityAt).toISOString(),
+          });
+        }
+        return { sessions, nextCursor: page.nextCursor };
+      }),
+    )
+    .onRequest(acp.methods.agent.session.prompt, async ({ params, client, signal }) =>
+      guard(async () => {
+        const { sessionId } = params;
+        if (inFlight.has(sessionId))
+          throw new acp.RequestError(
+            -32600,
+            "Invalid request: this session already has a prompt running",
+          );
+        const controller = new AbortController();
+        const stopOn = (s: AbortSignal) =>
+          s.addEventListener("abort", () => controller.abort(), { once: true });
+        stopOn(signal);
+        stopOn(deps.shutdown);
+        inFlight.set(sessionId, controller);
+        // Updates go out in order, and all of them before the prompt's answer.
+        let sent: Promise<unknown> = Promise.resolve();
+        const send = (update: acp.SessionUpdate) => {
+          sent = sent.then(() =>
+            client
+              .notify(acp.methods.client.session.update, { sessionId, update })
+              .catch(() => undefined),
+          );
+        };
+        const turn = runTurn(
+          deps.runtime,
+          { platform: "acp", chat: sessionId, sessionId, content: promptText(params.prompt) },
+          {
+            responder: deps.responder(),
+            config: deps.config(),
+            tools: deps.tools(),
+            signal: controller.signal,
+          },
+          {
+            onDelta: (text) =>
+              send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } }),
+            onToolCalls: (m) => {
+              for (const c of callsOf(m))
+                send(toolCall(c.id, c.function.name, c.function.arguments));
+            },
+            onToolResult: (m) => send(toolResult(m)),
+          },
+        );
+        running.add(turn);
+        try {
+          await turn;
+          await sent;
+          return { stopReason: "end_turn" as const };
+        } catch (err) {
+          await sent;
+          if (isHearthError(err, "HEARTH_TURN_CANCELLED"))
+            return { stopReason: "cancelled" as const };
+          throw err;
+        } finally {
+          inFlight.delete(sessionId);
+          running.delete(turn);
+        }
+      }),
+    )
+    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      inFlight.get(params.sessionId)?.abort();
+    });
+  const settled = async () => {
+    await Promise.allSettled([...running]);
+  };
+  return { app, settled };
+}
+
+/** HearthErrors as JSON-RPC errors: the code and hint in `data`, the message as is. */
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof acp.RequestError) throw err;
+    if (err instanceof HearthError) {
+      const code = err.code === "HEARTH_SESSION_NOT_FOUND" ? -32002 : -32000;
+      throw new acp.RequestError(code, err.message, {
+        code: err.code,
+        ...(err.hint ? { hint: err.hint } : {}),
+      });
+    }
+    if (err instanceof TypeError || err instanceof RangeError)
+      throw acp.RequestError.invalidParams(undefined, err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,80 @@
+import type * as acp from "@agentclientprotocol/sdk";
+import type { Message } from "../store/types.js";
+import { callsOf, statusOf, toolText } from "../turn/tool-records.js";
+
+/**
+ * Stored messages as ACP `session/update` payloads: the same shapes a live
+ * turn streams, so a session loaded in another editor reads like it did
+ * when it happened. Tool calls become `tool_call`, their results
+ * `tool_call_update` (completed or failed); turn markers (failed,
+ * cancelled) are agent text.
+ */
+export function updatesOf(m: Message): acp.SessionUpdate[] {
+  if (m.role === "user") return [chunk("user_message_chunk", textOf(m), m)];
+  if (m.role === "tool") return [toolResult(m)];
+  if (m.role !== "assistant") return [];
+  const updates: acp.SessionUpdate[] = [];
+  const text = textOf(m);
+  if (text !== "") updates.push(chunk("agent_message_chunk", text, m));
+  for (const call of callsOf(m))
+    updates.push(toolCall(call.id, call.function.name, call.function.arguments));
+  return updates;
+}
+
+export function toolCall(id: string, name: string, args: string): acp.SessionUpdate {
+  let rawInput: unknown = args;
+  try {
+    rawInput = JSON.parse(args);
+  } catch {
+    // the model's arguments as they came
+  }
+  return {
+    sessionUpdate: "tool_call",
+    toolCallId: id,
+    title: name,
+    kind: name.startsWith("session_") ? "search" : "other",
+    status: "in_progress",
+    rawInput,
+  };
+}
+
+export function toolResult(m: Message): acp.SessionUpdate {
+  const status = statusOf(m);
+  return {
+    sessionUpdate: "tool_call_update",
+    toolCallId: m.toolCallId ?? "",
+    status: status === "ok" ? "completed" : "failed",
+    content: [{ type: "content", content: { type: "text", text: toolText(m) } }],
+  };
+}
+
+function chunk(
+  kind: "user_message_chunk" | "agent_message_chunk",
+  text: string,
+  m: Message,
+): acp.SessionUpdate {
+  return { sessionUpdate: kind, content: { type: "text", text }, messageId: String(m.id) };
+}
+
+function textOf(m: Message): string {
+  if (typeof m.content === "string") return m.content;
+  const c = m.content as { message?: unknown; turnFailed?: unknown; turnCancelled?: unknown };
+  if (c && (c.turnFailed || c.turnCancelled))
+    return `[${c.turnCancelled ? "cancelled" : "failed"}: ${String(c.message ?? "")}]`;
+  return JSON.stringify(m.content);
+}
+
+/** The prompt's content blocks as the text hearth stores. */
+export function promptText(blocks: readonly acp.ContentBlock[]): string {
+  return blocks
+    .map((b) => {
+      if (b.type === "text") return b.text;
+      if (b.type === "resource_link") return `[resource: ${b.uri}]`;
+      if (b.type === "resource")
+        return "text" in b.resource
+          ? `[resource ${b.resource.uri}]\n${b.resource.text}`
+          : `[resource: ${b.resource.uri}]`;
+      return `[${b.type} omitted]`;
+    })
+    .join("\n");
+}

@@ -1,0 +1,44 @@
+import { isAbsolute } from "node:path";
+import { z } from "zod";
+
+/** The tools hearth ships; `tools.enabled` may name these and the tools of `tools.modules`. */
+export const BUILTIN_TOOLS = ["session_search", "session_read", "current_time"] as const;
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const toolName = z.string().regex(TOOL_NAME, "must be 1-64 letters, digits, _ or -");
+
+const toolSet = z
+  .object({
+    /** The tools the model is offered. */
+    enabled: z.array(toolName).max(64).optional(),
+  })
+  .strict();
+
+/**
+ * The agent turn's tools (docs/gateway.md#tools). The top level applies to
+ * every profile; `profiles.<name>` overrides the enabled set for one.
+ */
+export const toolsSchema = z
+  .object({
+    /** Off by default: an endpoint that does not support tools would refuse every request. */
+    enabled: z.array(toolName).max(64).default([]),
+    /** Model requests that may answer with tool calls in one turn; the last one is sent without tools. */
+    maxRounds: z.number().int().min(0).max(64).default(8),
+    /** A tool still running after this long is stopped; its result says it timed out. */
+    timeoutMs: z.number().int().min(10).max(600_000).default(30_000),
+    /** A tool's result is cut to this many bytes (UTF-8) before it is stored and sent. */
+    maxOutputBytes: z
+      .number()
+      .int()
+      .min(256)
+      .max(1024 * 1024)
+      .default(16 * 1024),
+    /** ES modules (absolute paths) whose `tools` export is an array of Tool objects. */
+    modules: z.array(z.string().refine(isAbsolute, "must be an absolute path")).max(32).default([]),
+    /** Per-tool settings handed to the tool as ctx.settings, e.g. {"session_read": {"pageSize": 20}}. */
+    settings: z.record(toolName, z.record(z.string(), z.unknown())).default({}),
+    profiles: z.record(z.string().min(1), toolSet).default({}),
+  })
+  .strict();
+
+export type ToolsConfig = z.infer<typeof toolsSchema>;

@@ -1,0 +1,117 @@
+/**
+ * A reader thread: one read-only SQLite connection on the store, running the
+ * large reads (search, big transcript loads, export pages) that would
+ * otherwise hold the caller's event loop. Same code as on the main thread
+ * (the store's own query modules), on a connection of its own.
+ *
+ * Its connection opens on the inode the main thread holds (`key`) and is
+ * reopened when the main thread moves to another inode (after a restore);
+ * a file that is not that inode is refused (F3).
+ */
+import { statSync } from "node:fs";
+import { parentPort, workerData } from "node:worker_threads";
+import type { HearthConfig } from "../../config/schema.js";
+import { HearthError } from "../../errors.js";
+import type { Access } from "../access.js";
+import { Connection } from "../connection.js";
+import { exportStep } from "../export.js";
+import { Messages } from "../messages.js";
+import { searchMessages } from "../search.js";
+import { type FromThread, PART, type ReaderOp, type ToThread, toWire } from "./wire.js";
+
+interface ThreadInit {
+  path: string;
+  profile: string;
+  config: HearthConfig;
+}
+
+const init = workerData as ThreadInit;
+let conn: Connection | undefined;
+let openedKey = "";
+
+function connection(key: string): Connection {
+  if (conn && openedKey === key) return conn;
+  conn?.close();
+  conn = undefined;
+  const opened = new Connection(init.path, "reader", init.config);
+  const stats = statSync(init.path, { throwIfNoEntry: false });
+  if (!stats || `${stats.dev}:${stats.ino}` !== key) {
+    opened.close();
+    throw new HearthError(
+      "HEARTH_GENERATION_CHANGED",
+      `${init.path} is no longer the database this process holds`,
+      { resource: init.path, hint: "retry: the process reattaches to the current database" },
+    );
+  }
+  conn = opened;
+  openedKey = key;
+  return conn;
+}
+
+function access(key: string): Access {
+  const readOnly = (): never => {
+    throw new HearthError("HEARTH_READ_ONLY", "a reader thread never writes", {
+      resource: init.path,
+    });
+  };
+  return {
+    profile: init.profile,
+    path: init.path,
+    read: () => connection(key),
+    write: readOnly,
+    writeTransaction: async () => readOnly(),
+    now: () => Date.now(),
+  };
+}
+
+const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | unknown> = {
+  search: (a, [text, options]) => searchMessages(a, text as string, options as never),
+  "messages.load": (a, [id, options]) => new Messages(a).load(id as string, options as never),
+  "messages.loadJson": async (a, [id, options]) =>
+    JSON.stringify(await new Messages(a).load(id as string, options as never)),
+  "export.step": (a, [options, cursor]) => exportStep(a, options as never, cursor as never),
+};
+
+/** Long results being sent a part at a time, by job id. */
+const pending = new Map<number, { items: unknown[]; at: number }>();
+
+function sendPart(id: number): void {
+  const result = pending.get(id);
+  if (!result) return;
+  const { items, at } = result;
+  if (at + PART < items.length) {
+    result.at += PART;
+    port!.postMessage({ type: "part", id, items: items.slice(at, at + PART) } satisfies FromThread);
+    return;
+  }
+  pending.delete(id);
+  port!.postMessage({ type: "done", id, value: items.slice(at), parts: true } satisfies FromThread);
+}
+
+const port = parentPort;
+if (!port) throw new Error("reader-pool/thread.js runs as a worker thread");
+port.on("message", async (message: ToThread) => {
+  if (message.type === "next") {
+    sendPart(message.id);
+    return;
+  }
+  if (message.type === "close") {
+    pending.clear();
+    conn?.close();
+    conn = undefined;
+    port.postMessage({ type: "closed" } satisfies FromThread);
+    return;
+  }
+  const { id, key, op, args } = message;
+  try {
+    const value = await ops[op](access(key), args);
+    if (!Array.isArray(value) || value.length <= PART) {
+      port.postMessage({ type: "done", id, value } satisfies FromThread);
+      return;
+    }
+    pending.set(id, { items: value, at: 0 });
+    sendPart(id);
+  } catch (err) {
+    port.postMessage({ type: "failed", id, error: toWire(err) } satisfies FromThread);
+  }
+});

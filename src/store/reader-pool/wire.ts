@@ -1,0 +1,67 @@
+import { HearthError, type HearthErrorCode, isHearthError } from "../../errors.js";
+
+/** The operations a reader thread runs, by name. */
+export type ReaderOp = "search" | "messages.load" | "messages.loadJson" | "export.step";
+
+/**
+ * A long array result crosses in parts of this many items, one message
+ * each, the next sent when the receiver asks for it (after an event-loop
+ * turn of its own): a 100,000-message transcript never arrives as one long
+ * stall. (Messages already queued on a port are all delivered in one turn,
+ * hence the asking.)
+ */
+export const PART = 2000;
+
+/** Main thread → reader thread. */
+export type ToThread =
+  | { type: "run"; id: number; key: string; op: ReaderOp; args: unknown[] }
+  | { type: "next"; id: number }
+  | { type: "close" };
+
+/** Reader thread → main thread. */
+export type FromThread =
+  | { type: "part"; id: number; items: unknown[] }
+  | { type: "done"; id: number; value: unknown; parts?: true }
+  | { type: "failed"; id: number; error: WireError }
+  | { type: "closed" };
+
+/** An error as it crosses the thread boundary: a HearthError keeps its code, hint and details. */
+export interface WireError {
+  name: string;
+  message: string;
+  code?: HearthErrorCode;
+  resource?: string;
+  hint?: string;
+  details?: Record<string, unknown>;
+}
+
+export function toWire(err: unknown): WireError {
+  if (isHearthError(err)) {
+    return {
+      name: err.name,
+      message: err.message,
+      code: err.code,
+      ...(err.resource === undefined ? {} : { resource: err.resource }),
+      ...(err.hint === undefined ? {} : { hint: err.hint }),
+      ...(err.details === undefined ? {} : { details: err.details }),
+    };
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  return { name: e.name, message: e.message };
+}
+
+/** The same kind of error the call would have thrown had it run on the caller's thread. */
+export function fromWire(wire: WireError): Error {
+  if (wire.code) {
+    return new HearthError(wire.code, wire.message, {
+      ...(wire.resource === undefined ? {} : { resource: wire.resource }),
+      ...(wire.hint === undefined ? {} : { hint: wire.hint }),
+      ...(wire.details === undefined ? {} : { details: wire.details }),
+    });
+  }
+  if (wire.name === "TypeError") return new TypeError(wire.message);
+  if (wire.name === "RangeError") return new RangeError(wire.message);
+  return new HearthError("HEARTH_INTERNAL", `internal error in a reader thread: ${wire.message}`, {
+    hint: "this is a bug in hearth: report it with the message and what you ran",
+  });
+}

@@ -1,0 +1,123 @@
+import { liveness, type ProcessIdentity } from "../process/identity.js";
+import type { Message } from "../store/types.js";
+import { acquireAlone, leaseKey, newTurn, releaseAlone, releaseDecider } from "./leases.js";
+import { recordUnfinished } from "./outcome.js";
+import type { ProfileRuntime, TurnDeps, TurnEvents } from "./run.js";
+import { toolLoop } from "./tool-loop.js";
+import { endsMidLoop } from "./tool-records.js";
+
+/**
+ * Continue a turn that a dead process left inside its tool loop (D7): take
+ * the session's lease (the dead holder's is taken over), settle the calls
+ * without results, ask the model again, commit the reply. Returns the reply,
+ * or undefined when the transcript does not end mid-loop (nothing to do).
+ */
+export async function resumeTurn(
+  runtime: ProfileRuntime,
+  sessionId: string,
+  deps: TurnDeps,
+  events: TurnEvents = {},
+): Promise<Message | undefined> {
+  const { store, committer } = runtime;
+  const { leaseMs, turnWaitMs } = deps.config.gateway;
+  const turn = newTurn(sessionId);
+  const release = { key: turn.key, decide: releaseDecider(turn) };
+  await acquireAlone(store, turn, leaseMs, turnWaitMs);
+  let held = true;
+  try {
+    const transcript = await store.messages.load(sessionId);
+    if (!endsMidLoop(transcript)) return undefined;
+    let content: string;
+    try {
+      content = await toolLoop(
+        {
+          runtime,
+          turn,
+          leaseMs,
+          responder: deps.responder,
+          tools: deps.tools,
+          ...loopSignals(deps),
+          events,
+        },
+        transcript,
+      );
+    } catch (err) {
+      const { error } = await recordUnfinished(committer, sessionId, err, {
+        responder: deps.responder.name,
+        cancelled: deps.signal.aborted || deps.stop?.aborted === true,
+        release,
+      });
+      held = false;
+      throw error;
+    }
+    const reply = await committer.append(
+      sessionId,
+      { role: "assistant", content },
+      { metaAfter: release },
+    );
+    held = false;
+    return reply;
+  } finally {
+    if (held) await releaseAlone(store, turn).catch(() => undefined);
+  }
+}
+
+function loopSignals(deps: TurnDeps) {
+  return { signal: deps.signal, stop: deps.stop };
+}
+
+/**
+ * The sessions whose turn lease is held by a process that is provably dead:
+ * the turns a crash interrupted. (A lease is released when its turn ends.)
+ */
+export async function orphanedTurns(runtime: ProfileRuntime): Promise<string[]> {
+  const entries = await runtime.store.meta.entries();
+  const prefix = leaseKey("");
+  const sessions: string[] = [];
+  for (const [key, value] of Object.entries(entries)) {
+    if (!key.startsWith(prefix)) continue;
+    let holder: ProcessIdentity | undefined;
+    try {
+      holder = (JSON.parse(value) as { holder?: ProcessIdentity }).holder;
+    } catch {
+      continue;
+    }
+    if (holder && typeof holder.pid === "number" && liveness(holder) === "dead")
+      sessions.push(key.slice(prefix.length));
+  }
+  return sessions;
+}
+
+/** Resume every orphaned turn that ended mid-loop (a process starting up calls this). */
+export async function resumeOrphanedTurns(
+  runtime: ProfileRuntime,
+  deps: TurnDeps,
+  log: {
+    info(event: Record<string, unknown>, message: string): void;
+    warn(event: Record<string, unknown>, message: string): void;
+  },
+): Promise<number> {
+  let resumed = 0;
+  for (const sessionId of await orphanedTurns(runtime)) {
+    try {
+      const reply = await resumeTurn(runtime, sessionId, deps);
+      if (!reply) continue;
+      resumed++;
+      log.info(
+        { event: "turn.resumed", profile: runtime.profile, session: sessionId, reply: reply.id },
+        "an interrupted turn was resumed and finished",
+      );
+    } catch (err) {
+      log.warn(
+        {
+          event: "turn.resume_failed",
+          profile: runtime.profile,
+          session: sessionId,
+          error: (err as Error).message,
+        },
+        "an interrupted turn could not be resumed; its steps so far are stored",
+      );
+    }
+  }
+  return resumed;
+}

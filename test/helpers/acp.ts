@@ -1,0 +1,88 @@
+import { Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import { CLI } from "./cli.js";
+import { type Child, spawnNode } from "./process.js";
+
+/**
+ * `hearth acp` as a real child process, driven by the SDK's own client side
+ * (`client().connect(stream)`, the successor of ClientSideConnection) over
+ * its stdin/stdout. Every session/update it sends is kept in `updates`.
+ */
+export class AcpChild {
+  readonly process: Child;
+  readonly updates: acp.SessionNotification[] = [];
+  readonly connection: acp.ClientConnection;
+
+  constructor(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+    this.process = spawnNode([CLI, "--home", home, "acp", ...args], { env });
+    const encoder = new TextEncoder();
+    const input = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.process.onLine((line) => controller.enqueue(encoder.encode(`${line}\n`)));
+        void this.process.exited.then(() => controller.close());
+      },
+    });
+    const output = Writable.toWeb(this.process.child.stdin) as WritableStream<Uint8Array>;
+    this.connection = acp
+      .client({ name: "hearth-test" })
+      .onNotification(acp.methods.client.session.update, ({ params }) => {
+        this.updates.push(params);
+      })
+      .connect(acp.ndJsonStream(output, input));
+  }
+
+  get agent(): acp.ClientContext {
+    return this.connection.agent;
+  }
+
+  async initialize(): Promise<acp.InitializeResponse> {
+    return this.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+  }
+
+  async newSession(cwd = "/tmp/project"): Promise<string> {
+    return (await this.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }))
+      .sessionId;
+  }
+
+  prompt(sessionId: string, text: string): Promise<acp.PromptResponse> {
+    return this.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text }],
+    });
+  }
+
+  /** The updates of one session, as [kind, text or id/status] pairs. */
+  summary(sessionId: string): (string | undefined)[][] {
+    return this.updates
+      .filter((u) => u.sessionId === sessionId)
+      .map(({ update: u }) => {
+        if (u.sessionUpdate === "user_message_chunk" || u.sessionUpdate === "agent_message_chunk")
+          return [u.sessionUpdate, u.content.type === "text" ? u.content.text : u.content.type];
+        if (u.sessionUpdate === "tool_call") return [u.sessionUpdate, u.title, u.toolCallId];
+        if (u.sessionUpdate === "tool_call_update")
+          return [u.sessionUpdate, u.status ?? undefined, u.toolCallId];
+        return [u.sessionUpdate];
+      });
+  }
+
+  /** Close stdin (the editor going away) and wait for the exit. */
+  async close() {
+    this.process.child.stdin.end();
+    return this.process.exited;
+  }
+}
+
+/** Consecutive message chunks of the same kind joined: what a reader of the transcript sees. */
+export function joined(summary: (string | undefined)[][]): (string | undefined)[][] {
+  const out: (string | undefined)[][] = [];
+  for (const item of summary) {
+    const last = out[out.length - 1];
+    if (last && last[0] === item[0] && item[0]?.endsWith("_message_chunk"))
+      last[1] = `${last[1]}${item[1]}`;
+    else out.push([...item]);
+  }
+  return out;
+}

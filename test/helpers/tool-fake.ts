@@ -1,0 +1,46 @@
+import type { ServerResponse } from "node:http";
+import type { FakeRequest } from "./gateway.js";
+
+export interface ScriptedCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * A streamed chat-completions answer that calls tools the way OpenAI streams
+ * them: the first delta of each call carries its id and name, the arguments
+ * arrive in two pieces.
+ */
+export function answerToolCalls(res: ServerResponse, calls: ScriptedCall[]): void {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  const chunk = (delta: unknown) =>
+    res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta }] })}\n\n`);
+  calls.forEach((c, index) => {
+    const args = JSON.stringify(c.arguments);
+    const half = Math.floor(args.length / 2);
+    chunk({
+      tool_calls: [
+        {
+          index,
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: args.slice(0, half) },
+        },
+      ],
+    });
+    chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] });
+  });
+  res.end("data: [DONE]\n\n");
+}
+
+/** The messages of a request to the fake that carry tool results. */
+export function toolResults(
+  req: FakeRequest,
+): { role: string; tool_call_id?: string; content: string }[] {
+  return (req.body.messages ?? []).filter((m) => m.role === "tool") as {
+    role: string;
+    tool_call_id?: string;
+    content: string;
+  }[];
+}

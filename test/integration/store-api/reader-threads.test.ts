@@ -1,0 +1,145 @@
+import { readdirSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore, type Store } from "../../../src/index.js";
+import { internals } from "../../../src/store/store.js";
+import { tempHome } from "../../helpers/home.js";
+import { run } from "../../helpers/process.js";
+
+const open: Store[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+});
+
+async function filled(home: string, messages: number): Promise<string> {
+  const writer = await openStore({ home });
+  const s = await writer.sessions.create({ title: "long" });
+  for (let i = 0; i < messages; i += 1000) {
+    await writer.messages.appendBatch(
+      s.id,
+      Array.from({ length: Math.min(1000, messages - i) }, (_, j) => ({
+        role: j % 2 ? ("assistant" as const) : ("user" as const),
+        content: `message ${i + j} about ${j % 7 === 0 ? "lighthouses" : "harbours"}`,
+      })),
+    );
+  }
+  await writer.close();
+  return s.id;
+}
+
+/** Descriptors of this process open on the database or its sidecars. */
+function descriptorsOn(path: string): string[] {
+  const fds = readdirSync("/proc/self/fd");
+  const out: string[] = [];
+  for (const fd of fds) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target === path || target === `${path}-wal` || target === `${path}-shm`) out.push(target);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
+describe("reader threads: large reads off the caller's event loop", () => {
+  it("search, whole loads and export return what the caller's thread returns, without using its connection", async () => {
+    const home = tempHome();
+    const id = await filled(home, 3000);
+    const plain = await openStore({ home, role: "reader" });
+    open.push(plain);
+    const threaded = await openStore({ home, readerThreads: 2 });
+    open.push(threaded);
+    const before = threaded[internals].uses("reader");
+    const load = await threaded.messages.load(id);
+    const json = await threaded.messages.loadJson(id);
+    const hits = await threaded.search("lighthouses", { limit: 50 });
+    let exported = "";
+    for await (const chunk of threaded.export({ format: "jsonl" })) exported += chunk;
+    // Both stores share this process's reader connection (C1): the threaded calls never touched it.
+    expect(threaded[internals].uses("reader")).toBe(before);
+
+    expect(load).toEqual(await plain.messages.load(id));
+    expect(JSON.parse(json)).toEqual(load);
+    expect(hits).toEqual(await plain.search("lighthouses", { limit: 50 }));
+    let expectedExport = "";
+    for await (const chunk of plain.export({ format: "jsonl" })) expectedExport += chunk;
+    expect(exported).toBe(expectedExport);
+    expect(exported.split("\n").filter(Boolean)).toHaveLength(3001);
+    const after = threaded[internals].uses("reader");
+    // A small window stays on the caller's thread (a round trip costs more than 20 rows).
+    await threaded.messages.load(id, { limit: 20 });
+    expect(threaded[internals].uses("reader")).toBeGreaterThan(after);
+  });
+
+  it("keeps the event loop turning while a 50,000-message transcript loads", async () => {
+    const home = tempHome();
+    const id = await filled(home, 50_000);
+    const threaded = await openStore({ home, role: "reader", readerThreads: 1 });
+    open.push(threaded);
+    await threaded.search("warm"); // the thread is started and has its connection
+    let turns = 0;
+    let loading = true;
+    const tick = (): void => {
+      turns++;
+      if (loading) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const messages = await threaded.messages.load(id);
+    loading = false;
+    expect(messages).toHaveLength(50_000);
+    // On the caller's thread the load is one synchronous read: the loop could not turn at all.
+    expect(turns).toBeGreaterThan(1);
+  });
+
+  it("errors cross the thread with their code and kind", async () => {
+    const home = tempHome();
+    await filled(home, 10);
+    const threaded = await openStore({ home, readerThreads: 1 });
+    open.push(threaded);
+    await expect(threaded.messages.load("no-such-session")).rejects.toMatchObject({
+      code: "HEARTH_SESSION_NOT_FOUND",
+    });
+    await expect(threaded.search("x", { limit: 9999 })).rejects.toBeInstanceOf(RangeError);
+    await expect(
+      (async () => {
+        for await (const _ of threaded.export({ format: "pdf" as never })) void _;
+      })(),
+    ).rejects.toBeInstanceOf(RangeError);
+  });
+
+  it("a maintenance window closes the threads' connections too, and reads resume after it", async () => {
+    const home = tempHome();
+    await filled(home, 100);
+    const threaded = await openStore({ home, readerThreads: 2 });
+    open.push(threaded);
+    // Two at once: both threads start, each with its own connection.
+    await Promise.all([threaded.search("lighthouses"), threaded.search("harbours")]);
+    const path = threaded.path;
+    await threaded.park();
+    // Parked: no connection is left (an open WAL connection always holds -wal and -shm; the
+    // descriptors left on the database itself are the process's lock descriptors, "parked").
+    expect(descriptorsOn(path).filter((target) => target !== path)).toEqual([]);
+    await threaded.resume();
+    expect((await threaded.search("lighthouses")).length).toBeGreaterThan(0);
+  });
+
+  it("idle threads never keep a process alive, busy ones do until their answer arrives", async () => {
+    const home = tempHome();
+    await filled(home, 2000);
+    const script = `
+      const { openStore } = await import(${JSON.stringify(join(process.cwd(), "dist/index.js"))});
+      const store = await openStore({ home: ${JSON.stringify(home)}, readerThreads: 2 });
+      await store.search("harbours", { limit: 5 });
+      // The threads are idle (unreferenced) now; the next search must hold the process open.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const hits = await store.search("lighthouses", { limit: 5 });
+      console.log(JSON.stringify({ hits: hits.length }));
+      // No close(): the process must still exit by itself.
+    `;
+    const result = await run(process.execPath, ["--input-type=module", "-e", script]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.json()).toEqual({ hits: 5 });
+  });
+});
