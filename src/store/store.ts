@@ -11,6 +11,7 @@ import { readDurability } from "./durability.js";
 import type { ExportOptions } from "./export.js";
 import { Handoffs } from "./handoffs.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
+import { quickCheck, readSchema, vacuumInto } from "./inspect.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
 import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
@@ -170,31 +171,12 @@ export class Store {
 
   /** Schema version and application_id as stored in the database. */
   async schema(): Promise<{ version: number; applicationId: number }> {
-    return this.through(async () => {
-      const conn = this.access.read();
-      return {
-        version: Number(conn.pragma("user_version")),
-        applicationId: Number(conn.pragma("application_id")),
-      };
-    });
+    return this.through(async () => readSchema(this.access.read()));
   }
 
   /** SQLite's quick_check, on the read-only connection. */
   async quickCheck(): Promise<{ ok: boolean; problems: string[] }> {
-    return this.through(async () => {
-      const conn = this.access.read();
-      conn.uses++;
-      let rows: { quick_check: string }[];
-      try {
-        rows = conn.db.pragma("quick_check") as { quick_check: string }[];
-      } catch (err) {
-        // A check that cannot even read the database has found its problem.
-        if (!isSqliteError(err)) throw err;
-        return { ok: false, problems: [(err as Error).message] };
-      }
-      const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
-      return { ok: problems.length === 0, problems };
-    });
+    return this.through(async () => quickCheck(this.access.read()));
   }
 
   /**
@@ -202,15 +184,7 @@ export class Store {
    * read-only connection: one read transaction, writers keep committing).
    */
   async vacuumInto(target: string): Promise<void> {
-    return this.through(async () => {
-      const conn = this.access.read();
-      conn.uses++;
-      try {
-        conn.db.prepare("VACUUM INTO ?").run(target);
-      } catch (err) {
-        throw fromSqliteError(err, this.path);
-      }
-    });
+    return this.through(async () => vacuumInto(this.access.read(), target, this.path));
   }
 
   /** Who holds this store's database right now, from the kernel (P5). */
