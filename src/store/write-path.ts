@@ -17,7 +17,7 @@ export function writeTransaction<T>(
   patienceMs: number,
   signal?: AbortSignal,
 ): Promise<T> {
-  if (signal?.aborted) return Promise.reject(aborted(signal));
+  if (signal?.aborted) return Promise.reject(abortedError(signal));
   const deadline = Date.now() + patienceMs;
   // Once a transaction has begun, an abort no longer ends the call: the
   // transaction runs synchronously to its commit or rollback, and the
@@ -26,7 +26,7 @@ export function writeTransaction<T>(
   const run = entry.locks.writeLock.run(async () => {
     let degradedNow = false;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-      if (signal?.aborted) throw aborted(signal);
+      if (signal?.aborted) throw abortedError(signal);
       const conn = writer();
       try {
         begun = true;
@@ -51,7 +51,7 @@ export function writeTransaction<T>(
   // lock still comes, sees the signal and writes nothing.
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => {
-      if (!begun) reject(aborted(signal));
+      if (!begun) reject(abortedError(signal));
     };
     signal.addEventListener("abort", onAbort, { once: true });
     run.then(
@@ -67,7 +67,8 @@ export function writeTransaction<T>(
   });
 }
 
-function aborted(signal: AbortSignal): HearthError {
+/** HEARTH_ABORTED: the caller's signal ended the call before it wrote anything. */
+export function abortedError(signal: AbortSignal): HearthError {
   return new HearthError("HEARTH_ABORTED", "the call was aborted before it wrote anything", {
     hint: "nothing was written; call again when you still want it",
     cause: signal.reason,

@@ -104,3 +104,26 @@ describe("close() and an abandoned export", () => {
     expect(store.isClosed).toBe(true);
   });
 });
+
+describe("AbortSignal at a parked door", () => {
+  it("ends the wait of a call parked for a maintenance window; nothing is written or left counted", async () => {
+    const store = await openStore({ home: homes.makeHome(), env: {} });
+    const session = await store.sessions.create();
+    await store.park();
+    const controller = new AbortController();
+    const waiting = store.messages.append(
+      session.id,
+      { role: "user", content: "parked" },
+      { signal: controller.signal },
+    );
+    controller.abort();
+    await expectHearthError(waiting, "HEARTH_ABORTED");
+    await store.resume();
+    expect((await store.counts()).messages).toBe(0);
+    // The aborted call left the door when the window ended: a new park and close do not wait for it.
+    await store.park();
+    await store.resume();
+    await store.close();
+    expect(store.isClosed).toBe(true);
+  });
+});
