@@ -4,7 +4,7 @@
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
 //   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard,
-//                  readers, adapters, cli
+//                  readers, adapters, cli, tail
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -25,6 +25,7 @@ import { mixedWorkload } from "./workloads/mixed.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
 import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
+import { tailWorkload } from "./workloads/tail.mjs";
 
 const SIZES = {
   full: {
@@ -55,6 +56,8 @@ const SIZES = {
     readerMs: 2_000,
     adapterCalls: 2_000,
     cliSpawns: 9,
+    tailCalls: 500,
+    tailLargeMessages: 1_000_000,
   },
   quick: {
     rounds: 3,
@@ -84,6 +87,8 @@ const SIZES = {
     readerMs: 600,
     adapterCalls: 300,
     cliSpawns: 3,
+    tailCalls: 200,
+    tailLargeMessages: 100_000,
   },
 };
 const ALL = [
@@ -97,6 +102,7 @@ const ALL = [
   "readers",
   "adapters",
   "cli",
+  "tail",
 ];
 
 const { values: args } = parseArgs({
@@ -176,6 +182,7 @@ async function main() {
   await step("readers", () => readersWorkload({ sizes, rounds, log }));
   await step("adapters", () => adaptersWorkload({ sizes, rounds, log }));
   await step("cli", () => cliWorkload({ sizes, rounds, log }));
+  await step("tail", () => tailWorkload({ sizes, rounds, log }));
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);

@@ -36,6 +36,13 @@ export const ERROR_CODES = {
   HEARTH_SESSION_NOT_FOUND: "no session has that id",
   HEARTH_TITLE_TAKEN: "another visible session already has that title",
   HEARTH_ORDINAL_OUT_OF_RANGE: "the ordinal does not exist in the live transcript",
+  HEARTH_CONFLICT:
+    "a compare-and-set edit found the transcript changed since the caller read it; nothing was changed",
+  HEARTH_IDEMPOTENCY_CONFLICT:
+    "a clientId or idempotency key was reused with different content; nothing was changed",
+  HEARTH_SESSION_EXISTS: "a session with that id already exists",
+  HEARTH_UNKNOWN_PARENT: "the parentId names no existing session",
+  HEARTH_ABORTED: "the caller's AbortSignal ended the call before it wrote anything",
   HEARTH_SEARCH_DEGRADED:
     "the full-text index is damaged; search is unavailable until repair, writes go on",
   HEARTH_BUSY: "the database stayed locked by another process for longer than the busy timeout",

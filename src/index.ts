@@ -28,6 +28,13 @@ export {
 export { processKind, setProcessKind } from "./process/kind.js";
 export { PROCESS_KINDS, type PresenceRole, type ProcessKind } from "./process/lock-map.js";
 export type { StructuralOptions } from "./process/structural.js";
+export type {
+  ArchiveAfterOptions,
+  PopOptions,
+  ReplaceSuffixOptions,
+  ReplaceSuffixResult,
+  WaitOptions,
+} from "./store/edits.js";
 export type { ExportFormat, ExportOptions } from "./store/export.js";
 export type {
   GraphBlob,
@@ -39,10 +46,16 @@ export type {
   GraphWrite,
 } from "./store/graph-checkpoints.js";
 export type { Logger } from "./store/logger.js";
-export type { LoadOptions, Messages } from "./store/messages.js";
+export type { AppendResult, LoadOptions, Messages } from "./store/messages.js";
 export type { Meta } from "./store/meta.js";
+export {
+  MAX_METADATA_BYTES,
+  MAX_METADATA_DEPTH,
+  MAX_OWNER_ID_LENGTH,
+} from "./store/metadata.js";
 export { LATEST_SCHEMA_VERSION } from "./store/migrations.js";
 export { type OpenStoreOptions, openStore } from "./store/open.js";
+export type { CreateOptions } from "./store/session-create.js";
 export type { Sessions } from "./store/sessions.js";
 export type { HealthDay, HealthSample, Stats } from "./store/stats.js";
 export { Store, withStructuralGate } from "./store/store.js";
@@ -50,6 +63,8 @@ export type { StructuralContext } from "./store/structural-context.js";
 export type {
   DurabilityReport,
   HandoffState,
+  JsonObject,
+  JsonValue,
   ListSessionsOptions,
   Message,
   MessageContent,

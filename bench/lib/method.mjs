@@ -147,6 +147,14 @@ Workloads (sizes of this ${s.mode} run):
    ${s.cliSpawns ?? 0} times per round interleaved with \`node -e 0\` (the ceiling: Node
    starting and exiting); the median wall time of each per round.
 
+13. **tail** (bench/workloads/tail.mjs): \`messages.tail(id, 200)\`, the read an
+   agent loop makes before each model call, ${n(s.tailCalls ?? 0)} calls per round, from a
+   10,000-message session and from the last session of a ${n(s.tailLargeMessages ?? 0)}-message
+   store (10 sessions); the ceiling is raw better-sqlite3 on a read-only
+   connection running the same keyset query (\`ORDER BY ordinal DESC LIMIT 200\`
+   on the \`(session_id, active, ordinal)\` index) and reversing the rows, without
+   hearth's mapping of rows to messages. Target >= 1/1.2 of the ceiling's rate.
+
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,
 tool outputs of 40–260 (about 650 bytes a message). Generator version

@@ -13,7 +13,8 @@ export interface Access {
    * writer connection it is given (the one current at that instant, so a
    * reopen() in between never hands it a closed one), after waiting (never
    * blocking the event loop) for this process's turn at the fair write lock.
+   * An aborted `signal` ends the wait with HEARTH_ABORTED; nothing is written.
    */
-  writeTransaction<T>(fn: (conn: Connection) => T): Promise<T>;
+  writeTransaction<T>(fn: (conn: Connection) => T, signal?: AbortSignal): Promise<T>;
   now(): number;
 }

@@ -1,4 +1,5 @@
 import { fromSqliteError, isSqliteError } from "../errors.js";
+import { abortedError } from "./write-path.js";
 
 /** The door every store call passes (maintenance windows park it). */
 export interface Door {
@@ -50,13 +51,58 @@ export function codedErrors<T extends object>(api: T, resource: string, door?: D
           );
         };
         wrapped = (...args: unknown[]) => {
-          const waiting = door?.enter();
-          return waiting ? waiting.then(() => call(args)) : call(args);
+          let waiting: Promise<void> | undefined;
+          try {
+            waiting = door?.enter();
+          } catch (err) {
+            // A closed store: the call rejects like any other, never throws synchronously.
+            return Promise.reject(code(err));
+          }
+          if (!waiting) return call(args);
+          const signal = signalOf(args);
+          return (signal && door ? abortable(waiting, signal, door) : waiting).then(() =>
+            call(args),
+          );
         };
         wrappers.set(prop, wrapped);
       }
       return wrapped;
     },
+  });
+}
+
+/** The AbortSignal a call was given: `{ signal }` in its last argument. */
+function signalOf(args: unknown[]): AbortSignal | undefined {
+  const last = args[args.length - 1] as { signal?: unknown } | null | undefined;
+  const signal = last !== null && typeof last === "object" ? last.signal : undefined;
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+/**
+ * A wait at a parked door that the caller's signal can end: the call then
+ * rejects with HEARTH_ABORTED and never runs. When the window ends later,
+ * the door let the call in: it leaves at once, so nothing stays counted.
+ */
+function abortable(waiting: Promise<void>, signal: AbortSignal, door: Door): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let gaveUp = false;
+    const onAbort = () => {
+      gaveUp = true;
+      reject(abortedError(signal));
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    waiting.then(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        if (gaveUp) door.leave();
+        else resolve();
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        if (!gaveUp) reject(err);
+      },
+    );
   });
 }
 

@@ -21,6 +21,7 @@ export function synchronousName(value: unknown): SynchronousLevel | string {
  * (C1: read methods never touch the writer).
  */
 export class Connection {
+  /** @internal the driver handle: kept out of the public .d.ts, which must not need @types/better-sqlite3 */
   readonly db: Database.Database;
   readonly role: ConnectionRole;
   readonly path: string;
@@ -56,7 +57,7 @@ export class Connection {
     }
   }
 
-  /** A cached prepared statement. */
+  /** @internal A cached prepared statement. */
   stmt(sql: string): Statement {
     this.uses++;
     let statement = this.statements.get(sql);

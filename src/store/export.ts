@@ -141,10 +141,36 @@ function markdownHeader(session: Session): string {
 }
 
 function markdownMessage(message: Message): string {
-  const text =
-    typeof message.content === "string"
-      ? message.content
-      : `\`\`\`json\n${JSON.stringify(message.content, null, 2)}\n\`\`\``;
+  const parts: string[] = [];
+  if (typeof message.content === "string") {
+    if (message.content !== "") parts.push(message.content);
+  } else if (message.content !== null) {
+    parts.push(`\`\`\`json\n${JSON.stringify(message.content, null, 2)}\n\`\`\``);
+  }
+  if (message.toolCallId !== null) parts.unshift(`_result of tool call \`${message.toolCallId}\`_`);
+  for (const call of message.toolCalls ?? []) parts.push(markdownToolCall(call));
   const tag = message.active ? "" : ` _(${message.archivedReason ?? "archived"})_`;
-  return `## ${message.ordinal}. ${message.role}${tag}\n\n${text}\n\n`;
+  const name = message.name ? ` (${message.name})` : "";
+  return `## ${message.ordinal}. ${message.role}${name}${tag}\n\n${parts.join("\n\n")}\n\n`;
+}
+
+/** A tool call as its name and arguments (OpenAI's `{ id, function: { name, arguments } }`, or any JSON). */
+function markdownToolCall(call: unknown): string {
+  const c = (call ?? {}) as {
+    id?: unknown;
+    name?: unknown;
+    function?: { name?: unknown; arguments?: unknown };
+  };
+  const name = c.function?.name ?? c.name;
+  let args: unknown = c.function ? c.function.arguments : call;
+  if (typeof args === "string") {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      // not JSON: shown as it is
+    }
+  }
+  const title = `**tool call**${typeof name === "string" ? ` \`${name}\`` : ""}${typeof c.id === "string" ? ` (id \`${c.id}\`)` : ""}`;
+  const body = typeof args === "string" ? args : JSON.stringify(args, null, 2);
+  return `${title}\n\n\`\`\`json\n${body}\n\`\`\``;
 }

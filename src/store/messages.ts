@@ -1,28 +1,55 @@
 import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
-import type { Connection } from "./connection.js";
+import {
+  type ArchiveAfterOptions,
+  archiveAfter,
+  type PopOptions,
+  pop,
+  type ReplaceSuffixOptions,
+  type ReplaceSuffixResult,
+  replaceSuffix,
+  type WaitOptions,
+} from "./edits.js";
+import { type LoadOptions, loadWindow, prepare } from "./message-input.js";
+import {
+  archiveSuffix,
+  checkAfterOrdinal,
+  insertMessage,
+  requireLiveOrdinal,
+  requireSession,
+} from "./message-write.js";
 import { casOn, type MetaCas } from "./meta.js";
-import { MESSAGE_COLUMNS, type MessageRow, messageFromRaw, toMessage } from "./rows.js";
-import { sessionNotFound } from "./sessions.js";
-import type { Message, MessageRole, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
-
-const ROLES: ReadonlySet<string> = new Set<MessageRole>(["system", "user", "assistant", "tool"]);
+import { MESSAGE_COLUMNS, messageFromRaw } from "./rows.js";
+import { sessionNotFound } from "./session-create.js";
+import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
 
 export class Messages {
   constructor(private readonly access: Access) {}
 
   /** Append one message in its own transaction. Idempotent on `clientId`. */
-  async append(sessionId: string, message: NewMessage): Promise<Message> {
+  async append(
+    sessionId: string,
+    message: NewMessage,
+    options: WaitOptions = {},
+  ): Promise<Message> {
     const prepared = prepare(message, this.access.now());
-    return this.access.writeTransaction((conn) => this.insert(conn, sessionId, prepared));
+    return this.access.writeTransaction(
+      (conn) => insertMessage(conn, sessionId, prepared),
+      options.signal,
+    );
   }
 
   /** Append several messages in one transaction: all of them or none (D4). */
-  async appendBatch(sessionId: string, messages: readonly NewMessage[]): Promise<Message[]> {
+  async appendBatch(
+    sessionId: string,
+    messages: readonly NewMessage[],
+    options: WaitOptions = {},
+  ): Promise<Message[]> {
     const now = this.access.now();
     const prepared = messages.map((m) => prepare(m, now));
-    return this.access.writeTransaction((conn) =>
-      prepared.map((m) => this.insert(conn, sessionId, m)),
+    return this.access.writeTransaction(
+      (conn) => prepared.map((m) => insertMessage(conn, sessionId, m)),
+      options.signal,
     );
   }
 
@@ -62,7 +89,7 @@ export class Messages {
         conn.stmt("SAVEPOINT hearth_item").run();
         try {
           if (item.metaBefore) casOn(conn, item.metaBefore.key, item.metaBefore.decide, now);
-          results[i] = { ok: true, message: this.insert(conn, item.sessionId, p) };
+          results[i] = { ok: true, message: insertMessage(conn, item.sessionId, p) };
           if (item.metaAfter) casOn(conn, item.metaAfter.key, item.metaAfter.decide, now);
           conn.stmt("RELEASE hearth_item").run();
         } catch (err) {
@@ -94,13 +121,13 @@ export class Messages {
           );
         }
       }
-      return fresh.map((m) => this.insert(conn, sessionId, m));
+      return fresh.map((m) => insertMessage(conn, sessionId, m));
     });
   }
 
   /** The live transcript in order; with `includeHistory`, rewound and compacted messages too. */
   async load(sessionId: string, options: LoadOptions = {}): Promise<Message[]> {
-    const { where, params, order, limit } = window(options);
+    const { where, params, order, limit } = loadWindow(options);
     const conn = this.access.read();
     const history = options.includeHistory ? "" : "AND active = 1";
     // Keyset reads on (session_id, active, ordinal): a window of N rows costs about N rows,
@@ -139,26 +166,55 @@ export class Messages {
    * Archive every live message after `afterOrdinal` (-1 archives them all), in
    * one transaction. Archived messages stay as history. Returns how many.
    */
-  async rewind(sessionId: string, afterOrdinal: number): Promise<number> {
-    if (!Number.isInteger(afterOrdinal) || afterOrdinal < -1) {
-      throw new RangeError(`afterOrdinal must be an integer >= -1, got ${afterOrdinal}`);
-    }
+  async rewind(
+    sessionId: string,
+    afterOrdinal: number,
+    options: WaitOptions = {},
+  ): Promise<number> {
+    checkAfterOrdinal(afterOrdinal);
     return this.access.writeTransaction((conn) => {
       requireSession(conn, sessionId);
-      if (
-        afterOrdinal >= 0 &&
-        !conn
-          .stmt("SELECT 1 FROM messages WHERE session_id = ? AND ordinal = ? AND active = 1")
-          .get(sessionId, afterOrdinal)
-      ) {
-        throw new HearthError(
-          "HEARTH_ORDINAL_OUT_OF_RANGE",
-          `session ${sessionId} has no live message with ordinal ${afterOrdinal}`,
-          { resource: sessionId, hint: "load the transcript to see its ordinals" },
-        );
-      }
-      return this.archive(conn, sessionId, afterOrdinal, "rewind");
-    });
+      requireLiveOrdinal(conn, sessionId, afterOrdinal);
+      return archiveSuffix(conn, sessionId, afterOrdinal, "rewind", this.access.now());
+    }, options.signal);
+  }
+
+  /**
+   * Archive the last live message, atomically: never a message appended
+   * meanwhile by another writer. With `expectLastOrdinal`, only if the last
+   * live ordinal is still that one (else HEARTH_CONFLICT, nothing changed).
+   * Returns the archived message, or null when no message was live.
+   */
+  async pop(sessionId: string, options?: PopOptions): Promise<Message | null> {
+    return pop(this.access, sessionId, options);
+  }
+
+  /**
+   * rewind() as a compare-and-set: archive every live message after
+   * `afterOrdinal` (-1: all) only if the last live ordinal is still
+   * `expectLastOrdinal` (else HEARTH_CONFLICT, nothing changed).
+   */
+  async archiveAfter(
+    sessionId: string,
+    afterOrdinal: number,
+    options: ArchiveAfterOptions,
+  ): Promise<number> {
+    return archiveAfter(this.access, sessionId, afterOrdinal, options);
+  }
+
+  /**
+   * Archive the live messages after `afterOrdinal` and append `messages`
+   * in their place, in one transaction, only if the last live ordinal is
+   * still `expectLastOrdinal`. With an `idempotencyKey`, a replay returns
+   * the first result.
+   */
+  async replaceSuffix(
+    sessionId: string,
+    afterOrdinal: number,
+    messages: readonly NewMessage[],
+    options: ReplaceSuffixOptions,
+  ): Promise<ReplaceSuffixResult> {
+    return replaceSuffix(this.access, sessionId, afterOrdinal, messages, options);
   }
 
   /**
@@ -180,8 +236,8 @@ export class Messages {
     );
     return this.access.writeTransaction((conn) => {
       requireSession(conn, sessionId);
-      const archived = this.archive(conn, sessionId, -1, "compaction");
-      return { summary: this.insert(conn, sessionId, prepared), archived };
+      const archived = archiveSuffix(conn, sessionId, -1, "compaction", this.access.now());
+      return { summary: insertMessage(conn, sessionId, prepared), archived };
     });
   }
 
@@ -201,213 +257,8 @@ export class Messages {
       archivedMessages: row.messages - row.active,
     };
   }
-
-  private archive(
-    conn: Connection,
-    sessionId: string,
-    afterOrdinal: number,
-    reason: string,
-  ): number {
-    const { changes } = conn
-      .stmt(
-        `UPDATE messages SET active = 0, archived_reason = ?
-         WHERE session_id = ? AND active = 1 AND ordinal > ?`,
-      )
-      .run(reason, sessionId, afterOrdinal);
-    conn
-      .stmt(
-        `UPDATE sessions SET message_count = message_count - ?, updated_at = ?, last_activity_at = ?
-         WHERE id = ?`,
-      )
-      .run(changes, this.access.now(), this.access.now(), sessionId);
-    return changes;
-  }
-
-  private insert(conn: Connection, sessionId: string, m: PreparedMessage): Message {
-    if (m.clientId !== null) {
-      const existing = conn
-        .stmt("SELECT * FROM messages WHERE session_id = ? AND client_id = ?")
-        .get(sessionId, m.clientId) as MessageRow | undefined;
-      if (existing) return toMessage(existing);
-    }
-    const tokens = (m.tokensIn ?? 0) + (m.tokensOut ?? 0);
-    const slot = conn
-      .stmt(
-        `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
-           token_count = token_count + ?, last_activity_at = max(last_activity_at, ?), updated_at = ?
-         WHERE id = ? RETURNING next_ordinal - 1 AS ordinal`,
-      )
-      .get(tokens, m.createdAt, m.createdAt, sessionId) as { ordinal: number } | undefined;
-    if (!slot) throw sessionNotFound(sessionId);
-    const { lastInsertRowid } = conn
-      .stmt(
-        `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
-           tool_call_id, tokens_in, tokens_out, created_at, client_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        sessionId,
-        slot.ordinal,
-        m.role,
-        m.stored,
-        m.contentType,
-        m.name,
-        m.toolCallsJson,
-        m.toolCallId,
-        m.tokensIn,
-        m.tokensOut,
-        m.createdAt,
-        m.clientId,
-      );
-    return {
-      id: Number(lastInsertRowid),
-      sessionId,
-      ordinal: slot.ordinal,
-      role: m.role,
-      content: m.content,
-      name: m.name,
-      toolCalls: m.toolCalls,
-      toolCallId: m.toolCallId,
-      tokensIn: m.tokensIn,
-      tokensOut: m.tokensOut,
-      createdAt: m.createdAt,
-      active: true,
-      archivedReason: null,
-      clientId: m.clientId,
-    };
-  }
 }
 
 export type AppendResult = { ok: true; message: Message } | { ok: false; error: Error };
 
-interface PreparedMessage {
-  role: MessageRole;
-  content: Message["content"];
-  stored: string;
-  contentType: "text" | "json";
-  name: string | null;
-  toolCalls: unknown[] | null;
-  toolCallsJson: string | null;
-  toolCallId: string | null;
-  tokensIn: number | null;
-  tokensOut: number | null;
-  createdAt: number;
-  clientId: string | null;
-}
-
-/** Validate and serialise outside the transaction, so bad input changes nothing. */
-function prepare(message: NewMessage, now: number): PreparedMessage {
-  if (message === null || typeof message !== "object")
-    throw new TypeError("message must be an object");
-  if (!ROLES.has(message.role)) {
-    throw new TypeError(
-      `message.role must be one of system, user, assistant, tool; got ${JSON.stringify(message.role)}`,
-    );
-  }
-  const { content } = message;
-  let stored: string;
-  let contentType: "text" | "json";
-  if (typeof content === "string") {
-    stored = content;
-    contentType = "text";
-  } else if (content !== null && typeof content === "object") {
-    stored = JSON.stringify(content);
-    contentType = "json";
-  } else {
-    throw new TypeError("message.content must be a string, an object or an array");
-  }
-  const toolCalls = message.toolCalls ?? null;
-  if (toolCalls !== null && !Array.isArray(toolCalls)) {
-    throw new TypeError("message.toolCalls must be an array or null");
-  }
-  for (const key of ["name", "toolCallId", "clientId"] as const) {
-    const v = message[key];
-    if (v !== undefined && v !== null && typeof v !== "string") {
-      throw new TypeError(`message.${key} must be a string or null, got ${typeof v}`);
-    }
-  }
-  if (
-    message.createdAt !== undefined &&
-    (!Number.isSafeInteger(message.createdAt) || message.createdAt < 0)
-  ) {
-    throw new RangeError(
-      `message.createdAt must be epoch milliseconds (a non-negative integer), got ${message.createdAt}`,
-    );
-  }
-  for (const key of ["tokensIn", "tokensOut"] as const) {
-    const v = message[key];
-    if (v !== undefined && v !== null && (!Number.isInteger(v) || v < 0)) {
-      throw new RangeError(`message.${key} must be a non-negative integer, got ${v}`);
-    }
-  }
-  return {
-    role: message.role,
-    content,
-    stored,
-    contentType,
-    name: message.name ?? null,
-    toolCalls,
-    toolCallsJson: toolCalls === null ? null : JSON.stringify(toolCalls),
-    toolCallId: message.toolCallId ?? null,
-    tokensIn: message.tokensIn ?? null,
-    tokensOut: message.tokensOut ?? null,
-    createdAt: message.createdAt ?? now,
-    clientId: message.clientId ?? null,
-  };
-}
-
-function requireSession(conn: Connection, sessionId: string): void {
-  if (!conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
-    throw sessionNotFound(sessionId);
-  }
-}
-
-/** Which messages load() returns: all (the default), or a keyset window. */
-export interface LoadOptions {
-  /** Archived (rewound, compacted) messages too. Default false. */
-  includeHistory?: boolean;
-  /** At most this many (1 to 100,000). */
-  limit?: number;
-  /** Only messages with a smaller ordinal (page towards older). */
-  beforeOrdinal?: number;
-  /** Only messages with a larger ordinal (page towards newer). */
-  afterOrdinal?: number;
-  /** "oldest-first" (default) or "newest-first". */
-  order?: "oldest-first" | "newest-first";
-}
-
-function window(options: LoadOptions): {
-  where: string;
-  params: number[];
-  order: "ASC" | "DESC";
-  limit: number | undefined;
-} {
-  const where: string[] = [];
-  const params: number[] = [];
-  for (const [key, op] of [
-    ["beforeOrdinal", "<"],
-    ["afterOrdinal", ">"],
-  ] as const) {
-    const value = options[key];
-    if (value === undefined) continue;
-    if (!Number.isInteger(value))
-      throw new TypeError(`options.${key} must be an integer, got ${value}`);
-    where.push(`AND ordinal ${op} ?`);
-    params.push(value);
-  }
-  const { limit, order = "oldest-first" } = options;
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 100_000)) {
-    throw new RangeError(`options.limit must be an integer from 1 to 100000, got ${limit}`);
-  }
-  if (order !== "oldest-first" && order !== "newest-first") {
-    throw new TypeError(
-      `options.order must be "oldest-first" or "newest-first", got ${JSON.stringify(order)}`,
-    );
-  }
-  return {
-    where: where.join(" "),
-    params,
-    order: order === "newest-first" ? "DESC" : "ASC",
-    limit,
-  };
-}
+export type { LoadOptions } from "./message-input.js";

@@ -197,6 +197,35 @@ CREATE TABLE health_samples (
 `,
   },
   {
+    version: 6,
+    description:
+      "library scope: session owner and JSON metadata, message metadata, idempotent suffix edits",
+    sql: `
+-- The owner (user, tenant, resource) a session belongs to: list() and
+-- search() filter on it through this index.
+ALTER TABLE sessions ADD COLUMN owner_id TEXT;
+-- Caller-defined JSON objects (validated and size-capped by the library).
+ALTER TABLE sessions ADD COLUMN metadata TEXT;
+ALTER TABLE messages ADD COLUMN metadata TEXT;
+CREATE INDEX sessions_by_owner ON sessions (owner_id, last_activity_at DESC, id DESC)
+  WHERE owner_id IS NOT NULL;
+
+-- One row per committed messages.replaceSuffix() that carried an
+-- idempotency key: a replay returns the first result instead of editing
+-- again. Deleted with its session.
+CREATE TABLE suffix_edits (
+  session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  idempotency_key TEXT NOT NULL,
+  request_hash    TEXT NOT NULL,
+  archived        INTEGER NOT NULL,
+  -- JSON array of the ids of the messages it appended
+  message_ids     TEXT NOT NULL,
+  created_at      INTEGER NOT NULL,
+  PRIMARY KEY (session_id, idempotency_key)
+) STRICT;
+`,
+  },
+  {
     version: 7,
     description: "graph checkpoints: LangGraph checkpoints, channel values and pending writes",
     sql: `

@@ -1,3 +1,4 @@
+import { parseMetadata } from "./metadata.js";
 import type {
   HandoffState,
   Message,
@@ -30,6 +31,8 @@ export interface SessionRow {
   handoff_updated_at: number | null;
   message_count: number;
   token_count: number;
+  owner_id: string | null;
+  metadata: string | null;
 }
 
 export interface MessageRow {
@@ -48,6 +51,7 @@ export interface MessageRow {
   active: number;
   archived_reason: string | null;
   client_id: string | null;
+  metadata: string | null;
 }
 
 export function toSession(row: SessionRow): Session {
@@ -78,6 +82,8 @@ export function toSession(row: SessionRow): Session {
       : null,
     messageCount: row.message_count,
     tokenCount: row.token_count,
+    ownerId: row.owner_id ?? null,
+    metadata: parseMetadata(row.metadata ?? null),
   };
 }
 
@@ -88,7 +94,9 @@ export function toMessage(row: MessageRow): Message {
     ordinal: row.ordinal,
     role: row.role as MessageRole,
     content:
-      row.content_type === "json" ? (JSON.parse(row.content) as MessageContent) : row.content,
+      row.content_type === "json"
+        ? (JSON.parse(row.content) as MessageContent | null)
+        : row.content,
     name: row.name,
     toolCalls: row.tool_calls === null ? null : (JSON.parse(row.tool_calls) as unknown[]),
     toolCallId: row.tool_call_id,
@@ -98,6 +106,7 @@ export function toMessage(row: MessageRow): Message {
     active: row.active === 1,
     archivedReason: row.archived_reason as Message["archivedReason"],
     clientId: row.client_id,
+    metadata: parseMetadata(row.metadata ?? null),
   };
 }
 
@@ -108,7 +117,7 @@ export function toMessage(row: MessageRow): Message {
  * of a row object and then a message.
  */
 export const MESSAGE_COLUMNS =
-  "id, ordinal, role, content, content_type, name, tool_calls, tool_call_id, tokens_in, tokens_out, created_at, active, archived_reason, client_id";
+  "id, ordinal, role, content, content_type, name, tool_calls, tool_call_id, tokens_in, tokens_out, created_at, active, archived_reason, client_id, metadata";
 
 export function messageFromRaw(sessionId: string, r: unknown[]): Message {
   const content = r[3] as string;
@@ -128,5 +137,6 @@ export function messageFromRaw(sessionId: string, r: unknown[]): Message {
     active: r[11] === 1,
     archivedReason: r[12] as Message["archivedReason"],
     clientId: r[13] as string | null,
+    metadata: parseMetadata((r[14] as string | null) ?? null),
   };
 }

@@ -29,20 +29,20 @@ export async function searchMessages(
   }
   const query = toFtsQuery(text);
   if (query === null) return [];
-  const filters = [
-    options.includeHistory ? "" : "AND m.active = 1",
-    options.sessionId === undefined ? "" : "AND m.session_id = ?",
-  ].join(" ");
+  const scope = searchScope(options);
+  const filters = [options.includeHistory ? "" : "AND m.active = 1", scope.sql].join(" ");
   // Across the whole store, relevance is ranked among the newest RANK_WINDOW
   // matches: ranking every match of a common word in a million messages
   // takes ~100 ms, the newest few thousand a few ms (docs/api.md).
-  const windowed = options.sessionId === undefined;
+  // A filtered search ranks every match in its scope: a window of the store's
+  // newest matches could hold none of the scope's (an owner's, an older range's).
+  const windowed = scope.sql === "";
   const window = windowed
     ? `AND messages_fts.rowid >= coalesce((SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?
          ORDER BY rowid DESC LIMIT 1 OFFSET ${RANK_WINDOW - 1}), 0)`
     : "";
   const params: unknown[] = windowed ? [query, query] : [query];
-  if (options.sessionId !== undefined) params.push(options.sessionId);
+  params.push(...scope.params);
   const conn = access.read();
   const degraded = conn.stmt("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
     | { value: string }
@@ -100,6 +100,45 @@ export async function searchMessages(
     createdAt: r.created_at,
     session: sessions.get(r.session_id) ?? null,
   }));
+}
+
+/** The WHERE terms of the search options that narrow by session or time (validated). */
+function searchScope(options: SearchOptions): { sql: string; params: unknown[] } {
+  const terms: string[] = [];
+  const params: unknown[] = [];
+  if (options.sessionId !== undefined) {
+    terms.push("AND m.session_id = ?");
+    params.push(options.sessionId);
+  }
+  const session: string[] = [];
+  for (const [key, column] of [
+    ["source", "source"],
+    ["chatKey", "chat_key"],
+    ["ownerId", "owner_id"],
+  ] as const) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (typeof value !== "string") throw new TypeError(`options.${key} must be a string`);
+    session.push(`${column} = ?`);
+    params.push(value);
+  }
+  // The sessions in scope through their indexes (owner, chat), then the messages by session.
+  if (session.length > 0) {
+    terms.push(`AND m.session_id IN (SELECT id FROM sessions WHERE ${session.join(" AND ")})`);
+  }
+  for (const [key, op] of [
+    ["since", ">="],
+    ["until", "<"],
+  ] as const) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new RangeError(`options.${key} must be epoch milliseconds, got ${String(value)}`);
+    }
+    terms.push(`AND m.created_at ${op} ?`);
+    params.push(value);
+  }
+  return { sql: terms.join(" "), params };
 }
 
 function searchDegraded(path: string, reason: string): HearthError {

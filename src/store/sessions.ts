@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
+import { checkOwnerId, type JsonObject, serializeMetadata } from "./metadata.js";
 import {
   deleteIfUnchanged,
   endIdleSessions,
@@ -12,6 +12,14 @@ import {
   type SessionFingerprint,
 } from "./prune.js";
 import { type SessionRow, toSession } from "./rows.js";
+import {
+  type CreateOptions,
+  createSession,
+  normalizeTitle,
+  requireOn,
+  sessionNotFound,
+  titleError,
+} from "./session-create.js";
 import type { ListSessionsOptions, NewSession, Page, Session, TitleSource } from "./types.js";
 
 const MAX_PAGE = 500;
@@ -19,43 +27,38 @@ const MAX_PAGE = 500;
 export class Sessions {
   constructor(private readonly access: Access) {}
 
-  async create(input: NewSession = {}): Promise<Session> {
-    const id = input.id ?? randomUUID();
-    const now = this.access.now();
-    const title = normalizeTitle(input.title);
-    const titleSource = title === null ? null : (input.titleSource ?? "user");
-    await this.access.writeTransaction((conn) => {
-      // Like rename(): a taken user title is an error, a taken automatic one gets a suffix.
-      let candidate = title;
-      for (let n = 2; ; n++) {
-        try {
-          conn
-            .stmt(
-              `INSERT INTO sessions (id, profile, source, chat_key, title, title_source, created_at,
-                 updated_at, last_activity_at, parent_id)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-            )
-            .run(
-              id,
-              this.access.profile,
-              input.source ?? "cli",
-              input.chatKey ?? null,
-              candidate,
-              titleSource,
-              now,
-              now,
-              now,
-              input.parentId ?? null,
-            );
-          return;
-        } catch (err) {
-          const taken = titleError(err, candidate);
-          if (!taken || titleSource !== "auto" || n > 1000) throw taken ?? err;
-          candidate = `${title} (${n})`;
-        }
-      }
-    });
-    return this.requireOn(this.access.write(), id);
+  /**
+   * Create a session. A taken id is HEARTH_SESSION_EXISTS, a parentId that
+   * names no session HEARTH_UNKNOWN_PARENT; a taken user title is
+   * HEARTH_TITLE_TAKEN, a taken automatic one gets a " (2)" suffix.
+   */
+  async create(input: NewSession = {}, options: CreateOptions = {}): Promise<Session> {
+    return createSession(this.access, input, options);
+  }
+
+  /**
+   * The session with this id, created from `input` when there is none (in
+   * one transaction: concurrent callers get the same session). An existing
+   * session is returned as it is; `input` applies only to a creation.
+   */
+  async getOrCreate(
+    id: string,
+    input: Omit<NewSession, "id"> = {},
+    options: CreateOptions = {},
+  ): Promise<Session> {
+    if (typeof id !== "string") throw new TypeError("id must be a string");
+    return createSession(this.access, { ...input, id }, { ...options, getOrCreate: true });
+  }
+
+  /** Replace the session's metadata (a plain JSON object up to 16 KiB, or null to clear it). */
+  async setMetadata(id: string, metadata: JsonObject | null): Promise<Session> {
+    const json = serializeMetadata(metadata, "metadata");
+    return this.update(id, "metadata", json);
+  }
+
+  /** Set or clear the session's owner id. */
+  async setOwner(id: string, ownerId: string | null): Promise<Session> {
+    return this.update(id, "owner_id", checkOwnerId(ownerId, "ownerId"));
   }
 
   /**
@@ -125,6 +128,8 @@ export class Sessions {
       where.push(options.ended ? "ended_at IS NOT NULL" : "ended_at IS NULL");
     if (options.pinned !== undefined)
       where.push("pinned = ?") && params.push(options.pinned ? 1 : 0);
+    if (options.ownerId !== undefined)
+      where.push("owner_id = ?") && params.push(checkOwnerId(options.ownerId, "options.ownerId"));
     if (options.cursor) {
       const [value, id] = decodeCursor(options.cursor);
       where.push(`(${column} < ? OR (${column} = ? AND id < ?))`);
@@ -274,42 +279,22 @@ export class Sessions {
     return this.requireOn(this.access.write(), id);
   }
 
+  private async update(id: string, column: "metadata" | "owner_id", value: string | null) {
+    await this.access.writeTransaction((conn) => {
+      this.requireOn(conn, id);
+      conn
+        .stmt(`UPDATE sessions SET ${column} = ?, updated_at = ? WHERE id = ?`)
+        .run(value, this.access.now(), id);
+    });
+    return this.requireOn(this.access.write(), id);
+  }
+
   private requireOn(conn: Connection, id: string): Session {
-    const row = conn.stmt("SELECT * FROM sessions WHERE id = ?").get(id);
-    if (!row) throw sessionNotFound(id);
-    return toSession(row as SessionRow);
+    return requireOn(conn, id);
   }
 }
 
-export function sessionNotFound(id: string): HearthError {
-  return new HearthError("HEARTH_SESSION_NOT_FOUND", `no session with id ${JSON.stringify(id)}`, {
-    resource: id,
-    hint: "hearth sessions list   # shows the ids",
-  });
-}
-
-function normalizeTitle(title: string | null | undefined): string | null {
-  if (title === null || title === undefined) return null;
-  if (typeof title !== "string") throw new TypeError("title must be a string or null");
-  const trimmed = title.trim().replace(/\s+/g, " ");
-  if (trimmed.length > 200) throw new RangeError("title must be at most 200 characters");
-  return trimmed === "" ? null : trimmed;
-}
-
-function titleError(err: unknown, title: string | null): HearthError | undefined {
-  const code = (err as { code?: string }).code;
-  const message = (err as Error).message ?? "";
-  if (code !== "SQLITE_CONSTRAINT_UNIQUE" || !message.includes("sessions.title")) return undefined;
-  return new HearthError(
-    "HEARTH_TITLE_TAKEN",
-    `another visible session is already titled ${JSON.stringify(title)}`,
-    {
-      resource: title ?? "",
-      hint: "choose another title, or archive the other session",
-      cause: err,
-    },
-  );
-}
+export { sessionNotFound };
 
 function encodeCursor(value: number, id: string): string {
   return Buffer.from(JSON.stringify([value, id])).toString("base64url");

@@ -11,6 +11,8 @@ import { readDurability } from "./durability.js";
 import type { ExportOptions } from "./export.js";
 import { GraphCheckpoints } from "./graph-checkpoints.js";
 import { Handoffs } from "./handoffs.js";
+import { InFlight, uncountedDoor } from "./in-flight.js";
+import { quickCheck, readSchema } from "./inspect.js";
 import { JsonTail } from "./json-tail.js";
 import { Messages } from "./messages.js";
 import { Meta } from "./meta.js";
@@ -78,6 +80,9 @@ export class Store {
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
+  private closing: Promise<void> | undefined;
+  /** The calls of this store in flight: close() waits for them. */
+  private readonly calls = new InFlight();
   private readonly access: Access;
   /** Every call passes it (maintenance windows park the process behind it). */
   private readonly door: Door;
@@ -93,10 +98,11 @@ export class Store {
     this.warnings = init.warnings;
     this.entry = init.entry;
     this.reattach = init.reattach;
-    this.door = {
-      enter: () => this.entry.enter(this.config.maintenance.maxParkMs),
-      leave: () => this.entry.leave(),
-    };
+    this.door = this.calls.door(
+      this.entry,
+      () => this.config.maintenance.maxParkMs,
+      () => this.closedError(),
+    );
     this.access = {
       profile: this.profile,
       path: this.path,
@@ -114,7 +120,7 @@ export class Store {
         }
         return this.connection("writer");
       },
-      writeTransaction: (fn) => this.writeTransaction(fn),
+      writeTransaction: (fn, signal) => this.writeTransaction(fn, signal),
       now: () => Date.now(),
     };
     this.sessions = codedErrors(new Sessions(this.access), this.path, this.door);
@@ -152,7 +158,9 @@ export class Store {
 
   /** Stream sessions as JSONL or Markdown chunks. */
   export(options: ExportOptions): AsyncGenerator<string> {
-    return codedGenerator(() => this.large.export(options), this.path, this.door);
+    // Not counted for close(): a reader may abandon an export half-read.
+    const door = uncountedDoor(this.entry, this.config.maintenance.maxParkMs);
+    return codedGenerator(() => this.large.export(options), this.path, door);
   }
 
   counts(): Promise<StoreCounts> {
@@ -173,31 +181,12 @@ export class Store {
 
   /** Schema version and application_id as stored in the database. */
   async schema(): Promise<{ version: number; applicationId: number }> {
-    return this.through(async () => {
-      const conn = this.access.read();
-      return {
-        version: Number(conn.pragma("user_version")),
-        applicationId: Number(conn.pragma("application_id")),
-      };
-    });
+    return this.through(async () => readSchema(this.access.read()));
   }
 
   /** SQLite's quick_check, on the read-only connection. */
   async quickCheck(): Promise<{ ok: boolean; problems: string[] }> {
-    return this.through(async () => {
-      const conn = this.access.read();
-      conn.uses++;
-      let rows: { quick_check: string }[];
-      try {
-        rows = conn.db.pragma("quick_check") as { quick_check: string }[];
-      } catch (err) {
-        // A check that cannot even read the database has found its problem.
-        if (!isSqliteError(err)) throw err;
-        return { ok: false, problems: [(err as Error).message] };
-      }
-      const problems = rows.map((r) => r.quick_check).filter((r) => r !== "ok");
-      return { ok: problems.length === 0, problems };
-    });
+    return this.through(async () => quickCheck(this.access.read()));
   }
 
   /**
@@ -311,14 +300,21 @@ export class Store {
     return this.entry.isParked;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    // Presence first: the registry closes the lock descriptors with the last connection.
-    this.entry.locks.leaveReader();
-    if (this.role === "writer") this.entry.locks.leaveWriter();
-    this.entry.release("reader");
-    if (this.role === "writer") this.entry.release("writer");
+  /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.calls.stop().then(() => {
+      this.closed = true;
+      // Presence first: the registry closes the lock descriptors with the last connection.
+      this.entry.locks.leaveReader();
+      if (this.role === "writer") this.entry.locks.leaveWriter();
+      this.entry.release("reader");
+      if (this.role === "writer") this.entry.release("writer");
+    });
+    return this.closing;
+  }
+
+  /** `await using store = await openStore()` closes it at the end of the block. */ [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /**
@@ -328,18 +324,20 @@ export class Store {
    * waited out with async retries too, never with SQLite's sleeping busy
    * handler.
    */
-  private writeTransaction<T>(fn: (conn: Connection) => T): Promise<T> {
+  private writeTransaction<T>(fn: (conn: Connection) => T, signal?: AbortSignal): Promise<T> {
     this.access.write();
     return writeTransaction(
       this.entry,
       () => this.connection("writer"),
       fn,
       this.config.store.busyTimeoutMs,
+      signal,
     );
   }
 
+  /** True from the moment close() is called. */
   get isClosed(): boolean {
-    return this.closed;
+    return this.closing !== undefined;
   }
 
   /** Run `fn` through the door: it waits while the process is parked, and a park waits for it. */
@@ -390,12 +388,14 @@ export class Store {
   }
 
   private assertOpen(): void {
-    if (this.closed) {
-      throw new HearthError("HEARTH_STORE_CLOSED", `the store of ${this.path} is closed`, {
-        resource: this.path,
-        hint: "open a new one with openStore()",
-      });
-    }
+    if (this.closed) throw this.closedError();
+  }
+
+  private closedError(): HearthError {
+    return new HearthError("HEARTH_STORE_CLOSED", `the store of ${this.path} is closed`, {
+      resource: this.path,
+      hint: "open a new one with openStore()",
+    });
   }
 }
 

@@ -1,5 +1,9 @@
 /** Public shapes of the store API. No SQLite types leak through here. */
 
+import type { JsonObject } from "./metadata.js";
+
+export type { JsonObject, JsonValue } from "./metadata.js";
+
 export type MessageRole = "system" | "user" | "assistant" | "tool";
 export type HandoffState = "pending" | "running" | "completed" | "failed";
 export type TitleSource = "user" | "auto";
@@ -29,7 +33,15 @@ export interface Session {
   } | null;
   /** Live (active) messages; informational, kept in step by the store. */
   messageCount: number;
+  /**
+   * Tokens spent in the session: the sum of tokensIn + tokensOut of every
+   * message ever appended. A rewind or compaction does not give them back.
+   */
   tokenCount: number;
+  /** The owner (user, tenant, resource) the session belongs to; indexed, filtered on by list() and search(). */
+  ownerId: string | null;
+  /** Your JSON object (at most 16 KiB serialised), or null. */
+  metadata: JsonObject | null;
 }
 
 export interface NewSession {
@@ -41,7 +53,12 @@ export interface NewSession {
   title?: string | null;
   /** Defaults to "user" when a title is given. */
   titleSource?: TitleSource;
+  /** An existing session's id, else HEARTH_UNKNOWN_PARENT. */
   parentId?: string | null;
+  /** The owner (user, tenant, resource): up to 256 characters. */
+  ownerId?: string | null;
+  /** A plain JSON object, at most 16 KiB serialised and 16 levels deep. */
+  metadata?: JsonObject | null;
 }
 
 export type MessageContent = string | Record<string, unknown> | unknown[];
@@ -52,7 +69,8 @@ export interface Message {
   sessionId: string;
   ordinal: number;
   role: MessageRole;
-  content: MessageContent;
+  /** null only for an assistant message that just calls tools. */
+  content: MessageContent | null;
   name: string | null;
   toolCalls: unknown[] | null;
   toolCallId: string | null;
@@ -63,19 +81,28 @@ export interface Message {
   active: boolean;
   archivedReason: "rewind" | "compaction" | null;
   clientId: string | null;
+  metadata: JsonObject | null;
 }
 
 export interface NewMessage {
   role: MessageRole;
-  content: MessageContent;
+  /** null is accepted only for an assistant message with toolCalls. */
+  content: MessageContent | null;
   name?: string | null;
   toolCalls?: unknown[] | null;
   toolCallId?: string | null;
   tokensIn?: number | null;
   tokensOut?: number | null;
-  /** Idempotency key: appending the same clientId to a session twice stores it once. */
+  /**
+   * Idempotency key: appending the same clientId to a session twice stores it
+   * once (and returns the stored message, even if it was rewound since);
+   * the same clientId with different content is HEARTH_IDEMPOTENCY_CONFLICT.
+   */
   clientId?: string | null;
+  /** Defaults to now. Informational: transcript order is ordinal (commit) order. */
   createdAt?: number;
+  /** A plain JSON object, at most 16 KiB serialised and 16 levels deep. */
+  metadata?: JsonObject | null;
 }
 
 /** A message to save: loaded ones carry their `id` and are never inserted again (D3). */
@@ -94,6 +121,8 @@ export interface ListSessionsOptions {
   /** true: only ended sessions; false: only open ones. */
   ended?: boolean;
   pinned?: boolean;
+  /** Only sessions of this owner. */
+  ownerId?: string;
   sort?: SessionSort;
 }
 
@@ -107,6 +136,16 @@ export interface SearchOptions {
   sessionId?: string;
   /** Include rewound and compacted history. Default false. */
   includeHistory?: boolean;
+  /** Only sessions from this platform (`Session.source`). */
+  source?: string;
+  /** Only sessions of this chat (`Session.chatKey`). */
+  chatKey?: string;
+  /** Only sessions of this owner. */
+  ownerId?: string;
+  /** Only messages created at or after this time (epoch ms). */
+  since?: number;
+  /** Only messages created before this time (epoch ms). */
+  until?: number;
 }
 
 export interface SearchHit {

@@ -1,4 +1,4 @@
-import { isHearthError } from "../errors.js";
+import { HearthError, isHearthError } from "../errors.js";
 import type { Connection } from "./connection.js";
 import type { DatabaseEntry } from "./registry.js";
 
@@ -15,13 +15,21 @@ export function writeTransaction<T>(
   writer: () => Connection,
   fn: (conn: Connection) => T,
   patienceMs: number,
+  signal?: AbortSignal,
 ): Promise<T> {
+  if (signal?.aborted) return Promise.reject(abortedError(signal));
   const deadline = Date.now() + patienceMs;
-  return entry.locks.writeLock.run(async () => {
+  // Once a transaction has begun, an abort no longer ends the call: the
+  // transaction runs synchronously to its commit or rollback, and the
+  // caller learns which (never HEARTH_ABORTED for a write that happened).
+  let begun = false;
+  const run = entry.locks.writeLock.run(async () => {
     let degradedNow = false;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+      if (signal?.aborted) throw abortedError(signal);
       const conn = writer();
       try {
+        begun = true;
         return conn.transaction(() => fn(conn));
       } catch (err) {
         if (isSearchIndexDamage(err) && !degradedNow) {
@@ -33,10 +41,38 @@ export function writeTransaction<T>(
         // Out of patience: name whoever holds the store (a foreign writer holds SQLite's lock).
         if (Date.now() >= deadline) throw entry.locks.busyError(err);
       }
+      begun = false;
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
       writer().guard?.check();
     }
   }, patienceMs);
+  if (!signal) return run;
+  // An abort while waiting answers the caller now; the queued turn at the
+  // lock still comes, sees the signal and writes nothing.
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      if (!begun) reject(abortedError(signal));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    run.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** HEARTH_ABORTED: the caller's signal ended the call before it wrote anything. */
+export function abortedError(signal: AbortSignal): HearthError {
+  return new HearthError("HEARTH_ABORTED", "the call was aborted before it wrote anything", {
+    hint: "nothing was written; call again when you still want it",
+    cause: signal.reason,
+  });
 }
 
 function isSearchIndexDamage(err: unknown): boolean {

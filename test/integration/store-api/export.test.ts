@@ -142,6 +142,27 @@ describe("store.export markdown", () => {
     expect(text.indexOf("hello one")).toBeLessThan(text.indexOf("better question"));
   });
 
+  it("renders tool calls (name, id, arguments) and marks tool results with their call id", async () => {
+    const s = await store.sessions.create({ title: "Tools" });
+    await store.messages.append(s.id, {
+      role: "assistant",
+      content: null,
+      toolCalls: [
+        {
+          id: "call_7",
+          type: "function",
+          function: { name: "get_weather", arguments: '{"city":"Lisbon"}' },
+        },
+      ],
+    });
+    await store.messages.append(s.id, { role: "tool", content: "22 C", toolCallId: "call_7" });
+    const text = (await drain(store.export({ format: "markdown", sessionIds: [s.id] }))).join("");
+    expect(text).toContain("**tool call** `get_weather` (id `call_7`)");
+    expect(text).toContain('"city": "Lisbon"');
+    expect(text).toContain("_result of tool call `call_7`_\n\n22 C");
+    expect(text).not.toMatch(/## 0\. assistant\n\n\n/);
+  });
+
   it("names an untitled session by its id, and leaves history out on request", async () => {
     const untitled = await store.sessions.create();
     await store.messages.append(untitled.id, { role: "user", content: "anonymous" });

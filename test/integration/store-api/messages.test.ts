@@ -100,9 +100,18 @@ describe("messages.append", () => {
     });
     const again = await store.messages.append(session.id, {
       role: "user",
-      content: "hello (retried)",
+      content: "hello",
       clientId: "client-1",
     });
+    // The same clientId with other content is refused, not silently ignored.
+    await expectHearthError(
+      store.messages.append(session.id, {
+        role: "user",
+        content: "hello (edited)",
+        clientId: "client-1",
+      }),
+      "HEARTH_IDEMPOTENCY_CONFLICT",
+    );
     expect(again.id).toBe(first.id);
     expect(again.ordinal).toBe(first.ordinal);
     expect(again.content).toBe("hello");
