@@ -3,15 +3,10 @@ import type { Message } from "../../store/types.js";
 
 /**
  * Archive the last live message of a session and return it (undefined when
- * there is none). Archived messages stay as history (D2).
- *
- * Load-then-archive: a message another process appends between the two
- * steps is archived too.
+ * there is none), in one transaction: a message another process appends
+ * meanwhile is never archived in its place. Archived messages stay as
+ * history (D2).
  */
-// TODO(library): use messages.pop with expectLastOrdinal
 export async function popLast(store: Store, sessionId: string): Promise<Message | undefined> {
-  const [last, before] = await store.messages.load(sessionId, { limit: 2, order: "newest-first" });
-  if (!last) return undefined;
-  await store.messages.rewind(sessionId, before ? before.ordinal : -1);
-  return last;
+  return (await store.messages.pop(sessionId)) ?? undefined;
 }
