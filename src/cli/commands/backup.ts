@@ -4,7 +4,7 @@ import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
 import { backup } from "../../ops/backup.js";
 import { restore } from "../../ops/restore.js";
-import { withWindow } from "../../ops/window.js";
+import { type WindowReport, withWindow } from "../../ops/window.js";
 import { openStore } from "../../store/open.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
@@ -59,8 +59,15 @@ export function registerBackup(program: Command): void {
           await confirm(
             `replace the ${where.profile} store (${databasePath(where.home, where.profile)}) with ${file}?`,
           );
-        const run = () =>
-          restore({ home: g.home, profile: g.profile, from: file, dryRun: o.dryRun === true });
+        const run = async (window?: WindowReport) => ({
+          ...(await restore({
+            home: g.home,
+            profile: g.profile,
+            from: file,
+            dryRun: o.dryRun === true,
+          })),
+          ...(window ? { window } : {}),
+        });
         const result = o.window ? await withWindow(g, "restore", run) : await run();
         if (g.json) printJson(result);
         else if (result.dryRun) process.stdout.write(`would restore ${result.path} from ${file}\n`);

@@ -150,7 +150,10 @@ export function registerMaintenance(sessions: Command): void {
     .option("--window", "run on a live system: park the long-lived processes, repair, resume them")
     .action(async (o: { dryRun?: boolean; window?: boolean }, command: Command) => {
       const g = globals(command);
-      const run = () => repair({ home: g.home, profile: g.profile, dryRun: o.dryRun === true });
+      const run = async (window?: WindowReport) => ({
+        ...(await repair({ home: g.home, profile: g.profile, dryRun: o.dryRun === true })),
+        ...(window ? { window } : {}),
+      });
       const result = o.window ? await withWindow(g, "repair", run) : await run();
       if (g.json) return printJson(result);
       const damage = [
