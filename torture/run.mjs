@@ -50,6 +50,15 @@ const mnt = join(dir, "disk");
 const whyNot = mountTmpfs(mnt, Number(values["disk-mib"]));
 const home = join(whyNot ? dir : mnt, "home");
 mkdirSync(home, { mode: 0o700 });
+// A window gives up on a holder that does not park within maxParkMs (30 s by
+// default): a SIGSTOPped gateway would stall the whole schedule that long.
+writeFileSync(
+  join(home, "config.json"),
+  `${JSON.stringify({ maintenance: { maxParkMs: 3000 } })}\n`,
+  {
+    mode: 0o600,
+  },
+);
 const ledger = new Ledger(join(dir, "ledger.jsonl"));
 const stats = {
   seed,
