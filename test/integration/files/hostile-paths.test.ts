@@ -72,13 +72,17 @@ async function seededStore(home: string): Promise<void> {
 function plant(kind: Plant, path: string, elsewhere: string, truncateTo: number): void {
   switch (kind) {
     case "symlink-to-store":
-      return symlinkSync(join(elsewhere, "real.db"), path);
+      symlinkSync(join(elsewhere, "real.db"), path);
+      return;
     case "dangling-symlink":
-      return symlinkSync(join(elsewhere, "nothing-here"), path);
+      symlinkSync(join(elsewhere, "nothing-here"), path);
+      return;
     case "symlink-to-dev-null":
-      return symlinkSync("/dev/null", path);
+      symlinkSync("/dev/null", path);
+      return;
     case "hardlink":
-      return linkSync(join(elsewhere, "real.db"), path);
+      linkSync(join(elsewhere, "real.db"), path);
+      return;
     case "fifo":
       execFileSync("mkfifo", [path]);
       return;
@@ -90,14 +94,16 @@ function plant(kind: Plant, path: string, elsewhere: string, truncateTo: number)
       ]);
       return;
     case "directory":
-      return mkdirSync(path);
+      mkdirSync(path);
+      return;
     case "truncated": {
       writeFileSync(path, readFileSync(join(elsewhere, "real.db")));
       truncateSync(path, truncateTo);
       return;
     }
     case "garbage":
-      return writeFileSync(path, Buffer.alloc(truncateTo, 0x41));
+      writeFileSync(path, Buffer.alloc(truncateTo, 0x41));
+      return;
     case "foreign-sqlite": {
       const db = new Database(path);
       db.exec("CREATE TABLE t (x); INSERT INTO t VALUES (1)");
