@@ -10,13 +10,16 @@
 // it is counted; after every crash and at the end the store is checked
 // against it. Exit 1 when a "must be 0" row is not 0 (the seed and the
 // ledger diff are printed), 2 on bad arguments.
+
+import { spawn } from "node:child_process";
 import { cpSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Actors } from "./lib/actors.mjs";
 import { Checks } from "./lib/checks.mjs";
-import { Disk, mountTmpfs, unmount } from "./lib/disk.mjs";
+import { Disk, mountTmpfs, sweepStaleMounts, unmount } from "./lib/disk.mjs";
 import { Ledger } from "./lib/ledger.mjs";
 import { Maintenance } from "./lib/maintenance.mjs";
 import { prng } from "./lib/prng.mjs";
@@ -25,6 +28,7 @@ import { makeSchedule } from "./lib/schedule.mjs";
 import { Scratch } from "./lib/scratch.mjs";
 import { printSummary, summarize } from "./lib/summary.mjs";
 
+const GUARD = fileURLToPath(new URL("./guard.mjs", import.meta.url));
 const { values } = parseArgs({
   options: {
     seconds: { type: "string", default: "60" },
@@ -43,7 +47,11 @@ if (!(seconds > 0) || !Number.isInteger(seed) || !(clients >= 1)) {
   process.exit(2);
 }
 
+// A runner that was SIGKILLed could not unmount its tmpfs: unmount those first.
+for (const m of sweepStaleMounts(tmpdir()))
+  process.stdout.write(`torture: unmounted ${m} (its runner is gone)\n`);
 const dir = mkdtempSync(join(tmpdir(), "hearth-torture-"));
+writeFileSync(join(dir, "runner.pid"), String(process.pid));
 // The home lives on a tmpfs of its own when the runner may mount one, so a
 // disk can fill up and be freed (lib/disk.mjs); else fills are not exercised.
 const mnt = join(dir, "disk");
@@ -109,6 +117,12 @@ const stats = {
   deletedAckedSessions: [],
 };
 
+// The guard ends the children and unmounts the tmpfs if this runner is SIGKILLed.
+spawn(process.execPath, [GUARD, String(process.pid), ...(whyNot ? [] : [mnt])], {
+  detached: true,
+  stdio: "ignore",
+  env: { ...process.env, HEARTH_SUPERVISOR_PID: "" },
+}).unref();
 stats.disk.mounted = !whyNot;
 stats.disk.notExercised = whyNot ? `no tmpfs could be mounted (${whyNot.split("\n")[0]})` : "";
 process.stdout.write(`torture: seed ${seed}, ${seconds} s, store ${home}\n`);

@@ -6,7 +6,16 @@
 // themselves once space is freed). Without a mount, the fill is "not
 // exercised" and the run says so.
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 
 const RESUME_MS = 30_000;
@@ -23,6 +32,37 @@ export function mountTmpfs(dir, mib) {
   } catch (err) {
     return String(err.stderr ?? err.message).trim() || "mount failed";
   }
+}
+
+/**
+ * Unmount the tmpfs of earlier runs whose runner is gone (SIGKILLed: it
+ * could not unmount). Each run writes its pid to <dir>/runner.pid; only a
+ * pid the kernel says is not in use (ESRCH) counts as gone.
+ */
+export function sweepStaleMounts(tmp) {
+  let mounts = "";
+  try {
+    mounts = readFileSync("/proc/self/mounts", "utf8");
+  } catch {
+    return [];
+  }
+  const swept = [];
+  for (const line of mounts.split("\n")) {
+    const target = line.split(" ")[1] ?? "";
+    const m = /^(.*\/hearth-torture-[^/]+)\/disk$/.exec(target);
+    if (!m || !m[1].startsWith(tmp)) continue;
+    let pid = 0;
+    try {
+      pid = Number(readFileSync(join(m[1], "runner.pid"), "utf8"));
+      process.kill(pid, 0);
+      continue; // its runner lives
+    } catch (err) {
+      if (pid > 0 && err.code !== "ESRCH") continue;
+    }
+    unmount(target);
+    swept.push(target);
+  }
+  return swept;
 }
 
 export function unmount(dir) {
