@@ -195,7 +195,7 @@ describe("hostile paths, planted by fast-check, are refused and left as they wer
           // A sidecar plant sits next to a valid closed store.
           if (suffix !== "") writeFileSync(join(home, "state.db"), readFileSync(real));
           plant(kind, join(home, `state.db${suffix}`), elsewhere, truncateTo);
-          const useCli = cli && cliRuns < 5;
+          const useCli = cli && cliRuns < 3;
           if (useCli) cliRuns++;
           await expectRefusedEverywhere(home, allowed as string[], useCli);
         },
