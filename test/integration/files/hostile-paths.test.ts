@@ -240,4 +240,45 @@ describe("hostile paths, planted by fast-check, are refused and left as they wer
       { numRuns: 6 },
     );
   }, 120_000);
+
+  it("on a read-only filesystem: HEARTH_READ_ONLY_FS for a writer and a reader, never a raw EROFS", async (ctx) => {
+    const mnt = tempHome();
+    mkdirSync(mnt, { recursive: true });
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", mnt], {
+        stdio: "ignore",
+      });
+    } catch {
+      ctx.skip(); // mounting needs root (CAP_SYS_ADMIN)
+    }
+    try {
+      const home = join(mnt, "home");
+      const empty = join(mnt, "empty");
+      mkdirSync(empty, { mode: 0o700 });
+      await seededStore(home);
+      execFileSync("mount", ["-o", "remount,ro", mnt]);
+      const before = snapshot(mnt);
+      for (const [where, role, code] of [
+        [home, "writer", "HEARTH_READ_ONLY_FS"],
+        [home, "reader", "HEARTH_READ_ONLY_FS"],
+        [empty, "writer", "HEARTH_READ_ONLY_FS"],
+        [empty, "reader", "HEARTH_STORE_NOT_FOUND"],
+      ] as const) {
+        let got = "opened";
+        try {
+          await (await openStore({ home: where, role })).close();
+        } catch (err) {
+          got = isHearthError(err) ? err.code : `not a HearthError: ${String(err)}`;
+        }
+        expect({ where, role, got }).toEqual({ where, role, got: code });
+      }
+      const r = await runCli(["--json", "sessions", "list"], { home });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("HEARTH_READ_ONLY_FS");
+      expect(r.stderr).not.toMatch(STACK);
+      expect(snapshot(mnt)).toEqual(before);
+    } finally {
+      execFileSync("umount", ["-l", mnt], { stdio: "ignore" });
+    }
+  }, 60_000);
 });
