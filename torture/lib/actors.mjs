@@ -156,7 +156,11 @@ export class Actors {
       try {
         await this.gatewayReady;
       } catch {
-        return; // the run is failing already
+        // A start that failed for good fails the run (a stale-lock block);
+        // one that a failpoint killed is followed by another start: wait for it.
+        if (this.stats.staleLockBlocks.length > 0) return;
+        await sleep(50);
+        continue;
       }
       let status;
       try {
@@ -207,6 +211,8 @@ export class Actors {
       }
       const res = await fetch(ready.login, { redirect: "manual" });
       d.cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
+      const me = await fetch(`${ready.address}/api/me`, { headers: { cookie: d.cookie } });
+      d.csrf = (await me.json()).csrfToken;
       d.address = ready.address;
       return Date.now() - t0;
     })();
@@ -219,18 +225,25 @@ export class Actors {
       try {
         await this.dashboardReady;
       } catch {
-        return; // the run is failing already
+        if (this.stats.staleLockBlocks.length > 0) return; // the run is failing already
+        await sleep(50);
+        continue;
       }
       const d = this.dashboard;
       if (!d.address) {
         await sleep(50);
         continue;
       }
-      const get = async (path) => {
+      const get = async (path, change) => {
         this.stats.dashboard.requests++;
+        if (change) this.stats.dashboard.writes++;
         try {
           const res = await fetch(`${d.address}${path}`, {
-            headers: { cookie: d.cookie },
+            headers: {
+              cookie: d.cookie,
+              ...(change ? { "x-csrf-token": d.csrf, "content-type": "application/json" } : {}),
+            },
+            ...(change ? { method: "PATCH", body: JSON.stringify(change) } : {}),
             signal: AbortSignal.timeout(20_000),
           });
           const body = await res.json().catch(() => undefined);
@@ -251,6 +264,14 @@ export class Actors {
       const sessions = list && Object.values(list).find((v) => Array.isArray(v));
       const one = sessions?.length ? sessions[rng.int(0, sessions.length - 1)] : undefined;
       if (one?.id) await get(`/api/sessions/default/${one.id}/messages?limit=50`);
+      // Row writes as a person makes them: pin or unpin, rename (never delete).
+      if (one?.id && rng.next() < 0.3) {
+        const change =
+          rng.next() < 0.5
+            ? { pinned: rng.next() < 0.5 }
+            : { title: `renamed ${this.seed}-${rng.int(0, 1e9)}` };
+        await get(`/api/sessions/default/${one.id}`, change);
+      }
       await get(`/api/sessions?q=${encodeURIComponent(`message g${rng.int(0, 2)}`)}&limit=10`);
       await sleep(rng.int(50, 300));
     }

@@ -127,13 +127,20 @@ export class Disk {
     this.actors.trace(`disk full (${bytes} bytes of filler)`);
     await new Promise((r) => setTimeout(r, ms));
     const acked = this.actors.ledger.count("gateway");
+    const statusBefore = { ...this.stats.gatewayStatus };
     rmSync(filler, { force: true });
     this.actors.trace("disk freed");
     const t0 = Date.now();
     while (this.actors.ledger.count("gateway") === acked) {
       if (Date.now() - t0 > RESUME_MS) {
+        const gw = this.actors.gateway;
+        const answers = Object.fromEntries(
+          Object.entries(this.stats.gatewayStatus)
+            .map(([k, n]) => [k, n - (statusBefore[k] ?? 0)])
+            .filter(([, n]) => n > 0),
+        );
         this.stats.writesNotResumed.push(
-          `no write acknowledged within ${RESUME_MS} ms of freeing the disk`,
+          `no write acknowledged within ${RESUME_MS} ms of freeing the disk; answers meanwhile ${JSON.stringify(answers)}; gateway ${gw?.proc.pid} alive ${gw?.proc.alive} stopped ${gw?.proc.stopped}; its stderr: ${gw?.proc.stderr.slice(-1500)}`,
         );
         return;
       }

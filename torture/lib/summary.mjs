@@ -141,7 +141,9 @@ export function printSummary(summary, stats, _ledger) {
   w(
     `  actions                 ${JSON.stringify(stats.actions)}${stats.actionsDropped ? `; ${stats.actionsDropped} dropped (due after the run's time was up)` : ""}`,
   );
-  w(`  dashboard requests      ${summary.dashboard.requests} (${summary.dashboard.ok} ok)`);
+  w(
+    `  dashboard requests      ${summary.dashboard.requests} (${summary.dashboard.ok} ok; ${summary.dashboard.writes} row writes) ${JSON.stringify(summary.dashboard.errors)}`,
+  );
   w(`  cli exits               ${JSON.stringify(summary.cli)}`);
   w(`  gateway answers         ${JSON.stringify(summary.gatewayStatus)}`);
   w(`  unexpected exits        ${summary.unexpectedExits} (not a must-be-0 row; listed below)`);
