@@ -241,7 +241,9 @@ export class Actors {
           const res = await fetch(`${d.address}${path}`, {
             headers: {
               cookie: d.cookie,
-              ...(change ? { "x-csrf-token": d.csrf, "content-type": "application/json" } : {}),
+              ...(change
+                ? { "x-csrf-token": d.csrf, "content-type": "application/json", origin: d.address }
+                : {}),
             },
             ...(change ? { method: "PATCH", body: JSON.stringify(change) } : {}),
             signal: AbortSignal.timeout(20_000),

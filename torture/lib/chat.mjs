@@ -49,9 +49,17 @@ export async function runChat({ home, ledger, stats }, n, turns, handoff) {
     answered++;
   }
   stats.chat.turns += answered;
-  const outcome = events.find(
-    (e) => String(e.event).startsWith("handoff.") && e.event !== "handoff.pending",
-  );
+  // The last handoff event is the outcome (handoff.running events report heartbeats before it).
+  const outcome = events
+    .filter((e) =>
+      [
+        "handoff.completed",
+        "handoff.failed",
+        "handoff.unclaimed",
+        "handoff.still_running",
+      ].includes(e.event),
+    )
+    .at(-1);
   if (handoff && outcome) {
     stats.chat.handoffs[outcome.event] = (stats.chat.handoffs[outcome.event] ?? 0) + 1;
   }
