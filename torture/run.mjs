@@ -36,7 +36,9 @@ const { values } = parseArgs({
     json: { type: "string" },
     keep: { type: "boolean", default: false },
     clients: { type: "string", default: "3" },
-    "disk-mib": { type: "string", default: "512" },
+    // The home's tmpfs; a 300 s run peaks near 140 MiB (backups and forensic
+    // copies included), so it grows with the run: 1 MiB a second, 512 at least.
+    "disk-mib": { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
@@ -55,7 +57,7 @@ writeFileSync(join(dir, "runner.pid"), String(process.pid));
 // The home lives on a tmpfs of its own when the runner may mount one, so a
 // disk can fill up and be freed (lib/disk.mjs); else fills are not exercised.
 const mnt = join(dir, "disk");
-const whyNot = mountTmpfs(mnt, Number(values["disk-mib"]));
+const whyNot = mountTmpfs(mnt, Number(values["disk-mib"] ?? Math.max(512, Math.ceil(seconds))));
 const home = join(whyNot ? dir : mnt, "home");
 mkdirSync(home, { mode: 0o700 });
 // A window gives up on a holder that does not park within maxParkMs (30 s by
