@@ -1,4 +1,4 @@
-import { closeSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
 import { HearthError } from "../errors.js";
 
 /** "HRTH": the application_id every hearth database carries in its header. */
@@ -93,8 +93,10 @@ export function readHeader(path: string): DatabaseHeader {
   const fd = openSync(path, "r");
   const buffer = Buffer.alloc(100);
   let length: number;
+  let size: number;
   try {
     length = readSync(fd, buffer, 0, 100, 0);
+    size = fstatSync(fd).size;
   } finally {
     closeSync(fd);
   }
@@ -106,6 +108,21 @@ export function readHeader(path: string): DatabaseHeader {
       resource: path,
       hint: `move ${path} aside; hearth will create a new store in its place`,
     });
+  }
+  // A database holds whole pages, at least one: a shorter file was cut off.
+  // Refused here, before SQLite opens it (and, in WAL mode, creates -wal and
+  // -shm next to it that the refusal would leave behind).
+  const raw = buffer.readUInt16BE(16);
+  const pageSize = raw === 1 ? 65_536 : raw;
+  if (pageSize < 512 || pageSize > 65_536 || (pageSize & (pageSize - 1)) !== 0 || size < pageSize) {
+    throw new HearthError(
+      "HEARTH_NOT_SQLITE",
+      `refusing ${path}: it is not a whole SQLite database (${size} bytes, page size ${raw}): truncated or damaged`,
+      {
+        resource: path,
+        hint: `move ${path} aside and restore a backup (hearth restore), or let hearth create a new store in its place`,
+      },
+    );
   }
   return {
     empty: false,
