@@ -82,6 +82,13 @@ export interface DatabaseHeader {
   schemaCookie: number;
   /** File format bytes 18/19 are 2 when the database is in WAL mode. */
   wal: boolean;
+  /**
+   * The file is shorter than the page count its header vouches for (the
+   * in-header size is valid when its version-valid-for number matches the
+   * change counter). Meaningful only for a quiet store (no -wal): a
+   * checkpoint in progress may write page 1 before the pages after it.
+   */
+  shorterThanHeader: boolean;
 }
 
 /**
@@ -101,7 +108,14 @@ export function readHeader(path: string): DatabaseHeader {
     closeSync(fd);
   }
   if (length === 0) {
-    return { empty: true, applicationId: 0, userVersion: 0, schemaCookie: 0, wal: false };
+    return {
+      empty: true,
+      applicationId: 0,
+      userVersion: 0,
+      schemaCookie: 0,
+      wal: false,
+      shorterThanHeader: false,
+    };
   }
   if (length < 100 || !buffer.subarray(0, 16).equals(MAGIC)) {
     throw new HearthError("HEARTH_NOT_SQLITE", `refusing ${path}: it is not a SQLite database`, {
@@ -130,6 +144,9 @@ export function readHeader(path: string): DatabaseHeader {
     userVersion: buffer.readUInt32BE(60),
     applicationId: buffer.readUInt32BE(68),
     wal: buffer[18] === 2,
+    shorterThanHeader:
+      buffer.readUInt32BE(92) === buffer.readUInt32BE(24) &&
+      size < buffer.readUInt32BE(28) * pageSize,
   };
 }
 

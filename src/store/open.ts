@@ -211,6 +211,18 @@ function attach(
     // Only now, with no connection to this inode in the process, may a descriptor be opened and closed on it (F2).
     const header = readHeader(entry.path);
     assertOurs(entry.path, header);
+    // A quiet store cut short: refused before SQLite opens it (and creates
+    // -wal and -shm that the refusal would leave behind).
+    if (header.shorterThanHeader && !lstatOrNull(`${entry.path}-wal`)) {
+      throw new HearthError(
+        "HEARTH_NOT_SQLITE",
+        `refusing ${entry.path}: it is shorter than its header says (truncated)`,
+        {
+          resource: entry.path,
+          hint: `move ${entry.path} aside and restore a backup (hearth restore)`,
+        },
+      );
+    }
     if (header.userVersion > LATEST_SCHEMA_VERSION) {
       throw schemaTooNew(entry.path, header.userVersion, LATEST_SCHEMA_VERSION);
     }
