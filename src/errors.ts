@@ -28,6 +28,7 @@ export const ERROR_CODES = {
     "a reader found a schema older than this build; a writer must migrate it first",
   HEARTH_STORE_CLOSED: "the store was closed",
   HEARTH_READ_ONLY: "a write was attempted through a read-only store",
+  HEARTH_READ_ONLY_FS: "the filesystem holding the store is mounted read-only",
   HEARTH_STORE_HELD: "a structural change was refused because other processes hold the store",
   HEARTH_HOLDERS_UNKNOWN: "the holders of the store could not be determined",
   HEARTH_MAINTENANCE_RUNNING:

@@ -10,18 +10,25 @@
 // it is counted; after every crash and at the end the store is checked
 // against it. Exit 1 when a "must be 0" row is not 0 (the seed and the
 // ledger diff are printed), 2 on bad arguments.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+
+import { spawn } from "node:child_process";
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Actors } from "./lib/actors.mjs";
 import { Checks } from "./lib/checks.mjs";
+import { Disk, mountTmpfs, sweepStaleMounts, unmount } from "./lib/disk.mjs";
 import { Ledger } from "./lib/ledger.mjs";
+import { Maintenance } from "./lib/maintenance.mjs";
 import { prng } from "./lib/prng.mjs";
 import { running } from "./lib/proc.mjs";
 import { makeSchedule } from "./lib/schedule.mjs";
+import { Scratch } from "./lib/scratch.mjs";
 import { printSummary, summarize } from "./lib/summary.mjs";
 
+const GUARD = fileURLToPath(new URL("./guard.mjs", import.meta.url));
 const { values } = parseArgs({
   options: {
     seconds: { type: "string", default: "60" },
@@ -29,6 +36,9 @@ const { values } = parseArgs({
     json: { type: "string" },
     keep: { type: "boolean", default: false },
     clients: { type: "string", default: "3" },
+    // The home's tmpfs; a 300 s run peaks near 140 MiB (backups and forensic
+    // copies included), so it grows with the run: 1 MiB a second, 512 at least.
+    "disk-mib": { type: "string" },
   },
 });
 const seconds = Number(values.seconds);
@@ -39,26 +49,62 @@ if (!(seconds > 0) || !Number.isInteger(seed) || !(clients >= 1)) {
   process.exit(2);
 }
 
+// A runner that was SIGKILLed could not unmount its tmpfs: unmount those first.
+for (const m of sweepStaleMounts(tmpdir()))
+  process.stdout.write(`torture: unmounted ${m} (its runner is gone)\n`);
 const dir = mkdtempSync(join(tmpdir(), "hearth-torture-"));
-const home = join(dir, "home");
+writeFileSync(join(dir, "runner.pid"), String(process.pid));
+// The home lives on a tmpfs of its own when the runner may mount one, so a
+// disk can fill up and be freed (lib/disk.mjs); else fills are not exercised.
+const mnt = join(dir, "disk");
+const whyNot = mountTmpfs(mnt, Number(values["disk-mib"] ?? Math.max(512, Math.ceil(seconds))));
+const home = join(whyNot ? dir : mnt, "home");
 mkdirSync(home, { mode: 0o700 });
+// A window gives up on a holder that does not park within maxParkMs (30 s by
+// default): a SIGSTOPped gateway would stall the whole schedule that long.
+writeFileSync(
+  join(home, "config.json"),
+  `${JSON.stringify({ maintenance: { maxParkMs: 3000 } })}\n`,
+  {
+    mode: 0o600,
+  },
+);
 const ledger = new Ledger(join(dir, "ledger.jsonl"));
 const stats = {
   seed,
   seconds,
   dir,
   actions: {},
+  actionsDropped: 0,
   killed: { gateway: 0, dashboard: 0, worker: 0 },
-  failpointsArmed: 0,
-  failpointsFired: 0,
+  failpoints: Object.fromEntries(
+    [
+      "write.after-commit",
+      "write.before-commit",
+      "backup.mid-publish",
+      "repair.mid-promote",
+      "migrate.mid-migration",
+    ].map((n) => [n, { armed: 0, fired: 0 }]),
+  ),
   stops: 0,
   strays: 0,
   strayInside: 0,
   workers: { started: 0, refused: 0, finished: 0 },
   gatewayStatus: {},
-  dashboard: { requests: 0, ok: 0, errors: {} },
+  dashboard: { requests: 0, ok: 0, writes: 0, errors: {} },
   cli: {},
   structural: { run: 0, refused: 0 },
+  ddl: { tried: 0, ran: 0, refused: 0 },
+  chat: { runs: 0, turns: 0, handoffs: {} },
+  restores: 0,
+  backupsVerified: 0,
+  drills: { repair: 0, migrate: 0, skipped: 0 },
+  disk: { mounted: false, notExercised: "", fills: 0, resumeMs: [], maxUse: 0, maxBound: 0 },
+  sidecarSamples: 0,
+  sidecarInodeChanges: [],
+  diskOverBound: [],
+  diskLeaks: [],
+  writesNotResumed: [],
   falseSuccesses: [],
   badRefusals: [],
   unexpectedExits: [],
@@ -73,29 +119,67 @@ const stats = {
   deletedAckedSessions: [],
 };
 
+// The guard ends the children and unmounts the tmpfs if this runner is SIGKILLed.
+spawn(process.execPath, [GUARD, String(process.pid), ...(whyNot ? [] : [mnt])], {
+  detached: true,
+  stdio: "ignore",
+  env: { ...process.env, HEARTH_SUPERVISOR_PID: "" },
+}).unref();
+stats.disk.mounted = !whyNot;
+stats.disk.notExercised = whyNot ? `no tmpfs could be mounted (${whyNot.split("\n")[0]})` : "";
 process.stdout.write(`torture: seed ${seed}, ${seconds} s, store ${home}\n`);
 const rng = prng(seed);
 const schedule = makeSchedule(rng, seconds * 1000);
-const actors = new Actors({ home, ledger, stats, seed, clients });
+const actors = new Actors({
+  home,
+  ledger,
+  stats,
+  seed,
+  clients,
+  traceFile: join(dir, "trace.log"),
+});
 const checks = new Checks({ home, ledger, stats, actors });
 actors.checks = checks;
+actors.maintenance = new Maintenance({ actors, stats, ledger, home });
+actors.scratch = new Scratch({ stats, ledger, home, dir, maintenance: actors.maintenance });
+actors.disk = new Disk({ mnt: whyNot ? undefined : mnt, stats, actors });
+const cleanup = () => {
+  if (!whyNot) unmount(mnt);
+};
 
 // Ctrl-C: end exactly the processes this run started (by pid), keep the directory.
 for (const sig of ["SIGINT", "SIGTERM"]) {
   process.once(sig, () => {
     for (const p of [...running]) p.signal("SIGKILL");
+    // A tmpfs still busy (a child not yet reaped) is detached lazily.
+    setTimeout(() => {
+      cleanup();
+      process.exit(130);
+    }, 300);
     process.stderr.write(`torture: interrupted; seed ${seed}; kept ${dir}\n`);
-    process.exit(130);
   });
 }
 
 const started = Date.now();
 let failed;
+let sampler;
 try {
   await actors.startGateway();
   await actors.startDashboard();
   actors.startLoad();
+  // Sidecar inodes and ghost descriptors are sampled between checks too.
+  sampler = setInterval(() => {
+    checks.ghosts("sample");
+    checks.sidecars("sample");
+  }, 2_000);
   for (const event of schedule) {
+    // Actions take their time (a restart, a drill): the ones still due when
+    // the run's time is up are dropped, so a run lasts about --seconds. The
+    // schedule stays the same; a loaded machine only performs a prefix of it.
+    if (Date.now() - started >= seconds * 1000) {
+      stats.actionsDropped++;
+      continue;
+    }
     const wait = started + event.at - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     stats.actions[event.action] = (stats.actions[event.action] ?? 0) + 1;
@@ -111,6 +195,7 @@ try {
   failed = err;
   stats.staleLockBlocks.push(String(err.message ?? err).slice(0, 2000));
 } finally {
+  clearInterval(sampler);
   await actors.stopLoad().catch(() => undefined);
   for (const p of [...running]) await p.kill("SIGKILL");
 }
@@ -123,6 +208,16 @@ if (values.json) {
 }
 if (failed) process.stderr.write(`torture: the run stopped early: ${failed.stack ?? failed}\n`);
 if (!summary.pass) process.stderr.write(`torture: FAILED, replay with --seed ${seed}\n`);
-if (summary.pass && !values.keep) rmSync(dir, { recursive: true, force: true });
-else process.stderr.write(`torture: kept ${dir}\n`);
+if (summary.pass && !values.keep) {
+  cleanup();
+  rmSync(dir, { recursive: true, force: true });
+} else if (!whyNot) {
+  // Keep the store: copy it off the tmpfs before unmounting.
+  cpSync(home, join(dir, "home"), {
+    recursive: true,
+    filter: (src) => !lstatSync(src).isSocket(),
+  });
+  cleanup();
+}
+if (!summary.pass || values.keep) process.stderr.write(`torture: kept ${dir}\n`);
 process.exit(summary.pass ? 0 : 1);

@@ -1,4 +1,4 @@
-import { closeSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
 import { HearthError } from "../errors.js";
 
 /** "HRTH": the application_id every hearth database carries in its header. */
@@ -82,6 +82,13 @@ export interface DatabaseHeader {
   schemaCookie: number;
   /** File format bytes 18/19 are 2 when the database is in WAL mode. */
   wal: boolean;
+  /**
+   * The file is shorter than the page count its header vouches for (the
+   * in-header size is valid when its version-valid-for number matches the
+   * change counter). Meaningful only for a quiet store (no -wal): a
+   * checkpoint in progress may write page 1 before the pages after it.
+   */
+  shorterThanHeader: boolean;
 }
 
 /**
@@ -93,13 +100,22 @@ export function readHeader(path: string): DatabaseHeader {
   const fd = openSync(path, "r");
   const buffer = Buffer.alloc(100);
   let length: number;
+  let size: number;
   try {
     length = readSync(fd, buffer, 0, 100, 0);
+    size = fstatSync(fd).size;
   } finally {
     closeSync(fd);
   }
   if (length === 0) {
-    return { empty: true, applicationId: 0, userVersion: 0, schemaCookie: 0, wal: false };
+    return {
+      empty: true,
+      applicationId: 0,
+      userVersion: 0,
+      schemaCookie: 0,
+      wal: false,
+      shorterThanHeader: false,
+    };
   }
   if (length < 100 || !buffer.subarray(0, 16).equals(MAGIC)) {
     throw new HearthError("HEARTH_NOT_SQLITE", `refusing ${path}: it is not a SQLite database`, {
@@ -107,12 +123,30 @@ export function readHeader(path: string): DatabaseHeader {
       hint: `move ${path} aside; hearth will create a new store in its place`,
     });
   }
+  // A database holds whole pages, at least one: a shorter file was cut off.
+  // Refused here, before SQLite opens it (and, in WAL mode, creates -wal and
+  // -shm next to it that the refusal would leave behind).
+  const raw = buffer.readUInt16BE(16);
+  const pageSize = raw === 1 ? 65_536 : raw;
+  if (pageSize < 512 || pageSize > 65_536 || (pageSize & (pageSize - 1)) !== 0 || size < pageSize) {
+    throw new HearthError(
+      "HEARTH_NOT_SQLITE",
+      `refusing ${path}: it is not a whole SQLite database (${size} bytes, page size ${raw}): truncated or damaged`,
+      {
+        resource: path,
+        hint: `move ${path} aside and restore a backup (hearth restore), or let hearth create a new store in its place`,
+      },
+    );
+  }
   return {
     empty: false,
     schemaCookie: buffer.readUInt32BE(40),
     userVersion: buffer.readUInt32BE(60),
     applicationId: buffer.readUInt32BE(68),
     wal: buffer[18] === 2,
+    shorterThanHeader:
+      buffer.readUInt32BE(92) === buffer.readUInt32BE(24) &&
+      size < buffer.readUInt32BE(28) * pageSize,
   };
 }
 

@@ -1,4 +1,13 @@
-import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { backupsDir } from "../config/paths.js";
@@ -45,6 +54,7 @@ export async function backup(
     return { path: final, bytes: size, durationMs: 0, removed: [], dryRun: true };
   }
   ensurePrivateDir(dir);
+  removeDeadStaging(dir, store.profile);
   assertSpaceFor(dir, size, `back up ${store.path}`);
   const staging = join(dir, `.staging-${store.profile}-${process.pid}-${Date.now()}.tmp`);
   try {
@@ -80,6 +90,32 @@ async function fsyncAsync(path: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Remove the staging files of this profile's backups whose process is gone
+ * (killed between the copy and its publication): they are never listed as
+ * backups, so nothing else would ever remove them, and each is as large as
+ * the store. A staging file whose pid is in use (its backup may be running,
+ * or the pid was reused) is kept: only ESRCH proves the writer is gone.
+ */
+function removeDeadStaging(dir: string, profile: string): void {
+  const prefix = `.staging-${profile}-`;
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
+    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || pidInUse(pid)) continue;
+    rmSync(join(dir, name), { force: true });
+  }
+}
+
+function pidInUse(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== "ESRCH";
   }
 }
 

@@ -1,8 +1,9 @@
-import { lstatSync, type Stats } from "node:fs";
+import { accessSync, constants, lstatSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { backupsDir, databasePath, profileDir, resolveLocation } from "../config/paths.js";
 import type { HearthConfig, HearthConfigInput } from "../config/schema.js";
-import { HearthError } from "../errors.js";
+import { HearthError, isHearthError } from "../errors.js";
 import { createDatabaseFile, ensurePrivateDir } from "../files/create.js";
 import {
   assertOurs,
@@ -56,6 +57,52 @@ const warned = new Set<string>();
  * ```
  */
 export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
+  try {
+    return await open(options);
+  } catch (err) {
+    throw readOnlyFs(err, options) ?? err;
+  }
+}
+
+/**
+ * A read-only mount (EROFS) as the coded refusal it is: Node's raw EROFS
+ * from creating or opening a file, or SQLite's "unable to open database
+ * file" for a reader whose -shm cannot be created, when the directory is
+ * indeed on a read-only filesystem (access(W_OK) says EROFS). Undefined
+ * for any other error.
+ */
+function readOnlyFs(err: unknown, options: OpenStoreOptions): HearthError | undefined {
+  const raw = (err as { code?: unknown }).code === "EROFS";
+  const cantOpen =
+    isHearthError(err, "HEARTH_SQLITE") && /SQLITE_CANTOPEN/.test(String(err.sqliteCode));
+  if (!raw && !cantOpen) return undefined;
+  let path: string;
+  try {
+    const { home, profile } = resolveLocation(options, options.env ?? process.env);
+    path = databasePath(home, profile);
+  } catch {
+    return undefined;
+  }
+  if (!raw) {
+    try {
+      accessSync(dirname(path), constants.W_OK);
+      return undefined; // writable: SQLite could not open it for another reason
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== "EROFS") return undefined;
+    }
+  }
+  return new HearthError(
+    "HEARTH_READ_ONLY_FS",
+    `cannot open ${path}: its filesystem is mounted read-only`,
+    {
+      resource: path,
+      hint: "remount it read-write, or copy the store to a writable disk and use --home there",
+      cause: err,
+    },
+  );
+}
+
+async function open(options: OpenStoreOptions): Promise<Store> {
   const env = options.env ?? process.env;
   const role = options.role ?? "writer";
   if (role !== "writer" && role !== "reader") {
@@ -173,6 +220,18 @@ function attach(
     // Only now, with no connection to this inode in the process, may a descriptor be opened and closed on it (F2).
     const header = readHeader(entry.path);
     assertOurs(entry.path, header);
+    // A quiet store cut short: refused before SQLite opens it (and creates
+    // -wal and -shm that the refusal would leave behind).
+    if (header.shorterThanHeader && !lstatOrNull(`${entry.path}-wal`)) {
+      throw new HearthError(
+        "HEARTH_NOT_SQLITE",
+        `refusing ${entry.path}: it is shorter than its header says (truncated)`,
+        {
+          resource: entry.path,
+          hint: `move ${entry.path} aside and restore a backup (hearth restore)`,
+        },
+      );
+    }
     if (header.userVersion > LATEST_SCHEMA_VERSION) {
       throw schemaTooNew(entry.path, header.userVersion, LATEST_SCHEMA_VERSION);
     }

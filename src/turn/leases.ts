@@ -95,6 +95,34 @@ export async function releaseAlone(store: Store, turn: Turn): Promise<void> {
   await store.meta.compareAndSet(turn.key, releaseDecider(turn));
 }
 
+/**
+ * Keep trying to release a lease whose release failed (a full disk, a busy
+ * store), every 100 ms to 2 s, until it lands, the store is closed, or the
+ * lease would have expired anyway (`untilMs`). Without it, a session whose
+ * reply could not be stored stays in its turn for gateway.leaseMs after
+ * the cause is gone. Runs in the background; never keeps the process alive.
+ */
+export function releaseInBackground(
+  store: Store,
+  turn: Turn,
+  untilMs: number,
+  onDone?: (released: boolean) => void,
+): void {
+  let delay = 100;
+  const attempt = () => {
+    if (Date.now() >= untilMs) return onDone?.(false);
+    releaseAlone(store, turn).then(
+      () => onDone?.(true),
+      (err: unknown) => {
+        if (isHearthError(err, "HEARTH_STORE_CLOSED")) return onDone?.(false);
+        delay = Math.min(delay * 2, 2_000);
+        setTimeout(attempt, delay).unref();
+      },
+    );
+  };
+  setTimeout(attempt, delay).unref();
+}
+
 function parse(value: string): LeaseRecord | undefined {
   try {
     const v = JSON.parse(value) as LeaseRecord;

@@ -8,6 +8,7 @@ import {
   newTurn,
   releaseAlone,
   releaseDecider,
+  releaseInBackground,
   waitForTurn,
 } from "./leases.js";
 import { recordUnfinished } from "./outcome.js";
@@ -161,13 +162,15 @@ export async function runTurn(
   } finally {
     deps.metrics?.inFlight.dec();
     if (held) {
-      await releaseAlone(store, turn).catch((err: Error) =>
-        // The lease expires by itself after gateway.leaseMs; until then the session's next turn waits.
+      await releaseAlone(store, turn).catch((err: Error) => {
+        // Retried in the background until it lands (or the lease expires by
+        // itself after gateway.leaseMs): the session's next turn waits until then.
         deps.log?.warn(
           { event: "turn.lease_release_failed", profile, session: session.id, error: err.message },
-          "the turn lease was not released; it expires after gateway.leaseMs",
-        ),
-      );
+          "the turn lease was not released; retrying until it is (it expires after gateway.leaseMs)",
+        );
+        releaseInBackground(store, turn, Date.now() + leaseMs);
+      });
     }
   }
 }

@@ -1,7 +1,8 @@
 // The processes of a torture run and the actions the schedule fires at them.
-import { appendFileSync, existsSync, statSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runChat } from "./chat.mjs";
 import { prng } from "./prng.mjs";
 import { Proc, runNode } from "./proc.mjs";
 
@@ -15,7 +16,7 @@ const START_MS = 30_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class Actors {
-  constructor({ home, ledger, stats, seed, clients }) {
+  constructor({ home, ledger, stats, seed, clients, traceFile }) {
     this.home = home;
     this.db = join(home, "state.db");
     this.ledger = ledger;
@@ -30,7 +31,22 @@ export class Actors {
     this.loops = [];
     this.stopping = false;
     this.restarting = undefined;
-    this.traceFile = join(home, "..", "trace.log");
+    this.traceFile = traceFile; // off the store's disk, which may be full
+    this.chatSeq = 0;
+    // Maintenance windows running now, and how many began so far: sidecars
+    // may be new after a window (every process closed), never otherwise.
+    this.windows = {
+      active: 0,
+      seq: 0,
+      begin: () => {
+        this.windows.active++;
+        this.windows.seq++;
+      },
+      end: () => {
+        this.windows.active--;
+        this.windows.seq++;
+      },
+    };
   }
 
   /** Every hearth process of the run that is alive now. */
@@ -50,7 +66,7 @@ export class Actors {
       env: { ...PORTS, ...env },
       name: "gateway",
     });
-    const gw = { proc, address: "", expected: false, armed: env.HEARTH_FAILPOINTS !== undefined };
+    const gw = { proc, address: "", expected: false, armed: env.HEARTH_FAILPOINTS?.split("=")[0] };
     this.trace(`gateway ${proc.pid} starting ${env.HEARTH_FAILPOINTS ?? ""}`);
     this.gateway = gw;
     this.gatewayReady = proc
@@ -65,7 +81,7 @@ export class Actors {
     } catch (err) {
       if (gw.armed && !proc.alive && proc.child.signalCode === "SIGKILL") {
         // An armed gateway can reach its Nth commit during its own start (recovery writes).
-        this.stats.failpointsFired++;
+        this.stats.failpoints[gw.armed].fired++;
         return this.startGateway();
       }
       this.stats.staleLockBlocks.push(`gateway start failed: ${err.message}`);
@@ -74,7 +90,7 @@ export class Actors {
     void proc.exited.then(({ signal, code }) => {
       if (gw.expected || this.stopping || this.gateway !== gw) return;
       // Died by itself: an armed failpoint fired (SIGKILL), or a crash.
-      if (gw.armed && signal === "SIGKILL") this.stats.failpointsFired++;
+      if (gw.armed && signal === "SIGKILL") this.stats.failpoints[gw.armed].fired++;
       else
         this.stats.unexpectedExits.push(
           `gateway exited ${signal ?? code}: ${proc.stderr.slice(-800)}`,
@@ -140,7 +156,11 @@ export class Actors {
       try {
         await this.gatewayReady;
       } catch {
-        return; // the run is failing already
+        // A start that failed for good fails the run (a stale-lock block);
+        // one that a failpoint killed is followed by another start: wait for it.
+        if (this.stats.staleLockBlocks.length > 0) return;
+        await sleep(50);
+        continue;
       }
       let status;
       try {
@@ -191,6 +211,8 @@ export class Actors {
       }
       const res = await fetch(ready.login, { redirect: "manual" });
       d.cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
+      const me = await fetch(`${ready.address}/api/me`, { headers: { cookie: d.cookie } });
+      d.csrf = (await me.json()).csrfToken;
       d.address = ready.address;
       return Date.now() - t0;
     })();
@@ -203,18 +225,27 @@ export class Actors {
       try {
         await this.dashboardReady;
       } catch {
-        return; // the run is failing already
+        if (this.stats.staleLockBlocks.length > 0) return; // the run is failing already
+        await sleep(50);
+        continue;
       }
       const d = this.dashboard;
       if (!d.address) {
         await sleep(50);
         continue;
       }
-      const get = async (path) => {
+      const get = async (path, change) => {
         this.stats.dashboard.requests++;
+        if (change) this.stats.dashboard.writes++;
         try {
           const res = await fetch(`${d.address}${path}`, {
-            headers: { cookie: d.cookie },
+            headers: {
+              cookie: d.cookie,
+              ...(change
+                ? { "x-csrf-token": d.csrf, "content-type": "application/json", origin: d.address }
+                : {}),
+            },
+            ...(change ? { method: "PATCH", body: JSON.stringify(change) } : {}),
             signal: AbortSignal.timeout(20_000),
           });
           const body = await res.json().catch(() => undefined);
@@ -235,6 +266,14 @@ export class Actors {
       const sessions = list && Object.values(list).find((v) => Array.isArray(v));
       const one = sessions?.length ? sessions[rng.int(0, sessions.length - 1)] : undefined;
       if (one?.id) await get(`/api/sessions/default/${one.id}/messages?limit=50`);
+      // Row writes as a person makes them: pin or unpin, rename (never delete).
+      if (one?.id && rng.next() < 0.3) {
+        const change =
+          rng.next() < 0.5
+            ? { pinned: rng.next() < 0.5 }
+            : { title: `renamed ${this.seed}-${rng.int(0, 1e9)}` };
+        await get(`/api/sessions/default/${one.id}`, change);
+      }
       await get(`/api/sessions?q=${encodeURIComponent(`message g${rng.int(0, 2)}`)}&limit=10`);
       await sleep(rng.int(50, 300));
     }
@@ -250,15 +289,30 @@ export class Actors {
     this.trace(`action ${JSON.stringify(event)}`);
     switch (event.action) {
       case "worker":
-        // A third of the workers also do a stray open/close inside themselves (F2).
-        return void this.runWorker(event.messages, event.pick < 1 / 3);
+        // A third of the workers also do a stray open/close inside themselves (F2);
+        // some run DDL under the structural gate; some die at a write failpoint.
+        return void this.runWorker(event.messages, {
+          strayInside: event.pick < 1 / 3,
+          ddl: event.variant === "ddl",
+          failpoint:
+            event.variant === "failpoint" ? `${event.failpoint}=kill@${event.k}` : undefined,
+        });
       case "cli":
-        return this.runCli(event.command);
+        return this.maintenance.perform(event.command);
+      case "chat":
+        return runChat(this, this.chatSeq++, event.turns, event.handoff);
       case "kill":
         return this.kill(event);
       case "failpoint":
-        this.stats.failpointsArmed++;
-        return this.killGateway({ HEARTH_FAILPOINTS: `write.after-commit=kill@${event.k}` });
+        if (event.failpoint === "backup.mid-publish") return this.scratch.backupMidPublish();
+        this.stats.failpoints[event.failpoint].armed++;
+        return this.killGateway({ HEARTH_FAILPOINTS: `${event.failpoint}=kill@${event.k}` });
+      case "scratch":
+        return this.scratch.drill(event.drill);
+      case "fill":
+        return this.disk.fill(event.ms);
+      case "stopped-window":
+        return this.maintenance.stoppedWindow();
       case "stray": {
         this.stats.strays++;
         const { code, stderr } = await runNode([STRAY, this.db, String(event.rounds)]);
@@ -309,9 +363,12 @@ export class Actors {
   }
 
   /** A short-lived writer: opens the store, writes `count` messages (each acknowledged one to the ledger), exits. */
-  async runWorker(count, strayInside = false) {
+  async runWorker(count, { strayInside = false, ddl = false, failpoint } = {}) {
     const n = this.workerSeq++;
-    const proc = new Proc([WORKER], { env: { HEARTH_PROCESS_KIND: "worker" }, name: "worker" });
+    const env = { HEARTH_PROCESS_KIND: "worker", HEARTH_FAILPOINTS: failpoint ?? "" };
+    const proc = new Proc([WORKER], { env, name: "worker" });
+    const armed = failpoint?.split("=")[0];
+    if (armed) this.stats.failpoints[armed].armed++;
     this.workers.add(proc);
     this.stats.workers.started++;
     let id = 0;
@@ -338,6 +395,7 @@ export class Actors {
           this.stats.strayInside++;
         }
       }
+      if (ddl) await this.workerDdl(call, proc);
       await call("close");
       this.stats.workers.finished++;
     } catch (err) {
@@ -350,84 +408,35 @@ export class Actors {
       // Otherwise it was killed: the checks after the kill judge what it acknowledged.
     } finally {
       proc.signal("SIGTERM");
-      await proc.exited;
+      const { signal } = await proc.exited;
       this.workers.delete(proc);
+      if (armed && signal === "SIGKILL" && proc.child.killed === false) {
+        this.stats.failpoints[armed].fired++;
+        await this.checks.run(`after ${failpoint} in a worker`);
+      }
     }
   }
 
-  /** One maintenance command; its exit code must tell the truth. */
-  async runCli(command) {
-    const args = {
-      doctor: ["doctor"],
-      ps: ["ps"],
-      backup: ["backup"],
-      "optimize-window": ["sessions", "optimize", "--window"],
-      "delete-empty": ["sessions", "delete-empty"],
-      export: ["sessions", "export"],
-    }[command];
-    const ackedBefore = this.ledger.count();
-    const gwBefore = this.gateway?.address ? this.gateway.proc : undefined;
-    const r = await runNode([CLI, "--home", this.home, "--json", ...args]);
-    const key = `${command} exit ${r.signal ?? r.code}`;
-    this.stats.cli[key] = (this.stats.cli[key] ?? 0) + 1;
-    const structural = command === "optimize-window";
-    const falseSuccess = (why) =>
-      this.stats.falseSuccesses.push(`${command} exited 0 but ${why}: ${r.stdout.slice(0, 500)}`);
-    if (r.code === 3) {
-      if (structural) this.stats.structural.refused++;
-      if (!/pid \d+/.test(r.stderr))
-        this.stats.badRefusals.push(
-          `${command} exited 3 naming no holder: ${r.stderr.slice(0, 500)}`,
-        );
-      return;
-    }
-    if (r.code !== 0) {
-      if (!(command === "doctor" && r.code === 1))
-        this.stats.unexpectedExits.push(
-          `${command} exited ${r.signal ?? r.code}: ${r.stderr.slice(0, 800)}`,
-        );
-      return;
-    }
-    if (structural) this.stats.structural.run++;
-    let out;
+  /**
+   * DDL from a short-lived worker (ANALYZE and an FTS merge under the
+   * structural gate): it runs only when no other writer lives, else it is
+   * refused with HEARTH_STORE_HELD naming each holder (pid N).
+   */
+  async workerDdl(call, proc) {
+    this.stats.ddl.tried++;
     try {
-      out = command === "export" ? undefined : JSON.parse(r.stdout);
-    } catch {
-      return falseSuccess("printed no JSON report");
-    }
-    if (command === "backup") {
-      if (!out.path || !existsSync(out.path) || statSync(out.path).size === 0)
-        falseSuccess("its backup file is missing or empty");
-    } else if (command === "optimize-window") {
-      if (
-        !Array.isArray(out.steps) ||
-        out.steps.length === 0 ||
-        !out.steps.every((s) => s.done || s.note)
-      )
-        falseSuccess("its steps were not all done or explained");
-      if (!Array.isArray(out.window?.parked)) falseSuccess("it reports no window");
-      // M5: a gateway that lived through the whole window must have been parked.
-      else if (
-        gwBefore?.alive &&
-        this.gateway?.proc === gwBefore &&
-        !out.window.parked.includes(gwBefore.pid)
-      )
-        falseSuccess(`its window did not park the live gateway ${gwBefore.pid}`);
-    } else if (command === "delete-empty") {
-      const acked = new Set([...this.ledger.read().values()].map((e) => e.session));
-      for (const id of out.sessions ?? [])
-        if (acked.has(id)) this.stats.deletedAckedSessions.push(id);
-    } else if (command === "export") {
-      const lines = r.stdout.split("\n").filter((l) => l !== "");
-      try {
-        for (const l of lines) JSON.parse(l);
-      } catch {
-        falseSuccess("its JSONL does not parse");
+      await call("ddl");
+      this.stats.ddl.ran++;
+    } catch (err) {
+      if (err.code === "HEARTH_STORE_HELD" || err.code === "HEARTH_HOLDERS_UNKNOWN") {
+        this.stats.ddl.refused++;
+        if (!/pid \d+/.test(err.message))
+          this.stats.badRefusals.push(
+            `worker ${proc.pid} ddl refused naming no holder: ${err.message}`,
+          );
+        return;
       }
-      if (ackedBefore > 0 && lines.length === 0)
-        falseSuccess("it exported nothing from a store with acknowledged messages");
-    } else if (command === "ps") {
-      if (!Array.isArray(out.profiles)) falseSuccess("it lists no profile");
+      throw err;
     }
   }
 

@@ -1,12 +1,21 @@
 // The checks after every crash and at the end of a torture run.
-import { readdirSync, readlinkSync } from "node:fs";
+import { readdirSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { diskUse } from "./disk.mjs";
 import { runNode } from "./proc.mjs";
 
 const CHECKER = fileURLToPath(new URL("../check-store.mjs", import.meta.url));
-/** config.schema.ts: backup.forensicKeep defaults to 3. */
+/** config.schema.ts: backup.forensicKeep defaults to 3, backup.keep to 7. */
 const FORENSIC_KEEP = 3;
+const BACKUP_KEEP = 7;
+const size = (p) => {
+  try {
+    return statSync(p).size;
+  } catch {
+    return 0;
+  }
+};
 
 export class Checks {
   constructor({ home, ledger, stats, actors }) {
@@ -31,7 +40,9 @@ export class Checks {
     // Only writes acknowledged before the check started must be there.
     const acked = this.ledger.read();
     this.ghosts(label);
+    this.sidecars(label);
     this.forensic(label);
+    this.diskBound(label);
     let report;
     for (let attempt = 0; attempt < 3 && !report?.ok; attempt++) {
       const r = await runNode([CHECKER, this.db], { ms: 120_000 });
@@ -100,6 +111,77 @@ export class Checks {
           this.stats.ghostDescriptors.push(`${label}: ${p.name} ${p.pid} holds ${target}`);
       }
     }
+  }
+
+  /**
+   * Sidecar inodes stay stable while a holder lives: each live holder's
+   * descriptors on -wal and -shm point at the same inodes as at the last
+   * sample, unless a maintenance window ran in between (every process
+   * closes in one, so the files may be new after it).
+   */
+  sidecars(label) {
+    if (this.actors.windows.active > 0) {
+      this.lastSidecars = undefined;
+      return;
+    }
+    const seq = this.actors.windows.seq;
+    const now = new Map();
+    for (const p of this.actors.holders()) {
+      if (p.stopped) continue;
+      const held = {};
+      let fds = [];
+      try {
+        fds = readdirSync(`/proc/${p.pid}/fd`);
+      } catch {
+        continue;
+      }
+      for (const fd of fds) {
+        try {
+          const target = readlinkSync(`/proc/${p.pid}/fd/${fd}`);
+          for (const suffix of ["-wal", "-shm"])
+            if (target === this.db + suffix) held[suffix] = statSync(`/proc/${p.pid}/fd/${fd}`).ino;
+        } catch {
+          // closed meanwhile
+        }
+      }
+      now.set(p.pid, { name: p.name, held });
+    }
+    this.stats.sidecarSamples++;
+    if (this.lastSidecars?.seq === seq) {
+      for (const [pid, prev] of this.lastSidecars.now) {
+        const cur = now.get(pid)?.held;
+        if (!cur) continue;
+        for (const [suffix, ino] of Object.entries(prev.held))
+          if (cur[suffix] !== undefined && cur[suffix] !== ino)
+            this.stats.sidecarInodeChanges.push(
+              `${label}: ${prev.name} ${pid} held ${suffix} inode ${ino}, now ${cur[suffix]}, with no window between`,
+            );
+      }
+    }
+    this.lastSidecars = { seq, now };
+  }
+
+  /**
+   * Disk use stays bounded: the home never holds more than the live store,
+   * the kept backups and the capped forensic copies (with their sidecars)
+   * can explain.
+   */
+  diskBound(label) {
+    const db = size(this.db);
+    const wal = size(`${this.db}-wal`);
+    this.maxDb = Math.max(this.maxDb ?? 0, db);
+    this.maxWal = Math.max(this.maxWal ?? 0, wal);
+    const used = diskUse(this.home);
+    const bound =
+      (BACKUP_KEEP + FORENSIC_KEEP + 4) * this.maxDb +
+      (FORENSIC_KEEP + 2) * this.maxWal +
+      16 * 2 ** 20;
+    this.stats.disk.maxUse = Math.max(this.stats.disk.maxUse, used);
+    this.stats.disk.maxBound = Math.max(this.stats.disk.maxBound, bound);
+    if (used > bound)
+      this.stats.diskOverBound.push(
+        `${label}: ${used} bytes under the home, over the bound ${bound} (db ${this.maxDb}, wal ${this.maxWal})`,
+      );
   }
 
   /** Forensic copies never exceed their cap. */

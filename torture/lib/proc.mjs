@@ -1,5 +1,12 @@
 // Child processes of the torture run: spawned, read line by line, waited
 // for by what they print (never a sleep), killed by pid only.
+//
+// None outlives the runner, even a SIGKILLed one: every child gets
+// HEARTH_SUPERVISOR_PID (the gateway and the dashboard stop once their
+// parent is gone, src/cli/daemon.ts; the store worker fixture does the
+// same), and each runs in a process group of its own, so a child that is
+// SIGSTOPped when the runner dies is in an orphaned group with a stopped
+// member, which the kernel sends SIGHUP and SIGCONT.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
@@ -10,8 +17,9 @@ export class Proc {
   constructor(args, { env = {}, name = "child" } = {}) {
     this.name = name;
     this.child = spawn(process.execPath, args, {
-      env: { ...process.env, ...env },
+      env: { ...process.env, HEARTH_SUPERVISOR_PID: String(process.pid), ...env },
       stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
     });
     this.pid = this.child.pid;
     this.lines = [];
@@ -105,9 +113,9 @@ export class Proc {
 }
 
 /** Run `node args` to its exit: code, signal, stdout, stderr. */
-export async function runNode(args, { env = {}, ms = 120_000 } = {}) {
+export async function runNode(args, { env = {}, ms = 120_000, input = "" } = {}) {
   const p = new Proc(args, { env, name: "cli" });
-  p.child.stdin.end();
+  p.child.stdin.end(input);
   let out = "";
   p.child.stdout.on("data", (d) => {
     out += d;

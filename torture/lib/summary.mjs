@@ -17,13 +17,19 @@ export function summarize(stats, ledger) {
     ghostDescriptors: stats.ghostDescriptors.length,
     forensicOverCap: stats.forensicOverCap.length,
     ackedSessionsDeleted: stats.deletedAckedSessions.length,
+    sidecarInodeChanges: stats.sidecarInodeChanges.length,
+    diskOverBound: stats.diskOverBound.length,
+    diskLeaks: stats.diskLeaks.length,
+    writesNotResumedAfterFree: stats.writesNotResumed.length,
   };
   const acknowledged = {
     gateway: ledger.count("gateway"),
     worker: ledger.count("worker"),
+    chat: ledger.count("chat"),
     total: ledger.count(),
   };
   const killed = stats.killed.gateway + stats.killed.dashboard + stats.killed.worker;
+  const fired = Object.values(stats.failpoints).reduce((n, f) => n + f.fired, 0);
   const didWork =
     acknowledged.gateway > 0 &&
     acknowledged.worker > 0 &&
@@ -38,16 +44,27 @@ export function summarize(stats, ledger) {
     mustBeZero,
     acknowledged,
     processesKilled: {
-      total: killed + stats.failpointsFired,
+      total: killed + fired,
       ...stats.killed,
-      byFailpoint: stats.failpointsFired,
+      byFailpoint: fired,
     },
-    failpointsArmed: stats.failpointsArmed,
+    failpoints: stats.failpoints,
     stops: stats.stops,
     strayDescriptorRuns: stats.strays,
     strayInsideWorker: stats.strayInside,
     workers: stats.workers,
     structural: stats.structural,
+    ddl: stats.ddl,
+    chat: stats.chat,
+    restores: stats.restores,
+    backupsVerified: stats.backupsVerified,
+    drills: stats.drills,
+    disk: {
+      ...stats.disk,
+      resumeMs: { n: stats.disk.resumeMs.length, max: pct(stats.disk.resumeMs, 100) },
+    },
+    sidecarSamples: stats.sidecarSamples,
+    notExercised: notExercised(stats),
     cli: stats.cli,
     checks: stats.checks,
     restartMs: {
@@ -59,7 +76,25 @@ export function summarize(stats, ledger) {
     dashboard: stats.dashboard,
     unexpectedExits: stats.unexpectedExits.length,
     actions: stats.actions,
+    actionsDropped: stats.actionsDropped,
   };
+}
+
+/** What this run did not exercise, each with why: a zero here is not a pass of that row. */
+function notExercised(stats) {
+  const out = [];
+  if (stats.disk.notExercised) out.push(`disk fill: ${stats.disk.notExercised}`);
+  else if (stats.disk.fills === 0) out.push("disk fill: none scheduled in this run");
+  for (const [name, f] of Object.entries(stats.failpoints))
+    if (f.fired === 0) out.push(`failpoint ${name}: ${f.armed} armed, none fired`);
+  if (stats.structural.refused === 0)
+    out.push("no structural command was refused (exit 3 not checked)");
+  if (stats.ddl.tried === 0) out.push("no worker ran DDL");
+  if (stats.chat.turns === 0) out.push("no hearth chat turn answered");
+  if (!stats.chat.handoffs["handoff.completed"]) out.push("no chat handoff completed");
+  if (stats.restores === 0) out.push("no restore into a scratch home");
+  if (stats.backupsVerified === 0) out.push("no backup file verified");
+  return out;
 }
 
 export function printSummary(summary, stats, _ledger) {
@@ -67,11 +102,13 @@ export function printSummary(summary, stats, _ledger) {
   w("");
   w(`torture summary (seed ${summary.seed}, ${(summary.elapsedMs / 1000).toFixed(1)} s)`);
   w(
-    `  acknowledged writes     ${summary.acknowledged.total} (gateway ${summary.acknowledged.gateway}, workers ${summary.acknowledged.worker})`,
+    `  acknowledged writes     ${summary.acknowledged.total} (gateway ${summary.acknowledged.gateway}, workers ${summary.acknowledged.worker}, chat ${summary.acknowledged.chat})`,
   );
   w(
-    `  processes killed        ${summary.processesKilled.total} (gateway ${stats.killed.gateway}, dashboard ${stats.killed.dashboard}, worker ${stats.killed.worker}, by failpoint ${stats.failpointsFired} of ${stats.failpointsArmed} armed)`,
+    `  processes killed        ${summary.processesKilled.total} (gateway ${stats.killed.gateway}, dashboard ${stats.killed.dashboard}, worker ${stats.killed.worker}, by failpoint ${summary.processesKilled.byFailpoint})`,
   );
+  for (const [name, f] of Object.entries(stats.failpoints))
+    w(`  failpoint ${name.padEnd(22)}${f.fired} fired of ${f.armed} armed`);
   w(
     `  SIGSTOP/SIGCONT         ${summary.stops}; stray descriptor runs ${summary.strayDescriptorRuns} outside, ${summary.strayInsideWorker} inside a worker`,
   );
@@ -79,18 +116,39 @@ export function printSummary(summary, stats, _ledger) {
     `  workers                 ${summary.workers.started} started, ${summary.workers.finished} finished, ${summary.workers.refused} refused`,
   );
   w(
-    `  structural ops          ${summary.structural.run} run, ${summary.structural.refused} refused (exit 3)`,
+    `  structural ops          ${summary.structural.run} run, ${summary.structural.refused} refused (exit 3, each naming a holder)`,
   );
+  w(
+    `  worker DDL              ${stats.ddl.tried} tried, ${stats.ddl.ran} ran, ${stats.ddl.refused} refused naming holders`,
+  );
+  w(
+    `  hearth chat             ${stats.chat.runs} runs, ${stats.chat.turns} turns answered, handoffs ${JSON.stringify(stats.chat.handoffs)}`,
+  );
+  w(
+    `  backups / restores      ${stats.backupsVerified} backup files verified against the ledger, ${stats.restores} restored into a scratch home`,
+  );
+  w(
+    `  drills on scratch       repair.mid-promote ${stats.drills.repair} completed, migrate.mid-migration ${stats.drills.migrate} completed, ${stats.drills.skipped} skipped`,
+  );
+  w(
+    `  disk                    ${stats.disk.mounted ? `${stats.disk.fills} fills, writes resumed after each (max ${summary.disk.resumeMs.max ?? "-"} ms)` : "not mounted"}; max use ${(stats.disk.maxUse / 2 ** 20).toFixed(1)} MiB (bound ${(stats.disk.maxBound / 2 ** 20).toFixed(1)} MiB)`,
+  );
+  w(`  sidecar inode samples   ${stats.sidecarSamples}`);
   w(
     `  restart after kill -9   n=${summary.restartMs.n} p50 ${summary.restartMs.p50} ms, max ${summary.restartMs.max} ms`,
   );
   w(`  checks                  ${summary.checks}`);
-  w(`  dashboard requests      ${summary.dashboard.requests} (${summary.dashboard.ok} ok)`);
+  w(
+    `  actions                 ${JSON.stringify(stats.actions)}${stats.actionsDropped ? `; ${stats.actionsDropped} dropped (due after the run's time was up)` : ""}`,
+  );
+  w(
+    `  dashboard requests      ${summary.dashboard.requests} (${summary.dashboard.ok} ok; ${summary.dashboard.writes} row writes) ${JSON.stringify(summary.dashboard.errors)}`,
+  );
   w(`  cli exits               ${JSON.stringify(summary.cli)}`);
   w(`  gateway answers         ${JSON.stringify(summary.gatewayStatus)}`);
   w(`  unexpected exits        ${summary.unexpectedExits} (not a must-be-0 row; listed below)`);
   for (const [row, n] of Object.entries(summary.mustBeZero))
-    w(`  ${row.padEnd(24)}${n}${n ? "   <-- MUST BE 0" : ""}`);
+    w(`  ${row.padEnd(27)}${n}${n ? "   <-- MUST BE 0" : ""}`);
   w(
     `  result                  ${summary.pass ? "PASS" : summary.didWork ? "FAIL" : "FAIL (did no real work)"}`,
   );
@@ -104,6 +162,10 @@ export function printSummary(summary, stats, _ledger) {
     ghostDescriptors: stats.ghostDescriptors,
     forensicOverCap: stats.forensicOverCap,
     ackedSessionsDeleted: stats.deletedAckedSessions,
+    sidecarInodeChanges: stats.sidecarInodeChanges,
+    diskOverBound: stats.diskOverBound,
+    diskLeaks: stats.diskLeaks,
+    writesNotResumedAfterFree: stats.writesNotResumed,
     unexpectedExits: stats.unexpectedExits,
   };
   for (const [row, items] of Object.entries(detail)) {
@@ -112,5 +174,6 @@ export function printSummary(summary, stats, _ledger) {
     for (const item of items.slice(0, 20))
       w(`  ${typeof item === "string" ? item : JSON.stringify(item)}`);
   }
+  for (const line of summary.notExercised) w(`  not exercised: ${line}`);
   w(`SUMMARY ${JSON.stringify(summary)}`);
 }

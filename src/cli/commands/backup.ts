@@ -2,6 +2,7 @@ import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
+import type { WindowReport } from "../../ops/window.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
 import { stepProgress } from "../progress.js";
@@ -69,14 +70,16 @@ export function registerBackup(program: Command): void {
             `replace the ${where.profile} store (${databasePath(where.home, where.profile)}) with ${file}?`,
           );
         const progress = stepProgress(g);
-        const run = () =>
-          restore({
+        const run = async (window?: WindowReport) => ({
+          ...(await restore({
             home: g.home,
             profile: g.profile,
             from: file,
             dryRun: o.dryRun === true,
             onProgress: progress.onProgress,
-          });
+          })),
+          ...(window ? { window } : {}),
+        });
         const result = await (o.window ? withWindow(g, "restore", run) : run()).finally(() =>
           progress.stop(),
         );

@@ -159,13 +159,15 @@ export function registerMaintenance(sessions: Command): void {
     .action(async (o: { dryRun?: boolean; window?: boolean }, command: Command) => {
       const g = globals(command);
       const progress = stepProgress(g);
-      const run = () =>
-        repair({
+      const run = async (window?: WindowReport) => ({
+        ...(await repair({
           home: g.home,
           profile: g.profile,
           dryRun: o.dryRun === true,
           onProgress: progress.onProgress,
-        });
+        })),
+        ...(window ? { window } : {}),
+      });
       const result = await (o.window ? withWindow(g, "repair", run) : run()).finally(() =>
         progress.stop(),
       );

@@ -123,6 +123,30 @@ describe("refusals leave the path untouched (F1)", () => {
     await expectRefused(home, "HEARTH_NOT_SQLITE", "reader");
   });
 
+  it("a hearth database cut off inside its first page (SQLite would leave -wal and -shm behind)", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    await store.sessions.create({ title: "x" });
+    await store.close();
+    const path = join(home, "state.db");
+    writeFileSync(path, readFileSync(path).subarray(0, 100)); // the header, in WAL mode, and nothing else
+    await expectRefused(home, "HEARTH_NOT_SQLITE");
+    await expectRefused(home, "HEARTH_NOT_SQLITE", "reader");
+  });
+
+  it("a quiet hearth database cut short after whole pages (shorter than its header says)", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    const s = await store.sessions.create({ title: "x" });
+    for (let i = 0; i < 50; i++)
+      await store.messages.append(s.id, { role: "user", content: "y".repeat(500) });
+    await store.close();
+    const path = join(home, "state.db");
+    writeFileSync(path, readFileSync(path).subarray(0, 4096)); // page 1 only
+    await expectRefused(home, "HEARTH_NOT_SQLITE");
+    await expectRefused(home, "HEARTH_NOT_SQLITE", "reader");
+  });
+
   it("a SQLite database hearth did not create", async () => {
     const home = newHome();
     const db = new Database(join(home, "state.db"));

@@ -1,16 +1,52 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  statfsSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { startGateway, withStore } from "../../helpers/gateway.js";
+import {
+  answerJson,
+  closeFakes,
+  startFakeOpenAi,
+  startGateway,
+  withStore,
+  writeConfig,
+} from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
 
 const mounts: string[] = [];
-afterEach(() => {
+afterEach(async () => {
+  await closeFakes();
   for (const mnt of mounts.splice(0)) execFileSync("umount", ["-l", mnt], { stdio: "pipe" });
 });
+
+/** Fill the filesystem of `mnt` to the last block with a file `filler`. */
+function fill(mnt: string): string {
+  const filler = join(mnt, "filler");
+  const fd = openSync(filler, "w");
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch {
+    // ENOSPC at 64 KiB; now the last blocks
+  }
+  try {
+    for (;;) writeSync(fd, chunk, 0, 512);
+  } catch {
+    // full
+  } finally {
+    closeSync(fd);
+  }
+  return filler;
+}
 
 describe("a full disk is an operating condition, not a bug (issue 14)", () => {
   it("answers 507 HEARTH_NO_SPACE with the free space, loses nothing acknowledged, and resumes once space is freed", async (ctx) => {
@@ -69,4 +105,51 @@ describe("a full disk is an operating condition, not a bug (issue 14)", () => {
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
     db.close();
   });
+
+  it("releases a turn's lease once space is freed, when the disk was full as the reply was stored", async (ctx) => {
+    const mnt = join(dirname(tempHome()), "small-lease");
+    mkdirSync(mnt);
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", mnt], {
+        stdio: "pipe",
+      });
+    } catch (err) {
+      ctx.skip(`cannot mount a 4 MiB tmpfs (needs root or CAP_SYS_ADMIN): ${String(err)}`);
+    }
+    mounts.push(mnt);
+    // The first reply waits until the disk is full; the ones after answer at once.
+    let answerFirst: () => void = () => undefined;
+    const firstMayAnswer = new Promise<void>((r) => {
+      answerFirst = r;
+    });
+    const fake = await startFakeOpenAi(async (_req, res) => {
+      if (fake.requests.length === 1) await firstMayAnswer;
+      answerJson(res, "r".repeat(20_000));
+    });
+    const home = join(mnt, "home");
+    mkdirSync(home, { mode: 0o700 });
+    // A lease far longer than the test: only a release can free the session.
+    writeConfig(home, {
+      gateway: {
+        leaseMs: 3_600_000,
+        turnWaitMs: 15_000,
+        responder: { kind: "openai", baseUrl: fake.baseUrl, model: "m", stream: false },
+      },
+    });
+    const gw = await startGateway(home, { env: { OPENAI_API_KEY: undefined } });
+    const first = gw.post({ platform: "t", chat: "lease", content: "first", clientId: "l1" });
+    await until("the responder has the first turn", () => fake.requests.length === 1);
+    const filler = fill(mnt);
+    answerFirst();
+    // The reply and the release of the lease could not be stored.
+    expect((await first).status).toBe(507);
+    await until("the failed release is logged", () =>
+      gw.stderr.includes("turn.lease_release_failed"),
+    );
+    rmSync(filler);
+    // The session's next turn goes through; without the background release
+    // it would wait out the lease (an hour) and get 409 HEARTH_TURN_BUSY.
+    const next = await gw.post({ platform: "t", chat: "lease", content: "second", clientId: "l2" });
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+  }, 60_000);
 });

@@ -121,6 +121,28 @@ describe("hearth backup", () => {
     expect(readFileSync(staging, "utf8")).toBe("debris");
     expect(ls(join(backups, "forensic"))).toEqual(["x"]);
   });
+
+  it("removes the staging copy of a backup killed before publishing (its pid is gone), keeps a live one's", async () => {
+    const home = tempHome();
+    await storeWith(home, ["one"]);
+    const backups = join(home, "backups");
+    const killed = await runCli(["backup"], {
+      home,
+      env: { HEARTH_FAILPOINTS: "backup.mid-publish=kill" },
+    });
+    expect(killed.signal).toBe("SIGKILL");
+    const left = ls(backups).filter((n) => n.startsWith(".staging-"));
+    expect(left).toHaveLength(1);
+    // A staging file whose pid is in use (pid 1 lives) may be a backup running now: kept.
+    const live = join(backups, ".staging-default-1-2.tmp");
+    writeFileSync(live, "running");
+
+    const next = await runCli(["--json", "backup"], { home });
+    expect(next.code, next.stderr).toBe(0);
+    // Each killed backup would otherwise leave a store-sized file forever (never listed, never removed).
+    expect(ls(backups).filter((n) => n.startsWith(".staging-"))).toEqual([basename(live)]);
+    expect(ls(backups).filter((n) => BACKUP_NAME.test(n))).toEqual([basename(next.json().path)]);
+  });
 });
 
 describe("hearth restore", () => {

@@ -183,6 +183,8 @@ describe("maintenance windows (M5)", () => {
       home,
     });
     expect(r.code, r.stderr).toBe(0);
+    // The JSON says who parked, as optimize --window's does (the torture run checks it).
+    expect(r.json().window).toEqual({ parked: [gw.pid] });
     await until("the gateway resumed", () => gw.logEvents("window.resumed").length === 1);
     // It serves the restored store: what it wrote after the backup is gone, new writes land.
     const next = await gw.post({
@@ -200,5 +202,16 @@ describe("maintenance windows (M5)", () => {
     const second = spawnGateway(home);
     expect((await second.exited).code).toBe(78);
     expect((await withStore(home, (s) => s.quickCheck())).ok).toBe(true);
+  });
+
+  it("repair --window parks a live gateway and says so in its JSON", async () => {
+    const home = tempHome();
+    const gw = await startGateway(home);
+    expect((await gw.post({ platform: "t", chat: "r", content: "before" })).status).toBe(200);
+    const r = await runCli(["--json", "sessions", "repair", "--window"], { home });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ strategy: "none", window: { parked: [gw.pid] } });
+    await until("the gateway resumed", () => gw.logEvents("window.resumed").length === 1);
+    expect((await gw.post({ platform: "t", chat: "r", content: "after" })).status).toBe(200);
   });
 });

@@ -1,0 +1,109 @@
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { openStore } from "../../src/index.js";
+import { runCli } from "../helpers/cli.js";
+import { tempHome } from "../helpers/home.js";
+
+// Fuzzed command lines (issue 14, abuse half): fast-check builds argv from
+// hearth's commands and options mixed with hostile values (huge numbers,
+// control characters, bad profile names, paths that do not exist, option
+// look-alikes). Every run ends with a documented exit code (0 ok, 1 error,
+// 2 usage, 3 refused, 4 doctor found problems), never prints a stack
+// trace, and a run that did not succeed changed nothing in the home.
+// Commands that would wait on a terminal or run forever are not drawn.
+
+function snapshot(dir: string): unknown {
+  return readdirSync(dir)
+    .filter((n) => n !== "run") // presence markers of the run itself come and go
+    .sort()
+    .map((name) => {
+      const path = join(dir, name);
+      const st = lstatSync(path);
+      return {
+        name,
+        ino: st.ino,
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        bytes: st.isFile() ? readFileSync(path).toString("base64") : null,
+        children: st.isDirectory() ? snapshot(path) : null,
+      };
+    });
+}
+
+const COMMANDS = [
+  ["doctor"],
+  ["ps"],
+  ["sessions", "list"],
+  ["sessions", "show"],
+  ["sessions", "search"],
+  ["sessions", "export"],
+  ["sessions", "prune", "--dry-run"],
+  ["sessions", "optimize", "--dry-run"],
+  ["sessions", "repair", "--dry-run"],
+  ["sessions", "delete-empty", "--dry-run"],
+  ["backup", "--dry-run"],
+  ["restore", "--dry-run"],
+  ["cron", "list"],
+  ["token", "list"],
+];
+const hostile = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  fc.constantFrom(
+    "-1",
+    "0",
+    "1e309",
+    "99999999999999999999",
+    "NaN",
+    "--",
+    "-",
+    "--json",
+    "--profile",
+    "--home",
+    "--limit",
+    "--older-than",
+    "--keep",
+    "--format",
+    "../../etc/passwd",
+    "/nonexistent/file.db",
+    "\u001b[31mred",
+    "\u202e",
+    "A".repeat(5000),
+    "UPPER",
+    "a/b",
+  ),
+);
+
+describe("fuzzed CLI arguments", () => {
+  it("exit with a documented code, print no stack trace, and change nothing when they fail", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    const s = await store.sessions.create({ title: "kept" });
+    await store.messages.append(s.id, { role: "user", content: "hello" });
+    await store.close();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...COMMANDS),
+        fc.array(hostile, { maxLength: 4 }),
+        fc.option(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom("work", "..", "")), {
+          nil: undefined,
+        }),
+        async (command, args, profile) => {
+          const before = snapshot(home);
+          const argv = [
+            ...(profile === undefined ? [] : ["--profile", profile]),
+            ...command,
+            ...args,
+          ];
+          const r = await runCli(argv, { home });
+          const what = `hearth ${JSON.stringify(argv)} -> ${r.code}\n${r.stderr.slice(0, 600)}`;
+          expect([0, 1, 2, 3, 4], what).toContain(r.code);
+          expect(r.stderr + r.stdout, what).not.toMatch(/\n\s+at .*[(:]\d+|node:internal/);
+          if (r.code !== 0) expect(snapshot(home), what).toEqual(before);
+        },
+      ),
+      { numRuns: 12 },
+    );
+  }, 120_000);
+});
