@@ -116,27 +116,13 @@ function copyTable(source: Database.Database, fresh: Database.Database, table: s
   const insert = fresh.prepare(
     `INSERT OR IGNORE INTO ${table} (rowid, ${list}) VALUES (?, ${columns.map(() => "?").join(", ")})`,
   );
-  const seen = new Set<number>();
-  const take = (order: "ASC" | "DESC") => {
-    const rows = source
-      .prepare(`SELECT rowid AS __rowid, ${list} FROM ${table} ORDER BY rowid ${order}`)
-      .raw();
-    try {
-      for (const row of rows.iterate() as Iterable<unknown[]>) {
-        const rowid = Number(row[0]);
-        if (seen.has(rowid)) return; // the two scans met
-        seen.add(rowid);
-        insert.run(...row);
-      }
-    } catch {
-      // the b-tree broke here: keep what was read
-    }
-  };
-  fresh.transaction(() => {
-    take("ASC");
-    take("DESC");
-  })();
-  return seen.size;
+  return scanBothEnds(
+    source,
+    fresh,
+    (order) => `SELECT rowid AS __rowid, ${list} FROM ${table} ORDER BY rowid ${order}`,
+    (row) => Number(row[0]),
+    insert,
+  );
 }
 
 const GRAPH_TABLES: readonly (readonly [string, readonly string[]])[] = [
@@ -164,16 +150,34 @@ function copyKeyed(
   const insert = fresh.prepare(
     `INSERT OR IGNORE INTO ${table} (${list}) VALUES (${columns.map(() => "?").join(", ")})`,
   );
-  const seen = new Set<string>();
+  return scanBothEnds(
+    source,
+    fresh,
+    (order) =>
+      `SELECT ${list} FROM ${table} ORDER BY ${key.map((k) => `${k} ${order}`).join(", ")}`,
+    (row) => JSON.stringify(at.map((i) => row[i])),
+    insert,
+  );
+}
+
+/**
+ * Read a damaged table from both ends of its key (a broken b-tree page
+ * stops a scan; the other direction reads what lies beyond it) and insert
+ * each row once. Returns rows copied.
+ */
+function scanBothEnds(
+  source: Database.Database,
+  fresh: Database.Database,
+  select: (order: "ASC" | "DESC") => string,
+  idOf: (row: unknown[]) => string | number,
+  insert: Database.Statement,
+): number {
+  const seen = new Set<string | number>();
   const take = (order: "ASC" | "DESC") => {
-    const rows = source
-      .prepare(
-        `SELECT ${list} FROM ${table} ORDER BY ${key.map((k) => `${k} ${order}`).join(", ")}`,
-      )
-      .raw();
+    const rows = source.prepare(select(order)).raw();
     try {
       for (const row of rows.iterate() as Iterable<unknown[]>) {
-        const id = JSON.stringify(at.map((i) => row[i]));
+        const id = idOf(row);
         if (seen.has(id)) return; // the two scans met
         seen.add(id);
         insert.run(...row);
