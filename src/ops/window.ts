@@ -7,7 +7,7 @@ import {
   describeHolders,
   type Holder,
   holderJson,
-  readHolders,
+  readHoldersSettled,
 } from "../process/holders.js";
 import { askToPark, type ParkHandle, parkSocketPath } from "../process/park-socket.js";
 
@@ -37,7 +37,7 @@ export async function withWindow<T>(
   const maxParkMs = config.maintenance.maxParkMs;
   const path = databasePath(home, profile);
   const dir = profileDir(home, profile);
-  const report = readHolders(path, { ghosts: false });
+  const report = readHoldersSettled(path, { ghosts: false });
   assertHoldersKnown(report, op);
 
   const cannot: { holder: Holder; why: string }[] = [];

@@ -139,6 +139,29 @@ export function readHolders(path: string, options: ReadHoldersOptions = {}): Hol
   return report;
 }
 
+/** How many times a census with unexplained locks is taken, and how far apart. */
+const SETTLE_READS = 5;
+const SETTLE_GAP_MS = 25;
+
+/**
+ * readHolders() for a decision (a structural claim, a maintenance window):
+ * while some lock is unexplained, read again, up to SETTLE_READS times
+ * SETTLE_GAP_MS apart. A process that is starting or exiting holds its
+ * file-guard locks for an instant without its presence lock (found by the
+ * torture run: 2 refusals naming no holder in 266 structural operations).
+ * Locks still unexplained after that are refused by assertHoldersKnown
+ * (fail closed). The pauses block the thread, and happen only when the
+ * census found a lock it cannot explain.
+ */
+export function readHoldersSettled(path: string, options: ReadHoldersOptions = {}): HolderReport {
+  let report = readHolders(path, options);
+  for (let i = 1; i < SETTLE_READS && report.unexplainedLocks > 0; i++) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SETTLE_GAP_MS);
+    report = readHolders(path, options);
+  }
+  return report;
+}
+
 /** Throw HEARTH_HOLDERS_UNKNOWN when some lock on the store could not be tied to a process (fail closed). */
 export function assertHoldersKnown(report: HolderReport, doing: string): void {
   if (report.unexplainedLocks === 0) return;

@@ -5,6 +5,7 @@ import {
   type Holder,
   holderJson,
   readHolders,
+  readHoldersSettled,
 } from "./holders.js";
 import type { InodeLocks } from "./inode-locks.js";
 
@@ -40,7 +41,7 @@ export function claimStructural(
     );
   }
   try {
-    const report = readHolders(path, { ghosts: false });
+    const report = readHoldersSettled(path, { ghosts: false });
     assertHoldersKnown(report, doing);
     const blocking = report.holders.filter((h) => blocks(h, options));
     if (blocking.length > 0) throw heldError(path, doing, blocking);
