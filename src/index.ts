@@ -58,8 +58,9 @@ export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type { CreateOptions } from "./store/session-create.js";
 export type { Sessions } from "./store/sessions.js";
 export type { HealthDay, HealthSample, Stats } from "./store/stats.js";
-export { Store, withStructuralGate } from "./store/store.js";
+export { Store } from "./store/store.js";
 export type { StructuralContext } from "./store/structural-context.js";
+export { withStructuralGate } from "./store/structural-context.js";
 export type {
   DurabilityReport,
   HandoffState,

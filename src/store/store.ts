@@ -398,13 +398,3 @@ export class Store {
     });
   }
 }
-
-/** The structural gate as a function: `withStructuralGate(store, "optimize", (ctx) => ctx.exec("VACUUM"))`. */
-export function withStructuralGate<T>(
-  store: Store,
-  op: string,
-  fn: (ctx: StructuralContext) => T | Promise<T>,
-  options?: StructuralOptions,
-): Promise<T> {
-  return store.withStructuralGate(op, fn, options);
-}

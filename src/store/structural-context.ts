@@ -1,6 +1,8 @@
 import { fromSqliteError } from "../errors.js";
 import type { Holder } from "../process/holders.js";
+import type { StructuralOptions } from "../process/structural.js";
 import type { Connection } from "./connection.js";
+import type { Store } from "./store.js";
 
 /** What a structural operation may do while it holds the gate exclusively. */
 export interface StructuralContext {
@@ -44,4 +46,14 @@ export function structuralOperations(
       return row.busy !== 0 ? "busy" : "done";
     },
   };
+}
+
+/** The structural gate as a function: `withStructuralGate(store, "optimize", (ctx) => ctx.exec("VACUUM"))`. */
+export function withStructuralGate<T>(
+  store: Store,
+  op: string,
+  fn: (ctx: StructuralContext) => T | Promise<T>,
+  options?: StructuralOptions,
+): Promise<T> {
+  return store.withStructuralGate(op, fn, options);
 }

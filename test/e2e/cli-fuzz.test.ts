@@ -1,10 +1,9 @@
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import { runCli } from "../helpers/cli.js";
 import { tempHome } from "../helpers/home.js";
+import { snapshot } from "../helpers/snapshot.js";
 
 // Fuzzed command lines (issue 14, abuse half): fast-check builds argv from
 // hearth's commands and options mixed with hostile values (huge numbers,
@@ -13,24 +12,6 @@ import { tempHome } from "../helpers/home.js";
 // 2 usage, 3 refused, 4 doctor found problems), never prints a stack
 // trace, and a run that did not succeed changed nothing in the home.
 // Commands that would wait on a terminal or run forever are not drawn.
-
-function snapshot(dir: string): unknown {
-  return readdirSync(dir)
-    .filter((n) => n !== "run") // presence markers of the run itself come and go
-    .sort()
-    .map((name) => {
-      const path = join(dir, name);
-      const st = lstatSync(path);
-      return {
-        name,
-        ino: st.ino,
-        size: st.size,
-        mtimeMs: st.mtimeMs,
-        bytes: st.isFile() ? readFileSync(path).toString("base64") : null,
-        children: st.isDirectory() ? snapshot(path) : null,
-      };
-    });
-}
 
 const COMMANDS = [
   ["doctor"],
@@ -90,7 +71,7 @@ describe("fuzzed CLI arguments", () => {
           nil: undefined,
         }),
         async (command, args, profile) => {
-          const before = snapshot(home);
+          const before = snapshot(home, ["run"]);
           const argv = [
             ...(profile === undefined ? [] : ["--profile", profile]),
             ...command,
@@ -100,7 +81,7 @@ describe("fuzzed CLI arguments", () => {
           const what = `hearth ${JSON.stringify(argv)} -> ${r.code}\n${r.stderr.slice(0, 600)}`;
           expect([0, 1, 2, 3, 4], what).toContain(r.code);
           expect(r.stderr + r.stdout, what).not.toMatch(/\n\s+at .*[(:]\d+|node:internal/);
-          if (r.code !== 0) expect(snapshot(home), what).toEqual(before);
+          if (r.code !== 0) expect(snapshot(home, ["run"]), what).toEqual(before);
         },
       ),
       { numRuns: 12 },

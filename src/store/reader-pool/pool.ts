@@ -186,18 +186,18 @@ export class ReaderPool {
     worker.removeAllListeners("error");
     thread.job?.reject(this.closedError());
     thread.job = undefined;
-    const answered = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS);
+    // Its connection closed (or it did not answer in time): either way the thread ends.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => resolve(), CLOSE_WAIT_MS);
       worker.on("message", (m: FromThread) => {
         if (m.type !== "closed") return;
         clearTimeout(timer);
-        resolve(true);
+        resolve();
       });
-      worker.once("error", () => resolve(false));
+      worker.once("error", () => resolve());
       worker.ref();
       worker.postMessage({ type: "close" } satisfies ToThread);
     });
-    void answered;
     await worker.terminate();
   }
 

@@ -3,7 +3,6 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
-  readdirSync,
   readFileSync,
   symlinkSync,
   truncateSync,
@@ -16,6 +15,7 @@ import { describe, expect, it } from "vitest";
 import { isHearthError, openStore } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
+import { snapshot } from "../../helpers/snapshot.js";
 import { startWorker } from "../../helpers/worker.js";
 
 // Hostile paths as property tests (issue 14, abuse half): fast-check
@@ -25,26 +25,6 @@ import { startWorker } from "../../helpers/worker.js";
 // with a stable HEARTH_* code, changes nothing on disk (before/after
 // snapshots of the home and of what the plant points at), and the CLI says
 // so without a stack trace.
-
-/** Everything observable about a directory tree: names, types, inodes, sizes, mtimes, bytes. */
-function snapshot(dir: string): unknown {
-  return readdirSync(dir)
-    .sort()
-    .map((name) => {
-      const path = join(dir, name);
-      const st = lstatSync(path);
-      return {
-        name,
-        mode: st.mode,
-        ino: st.ino,
-        nlink: st.nlink,
-        size: st.size,
-        mtimeMs: st.mtimeMs,
-        bytes: st.isFile() ? readFileSync(path).toString("base64") : null,
-        children: st.isDirectory() ? snapshot(path) : null,
-      };
-    });
-}
 
 type Plant =
   | "symlink-to-store"

@@ -3,9 +3,7 @@ import {
   chownSync,
   existsSync,
   linkSync,
-  lstatSync,
   mkdirSync,
-  readdirSync,
   readFileSync,
   statSync,
   symlinkSync,
@@ -18,25 +16,7 @@ import { HEARTH_APPLICATION_ID } from "../../../src/files/inspect.js";
 import { openStore } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
-
-/** Everything observable about a directory's entries: names, types, inodes, sizes, mtimes, bytes. */
-function snapshot(dir: string): unknown {
-  return readdirSync(dir)
-    .sort()
-    .map((name) => {
-      const path = join(dir, name);
-      const st = lstatSync(path);
-      return {
-        name,
-        mode: st.mode,
-        ino: st.ino,
-        size: st.size,
-        mtimeMs: st.mtimeMs,
-        uid: st.uid,
-        bytes: st.isFile() ? readFileSync(path).toString("base64") : null,
-      };
-    });
-}
+import { snapshot } from "../../helpers/snapshot.js";
 
 async function expectRefused(home: string, code: string, role: "writer" | "reader" = "writer") {
   const before = snapshot(home);

@@ -1,0 +1,28 @@
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * Everything observable about a directory tree: names, types, modes, owners,
+ * inodes, link counts, sizes, mtimes and bytes, recursively. A refusal must
+ * leave it equal. `ignore`: entry names left out at every level.
+ */
+export function snapshot(dir: string, ignore: readonly string[] = []): unknown {
+  return readdirSync(dir)
+    .filter((name) => !ignore.includes(name))
+    .sort()
+    .map((name) => {
+      const path = join(dir, name);
+      const st = lstatSync(path);
+      return {
+        name,
+        mode: st.mode,
+        uid: st.uid,
+        ino: st.ino,
+        nlink: st.nlink,
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        bytes: st.isFile() ? readFileSync(path).toString("base64") : null,
+        children: st.isDirectory() ? snapshot(path, ignore) : null,
+      };
+    });
+}
