@@ -58,6 +58,7 @@ export interface ReadHoldersOptions {
 export function readHolders(path: string, options: ReadHoldersOptions = {}): HolderReport {
   const files = watchedFiles(path);
   const locks = readKernelLocks(path);
+  censusHooks.afterKernelLocks?.();
   const byId = new Map<string, string>();
   for (const [file, st] of files) byId.set(`${lockDevice(st.dev)}:${st.ino}`, file);
   const dbStats = files.get(path);
@@ -138,6 +139,13 @@ export function readHolders(path: string, options: ReadHoldersOptions = {}): Hol
   }
   return report;
 }
+
+/**
+ * Test-only: `afterKernelLocks` runs between the /proc/locks read and the
+ * fdinfo scan, the instant at which a holder that exits leaves a lock the
+ * census saw but can no longer tie to a process.
+ */
+export const censusHooks: { afterKernelLocks?: () => void } = {};
 
 /** How many times a census with unexplained locks is taken, and how far apart. */
 const SETTLE_READS = 5;
