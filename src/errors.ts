@@ -99,6 +99,13 @@ export const ERROR_CODES = {
     "the gateway was asked to listen beyond loopback without gateway.requireAuth",
   HEARTH_GATEWAY_UNREACHABLE:
     "the dashboard's chat found no running gateway for the profile, or could not reach it",
+  // postgresql backend
+  HEARTH_STORE_URL_INVALID:
+    "store.url (or HEARTH_STORE_URL) is not a postgres:// URL hearth can use",
+  HEARTH_PG_UNAVAILABLE:
+    "the PostgreSQL server could not be reached, refused the connection, or shut down",
+  HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
+  HEARTH_POSTGRES: "PostgreSQL reported an error",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

@@ -1,0 +1,192 @@
+/**
+ * Connections to PostgreSQL: one `pg` pool per store. Every connection
+ * names itself in `application_name` (kind, pid, host), so that the PG side
+ * of "refuse and name who holds it" reads pg_stat_activity, and every error
+ * the driver raises becomes a HearthError with a stable code.
+ */
+import { hostname } from "node:os";
+import pg from "pg";
+import { HearthError, isHearthError } from "../../errors.js";
+import { processKind } from "../../process/kind.js";
+
+export type PgPool = pg.Pool;
+export type PgClient = pg.PoolClient;
+
+export interface PgPoolOptions {
+  /** Connections in the pool (default 8). */
+  max?: number;
+  /** Kind in application_name (default: this process's kind). */
+  kind?: string;
+}
+
+/** The URL with its password replaced by `***`, for messages and logs. */
+export function maskUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
+  }
+}
+
+/** Refuse anything but a postgres:// URL naming a host and a database. */
+export function parseStoreUrl(url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch (err) {
+    throw badUrl(url, "it is not a URL", err);
+  }
+  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:")
+    throw badUrl(url, `its scheme is ${u.protocol.replace(/:$/, "")}, not postgres`);
+  if (!u.hostname && !u.searchParams.get("host")) throw badUrl(url, "it names no host");
+  if (u.pathname.replace(/^\//, "") === "") throw badUrl(url, "it names no database");
+  return u;
+}
+
+function badUrl(url: string, why: string, cause?: unknown): HearthError {
+  return new HearthError("HEARTH_STORE_URL_INVALID", `store URL ${maskUrl(url)}: ${why}`, {
+    resource: maskUrl(url),
+    hint: "use postgres://user:password@host:5432/database",
+    cause,
+  });
+}
+
+/** `hearth:<kind>:<pid>@<host>`, cut to PostgreSQL's 63 bytes. */
+export function applicationName(kind: string = processKind()): string {
+  return `hearth:${kind}:${process.pid}@${hostname()}`.slice(0, 63);
+}
+
+/** A pool on `url`; connections are made lazily, errors are coded. */
+export function createPool(url: string, options: PgPoolOptions = {}): PgPool {
+  parseStoreUrl(url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 8,
+    application_name: applicationName(options.kind),
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle connection cut by the server (restart, admin shutdown) is
+  // dropped by the pool; the next query opens a fresh one.
+  pool.on("error", () => {});
+  return pool;
+}
+
+const UNAVAILABLE_ERRNO = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+]);
+
+/** SQLSTATEs (and classes) that mean the server is not there for us right now. */
+function unavailableState(state: string): boolean {
+  return state.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(state);
+}
+
+/** True when retrying the whole transaction is safe and may succeed (serialization, deadlock). */
+export function isRetryable(err: unknown): boolean {
+  const state = (err as { code?: unknown }).code;
+  return state === "40001" || state === "40P01";
+}
+
+/** Any error from the driver as a HearthError (HearthErrors pass through). */
+export function fromPgError(err: unknown, url: string, doing: string): HearthError {
+  if (isHearthError(err)) return err;
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e.code === "string" ? e.code : "";
+  const message = typeof e.message === "string" ? e.message : String(err);
+  const resource = maskUrl(url);
+  if (UNAVAILABLE_ERRNO.has(code) || unavailableState(code) || /timeout|terminated/i.test(message))
+    return new HearthError(
+      "HEARTH_PG_UNAVAILABLE",
+      `PostgreSQL at ${resource} is unavailable while trying to ${doing}: ${message}`,
+      {
+        resource,
+        cause: err,
+        hint: `is the server running? pg_isready -d '${resource}'`,
+        details: { [code.startsWith("E") ? "errno" : "sqlstate"]: code || null },
+      },
+    );
+  if (code === "28P01" || code === "28000")
+    return new HearthError(
+      "HEARTH_PG_AUTH",
+      `PostgreSQL at ${resource} rejected the login: ${message}`,
+      {
+        resource,
+        cause: err,
+        hint: "fix the user or password in store.url, or the server's pg_hba.conf",
+        details: { sqlstate: code },
+      },
+    );
+  if (code === "53100")
+    return new HearthError(
+      "HEARTH_NO_SPACE",
+      `PostgreSQL at ${resource} is out of disk space: ${message}`,
+      {
+        resource,
+        cause: err,
+        hint: "free space on the database server; writes resume by themselves",
+        details: { sqlstate: code },
+      },
+    );
+  return new HearthError(
+    "HEARTH_POSTGRES",
+    `PostgreSQL error while trying to ${doing}: ${message}`,
+    {
+      resource,
+      cause: err,
+      hint: "hearth doctor",
+      details: { sqlstate: code || null },
+    },
+  );
+}
+
+/**
+ * Run `fn` in one transaction on a pooled connection (READ COMMITTED unless
+ * `isolation` says otherwise). A serialization failure or deadlock retries
+ * the whole transaction (up to `retries` times): `fn` must be safe to run
+ * again, which it is when all it does is SQL on `client`.
+ */
+export async function transaction<T>(
+  pool: PgPool,
+  url: string,
+  doing: string,
+  fn: (client: PgClient) => Promise<T>,
+  options: { isolation?: "serializable" | "repeatable read"; retries?: number } = {},
+): Promise<T> {
+  const retries = options.retries ?? 5;
+  for (let attempt = 0; ; attempt++) {
+    let client: PgClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      throw fromPgError(err, url, doing);
+    }
+    let broken = false;
+    try {
+      await client.query(
+        options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : "BEGIN",
+      );
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      try {
+        await client.query("ROLLBACK");
+      } catch {
+        broken = true;
+      }
+      if (isRetryable(err) && attempt < retries) continue;
+      throw fromPgError(err, url, doing);
+    } finally {
+      client.release(broken);
+    }
+  }
+}

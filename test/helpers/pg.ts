@@ -1,0 +1,57 @@
+/**
+ * PostgreSQL for tests: a fresh database per call on the server named by
+ * $HEARTH_TEST_PG_URL (CI's `.ci/run` starts a local cluster and sets it;
+ * default: the local cluster with the hearth_test role that `.ci/run`
+ * creates). No server is a test failure, not a skip: set
+ * HEARTH_TEST_PG=skip to leave the PostgreSQL tests out on purpose.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll } from "vitest";
+
+export const PG_ADMIN_URL =
+  process.env.HEARTH_TEST_PG_URL ?? "postgres://hearth_test:hearth_test@127.0.0.1:5432/hearth_test";
+
+/** True unless HEARTH_TEST_PG=skip: PostgreSQL tests then run with describe.skipIf(!pgEnabled). */
+export const pgEnabled = process.env.HEARTH_TEST_PG !== "skip";
+
+const created: string[] = [];
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new Error(
+      `PostgreSQL for tests is not reachable at ${PG_ADMIN_URL.replace(/:[^:@/]*@/, ":***@")} (${String(err)}). ` +
+        "Start it (.ci/run does: pg_ctlcluster 15 main start) or set HEARTH_TEST_PG_URL; HEARTH_TEST_PG=skip leaves these tests out.",
+    );
+  }
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A new, empty database; dropped after the test file. Returns its URL. */
+export async function freshPgDatabase(): Promise<string> {
+  const name = `hearth_t_${randomBytes(6).toString("hex")}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  created.push(name);
+  return withDatabase(PG_ADMIN_URL, name);
+}
+
+afterAll(async () => {
+  const names = created.splice(0);
+  if (names.length === 0) return;
+  await admin(async (c) => {
+    for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
+});
