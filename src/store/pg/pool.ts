@@ -190,3 +190,42 @@ export async function transaction<T>(
     }
   }
 }
+
+/**
+ * What every PostgreSQL store module holds: the pool, the URL (for coded
+ * errors), the profile its rows belong to, and the two ways it talks to
+ * the server.
+ */
+export interface PgDb {
+  readonly pool: PgPool;
+  readonly url: string;
+  readonly profile: string;
+  /** One query on any pooled connection, errors coded. */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    doing: string,
+    text: string,
+    params?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+  /** One transaction (retried on serialization failure or deadlock), errors coded. */
+  transaction<T>(
+    doing: string,
+    fn: (client: PgClient) => Promise<T>,
+    options?: { isolation?: "serializable" | "repeatable read"; retries?: number },
+  ): Promise<T>;
+}
+
+export function pgDb(pool: PgPool, url: string, profile: string): PgDb {
+  return {
+    pool,
+    url,
+    profile,
+    async query(doing, text, params) {
+      try {
+        return await pool.query(text, params);
+      } catch (err) {
+        throw fromPgError(err, url, doing);
+      }
+    },
+    transaction: (doing, fn, options) => transaction(pool, url, doing, fn, options),
+  };
+}
