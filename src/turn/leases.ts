@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { HearthError, isHearthError } from "../errors.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "../process/identity.js";
 import { processKind } from "../process/kind.js";
@@ -10,6 +12,27 @@ interface LeaseRecord {
   /** One turn: two turns of the same process exclude each other too. */
   turnId: string;
   expiresAt: number;
+  /**
+   * The machine the holder runs on (hostname and machine id). Absent in
+   * leases written before several hosts could share a store (PostgreSQL):
+   * those are taken to be this machine's.
+   */
+  host?: string;
+}
+
+let machine: string | undefined;
+/** This machine: its hostname and /etc/machine-id (when readable). */
+export function thisHost(): string {
+  if (machine === undefined) {
+    let id = "";
+    try {
+      id = readFileSync("/etc/machine-id", "utf8").trim();
+    } catch {
+      // No machine id (some containers): the hostname alone.
+    }
+    machine = id ? `${hostname()}/${id}` : hostname();
+  }
+  return machine;
 }
 
 /** What a turn knows about its own lease. */
@@ -39,15 +62,19 @@ export function acquireDecider(turn: Turn, leaseMs: number): (current: string | 
   const me = currentIdentity() ?? { pid: process.pid, startTicks: -1, bootId: "unknown" };
   return (current) => {
     const lease = current ? parse(current) : undefined;
+    // A holder on another machine cannot be looked up in this one's /proc
+    // (its boot id differs, which here would read as "dead"): it holds the
+    // lease until the lease expires.
+    const elsewhere = lease?.host !== undefined && lease.host !== thisHost();
     if (
       lease &&
       lease.turnId !== turn.turnId &&
       Date.now() < lease.expiresAt &&
-      liveness(lease.holder) !== "dead"
+      (elsewhere || liveness(lease.holder) !== "dead")
     ) {
       throw new HearthError(
         "HEARTH_TURN_BUSY",
-        `session ${turn.sessionId} is in a turn of pid ${lease.holder.pid} (${lease.kind})`,
+        `session ${turn.sessionId} is in a turn of pid ${lease.holder.pid} (${lease.kind})${elsewhere ? ` on ${lease.host}` : ""}`,
         { resource: turn.sessionId, hint: "retry when that turn is done" },
       );
     }
@@ -56,6 +83,7 @@ export function acquireDecider(turn: Turn, leaseMs: number): (current: string | 
       kind: processKind(),
       turnId: turn.turnId,
       expiresAt: Date.now() + leaseMs,
+      host: thisHost(),
     };
     return JSON.stringify(next);
   };
