@@ -151,6 +151,18 @@ export function releaseInBackground(
   setTimeout(attempt, delay).unref();
 }
 
+/**
+ * True when the lease `value` belongs to a turn a crash interrupted: its
+ * holder is provably dead on this machine, or (held on another machine,
+ * which this one cannot inspect) the lease has expired.
+ */
+export function isOrphanedLease(value: string, now = Date.now()): boolean {
+  const lease = parse(value);
+  if (!lease) return false;
+  if (lease.host !== undefined && lease.host !== thisHost()) return now >= lease.expiresAt;
+  return liveness(lease.holder) === "dead";
+}
+
 function parse(value: string): LeaseRecord | undefined {
   try {
     const v = JSON.parse(value) as LeaseRecord;

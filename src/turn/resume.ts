@@ -1,6 +1,12 @@
-import { liveness, type ProcessIdentity } from "../process/identity.js";
 import type { Message } from "../store/types.js";
-import { acquireAlone, leaseKey, newTurn, releaseAlone, releaseDecider } from "./leases.js";
+import {
+  acquireAlone,
+  isOrphanedLease,
+  leaseKey,
+  newTurn,
+  releaseAlone,
+  releaseDecider,
+} from "./leases.js";
 import { recordUnfinished } from "./outcome.js";
 import type { ProfileRuntime, TurnDeps, TurnEvents } from "./run.js";
 import { toolLoop } from "./tool-loop.js";
@@ -78,15 +84,7 @@ export async function orphanedTurns(runtime: ProfileRuntime): Promise<string[]> 
   const prefix = leaseKey("");
   const sessions: string[] = [];
   for (const [key, value] of Object.entries(entries)) {
-    if (!key.startsWith(prefix)) continue;
-    let holder: ProcessIdentity | undefined;
-    try {
-      holder = (JSON.parse(value) as { holder?: ProcessIdentity }).holder;
-    } catch {
-      continue;
-    }
-    if (holder && typeof holder.pid === "number" && liveness(holder) === "dead")
-      sessions.push(key.slice(prefix.length));
+    if (key.startsWith(prefix) && isOrphanedLease(value)) sessions.push(key.slice(prefix.length));
   }
   return sessions;
 }

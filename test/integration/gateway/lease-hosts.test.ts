@@ -2,7 +2,13 @@ import { expect, it } from "vitest";
 import { isHearthError } from "../../../src/errors.js";
 import { openStore } from "../../../src/index.js";
 import { currentIdentity } from "../../../src/process/identity.js";
-import { acquireAlone, leaseKey, newTurn, thisHost } from "../../../src/turn/leases.js";
+import {
+  acquireAlone,
+  isOrphanedLease,
+  leaseKey,
+  newTurn,
+  thisHost,
+} from "../../../src/turn/leases.js";
 import { tempHome } from "../../helpers/home.js";
 
 // With PostgreSQL several machines share one store. A lease's holder on
@@ -39,4 +45,19 @@ it("a lease held on this machine by a process of an earlier boot is taken over",
   const { store: old, sessionId: oldSession } = await storeWithLease(undefined);
   await acquireAlone(old, newTurn(oldSession), 30_000, 0);
   await Promise.all([store.close(), old.close()]);
+});
+
+it("a turn held on another machine is not an orphan to resume until its lease expires", async () => {
+  const lease = (host: string, expiresAt: number) =>
+    JSON.stringify({
+      holder: { pid: 1, startTicks: 1, bootId: "another-boot" },
+      kind: "gateway",
+      turnId: "t",
+      expiresAt,
+      host,
+    });
+  const now = Date.now();
+  expect(isOrphanedLease(lease("gateway-2/abc", now + 60_000), now)).toBe(false);
+  expect(isOrphanedLease(lease("gateway-2/abc", now - 1), now)).toBe(true);
+  expect(isOrphanedLease(lease(thisHost(), now + 60_000), now)).toBe(true);
 });
