@@ -91,7 +91,7 @@ const stats = {
   strayInside: 0,
   workers: { started: 0, refused: 0, finished: 0 },
   gatewayStatus: {},
-  dashboard: { requests: 0, ok: 0, writes: 0, errors: {} },
+  dashboard: { requests: 0, ok: 0, writes: 0, errors: {}, firstMessages: {} },
   cli: {},
   structural: { run: 0, refused: 0 },
   ddl: { tried: 0, ran: 0, refused: 0 },

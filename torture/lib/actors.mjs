@@ -253,6 +253,8 @@ export class Actors {
           else {
             const key = `${res.status} ${body?.error?.code ?? ""}`.trim();
             this.stats.dashboard.errors[key] = (this.stats.dashboard.errors[key] ?? 0) + 1;
+            // The first answer of each kind, so that an unexpected one can be diagnosed.
+            this.stats.dashboard.firstMessages[key] ??= `${path}: ${body?.error?.message ?? ""}`;
           }
           return body;
         } catch (err) {

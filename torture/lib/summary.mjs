@@ -144,6 +144,8 @@ export function printSummary(summary, stats, _ledger) {
   w(
     `  dashboard requests      ${summary.dashboard.requests} (${summary.dashboard.ok} ok; ${summary.dashboard.writes} row writes) ${JSON.stringify(summary.dashboard.errors)}`,
   );
+  for (const [key, message] of Object.entries(summary.dashboard.firstMessages ?? {}))
+    w(`    first ${key}: ${message}`);
   w(`  cli exits               ${JSON.stringify(summary.cli)}`);
   w(`  gateway answers         ${JSON.stringify(summary.gatewayStatus)}`);
   w(`  unexpected exits        ${summary.unexpectedExits} (not a must-be-0 row; listed below)`);
