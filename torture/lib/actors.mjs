@@ -200,6 +200,13 @@ export class Actors {
       name: "dashboard",
     });
     const d = { proc, address: "", cookie: "", expected: false };
+    // The dashboard's own log line for its first failed request: the answer
+    // to the client says only "see its log" for an unexpected error.
+    proc.onStderr = (chunk) => {
+      if (this.stats.dashboard.firstFailureLog) return;
+      const line = chunk.split("\n").find((l) => l.includes('"request failed"'));
+      if (line) this.stats.dashboard.firstFailureLog = line.slice(0, 4000);
+    };
     this.dashboard = d;
     this.dashboardReady = (async () => {
       let ready;

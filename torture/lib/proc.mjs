@@ -30,6 +30,7 @@ export class Proc {
     this.child.stdin.on("error", () => undefined);
     this.child.stderr.setEncoding("utf8").on("data", (d) => {
       this.stderr = (this.stderr + d).slice(-20_000);
+      this.onStderr?.(d);
     });
     createInterface({ input: this.child.stdout }).on("line", (line) => {
       this.lines.push(line);
