@@ -12,7 +12,7 @@ import { statSync } from "node:fs";
 import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { HearthConfig } from "../../config/schema.js";
-import { HearthError } from "../../errors.js";
+import { fromSqliteError, HearthError, isSqliteError } from "../../errors.js";
 import type { Access } from "../access.js";
 import { Connection } from "../connection.js";
 import { exportStep } from "../export.js";
@@ -131,6 +131,9 @@ port.on("message", async (message: ToThread) => {
     pending.set(id, { items: value, at: 0 });
     sendPart(id);
   } catch (err) {
-    port.postMessage({ type: "failed", id, error: toWire(err) } satisfies FromThread);
+    // SQLite's errors get the codes they get on the caller's thread
+    // (HEARTH_SQLITE with SQLite's code, HEARTH_BUSY, HEARTH_NO_SPACE), not HEARTH_INTERNAL.
+    const coded = isSqliteError(err) ? fromSqliteError(err, init.path) : err;
+    port.postMessage({ type: "failed", id, error: toWire(coded) } satisfies FromThread);
   }
 });

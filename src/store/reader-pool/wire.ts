@@ -33,6 +33,8 @@ export interface WireError {
   resource?: string;
   hint?: string;
   details?: Record<string, unknown>;
+  /** SQLite's extended code, when SQLite raised it. */
+  sqliteCode?: string;
 }
 
 export function toWire(err: unknown): WireError {
@@ -44,6 +46,7 @@ export function toWire(err: unknown): WireError {
       ...(err.resource === undefined ? {} : { resource: err.resource }),
       ...(err.hint === undefined ? {} : { hint: err.hint }),
       ...(err.details === undefined ? {} : { details: err.details }),
+      ...(err.sqliteCode === undefined ? {} : { sqliteCode: err.sqliteCode }),
     };
   }
   const e = err instanceof Error ? err : new Error(String(err));
@@ -57,6 +60,10 @@ export function fromWire(wire: WireError): Error {
       ...(wire.resource === undefined ? {} : { resource: wire.resource }),
       ...(wire.hint === undefined ? {} : { hint: wire.hint }),
       ...(wire.details === undefined ? {} : { details: wire.details }),
+      // The cause carries SQLite's code, as on the caller's thread (HearthError.sqliteCode).
+      ...(wire.sqliteCode === undefined
+        ? {}
+        : { cause: Object.assign(new Error(wire.message), { code: wire.sqliteCode }) }),
     });
   }
   if (wire.name === "TypeError") return new TypeError(wire.message);

@@ -1,4 +1,4 @@
-import { readdirSync, readlinkSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readlinkSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../../src/index.js";
@@ -142,4 +142,29 @@ describe("reader threads: large reads off the caller's event loop", () => {
     expect(result.code).toBe(0);
     expect(result.json()).toEqual({ hits: 5 });
   });
+});
+
+// The 30-minute torture run's dashboard answered 500 HEARTH_INTERNAL: an
+// error SQLite raised inside a reader thread crossed back uncoded.
+it("an error SQLite raises in a reader thread gets the code it gets on the caller's thread", async () => {
+  const home = tempHome();
+  const id = await filled(home, 3000);
+  const path = join(home, "state.db");
+  const size = statSync(path).size;
+  const fd = openSync(path, "r+");
+  const page = Math.floor(size / 4096 / 2);
+  writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, page * 4096);
+  closeSync(fd);
+  const failure = async (readerThreads: boolean) => {
+    const store = await openStore({ home, readerThreads });
+    open.push(store);
+    return store.messages.load(id).then(
+      () => undefined,
+      (err: unknown) => err as { code?: string; sqliteCode?: string },
+    );
+  };
+  const onLoop = await failure(false);
+  const onThread = await failure(true);
+  expect(onLoop).toMatchObject({ code: "HEARTH_SQLITE", sqliteCode: "SQLITE_CORRUPT" });
+  expect(onThread).toMatchObject({ code: "HEARTH_SQLITE", sqliteCode: "SQLITE_CORRUPT" });
 });
