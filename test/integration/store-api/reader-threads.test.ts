@@ -144,8 +144,9 @@ describe("reader threads: large reads off the caller's event loop", () => {
   });
 });
 
-// The 30-minute torture run's dashboard answered 500 HEARTH_INTERNAL: an
-// error SQLite raised inside a reader thread crossed back uncoded.
+// Found while looking for the cause of the dashboard's 500 HEARTH_INTERNAL
+// answers in a 30-minute torture run: an error SQLite raised inside a reader
+// thread crossed back uncoded.
 it("an error SQLite raises in a reader thread gets the code it gets on the caller's thread", async () => {
   const home = tempHome();
   const id = await filled(home, 3000);
