@@ -149,7 +149,10 @@ function flush() {
   }
   batches++;
   batched += batch.length;
-  results.forEach((r, i) => (r.ok ? batch[i].resolve(r.message) : batch[i].reject(r.error)));
+  results.forEach((r, i) => {
+    if (r.ok) batch[i].resolve(r.message);
+    else batch[i].reject(r.error);
+  });
 }
 
 function append(item) {
