@@ -55,12 +55,15 @@ export async function startServer(spec) {
     HEARTH_GATEWAY_HOST: "127.0.0.1",
     HEARTH_LOG_LEVEL: "info",
   };
-  const child = startProcess([CLI, "--home", home, "gateway", "run"], { label: "gateway", env });
+  // spec.nodeArgs: flags for node itself (workload 14 preloads bench/workers/gc-on-signal.mjs).
+  const args = [...(spec.nodeArgs ?? []), CLI, "--home", home, "gateway", "run"];
+  const child = startProcess(args, { label: "gateway", env });
   const ready = await child.line((l) => l.event === "gateway.ready");
   return {
     pid: ready.pid,
     address: ready.address,
     home,
+    child,
     async stop() {
       const code = await child.signal("SIGTERM");
       removeDir(home);

@@ -26,8 +26,8 @@
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import Fastify from "fastify";
-import { writerPragmas } from "../lib/sql.mjs";
 import { emit, serve } from "../lib/procs.mjs";
+import { writerPragmas } from "../lib/sql.mjs";
 
 const { path, synchronous } = JSON.parse(process.argv[2]);
 const writer = new Database(path, { fileMustExist: true });
