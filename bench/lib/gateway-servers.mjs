@@ -16,13 +16,17 @@ const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 /**
  * A gateway process. spec: { synchronous: "full" | "normal", groupCommit },
- * { sqlCeiling: true, synchronous } or { ceiling: true }. Resolves with
+ * { sqlCeiling: true, synchronous, writerThread? } or { ceiling: true }. Resolves with
  * { pid, address, stop() } once it listens (the gateway's readiness line).
  */
 export async function startServer(spec) {
   if (spec.sqlCeiling) {
     const { home, path } = await newStore("sql-ceiling", spec.synchronous);
-    const child = startChild("gateway-sql-ceiling.mjs", { path, synchronous: spec.synchronous });
+    const child = startChild("gateway-sql-ceiling.mjs", {
+      path,
+      synchronous: spec.synchronous,
+      writerThread: spec.writerThread === true,
+    });
     const { address } = await child.line((l) => l.listening === true);
     await child.line((l) => l.ready === true);
     return {

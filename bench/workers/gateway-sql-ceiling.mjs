@@ -1,8 +1,13 @@
 // The gateway's fair ceiling (workloads 3 and 8): a minimal server on the
 // same HTTP framework (fastify, the gateway's own copy) doing a turn's SQL
 // work with raw better-sqlite3, and nothing else. argv[2] is JSON:
-// { path, synchronous }: a store hearth created (its schema, FTS5 triggers
-// included), opened with hearth's writer pragmas (WAL, the level given).
+// { path, synchronous, writerThread }: a store hearth created (its schema,
+// FTS5 triggers included), opened with hearth's writer pragmas (WAL, the
+// level given).
+//
+// { writerThread: true }: the writer connection runs in a worker thread
+// (gateway-sql-writer.mjs), the event loop keeps HTTP and the reads: the
+// prototype of issue 15's "writer in a worker thread", measured, not shipped.
 //
 // POST /v1/messages {platform, chat, content, clientId} does what a gateway
 // turn with the echo responder does to the store (src/turn/run.ts,
@@ -17,173 +22,117 @@
 //      ordinal, the INSERT, read the lease row and DELETE it;
 //   4. read the session again (read-only connection) and answer
 //      {profile, session, message, reply} as JSON.
-// Group commit as the gateway's: what arrives within a tick (setImmediate)
-// is one BEGIN IMMEDIATE … COMMIT, and every caller is answered only after
-// it. No validation schema, auth, hooks, metrics, lock or generation check:
-// that is the gateway's own cost, which this ceiling measures.
+// Group commit as the gateway's (src/turn/group-commit.ts): what arrives
+// within a tick (setImmediate) or while a commit runs is one BEGIN
+// IMMEDIATE … COMMIT, and every caller is answered only after it. No
+// validation schema, auth, hooks, metrics, lock or generation check: that
+// is the gateway's own cost, which this ceiling measures.
 // Prints {"listening":true,"address"}, then {"ready":true}; runs until
 // {"op":"exit"} or stdin closes.
 import { randomUUID } from "node:crypto";
+import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import Fastify from "fastify";
 import { emit, serve } from "../lib/procs.mjs";
-import { writerPragmas } from "../lib/sql.mjs";
+import { openWriter } from "./gateway-sql-writer.mjs";
 
-const { path, synchronous } = JSON.parse(process.argv[2]);
-const writer = new Database(path, { fileMustExist: true });
-writerPragmas(writer, synchronous);
+const { path, synchronous, writerThread = false } = JSON.parse(process.argv[2]);
 const reader = new Database(path, { readonly: true, fileMustExist: true });
 reader.pragma("busy_timeout = 5000");
-
-const FIND = `SELECT * FROM sessions WHERE source = ? AND chat_key = ? AND ended_at IS NULL
-  ORDER BY created_at DESC LIMIT 1`;
-const find = reader.prepare(FIND);
-const findOnWriter = writer.prepare(FIND);
+const find =
+  reader.prepare(`SELECT * FROM sessions WHERE source = ? AND chat_key = ? AND ended_at IS NULL
+  ORDER BY created_at DESC LIMIT 1`);
 const getSession = reader.prepare("SELECT * FROM sessions WHERE id = ?");
-const getOnWriter = writer.prepare("SELECT * FROM sessions WHERE id = ?");
-const createSession = writer.prepare(
-  `INSERT INTO sessions (id, profile, source, chat_key, created_at, updated_at, last_activity_at)
-   VALUES (?, 'default', ?, ?, ?, ?, ?)`,
-);
-const readMeta = writer.prepare("SELECT value FROM meta WHERE key = ?");
-const upsertMeta = writer.prepare(
-  `INSERT INTO meta (key, value, updated_at) VALUES (?, ?, ?)
-   ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-);
-const deleteMeta = writer.prepare("DELETE FROM meta WHERE key = ?");
-const byClientId = writer.prepare("SELECT * FROM messages WHERE session_id = ? AND client_id = ?");
-const slot = writer.prepare(
-  `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
-     token_count = token_count + ?, last_activity_at = max(last_activity_at, ?), updated_at = ?
-   WHERE id = ? RETURNING next_ordinal - 1 AS ordinal`,
-);
-const insert = writer.prepare(
-  `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
-     tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
-   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-);
-const savepoint = writer.prepare("SAVEPOINT hearth_item");
-const release = writer.prepare("RELEASE hearth_item");
-const rollbackTo = writer.prepare("ROLLBACK TO hearth_item");
 
-const holder = { pid: process.pid, startTicks: 0, bootId: "bench" };
-
-/** One message row, as the gateway writes it; returns the stored message. */
-function insertMessage(sessionId, role, content, clientId, now) {
-  if (clientId !== null) {
-    const existing = byClientId.get(sessionId, clientId);
-    if (existing) return existing;
+/** The writer: on this loop, or in a worker thread behind messages. */
+function startWriter() {
+  if (!writerThread) {
+    const w = openWriter(path, synchronous);
+    return {
+      commitBatch: async (items, now) => w.commitBatch(items, now),
+      createSession: async (platform, chat) => w.createSession(platform, chat),
+      close: async () => w.close(),
+    };
   }
-  const { ordinal } = slot.get(0, now, now, sessionId);
-  const { lastInsertRowid } = insert.run(
-    sessionId,
-    ordinal,
-    role,
-    content,
-    "text",
-    null,
-    null,
-    null,
-    null,
-    null,
-    now,
-    clientId,
-    null,
-  );
+  const worker = new Worker(new URL("./gateway-sql-writer.mjs", import.meta.url), {
+    workerData: { role: "gateway-sql-writer", path, synchronous },
+  });
+  const waiting = new Map();
+  let next = 0;
+  worker.on("message", ({ id, ok, value, error }) => {
+    const w = waiting.get(id);
+    waiting.delete(id);
+    if (ok) w.resolve(value);
+    else w.reject(new Error(error));
+  });
+  const call = (op, args) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, op, args });
+    });
   return {
-    id: Number(lastInsertRowid),
-    sessionId,
-    ordinal,
-    role,
-    content,
-    clientId,
-    createdAt: now,
+    commitBatch: (items, now) => call("commitBatch", [items, now]),
+    createSession: (platform, chat) => call("createSession", [platform, chat]),
+    close: () => worker.terminate(),
   };
 }
-
-/** One queued item: the inbound message (lease taken before) or the reply (lease given back after). */
-function writeItem(item, now) {
-  savepoint.run();
-  try {
-    const key = `turn-lease:${item.sessionId}`;
-    if (item.role === "user") {
-      readMeta.get(key);
-      const lease = { holder, kind: "gateway", turnId: item.turnId, expiresAt: now + 60_000 };
-      upsertMeta.run(key, JSON.stringify(lease), now);
-    }
-    const message = insertMessage(item.sessionId, item.role, item.content, item.clientId, now);
-    if (item.role === "assistant" && readMeta.get(key)) deleteMeta.run(key);
-    release.run();
-    return message;
-  } catch (err) {
-    rollbackTo.run();
-    release.run();
-    throw err;
-  }
-}
-
-const commitBatch = writer.transaction((batch, now) =>
-  batch.map((item) => {
-    try {
-      return { ok: true, message: writeItem(item, now) };
-    } catch (error) {
-      return { ok: false, error };
-    }
-  }),
-);
+const writer = startWriter();
 
 let queue = [];
 let scheduled = false;
+let flushing = false;
 let batches = 0;
 let batched = 0;
 
-function flush() {
+async function flush() {
   scheduled = false;
+  if (flushing || queue.length === 0) return;
+  flushing = true;
   const batch = queue;
   queue = [];
   let results;
   try {
-    results = commitBatch.immediate(batch, Date.now());
-  } catch (error) {
-    results = batch.map(() => ({ ok: false, error }));
+    const items = batch.map(({ sessionId, role, content, clientId, turnId }) => ({
+      sessionId,
+      role,
+      content,
+      clientId,
+      turnId,
+    }));
+    results = await writer.commitBatch(items, Date.now());
+  } catch (err) {
+    results = batch.map(() => ({ ok: false, error: String(err?.message ?? err) }));
   }
   batches++;
   batched += batch.length;
   results.forEach((r, i) => {
     if (r.ok) batch[i].resolve(r.message);
-    else batch[i].reject(r.error);
+    else batch[i].reject(new Error(r.error));
   });
+  flushing = false;
+  // Whatever arrived during this commit goes in the next one, at once.
+  if (queue.length > 0) void flush();
 }
 
 function append(item) {
   return new Promise((resolve, reject) => {
     queue.push({ ...item, resolve, reject });
-    if (!scheduled) {
+    if (!scheduled && !flushing) {
       scheduled = true;
       setImmediate(flush);
     }
   });
 }
 
-const createOwn = writer.transaction((platform, chat) => {
-  const open = findOnWriter.get(platform, chat);
-  if (open) return open.id;
-  const id = randomUUID();
-  const now = Date.now();
-  createSession.run(id, platform, chat, now, now, now);
-  return id;
-});
-
-function resolveChat(platform, chat) {
-  const known = find.get(platform, chat);
-  if (known) return known;
-  return getOnWriter.get(createOwn.immediate(platform, chat));
+async function resolveChat(platform, chat) {
+  return find.get(platform, chat) ?? writer.createSession(platform, chat);
 }
 
 const app = Fastify({ logger: false });
 app.post("/v1/messages", async (request) => {
   const { platform, chat, content, clientId } = request.body;
-  const session = resolveChat(platform, chat);
+  const session = await resolveChat(platform, chat);
   const turnId = randomUUID();
   const message = await append({
     sessionId: session.id,
@@ -215,7 +164,7 @@ emit({ listening: true, address });
 serve({
   async close() {
     await app.close();
-    writer.close();
+    await writer.close();
     reader.close();
   },
 });

@@ -6,7 +6,9 @@
 // level (the "ceiling" column: bench/workers/gateway-sql-ceiling.mjs, fastify
 // and raw better-sqlite3 doing a turn's SQL in the same group commits), and
 // the gateway's own HTTP ceiling (the same server with a no-op store: how
-// fast HTTP alone goes, one row of its own).
+// fast HTTP alone goes, one row of its own), and the fair ceiling with its
+// writer connection in a worker thread (the prototype of issue 15: rows of
+// its own).
 // Workload 8 is the gateway's resident set size: idle after start and a
 // settle, and the largest 100 ms sample during the largest client count.
 import { commitBatches, cpuMs, rssMB, rssSampler, startServer } from "../lib/gateway-servers.mjs";
@@ -24,6 +26,8 @@ const VARIANTS = [
   { key: "normalOff", synchronous: "normal", groupCommit: false },
   { key: "sqlFull", sqlCeiling: true, synchronous: "full" },
   { key: "sqlNormal", sqlCeiling: true, synchronous: "normal" },
+  // The writer-thread prototype of issue 15: the fair ceiling with its writer in a worker thread.
+  { key: "sqlFullThread", sqlCeiling: true, synchronous: "full", writerThread: true },
   { key: "http", ceiling: true },
 ];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -148,6 +152,9 @@ const baselines = {
   ceiling: "fastify + raw better-sqlite3, the same SQL and group commits",
   naive: "group commit off",
 };
+const threadBaselines = {
+  ceiling: "the fair ceiling with its writer connection in a worker thread (prototype)",
+};
 const httpBaselines = { ceiling: "the gateway's HTTP ceiling (no-op store)" };
 const TARGETS = [
   { text: ">= 3× group commit off", kind: "naive", op: ">=", value: 3, basis: "worst" },
@@ -214,6 +221,26 @@ function buildRows({ res, counts, top, failures }) {
       baselines,
       hearth: res.full.byN.get(top).map((w) => w.meanBatch),
       ceiling: res.sqlFull.byN.get(top).map((w) => w.meanBatch),
+    }),
+    ...counts.map((n) =>
+      row({
+        workload,
+        metric: `WAL+FULL, ${n} clients: acked messages/s against the writer-thread prototype`,
+        unit: "msg/s",
+        better: "higher",
+        baselines: threadBaselines,
+        hearth: res.full.byN.get(n).map((w) => w.msgPerSec),
+        ceiling: res.sqlFullThread.byN.get(n).map((w) => w.msgPerSec),
+      }),
+    ),
+    row({
+      workload,
+      metric: `WAL+FULL, ${top} clients: p99 per turn against the writer-thread prototype`,
+      unit: "ms",
+      better: "lower",
+      baselines: threadBaselines,
+      hearth: res.full.byN.get(top).map((w) => w.p99),
+      ceiling: res.sqlFullThread.byN.get(top).map((w) => w.p99),
     }),
     row({
       workload,
