@@ -11,11 +11,12 @@ import { measureWindow } from "./workloads/gateway.mjs";
 const [dir = "/tmp/hearth-prof", clientsArg = "64", msArg = "5000", synchronous = "full"] =
   process.argv.slice(2);
 const n = Number(clientsArg);
-const server = await startServer({
-  synchronous,
-  groupCommit: true,
-  nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
-});
+const nodeArgs = ["--cpu-prof", `--cpu-prof-dir=${dir}`];
+// PROFILE=ceiling: the fair ceiling (bench/workers/gateway-sql-ceiling.mjs) instead.
+const server =
+  process.env.PROFILE === "ceiling"
+    ? await startServer({ sqlCeiling: true, synchronous, nodeArgs })
+    : await startServer({ synchronous, groupCommit: true, nodeArgs });
 const clients = [0, 1].map((p) =>
   startChild("gateway-client.mjs", { seed: 300 + p, turnsPerChat: 25 }),
 );
@@ -44,7 +45,7 @@ for (const node of prof.nodes) for (const c of node.children ?? []) parent.set(c
 /** Whether a sample's stack is inside a turn (runTurn). */
 const inTurn = (id) => {
   for (let at = id; at !== undefined; at = parent.get(at))
-    if (byId.get(at).callFrame.functionName === "runTurn") return true;
+    if (["runTurn", "append"].includes(byId.get(at).callFrame.functionName)) return true;
   return false;
 };
 // Only the samples from the first to the last turn: start-up and shutdown left out.
@@ -62,6 +63,26 @@ for (let i = first; i <= last; i++) {
   total += us;
 }
 console.log(`${file}: ${(total / 1e6).toFixed(2)} s of samples from the first turn to the last`);
+// Inclusive time of hearth's own functions (dist/): each counted once per sample.
+const inclusive = new Map();
+for (let i = first; i <= last; i++) {
+  const seen = new Set();
+  for (let at = prof.samples[i]; at !== undefined; at = parent.get(at)) {
+    const { functionName, url, lineNumber } = byId.get(at).callFrame;
+    if (!/\/dist\/|\/bench\//.test(url) && !process.env.ALL) continue;
+    const where = url.replace(/^.*node_modules\//, "nm:").replace(/^.*\/dist\//, "dist/");
+    const key = `${functionName || "(anon)"} ${where}:${lineNumber}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    inclusive.set(key, (inclusive.get(key) ?? 0) + (prof.timeDeltas[i] ?? 0));
+  }
+}
+console.log("inclusive:");
+for (const [key, us] of [...inclusive]
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, Number(process.env.TOP ?? 45)))
+  console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`);
+console.log("self:");
 for (const [key, us] of [...self]
   .sort((a, b) => b[1] - a[1])
   .slice(0, Number(process.env.TOP ?? 45)))

@@ -22,10 +22,10 @@ const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 export async function startServer(spec) {
   if (spec.sqlCeiling) {
     const { home, path } = await newStore("sql-ceiling", spec.synchronous);
-    const child = startChild("gateway-sql-ceiling.mjs", {
-      path,
-      synchronous: spec.synchronous,
-      writerThread: spec.writerThread === true,
+    const script = fileURLToPath(new URL("../workers/gateway-sql-ceiling.mjs", import.meta.url));
+    const arg = { path, synchronous: spec.synchronous, writerThread: spec.writerThread === true };
+    const child = startProcess([...(spec.nodeArgs ?? []), script, JSON.stringify(arg)], {
+      label: "gateway-sql-ceiling",
     });
     const { address } = await child.line((l) => l.listening === true);
     await child.line((l) => l.ready === true);
