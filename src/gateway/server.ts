@@ -132,16 +132,26 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
   });
 
   // First, before anything else: is this a Host (and Origin) we answer for? (S1, DNS rebinding)
-  let policy = { config, value: hostPolicy({ bind: g.host, allowedHosts: g.allowedHosts }) };
+  // `passed`: the last Host header this policy answered (without an Origin);
+  // the same string passes again without being parsed again.
+  let policy = {
+    config,
+    value: hostPolicy({ bind: g.host, allowedHosts: g.allowedHosts }),
+    passed: undefined as string | undefined,
+  };
   app.addHook("onRequest", async (request) => {
     const now = deps.config();
     if (policy.config !== now) {
       policy = {
         config: now,
         value: hostPolicy({ bind: g.host, allowedHosts: now.gateway.allowedHosts }),
+        passed: undefined,
       };
     }
-    const refusal = hostRefusal(request.headers, policy.value);
+    const { host, origin } = request.headers;
+    const known = host !== undefined && host === policy.passed && origin === undefined;
+    const refusal = known ? undefined : hostRefusal(request.headers, policy.value);
+    if (!refusal && origin === undefined) policy.passed = host;
     if (refusal) {
       request.log.warn(
         {
