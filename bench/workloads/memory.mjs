@@ -10,6 +10,7 @@
 // the run and at its end: a settle, VmRSS (no GC), then SIGUSR2, VmRSS again
 // and the V8 heap in use (the gateway's own /metrics). A structure that grows
 // per session or per turn shows as a ratio over 1.
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { rssMB, startServer } from "../lib/gateway-servers.mjs";
 import { startChild } from "../lib/procs.mjs";
@@ -25,6 +26,14 @@ async function heapUsedMB(address) {
   return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) / 1e6 : Number.NaN;
 }
 
+/** RssAnon and RssFile of /proc/<pid>/status, MB: what grows, the heaps or mapped files. */
+function rssParts(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (name) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { anon: (kb("RssAnon") * 1024) / 1e6, file: (kb("RssFile") * 1024) / 1e6 };
+}
+
 /** Settle, read VmRSS, force a GC, read VmRSS and the heap. */
 async function sample(server, settleMs, gcs) {
   await sleep(settleMs);
@@ -33,7 +42,8 @@ async function sample(server, settleMs, gcs) {
   const n = gcs.next++;
   await server.child.line((l) => l.event === "bench.gc" && l.n === n);
   await sleep(200);
-  return { rss, rssGc: rssMB(server.pid), heap: await heapUsedMB(server.address) };
+  const rssGc = rssMB(server.pid);
+  return { rss, rssGc, ...rssParts(server.pid), heap: await heapUsedMB(server.address) };
 }
 
 export async function memoryWorkload({ sizes, rounds, log }) {
@@ -84,7 +94,7 @@ export async function memoryWorkload({ sizes, rounds, log }) {
           const s = await sample(server, memSettleMs, gcs);
           res[mark].push(s);
           log(
-            `  round ${round + 1}: ${turns.toLocaleString("en-US")} turns, ${((block + 1) * clients).toLocaleString("en-US")} sessions: RSS ${s.rss.toFixed(1)} MB, after GC ${s.rssGc.toFixed(1)} MB, heap ${s.heap.toFixed(1)} MB`,
+            `  round ${round + 1}: ${turns.toLocaleString("en-US")} turns, ${((block + 1) * clients).toLocaleString("en-US")} sessions: RSS ${s.rss.toFixed(1)} MB, after GC ${s.rssGc.toFixed(1)} MB (anonymous ${s.anon.toFixed(1)}, files ${s.file.toFixed(1)}), V8 heap used ${s.heap.toFixed(1)} MB`,
           );
         }
       }
@@ -132,6 +142,18 @@ function buildRows({ res, sizes, clients, failures }) {
       metric: `VmRSS after ${after}, settled, no GC`,
       hearth: pick("end", "rss"),
       ceiling: pick("base", "rss"),
+    }),
+    row({
+      ...common,
+      metric: `RssAnon (heaps, stacks) after ${after}, forced GC`,
+      hearth: pick("end", "anon"),
+      ceiling: pick("base", "anon"),
+    }),
+    row({
+      ...common,
+      metric: `RssFile (mapped files: node, addons) after ${after}, forced GC`,
+      hearth: pick("end", "file"),
+      ceiling: pick("base", "file"),
     }),
     row({
       ...common,
