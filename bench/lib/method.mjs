@@ -176,7 +176,7 @@ Workloads (sizes of this ${s.mode} run):
    HTTP by one client process in blocks: ${n((s.memBaseTurns ?? 0) / ((s.memTurns ?? 1) / (s.memSessions ?? 1)))} clients at once, each on a new
    session of its own for ${n((s.memTurns ?? 0) / (s.memSessions ?? 1))} turns back to back, block after block, to
    ${n(s.memTurns ?? 0)} turns over ${n(s.memSessions ?? 0)} sessions. After the first block (${n(s.memBaseTurns ?? 0)} turns),
-   after a tenth of the run and at its end: ${n(s.memSettleMs ?? 0)} ms of settle, VmRSS, then a full
+   after a tenth and half of the run and at its end: ${n(s.memSettleMs ?? 0)} ms of settle, VmRSS, then a full
    garbage collection and VmRSS again, and the V8 heap in use (its /metrics).
    The gateway exposes no GC: the bench starts it with \`node --expose-gc --import
    bench/workers/gc-on-signal.mjs\`, a preload that runs \`gc()\` on SIGUSR2 and

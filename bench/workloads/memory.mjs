@@ -6,10 +6,11 @@
 // concurrent clients, each on a session of its own for `turnsPerSession`
 // turns back to back; every block uses new sessions. The first block is
 // memBaseTurns turns (clients × turnsPerSession); the run ends at memTurns
-// turns over memSessions sessions. After the first block, after a tenth of
-// the run and at its end: a settle, VmRSS (no GC), then SIGUSR2, VmRSS again
-// and the V8 heap in use (the gateway's own /metrics). A structure that grows
-// per session or per turn shows as a ratio over 1.
+// turns over memSessions sessions. After the first block, after a tenth and
+// half of the run and at its end: a settle, VmRSS (no GC), then SIGUSR2,
+// VmRSS again (RssAnon, RssFile) and the V8 heap (the gateway's own
+// /metrics). A structure that grows per session or per turn shows as a
+// ratio over 1.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { rssMB, startServer } from "../lib/gateway-servers.mjs";
@@ -19,11 +20,18 @@ import { row } from "../lib/rows.mjs";
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const PRELOAD = fileURLToPath(new URL("../workers/gc-on-signal.mjs", import.meta.url));
 
-/** The V8 heap in use, MB, from the gateway's /metrics (prom-client's default metrics). */
-async function heapUsedMB(address) {
+/** The V8 heap in use and committed, and external memory, MB, from the gateway's /metrics (prom-client's default metrics). */
+async function heapMB(address) {
   const text = await (await fetch(new URL("/metrics", address))).text();
-  const line = text.split("\n").find((l) => l.startsWith("hearth_nodejs_heap_size_used_bytes"));
-  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) / 1e6 : Number.NaN;
+  const value = (name) => {
+    const line = text.split("\n").find((l) => l.startsWith(`hearth_nodejs_${name} `));
+    return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) / 1e6 : Number.NaN;
+  };
+  return {
+    heap: value("heap_size_used_bytes"),
+    heapTotal: value("heap_size_total_bytes"),
+    external: value("external_memory_bytes"),
+  };
 }
 
 /** RssAnon and RssFile of /proc/<pid>/status, MB: what grows, the heaps or mapped files. */
@@ -43,7 +51,7 @@ async function sample(server, settleMs, gcs) {
   await server.child.line((l) => l.event === "bench.gc" && l.n === n);
   await sleep(200);
   const rssGc = rssMB(server.pid);
-  return { rss, rssGc, ...rssParts(server.pid), heap: await heapUsedMB(server.address) };
+  return { rss, rssGc, ...rssParts(server.pid), ...(await heapMB(server.address)) };
 }
 
 export async function memoryWorkload({ sizes, rounds, log }) {
@@ -55,11 +63,19 @@ export async function memoryWorkload({ sizes, rounds, log }) {
     throw new RangeError("memTurns / memSessions and memBaseTurns must divide evenly");
   const tenthBlock = Math.round(blocks / 10);
   const markOf = (done) =>
-    done === 1 ? "base" : done === blocks ? "end" : done === tenthBlock ? "tenth" : undefined;
+    done === 1
+      ? "base"
+      : done === blocks
+        ? "end"
+        : done === tenthBlock
+          ? "tenth"
+          : done === blocks / 2
+            ? "half"
+            : undefined;
   log(
     `14. gateway memory: ${memTurns.toLocaleString("en-US")} turns over ${memSessions.toLocaleString("en-US")} sessions (${clients} clients × ${turnsPerSession} turns a session) × ${rounds} rounds`,
   );
-  const res = { base: [], tenth: [], end: [], msgPerSec: [] };
+  const res = { base: [], tenth: [], half: [], end: [], msgPerSec: [] };
   const failures = [];
   for (let round = 0; round < rounds; round++) {
     const server = await startServer({
@@ -94,7 +110,7 @@ export async function memoryWorkload({ sizes, rounds, log }) {
           const s = await sample(server, memSettleMs, gcs);
           res[mark].push(s);
           log(
-            `  round ${round + 1}: ${turns.toLocaleString("en-US")} turns, ${((block + 1) * clients).toLocaleString("en-US")} sessions: RSS ${s.rss.toFixed(1)} MB, after GC ${s.rssGc.toFixed(1)} MB (anonymous ${s.anon.toFixed(1)}, files ${s.file.toFixed(1)}), V8 heap used ${s.heap.toFixed(1)} MB`,
+            `  round ${round + 1}: ${turns.toLocaleString("en-US")} turns, ${((block + 1) * clients).toLocaleString("en-US")} sessions: RSS ${s.rss.toFixed(1)} MB, after GC ${s.rssGc.toFixed(1)} MB (anonymous ${s.anon.toFixed(1)}, files ${s.file.toFixed(1)}), V8 heap used ${s.heap.toFixed(1)} of ${s.heapTotal.toFixed(1)} MB, external ${s.external.toFixed(1)} MB`,
           );
         }
       }
@@ -112,9 +128,6 @@ function buildRows({ res, sizes, clients, failures }) {
   const workload = `14. gateway memory (ceiling: the same gateway after ${sizes.memBaseTurns.toLocaleString("en-US")} turns)`;
   const n = (v) => v.toLocaleString("en-US");
   const after = `${n(sizes.memTurns)} turns / ${n(sizes.memSessions)} sessions`;
-  const tenth = res.tenth[0]
-    ? `${n(sizes.memTurns / 10)} turns / ${n(sizes.memSessions / 10)} sessions`
-    : "";
   const baselines = {
     ceiling: `the same gateway after ${n(sizes.memBaseTurns)} turns / ${n(clients)} sessions`,
   };
@@ -169,17 +182,21 @@ function buildRows({ res, sizes, clients, failures }) {
       hearth: res.msgPerSec,
     }),
   ];
-  if (tenth) {
+  const midway = [
+    ["tenth", 10],
+    ["half", 2],
+  ].filter(([mark]) => res[mark].length > 0);
+  midway.forEach(([mark, part], i) => {
     rows.splice(
-      2,
+      2 + i,
       0,
       row({
         ...common,
-        metric: `VmRSS after ${tenth}, settled + forced GC`,
-        hearth: pick("tenth", "rssGc"),
+        metric: `VmRSS after ${n(sizes.memTurns / part)} turns / ${n(sizes.memSessions / part)} sessions, settled + forced GC`,
+        hearth: pick(mark, "rssGc"),
         ceiling: pick("base", "rssGc"),
       }),
     );
-  }
+  });
   return rows;
 }
