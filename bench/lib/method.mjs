@@ -66,7 +66,8 @@ Workloads (sizes of this ${s.mode} run):
    lease row (meta \`turn-lease:<session>\`, the lease JSON), looks the
    clientId up, takes the next ordinal (\`UPDATE sessions … RETURNING\`) and
    inserts the message (the FTS5 trigger indexes it); the reply the same way,
-   reading and deleting the lease row after its insert; the session read again;
+   reading and deleting the lease row after its insert; the session read again
+   (the echo responder reads only the new message: neither loads a transcript);
    both messages group-committed as the gateway does (what arrives within a
    tick or while a commit runs is one \`BEGIN IMMEDIATE … COMMIT\`, every caller
    answered after it). No validation schema, hooks, auth, metrics, logger,
