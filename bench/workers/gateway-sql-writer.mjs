@@ -65,8 +65,24 @@ export function openWriter(path, synchronous) {
       clientId,
       null,
     );
-    const id = Number(lastInsertRowid);
-    return { id, sessionId, ordinal, role, content, clientId, createdAt: now };
+    // The fields of hearth's Message, so both answers are the same size.
+    return {
+      id: Number(lastInsertRowid),
+      sessionId,
+      ordinal,
+      role,
+      content,
+      name: null,
+      toolCalls: null,
+      toolCallId: null,
+      tokensIn: null,
+      tokensOut: null,
+      createdAt: now,
+      active: true,
+      archivedReason: null,
+      clientId,
+      metadata: null,
+    };
   }
 
   /** One queued item: the inbound message (lease taken before) or the reply (lease given back after). */
