@@ -4,7 +4,7 @@
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
 //   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard,
-//                  readers, adapters, cli, tail
+//                  readers, adapters, cli, tail, memory
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -21,6 +21,7 @@ import { cliWorkload } from "./workloads/cli.mjs";
 import { dashboardWorkload } from "./workloads/dashboard.mjs";
 import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
+import { memoryWorkload } from "./workloads/memory.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
@@ -58,6 +59,11 @@ const SIZES = {
     cliSpawns: 9,
     tailCalls: 500,
     tailLargeMessages: 1_000_000,
+    memRounds: 2,
+    memTurns: 100_000,
+    memSessions: 1_000,
+    memBaseTurns: 1_000,
+    memSettleMs: 2_000,
   },
   quick: {
     rounds: 3,
@@ -89,6 +95,11 @@ const SIZES = {
     cliSpawns: 3,
     tailCalls: 200,
     tailLargeMessages: 100_000,
+    memRounds: 1,
+    memTurns: 10_000,
+    memSessions: 100,
+    memBaseTurns: 1_000,
+    memSettleMs: 500,
   },
 };
 const ALL = [
@@ -103,6 +114,7 @@ const ALL = [
   "adapters",
   "cli",
   "tail",
+  "memory",
 ];
 
 const { values: args } = parseArgs({
@@ -183,6 +195,9 @@ async function main() {
   await step("adapters", () => adaptersWorkload({ sizes, rounds, log }));
   await step("cli", () => cliWorkload({ sizes, rounds, log }));
   await step("tail", () => tailWorkload({ sizes, rounds, log }));
+  await step("memory", () =>
+    memoryWorkload({ sizes, rounds: Math.min(rounds, sizes.memRounds), log }),
+  );
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);

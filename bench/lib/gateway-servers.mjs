@@ -1,23 +1,43 @@
-// The servers of workloads 3 and 8: a real `hearth gateway run` child on a
-// fresh home (config.json: the synchronous level and gateway.groupCommit),
-// the gateway's HTTP ceiling (bench/workers/gateway-ceiling.mjs: the same
-// server with a no-op store); their resident set size and CPU time from
-// /proc; the gateway's group-commit histogram from its /metrics.
+// The servers of workloads 3, 8 and 14: a real `hearth gateway run` child on
+// a fresh home (config.json: the synchronous level and gateway.groupCommit),
+// the gateway's fair ceiling (bench/workers/gateway-sql-ceiling.mjs: fastify
+// and raw better-sqlite3 doing a turn's SQL in group commits, on a store
+// hearth created), its HTTP ceiling (bench/workers/gateway-ceiling.mjs: the
+// same server with a no-op store); their resident set size and CPU time from
+// /proc; the group-commit histogram from their /metrics.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startChild, startProcess } from "./procs.mjs";
-import { removeDir, tempDir } from "./stores.mjs";
+import { newStore, removeDir, tempDir } from "./stores.mjs";
 
 const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 /**
- * A gateway process. spec: { synchronous: "full" | "normal", groupCommit }
- * or { ceiling: true }. Resolves with { pid, address, stop() } once it
- * listens (the gateway's readiness line).
+ * A gateway process. spec: { synchronous: "full" | "normal", groupCommit },
+ * { sqlCeiling: true, synchronous, writerThread? } or { ceiling: true }. Resolves with
+ * { pid, address, stop() } once it listens (the gateway's readiness line).
  */
 export async function startServer(spec) {
+  if (spec.sqlCeiling) {
+    const { home, path } = await newStore("sql-ceiling", spec.synchronous);
+    const script = fileURLToPath(new URL("../workers/gateway-sql-ceiling.mjs", import.meta.url));
+    const arg = { path, synchronous: spec.synchronous, writerThread: spec.writerThread === true };
+    const child = startProcess([...(spec.nodeArgs ?? []), script, JSON.stringify(arg)], {
+      label: "gateway-sql-ceiling",
+    });
+    const { address } = await child.line((l) => l.listening === true);
+    await child.line((l) => l.ready === true);
+    return {
+      pid: child.pid,
+      address,
+      async stop() {
+        await child.stop();
+        removeDir(home);
+      },
+    };
+  }
   if (spec.ceiling) {
     const child = startChild("gateway-ceiling.mjs", {});
     const { address } = await child.line((l) => l.listening === true);
@@ -39,12 +59,15 @@ export async function startServer(spec) {
     HEARTH_GATEWAY_HOST: "127.0.0.1",
     HEARTH_LOG_LEVEL: "info",
   };
-  const child = startProcess([CLI, "--home", home, "gateway", "run"], { label: "gateway", env });
+  // spec.nodeArgs: flags for node itself (workload 14 preloads bench/workers/gc-on-signal.mjs).
+  const args = [...(spec.nodeArgs ?? []), CLI, "--home", home, "gateway", "run"];
+  const child = startProcess(args, { label: "gateway", env });
   const ready = await child.line((l) => l.event === "gateway.ready");
   return {
     pid: ready.pid,
     address: ready.address,
     home,
+    child,
     async stop() {
       const code = await child.signal("SIGTERM");
       removeDir(home);

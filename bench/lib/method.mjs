@@ -56,12 +56,29 @@ Workloads (sizes of this ${s.mode} run):
    message and the reply are each committed before the answer); p99 over the
    turns sent and answered inside the window. Columns: hearth = group commit
    on; naive = the same gateway with \`gateway.groupCommit: false\` (one
-   transaction per message); ceiling = the gateway's own HTTP ceiling,
-   bench/workers/gateway-ceiling.mjs: \`buildServer\` from dist/gateway/server.js
-   (the same routes, validation, \`runTurn\`, echo responder, metrics and
-   logger) over a no-op store and committer (a cached session object per chat,
-   appends answered at once); it has no synchronous level, so both levels'
-   rows share it. Variant order rotated every round. Gateway CPU per turn:
+   transaction per message); ceiling = the fair ceiling at the same level,
+   bench/workers/gateway-sql-ceiling.mjs: a minimal fastify server (the
+   gateway's own fastify) doing a turn's SQL with raw better-sqlite3 on a store
+   hearth created (its schema and FTS5 triggers), with hearth's writer pragmas
+   (WAL, the same \`synchronous\`): the chat's open session read on a
+   read-only connection (created in a transaction of its own when there is
+   none); the inbound message in a savepoint that reads and writes the turn
+   lease row (meta \`turn-lease:<session>\`, the lease JSON), looks the
+   clientId up, takes the next ordinal (\`UPDATE sessions … RETURNING\`) and
+   inserts the message (the FTS5 trigger indexes it); the reply the same way,
+   reading and deleting the lease row after its insert; the session read again
+   (the echo responder reads only the new message: neither loads a transcript);
+   both messages group-committed as the gateway does (what arrives within a
+   tick or while a commit runs is one \`BEGIN IMMEDIATE … COMMIT\`, every caller
+   answered after it). No validation schema, hooks, auth, metrics, logger,
+   write lock or generation check: those are the gateway's own cost. Two more
+   servers, one row each: the gateway's HTTP ceiling,
+   bench/workers/gateway-ceiling.mjs (\`buildServer\` from dist/gateway/server.js
+   over a no-op store and committer: how fast HTTP alone goes, no store can
+   reach it), and the writer-thread prototype (the fair ceiling with its
+   writer connection in a worker thread, the event loop keeping HTTP and the
+   reads; issue 15's experiment, measured, not shipped).
+   Variant order rotated every round. Gateway CPU per turn:
    utime + stime of the server process (/proc/<pid>/stat) over the window,
    per turn answered in it, and the same for the two client processes
    together; messages per commit: the gateway's
@@ -101,7 +118,7 @@ Workloads (sizes of this ${s.mode} run):
    ${n(s.optimizeMessages)}-message store.
 
 8. **gateway footprint**: VmRSS (/proc/<pid>/status) of each server process of
-   workload 3 (same columns): idle, read once ${n(s.gatewaySettleMs)} ms after its readiness line,
+   workload 3 (the ceiling: the fair ceiling at WAL+FULL): idle, read once ${n(s.gatewaySettleMs)} ms after its readiness line,
    before any request; under load, the largest of samples every 100 ms over
    the ${gw.top}-client run (warm-up and window) at WAL+FULL. MB = 10^6 bytes.
 
@@ -154,6 +171,18 @@ Workloads (sizes of this ${s.mode} run):
    connection running the same keyset query (\`ORDER BY ordinal DESC LIMIT 200\`
    on the \`(session_id, active, ordinal)\` index) and reversing the rows, without
    hearth's mapping of rows to messages. Target >= 1/1.2 of the ceiling's rate.
+
+14. **gateway memory** (bench/workloads/memory.mjs, ${s.memRounds ?? 0} rounds): a real \`hearth gateway
+   run\` (WAL+FULL, group commit, echo responder, default configuration) driven over
+   HTTP by one client process in blocks: ${n((s.memBaseTurns ?? 0) / ((s.memTurns ?? 1) / (s.memSessions ?? 1)))} clients at once, each on a new
+   session of its own for ${n((s.memTurns ?? 0) / (s.memSessions ?? 1))} turns back to back, block after block, to
+   ${n(s.memTurns ?? 0)} turns over ${n(s.memSessions ?? 0)} sessions. After the first block (${n(s.memBaseTurns ?? 0)} turns),
+   after a tenth and half of the run and at its end: ${n(s.memSettleMs ?? 0)} ms of settle, VmRSS, then a full
+   garbage collection and VmRSS again, and the V8 heap in use (its /metrics).
+   The gateway exposes no GC: the bench starts it with \`node --expose-gc --import
+   bench/workers/gc-on-signal.mjs\`, a preload that runs \`gc()\` on SIGUSR2 and
+   adds nothing else. The ceiling column is the same gateway after the first
+   block; target <= 1.2× in every round (after the forced GC).
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,

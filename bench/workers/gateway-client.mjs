@@ -13,56 +13,12 @@
 //   answer arrives inside [at, at + ms], and its latency is kept when it
 //   was also sent inside the window. Answers with { turns, latencies,
 //   errors, lastError }.
-import http from "node:http";
 import { CHAT_SHAPES, messageList } from "../lib/corpus.mjs";
+import { closeAgent, post } from "../lib/http-post.mjs";
 import { serve } from "../lib/procs.mjs";
 
 const { seed, turnsPerChat } = JSON.parse(process.argv[2]);
 const texts = messageList(seed, 1000, CHAT_SHAPES).map((m) => m.content);
-
-let agent;
-let agentFor;
-/** One keep-alive agent per gateway; the previous gateway's sockets are closed. */
-function agentOf(address) {
-  if (agentFor !== address) {
-    agent?.destroy();
-    agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
-    agentFor = address;
-  }
-  return agent;
-}
-
-function post(address, body) {
-  const url = new URL("/v1/messages", address);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: "POST",
-        agent: agentOf(address),
-        headers: {
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(body),
-        },
-      },
-      (res) => {
-        const chunks = [];
-        res.on("data", (d) => chunks.push(d));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode,
-            text: res.statusCode === 200 ? "" : Buffer.concat(chunks).toString(),
-          }),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
 
 /** Per client (by number): turns sent so far, across runs of one tag. */
 const sent = new Map();
@@ -78,7 +34,7 @@ async function turn(address, tag, client) {
     content: texts[(client * 31 + n) % texts.length],
     clientId: `${chat}-${n}`,
   });
-  const res = await post(address, body);
+  const res = await post(address, "/v1/messages", body);
   if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 200)}`);
 }
 
@@ -117,6 +73,6 @@ serve({
     return { turns, latencies, errors, lastError };
   },
   async close() {
-    agent?.destroy();
+    closeAgent();
   },
 });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { Readable } from "node:stream";
 import Fastify, {
   type FastifyInstance,
@@ -87,6 +88,8 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
   });
   app.server.maxConnections = g.maxConnections;
+  // One drain listener per turn in flight (followDrain): as many as connections.
+  if (deps.draining) setMaxListeners(0, deps.draining);
   app.decorateRequest("hearthProfile", "");
   app.decorateRequest("authProfile", undefined);
   const served = [...deps.runtimes.keys()];
@@ -129,16 +132,26 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
   });
 
   // First, before anything else: is this a Host (and Origin) we answer for? (S1, DNS rebinding)
-  let policy = { config, value: hostPolicy({ bind: g.host, allowedHosts: g.allowedHosts }) };
+  // `passed`: the last Host header this policy answered (without an Origin);
+  // the same string passes again without being parsed again.
+  let policy = {
+    config,
+    value: hostPolicy({ bind: g.host, allowedHosts: g.allowedHosts }),
+    passed: undefined as string | undefined,
+  };
   app.addHook("onRequest", async (request) => {
     const now = deps.config();
     if (policy.config !== now) {
       policy = {
         config: now,
         value: hostPolicy({ bind: g.host, allowedHosts: now.gateway.allowedHosts }),
+        passed: undefined,
       };
     }
-    const refusal = hostRefusal(request.headers, policy.value);
+    const { host, origin } = request.headers;
+    const known = host !== undefined && host === policy.passed && origin === undefined;
+    const refusal = known ? undefined : hostRefusal(request.headers, policy.value);
+    if (!refusal && origin === undefined) policy.passed = host;
     if (refusal) {
       request.log.warn(
         {
@@ -233,22 +246,30 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
+      // Not AbortSignal.any([gone, draining]): on Node 20 every call leaves a
+      // WeakRef in the long-lived draining signal for good (the gateway
+      // grew ~60 bytes a turn). A listener, removed when the turn ends.
+      const stopOnDrain = followDrain(deps.draining, gone);
       const turnDeps = {
         responder: deps.responder(),
         config: deps.config(),
         tools: deps.tools?.(),
         metrics: deps.metrics,
         signal: deps.shutdown,
-        stop: deps.draining ? AbortSignal.any([gone.signal, deps.draining]) : gone.signal,
+        stop: gone.signal,
         log: request.log,
       };
       const wantsStream =
         body.stream === true || (request.headers.accept ?? "").includes("text/event-stream");
-      if (!wantsStream) {
-        const result = await runTurn(runtime, inbound, turnDeps);
-        return { profile: runtime.profile, ...result };
+      try {
+        if (!wantsStream) {
+          const result = await runTurn(runtime, inbound, turnDeps);
+          return { profile: runtime.profile, ...result };
+        }
+        return await streamTurn(reply, runtime, inbound, turnDeps, deps.metrics, deps.recover);
+      } finally {
+        stopOnDrain();
       }
-      return streamTurn(reply, runtime, inbound, turnDeps, deps.metrics, deps.recover);
     },
   );
 
@@ -330,6 +351,22 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     },
   );
   return app;
+}
+
+/**
+ * Abort `turn` when `draining` aborts, until the returned function is
+ * called (the listener is removed then: the draining signal lives as long
+ * as the gateway and must not collect one entry per turn).
+ */
+export function followDrain(draining: AbortSignal | undefined, turn: AbortController): () => void {
+  if (!draining) return () => {};
+  if (draining.aborted) {
+    turn.abort(draining.reason);
+    return () => {};
+  }
+  const onDrain = () => turn.abort(draining.reason);
+  draining.addEventListener("abort", onDrain, { once: true });
+  return () => draining.removeEventListener("abort", onDrain);
 }
 
 /**

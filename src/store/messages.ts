@@ -69,10 +69,18 @@ export class Messages {
     }[],
   ): Promise<AppendResult[]> {
     const now = this.access.now();
-    const results: AppendResult[] = items.map(() => ({
-      ok: false,
-      error: new HearthError("HEARTH_INTERNAL", "internal: the append was not attempted"),
-    }));
+    // Filled as items are tried; an Error is built only for one never tried
+    // (an Error per item, with its stack, was a measurable share of a turn).
+    const results: (AppendResult | undefined)[] = new Array(items.length);
+    const done = (): AppendResult[] =>
+      Array.from(
+        results,
+        (r) =>
+          r ?? {
+            ok: false,
+            error: new HearthError("HEARTH_INTERNAL", "internal: the append was not attempted"),
+          },
+      );
     const prepared = items.map((item, i) => {
       try {
         return prepare(item.message, now);
@@ -81,7 +89,7 @@ export class Messages {
         return undefined;
       }
     });
-    if (prepared.every((p) => p === undefined)) return results;
+    if (prepared.every((p) => p === undefined)) return done();
     await this.access.writeTransaction((conn) => {
       prepared.forEach((p, i) => {
         if (!p) return;
@@ -99,7 +107,7 @@ export class Messages {
         }
       });
     });
-    return results;
+    return done();
   }
 
   /**

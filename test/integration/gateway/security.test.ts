@@ -222,6 +222,8 @@ describe("security (issue 11) against a real gateway", () => {
     ]) {
       expect((await raw(gw, "/v1/sessions", { headers: { host } })).status, host).toBe(200);
     }
+    // A good Host answered just before does not let a bad one through.
+    expect((await raw(gw, "/v1/sessions", { headers: { host: "evil.example" } })).status).toBe(403);
     // A page of another origin is refused even with a good Host.
     const page = await raw(gw, "/v1/messages", {
       headers: { origin: "http://evil.example" },
