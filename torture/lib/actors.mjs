@@ -204,8 +204,10 @@ export class Actors {
     // to the client says only "see its log" for an unexpected error.
     proc.onStderr = (chunk) => {
       if (this.stats.dashboard.firstFailureLog) return;
-      const line = chunk.split("\n").find((l) => l.includes('"request failed"'));
-      if (line) this.stats.dashboard.firstFailureLog = line.slice(0, 4000);
+      const line = chunk
+        .split("\n")
+        .find((l) => l.includes('"request failed"') && l.includes('"code":"HEARTH_INTERNAL"'));
+      if (line) this.stats.dashboard.firstFailureLog = line.slice(0, 6000);
     };
     this.dashboard = d;
     this.dashboardReady = (async () => {

@@ -147,7 +147,7 @@ export function printSummary(summary, stats, _ledger) {
   for (const [key, message] of Object.entries(summary.dashboard.firstMessages ?? {}))
     w(`    first ${key}: ${message}`);
   if (summary.dashboard.firstFailureLog)
-    w(`    its log for the first: ${summary.dashboard.firstFailureLog}`);
+    w(`    its log for the first 500 HEARTH_INTERNAL: ${summary.dashboard.firstFailureLog}`);
   w(`  cli exits               ${JSON.stringify(summary.cli)}`);
   w(`  gateway answers         ${JSON.stringify(summary.gatewayStatus)}`);
   w(`  unexpected exits        ${summary.unexpectedExits} (not a must-be-0 row; listed below)`);
