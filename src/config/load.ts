@@ -1,23 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
-import { HearthError } from "../errors.js";
+import { type ConfigLayers, merge, readLayers } from "./layers.js";
 import { configPath } from "./paths.js";
 import type { HearthConfig, HearthConfigInput } from "./schema.js";
 import { validateConfig } from "./validate.js";
-
-/** Environment variables that override the config file, and the key each sets. */
-const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "int"]> = {
-  HEARTH_JOURNAL_MODE: ["durability", "journalMode", "string"],
-  HEARTH_SYNCHRONOUS: ["durability", "synchronous", "string"],
-  HEARTH_BUSY_TIMEOUT_MS: ["store", "busyTimeoutMs", "int"],
-  HEARTH_GATE_WAIT_MS: ["store", "gateWaitMs", "int"],
-  HEARTH_READER_THREADS: ["store", "readerThreads", "int"],
-  HEARTH_BACKUP_KEEP: ["backup", "keep", "int"],
-  HEARTH_GATEWAY_PORT: ["gateway", "port", "int"],
-  HEARTH_GATEWAY_HOST: ["gateway", "host", "string"],
-  HEARTH_DASHBOARD_PORT: ["dashboard", "port", "int"],
-  HEARTH_DASHBOARD_HOST: ["dashboard", "host", "string"],
-  HEARTH_SCHEDULER_PORT: ["scheduler", "port", "int"],
-};
 
 export interface LoadConfigOptions {
   home: string;
@@ -32,113 +16,17 @@ export function loadConfig({
   overrides,
   env = process.env,
 }: LoadConfigOptions): HearthConfig {
-  const file = configPath(home);
-  const fromFile = readConfigFile(file);
+  return validateLayers(readLayers(configPath(home), env), overrides);
+}
+
+/** Validates each layer, then the merged result (loadConfigLazily calls it too). */
+export function validateLayers(
+  { file, fromFile, fromEnv }: ConfigLayers,
+  overrides: HearthConfigInput | undefined,
+): HearthConfig {
   // Validate each layer on its own so an error names the layer that holds it.
   validateConfig(fromFile, file);
-  const fromEnv = envLayer(env);
   validateConfig(fromEnv, "environment (HEARTH_*)");
   if (overrides !== undefined) validateConfig(overrides, "options");
   return validateConfig(merge(merge(fromFile, fromEnv), overrides ?? {}), file);
-}
-
-function readConfigFile(file: string): Record<string, unknown> {
-  let text: string;
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new HearthError("HEARTH_CONFIG_UNREADABLE", `cannot read ${file}: ${String(err)}`, {
-      resource: file,
-      cause: err,
-    });
-  }
-  try {
-    // The file that was opened is the one judged and read (no swap in between).
-    refuseUnsafeConfig(file, fstatSync(fd));
-    text = readFileSync(fd, "utf8");
-  } catch (err) {
-    if (err instanceof HearthError) throw err;
-    throw new HearthError("HEARTH_CONFIG_UNREADABLE", `cannot read ${file}: ${String(err)}`, {
-      resource: file,
-      cause: err,
-    });
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      throw new TypeError("the top level must be a JSON object");
-    }
-    return parsed as Record<string, unknown>;
-  } catch (err) {
-    throw new HearthError(
-      "HEARTH_CONFIG_UNREADABLE",
-      `cannot parse ${file}: ${(err as Error).message}`,
-      {
-        resource: file,
-        cause: err,
-        hint: `fix the JSON in ${file}, or move it aside to use the defaults`,
-      },
-    );
-  }
-}
-
-/**
- * config.json decides where the gateway listens and where transcripts and
- * the API key are sent, so it is trusted only like a database file (S1): a
- * regular file owned by this user (or root), not writable by group or
- * others.
- */
-function refuseUnsafeConfig(
-  file: string,
-  stats: { isFile(): boolean; uid: number; mode: number },
-): void {
-  const uid = process.getuid?.();
-  if (!stats.isFile()) {
-    throw new HearthError("HEARTH_CONFIG_UNREADABLE", `cannot read ${file}: not a regular file`, {
-      resource: file,
-      hint: `move ${file} aside to use the defaults`,
-    });
-  }
-  let why: string | undefined;
-  if (uid !== undefined && stats.uid !== uid && stats.uid !== 0)
-    why = `it is owned by uid ${stats.uid}, not by this user (uid ${uid})`;
-  else if ((stats.mode & 0o022) !== 0)
-    why = `it is writable by ${(stats.mode & 0o020) !== 0 ? "its group" : "others"} (mode ${(stats.mode & 0o777).toString(8).padStart(4, "0")})`;
-  if (why === undefined) return;
-  throw new HearthError("HEARTH_CONFIG_UNSAFE", `refusing ${file}: ${why}`, {
-    resource: file,
-    hint: `check its contents, then: chown $(id -u) ${file} && chmod 600 ${file}`,
-  });
-}
-
-function envLayer(env: NodeJS.ProcessEnv): Record<string, Record<string, unknown>> {
-  const layer: Record<string, Record<string, unknown>> = {};
-  for (const [name, [section, key, kind]] of Object.entries(ENV_KEYS)) {
-    const raw = env[name];
-    if (raw === undefined || raw === "") continue;
-    const value = kind === "int" && /^-?\d+$/.test(raw) ? Number(raw) : raw;
-    layer[section] ??= {};
-    layer[section][key] = value;
-  }
-  return layer;
-}
-
-function merge(
-  base: Record<string, unknown>,
-  top: Record<string, unknown>,
-): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(top)) {
-    const below = out[key];
-    out[key] = isPlainObject(below) && isPlainObject(value) ? merge(below, value) : value;
-  }
-  return out;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -1,8 +1,9 @@
 import { isIP } from "node:net";
 import { Cron } from "croner";
-import { z } from "zod";
+import type { z as Z } from "zod";
 import { JOB_KINDS } from "./job-kinds.js";
 import { toolsSchema } from "./tools.js";
+import { z } from "./zod.js";
 
 /** Journal modes hearth accepts. MEMORY and OFF lose data on a crash and are not offered. */
 export const JOURNAL_MODES = ["wal", "delete", "truncate", "persist"] as const;
@@ -346,8 +347,8 @@ export const jobSchema = z
         message: `only kind "command" takes a command`,
       });
   });
-export type JobConfig = z.infer<typeof jobSchema>;
-export type JobConfigInput = z.input<typeof jobSchema>;
+export type JobConfig = Z.infer<typeof jobSchema>;
+export type JobConfigInput = Z.input<typeof jobSchema>;
 
 const scheduler = z
   .object({
@@ -388,8 +389,8 @@ export const configSchema = z
   })
   .strict();
 
-export type HearthConfig = z.infer<typeof configSchema>;
+export type HearthConfig = Z.infer<typeof configSchema>;
 /** What a caller or a config file may give: every key optional. */
-export type HearthConfigInput = z.input<typeof configSchema>;
+export type HearthConfigInput = Z.input<typeof configSchema>;
 
 export const DEFAULT_CONFIG: HearthConfig = configSchema.parse({});

@@ -1,5 +1,6 @@
 import { isAbsolute } from "node:path";
-import { z } from "zod";
+import type { z as Z } from "zod";
+import { z } from "./zod.js";
 
 /** The tools hearth ships; `tools.enabled` may name these and the tools of `tools.modules`. */
 export const BUILTIN_TOOLS = ["session_search", "session_read", "current_time"] as const;
@@ -41,4 +42,4 @@ export const toolsSchema = z
   })
   .strict();
 
-export type ToolsConfig = z.infer<typeof toolsSchema>;
+export type ToolsConfig = Z.infer<typeof toolsSchema>;

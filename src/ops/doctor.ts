@@ -1,4 +1,4 @@
-import { loadConfig } from "../config/load.js";
+import { loadConfigLazily } from "../config/load-lazily.js";
 import { databasePath, resolveLocation } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { isHearthError } from "../errors.js";
@@ -53,7 +53,7 @@ export async function runDoctor(
 
   let config: HearthConfig;
   try {
-    config = loadConfig({ home });
+    config = await loadConfigLazily({ home });
   } catch (err) {
     findings.push(openFailure(err, "config"));
     return finish();

@@ -1,6 +1,6 @@
 import { accessSync, constants, lstatSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
-import { loadConfig } from "../config/load.js";
+import { loadConfigLazily } from "../config/load-lazily.js";
 import { backupsDir, databasePath, profileDir, resolveLocation } from "../config/paths.js";
 import type { HearthConfig, HearthConfigInput } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
@@ -109,7 +109,7 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     throw new TypeError(`options.role must be "writer" or "reader", got ${JSON.stringify(role)}`);
   }
   const { home, profile } = resolveLocation(options, env);
-  const config = loadConfig({
+  const config = await loadConfigLazily({
     home,
     env,
     ...(options.config ? { overrides: options.config } : {}),

@@ -1,8 +1,11 @@
 import type { Command } from "commander";
-import { runAcp } from "../../acp/main.js";
 import { resolveLocation } from "../../config/paths.js";
 import { globals } from "../globals.js";
 import { reportStartupError } from "../output.js";
+
+// Loaded when the command runs, never by `hearth --help` or another command.
+const runAcp: typeof import("../../acp/main.js").runAcp = async (...a) =>
+  (await import("../../acp/main.js")).runAcp(...a);
 
 const bytes = (v: string) => {
   const n = Number(v);

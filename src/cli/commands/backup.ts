@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
@@ -108,6 +107,7 @@ export async function confirm(question: string): Promise<void> {
       hint: "pass --yes to confirm (or --dry-run to check first)",
     });
   }
+  const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   const answer = await rl.question(`${question} [y/N] `);
   rl.close();

@@ -2,8 +2,6 @@ import { once } from "node:events";
 import { createWriteStream, rmSync } from "node:fs";
 import type { Command } from "commander";
 import { HearthError } from "../../errors.js";
-import { openExclusive } from "../../files/create.js";
-import { fsyncFile } from "../../ops/backup.js";
 import type { Store } from "../../store/store.js";
 import type { Session } from "../../store/types.js";
 import { type GlobalOptions, globals } from "../globals.js";
@@ -12,6 +10,9 @@ import { printable } from "../printable.js";
 import { progress } from "../progress.js";
 
 // Loaded when the command runs, never by `hearth --help` or another command.
+const fsyncFile = async (path: string) => (await import("../../ops/backup.js")).fsyncFile(path);
+const openExclusive = async (path: string) =>
+  (await import("../../files/create.js")).openExclusive(path);
 const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
   (await import("../../store/open.js")).openStore(...a);
 
@@ -156,14 +157,14 @@ export function registerSessions(program: Command): Command {
             : [];
           await writeExport(store, o.format, ids, o.output, g.json);
           if (o.checkpoint && o.output) {
-            fsyncFile(o.output);
+            await fsyncFile(o.output);
             for (const fp of prints) {
               if (fp.maxMessageId !== null)
                 await store.meta.set(`checkpoint:${fp.id}`, String(fp.maxMessageId));
             }
           }
           if (o.deleteAfterExport && o.output) {
-            fsyncFile(o.output);
+            await fsyncFile(o.output);
             const deleted: string[] = [];
             const changed: string[] = [];
             for (const fp of prints) {
@@ -217,7 +218,7 @@ async function writeExport(
     await writeTo(process.stdout, store, format, ids, json);
     return;
   }
-  const out = createOutput(output);
+  const out = await createOutput(output);
   try {
     await writeTo(out, store, format, ids, json);
     out.end();
@@ -272,10 +273,10 @@ async function writeTo(
  * The export file: created here, exclusively, never through a symbolic
  * link, 0600. It must not exist yet; its directory must.
  */
-function createOutput(path: string) {
+async function createOutput(path: string) {
   let fd: number;
   try {
-    fd = openExclusive(path);
+    fd = await openExclusive(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =

@@ -1,6 +1,7 @@
 import { existsSync, unlinkSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
+import { internals } from "../../../src/store/store.js";
 import { tempHome } from "../../helpers/home.js";
 import { startWorker } from "../../helpers/worker.js";
 
@@ -59,6 +60,28 @@ describe("the generation guard (F3)", () => {
     ).rejects.toMatchObject({
       code: "HEARTH_GENERATION_CHANGED",
     });
+    await store.close();
+  });
+
+  it("never acknowledges a write whose files were replaced while it ran", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    const session = await store.sessions.create({ title: "mid-write" });
+    const path = store.path;
+    // The generation changes inside the write transaction, after the check
+    // before BEGIN: only the check after COMMIT can tell (a TEMP trigger of
+    // this connection calls back into this process mid-transaction).
+    const db = store[internals].connection("writer").db;
+    db.function("unlink_generation", () => {
+      unlinkSync(`${path}-wal`);
+      unlinkSync(`${path}-shm`);
+      return 0;
+    });
+    db.exec(`CREATE TEMP TRIGGER ghost_now AFTER INSERT ON main.messages
+             WHEN NEW.content = 'unlink' BEGIN SELECT unlink_generation(); END`);
+    await expect(
+      store.messages.append(session.id, { role: "user", content: "unlink" }),
+    ).rejects.toMatchObject({ code: "HEARTH_GENERATION_CHANGED" });
     await store.close();
   });
 });
