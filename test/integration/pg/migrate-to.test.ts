@@ -203,6 +203,50 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
     expect(ids).toContain("zzz-parent");
   });
 
+  it("never reports a copy whose content differs from its source (verification reads the target back)", async () => {
+    const home = await filledHome();
+    const url = await freshPgDatabase();
+    const empty = tempHome();
+    await (await openStore({ home: empty, env: {} })).close();
+    expect((await runCli(["migrate", "--to", url], { home: empty, env })).code).toBe(0);
+    // A foreign trigger on the target changes what is written: the copy runs to its end, the hashes differ.
+    const c = await connect(url);
+    await c.query(`CREATE FUNCTION tamper() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN NEW.value := NEW.value || '!'; RETURN NEW; END $$`);
+    await c.query(
+      "CREATE TRIGGER tamper BEFORE INSERT ON meta FOR EACH ROW WHEN (NEW.key NOT LIKE 'hearth.%') EXECUTE FUNCTION tamper()",
+    );
+    const copied = await runCli(["--json", "migrate", "--to", url], { home, env });
+    expect(copied.code).toBe(1);
+    const err = JSON.parse(copied.stderr).error;
+    expect(err.code).toBe("HEARTH_MIGRATE_MISMATCH");
+    expect(err.details.tables.map((t: { table: string }) => t.table)).toEqual(["meta"]);
+    expect(copied.stdout).toBe("");
+    // Not acknowledged: the progress row is still there, so the copy is not mistaken for a finished one.
+    const progress = await c.query(
+      "SELECT count(*)::int AS n FROM meta WHERE key = 'hearth.migrate-to.progress'",
+    );
+    expect(progress.rows[0].n).toBe(1);
+  });
+
+  it("one copy at a time into a database: a second is refused (exit 3), naming the first", async () => {
+    const home = await filledHome();
+    const url = await freshPgDatabase();
+    const holder = new pg.Client({
+      connectionString: url,
+      application_name: "hearth:cli:777@other-host",
+    });
+    await holder.connect();
+    clients.push(holder);
+    await holder.query("SELECT pg_advisory_lock($1, 2)", [0x68656172]);
+    const refused = await runCli(["--json", "migrate", "--to", url], { home, env });
+    expect(refused.code).toBe(3);
+    const err = JSON.parse(refused.stderr).error;
+    expect(err.code).toBe("HEARTH_STORE_HELD");
+    expect(err.message).toContain("hearth:cli:777@other-host");
+    expect(await pgCounts(url)).toMatchObject({ sessions: 0, messages: 0 });
+  });
+
   it("refuses a source row PostgreSQL cannot hold, naming table and id; nothing is copied", async () => {
     const home = await filledHome();
     const db = new Database(join(home, "state.db"));
