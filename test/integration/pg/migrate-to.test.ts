@@ -126,6 +126,37 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
     expect(sqliteRows(file2)).toEqual(source);
   });
 
+  it("keys sort by bytes on both sides, whatever the database's collation (ICU en-US here)", async () => {
+    const home = await filledHome(async (store) => {
+      for (const id of ["B-upper", "a-lower", "_under", "Ä-umlaut", "a b", "ab"])
+        await store.sessions.create({ id });
+      for (const key of ["B", "a", "_z", "é", "E"]) await store.meta.set(key, key);
+    });
+    // Integers beyond 2^53 survive too.
+    const db = new Database(join(home, "state.db"));
+    db.prepare("UPDATE health_samples SET database_bytes = 9223372036854775807").run();
+    db.close();
+    const admin = await connect(PG_ADMIN_URL);
+    const name = `hearth_t_icu_${process.pid}_${Date.now()}`;
+    await admin.query(
+      `CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`,
+    );
+    const u = new URL(PG_ADMIN_URL);
+    u.pathname = `/${name}`;
+    try {
+      const there = await runCli(["--json", "migrate", "--to", u.toString()], { home, env });
+      expect(there.stderr).toBe("");
+      expect(there.code).toBe(0);
+      const back = join(tempHome(), "back.db");
+      const again = await runCli(["migrate", "--from", u.toString(), "--to", back], { home, env });
+      expect(again.stderr).toBe("");
+      expect(again.code).toBe(0);
+      expect(sqliteRows(back)).toEqual(sqliteRows(join(home, "state.db")));
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }
+  });
+
   it("resumes after a kill -9 mid-copy, without duplicates", async () => {
     const home = await filledHome(async (store) => {
       const s = await store.sessions.create({ title: "bulk" });
