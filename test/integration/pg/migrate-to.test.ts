@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -202,6 +202,28 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
     const again = await runCli(["--json", "migrate", "--to", url], { home, env });
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stderr).error.code).toBe("HEARTH_TARGET_NOT_EMPTY");
+  });
+
+  it("the way back killed mid-copy publishes nothing; the next run removes its staging and finishes", async () => {
+    const home = await filledHome();
+    const url = await freshPgDatabase();
+    expect((await runCli(["migrate", "--to", url], { home, env })).code).toBe(0);
+    const dir = dirname(tempHome());
+    const target = join(dir, "back.db");
+    const killed = await runCli(["migrate", "--from", url, "--to", target, "--chunk-rows", "10"], {
+      home,
+      env: { HEARTH_FAILPOINTS: "migrate-to.mid-copy=kill@3" },
+    });
+    expect(killed.signal).toBe("SIGKILL");
+    expect(existsSync(target)).toBe(false);
+    expect(readdirSync(dir).filter((n) => n.startsWith(".hearth-migrate-back.db-"))).toHaveLength(
+      1,
+    );
+    const again = await runCli(["migrate", "--from", url, "--to", target], { home, env });
+    expect(again.stderr).toBe("");
+    expect(again.code).toBe(0);
+    expect(readdirSync(dir).filter((n) => n.startsWith(".hearth-migrate-"))).toEqual([]);
+    expect(sqliteRows(target)).toEqual(sqliteRows(join(home, "state.db")));
   });
 
   it("refuses a non-empty target and changes nothing; --force copies over it", async () => {
