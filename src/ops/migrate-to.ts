@@ -23,6 +23,8 @@ export interface MigrateToOptions {
   /** The PostgreSQL source of a copy to SQLite (default: store.url). */
   from?: string | undefined;
   force?: boolean;
+  /** To PostgreSQL only: hash the source and judge the target, write nothing. */
+  dryRun?: boolean;
   chunkRows?: number;
   onProgress?: OnProgress;
   env?: NodeJS.ProcessEnv;
@@ -64,6 +66,7 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
       const db = store[internals].connection("reader").db;
       const report = await copySqliteToPg(db, store.path, options.to, {
         ...(options.force === undefined ? {} : { force: options.force }),
+        ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
         ...(options.chunkRows === undefined ? {} : { chunkRows: options.chunkRows }),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       });
@@ -80,6 +83,12 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
       {
         hint: "copy a SQLite store with hearth backup; to copy from PostgreSQL, set store.url or pass --from postgres://…",
       },
+    );
+  if (options.dryRun)
+    throw new HearthError(
+      "HEARTH_USAGE",
+      "--dry-run applies to a copy to PostgreSQL; a copy to SQLite writes only a new file, published once verified",
+      { hint: "run it without --dry-run" },
     );
   const target =
     extname(options.to) === ".db"

@@ -23,6 +23,10 @@ export function registerMigrate(program: Command): void {
       "--force",
       "PostgreSQL target only: empty its hearth tables first when it holds other rows",
     )
+    .option(
+      "--dry-run",
+      "to PostgreSQL: hash the source (refusing what PostgreSQL cannot hold) and say whether the target would be copied fresh, resumed or refused; write nothing",
+    )
     .option("--chunk-rows <n>", "rows per target transaction (default 1000)", (v) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 1 || n > 100_000)
@@ -33,7 +37,7 @@ export function registerMigrate(program: Command): void {
     })
     .action(
       async (
-        o: { to: string; from?: string; force?: boolean; chunkRows?: number },
+        o: { to: string; from?: string; force?: boolean; dryRun?: boolean; chunkRows?: number },
         command: Command,
       ) => {
         const g = globals(command);
@@ -44,6 +48,7 @@ export function registerMigrate(program: Command): void {
           to: o.to,
           from: o.from,
           force: o.force === true,
+          dryRun: o.dryRun === true,
           ...(o.chunkRows === undefined ? {} : { chunkRows: o.chunkRows }),
           onProgress: progress.onProgress,
         }).finally(() => progress.stop());
@@ -54,6 +59,14 @@ export function registerMigrate(program: Command): void {
 }
 
 function render(r: MigrateToReport): string {
+  if (r.dryRun)
+    return `would copy ${r.source} -> ${r.target}: ${r.rows} rows in ${r.tables.length} tables, ${
+      r.resumed
+        ? "resuming an interrupted copy of this same source"
+        : r.emptiedTarget
+          ? "after emptying the target's hearth tables (--force)"
+          : "into an empty target"
+    }; nothing was written\n`;
   const lines = [
     `copied ${r.source} -> ${r.target}${r.resumed ? " (resumed an interrupted copy)" : ""}${r.emptiedTarget ? " (emptied the target first: --force)" : ""}`,
   ];

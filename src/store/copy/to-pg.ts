@@ -14,8 +14,9 @@ import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import { HearthError } from "../../errors.js";
 import { failpoint } from "../../failpoints.js";
-import { migratePg } from "../pg/migrate.js";
-import { createPool, fromPgError, maskUrl, type PgClient } from "../pg/pool.js";
+import { migratePg, readVersion } from "../pg/migrate.js";
+import { createPool, fromPgError, maskUrl, type PgClient, type PgPool } from "../pg/pool.js";
+import { PG_LATEST_SCHEMA_VERSION } from "../pg/schema.js";
 import type { OnProgress } from "../progress.js";
 import { holdCopyLock } from "./lock.js";
 import { assertPgColumns, hashPgTables, insertPgRows, pgWhere } from "./pg-side.js";
@@ -33,6 +34,8 @@ export interface CopyOptions {
   force?: boolean;
   /** Rows per chunk (one target transaction each); default 1000. */
   chunkRows?: number;
+  /** Hash the source and judge the target (fresh, resume, refused); write nothing. */
+  dryRun?: boolean;
   onProgress?: OnProgress;
 }
 
@@ -56,7 +59,10 @@ export interface CopyReport {
   durationMs: number;
   /** Rows written per second by this run (copy and verification included). */
   rowsPerSecond: number;
-  verified: true;
+  /** True when counts and hashes were read back from the target and matched (false only for --dry-run). */
+  verified: boolean;
+  /** A dry run: `resumed` and `emptiedTarget` say what the real run would do; nothing was written. */
+  dryRun: boolean;
 }
 
 interface Progress {
@@ -87,6 +93,21 @@ export async function copySqliteToPg(
     const print = fingerprint(sourceHashes);
     const pool = createPool(url, { max: 1, kind: "migrate" });
     try {
+      if (options.dryRun) {
+        const plan = await planOnly(pool, url, specs, sourcePath, print, options.force);
+        return {
+          source: sourcePath,
+          target: maskUrl(url),
+          ...plan,
+          tables: specs.map((s) => ({ table: s.name, ...sourceHashes[s.name]!, copied: 0 })),
+          rows: Object.values(sourceHashes).reduce((n, t) => n + t.rows, 0),
+          copied: 0,
+          durationMs: Date.now() - started,
+          rowsPerSecond: 0,
+          verified: false,
+          dryRun: true,
+        };
+      }
       await migratePg(pool, url);
       const client = await pool.connect().catch((err) => {
         throw fromPgError(err, url, "connect to the target");
@@ -119,6 +140,7 @@ export async function copySqliteToPg(
             durationMs,
             rowsPerSecond: Math.round((total * 1000) / Math.max(1, durationMs)),
             verified: true,
+            dryRun: false,
           };
         } finally {
           await release();
@@ -136,19 +158,53 @@ export async function copySqliteToPg(
   }
 }
 
-/** Fresh, resumed, or refused: what the target holds decides. */
-async function startingPoint(
+/** What a real run would do with this target, read without writing (no schema is created). */
+async function planOnly(
+  pool: PgPool,
+  url: string,
+  specs: readonly TableSpec[],
+  sourcePath: string,
+  print: string,
+  force: boolean | undefined,
+): Promise<{ resumed: boolean; emptiedTarget: boolean }> {
+  const client = await pool.connect().catch((err) => {
+    throw fromPgError(err, url, "connect to the target");
+  });
+  try {
+    const version = await readVersion(client, url);
+    if (version === undefined) return { resumed: false, emptiedTarget: false };
+    if (version > PG_LATEST_SCHEMA_VERSION)
+      throw new HearthError(
+        "HEARTH_SCHEMA_TOO_NEW",
+        `${maskUrl(url)} has schema version ${version}; this hearth knows up to ${PG_LATEST_SCHEMA_VERSION}`,
+        { resource: maskUrl(url), hint: "upgrade hearth on this host" },
+      );
+    await assertPgColumns(client, specs);
+    const judged = await judgeTarget(client, url, specs, sourcePath, print, force);
+    return {
+      resumed: judged.previous !== undefined && judged.resume,
+      emptiedTarget: judged.nonEmpty && !judged.resume,
+    };
+  } catch (err) {
+    throw fromPgError(err, url, "inspect the target");
+  } finally {
+    client.release();
+  }
+}
+
+/** Resume, fresh, or refused: what the target holds decides (reads only). */
+async function judgeTarget(
   client: PgClient,
   url: string,
   specs: readonly TableSpec[],
   sourcePath: string,
   print: string,
   force: boolean | undefined,
-): Promise<{ progress: Progress; resumed: boolean; emptied: boolean }> {
+): Promise<{ previous: Progress | undefined; resume: boolean; nonEmpty: boolean }> {
   const found = await client.query("SELECT value FROM meta WHERE key = $1", [PROGRESS_KEY]);
   const previous = found.rows[0] ? (JSON.parse(found.rows[0].value) as Progress) : undefined;
   if (previous && previous.fingerprint === print && !force)
-    return { progress: previous, resumed: true, emptied: false };
+    return { previous, resume: true, nonEmpty: true };
   const occupied: string[] = [];
   for (const spec of specs) {
     const { rows } = await client.query(
@@ -171,6 +227,27 @@ async function startingPoint(
       },
     );
   }
+  return { previous, resume: false, nonEmpty };
+}
+
+/** Fresh, resumed, or refused; a fresh start empties a forced target and writes the progress row. */
+async function startingPoint(
+  client: PgClient,
+  url: string,
+  specs: readonly TableSpec[],
+  sourcePath: string,
+  print: string,
+  force: boolean | undefined,
+): Promise<{ progress: Progress; resumed: boolean; emptied: boolean }> {
+  const { previous, resume, nonEmpty } = await judgeTarget(
+    client,
+    url,
+    specs,
+    sourcePath,
+    print,
+    force,
+  );
+  if (resume && previous) return { progress: previous, resumed: true, emptied: false };
   const progress: Progress = {
     source: sourcePath,
     fingerprint: print,

@@ -58,6 +58,7 @@ export async function copyPgToSqlite(
       durationMs,
       rowsPerSecond: Math.round((rows * 1000) / Math.max(1, durationMs)),
       verified: true,
+      dryRun: false,
     };
   } finally {
     rmSync(staging, { recursive: true, force: true });

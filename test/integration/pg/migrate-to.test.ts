@@ -180,6 +180,11 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
     expect(partial.messages).toBeGreaterThan(0);
     expect(partial.messages).toBeLessThan(source.messages!.length);
 
+    const plan = await runCli(["--json", "migrate", "--to", url, "--dry-run"], { home, env });
+    expect(plan.code).toBe(0);
+    expect(plan.json()).toMatchObject({ dryRun: true, resumed: true, copied: 0, verified: false });
+    expect(await pgCounts(url)).toEqual(partial);
+
     const resumed = await runCli(["--json", "migrate", "--to", url, "--chunk-rows", "20"], {
       home,
       env,
@@ -246,6 +251,14 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
     expect((await c.query("SELECT * FROM sessions ORDER BY id")).rows).toEqual(before.rows);
     expect(await pgCounts(url)).toMatchObject({ sessions: 1, messages: 0 });
 
+    const dry = await runCli(["--json", "migrate", "--to", url, "--force", "--dry-run"], {
+      home,
+      env,
+    });
+    expect(dry.code).toBe(0);
+    expect(dry.json()).toMatchObject({ dryRun: true, emptiedTarget: true, resumed: false });
+    expect((await c.query("SELECT * FROM sessions ORDER BY id")).rows).toEqual(before.rows);
+
     const forced = await runCli(["--json", "migrate", "--to", url, "--force"], { home, env });
     expect(forced.code).toBe(0);
     expect(forced.json().emptiedTarget).toBe(true);
@@ -307,6 +320,8 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
     db.prepare("UPDATE messages SET content = 'a' || char(0) || 'b' WHERE id = ?").run(id);
     db.close();
     const url = await freshPgDatabase();
+    const dry = await runCli(["--json", "migrate", "--to", url, "--dry-run"], { home, env });
+    expect(JSON.parse(dry.stderr).error.code).toBe("HEARTH_VALUE_UNREPRESENTABLE");
     const refused = await runCli(["--json", "migrate", "--to", url], { home, env });
     expect(refused.code).toBe(1);
     const err = JSON.parse(refused.stderr).error;
