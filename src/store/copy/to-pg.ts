@@ -256,10 +256,10 @@ async function startingPoint(
     parents: false,
   };
   await tx(client, async () => {
+    // No CASCADE: a table hearth did not create that references these makes
+    // the TRUNCATE fail (nothing changed) rather than lose its own rows.
     if (nonEmpty)
-      await client.query(
-        `TRUNCATE ${specs.map((s) => s.name).join(", ")} RESTART IDENTITY CASCADE`,
-      );
+      await client.query(`TRUNCATE ${specs.map((s) => s.name).join(", ")} RESTART IDENTITY`);
     await client.query(
       "INSERT INTO meta (key, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
       [PROGRESS_KEY, JSON.stringify(progress), Date.now()],
