@@ -10,6 +10,10 @@ describe.skipIf(!pgEnabled)("hearth backup and restore on PostgreSQL", () => {
   it("backs up with pg_dump (staged, verified, 0600, named, retained) and restores it into an empty database", async () => {
     const url = await filledDatabase();
     const home = pgHome(url);
+    const dry = await runCli(["--json", "backup", "--dry-run"], { home, env: cliEnv });
+    expect(dry.code).toBe(0);
+    expect(dry.json()).toMatchObject({ dryRun: true, backend: "postgres" });
+    expect(readdirSync(join(home, "backups"))).toEqual([]);
     const first = await runCli(["--json", "backup"], { home, env: cliEnv });
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);

@@ -10,6 +10,7 @@ import { runCli } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, PG_ADMIN_URL, pgEnabled } from "../../helpers/pg.js";
 import { fillStore } from "./fill-store.js";
+import { pgHome } from "./helpers.js";
 
 const clients: pg.Client[] = [];
 async function connect(url: string): Promise<pg.Client> {
@@ -119,8 +120,9 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stderr).error.code).toBe("HEARTH_TARGET_NOT_EMPTY");
     expect(readFileSync(file, "utf8")).toBe("not empty");
+    // With store.url set, the configured database is the source.
     const file2 = join(dirname(back), "copy2.db");
-    const ok = await runCli(["migrate", "--from", url, "--to", file2], { home, env });
+    const ok = await runCli(["migrate", "--to", file2], { home: pgHome(url), env });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("verified");
     expect(sqliteRows(file2)).toEqual(source);
