@@ -66,7 +66,7 @@ export async function fillStore(store: Store): Promise<void> {
   for (let i = 0; i < 40; i++)
     await store.messages.append(other.id, {
       role: i % 2 ? "assistant" : "user",
-      content: `m${i} ` + "x".repeat(i),
+      content: `m${i} ${"x".repeat(i)}`,
     });
   await store.sessions.setArchived(other.id, true);
   await store.sessions.end(child.id, "done");
