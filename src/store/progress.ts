@@ -8,7 +8,7 @@ export interface StepProgress {
   phase: string;
   done: number;
   total: number;
-  unit: "pages" | "steps" | "rows";
+  unit: "pages" | "steps";
 }
 
 export type OnProgress = (step: StepProgress) => void;
