@@ -106,6 +106,14 @@ export const ERROR_CODES = {
     "the PostgreSQL server could not be reached, refused the connection, or shut down",
   HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
   HEARTH_POSTGRES: "PostgreSQL reported an error",
+  HEARTH_TARGET_NOT_EMPTY:
+    "hearth migrate --to found rows in the target that are not a resumable copy of this source (or an existing file)",
+  HEARTH_VALUE_UNREPRESENTABLE:
+    "a source row holds a value the target cannot store (text containing NUL for PostgreSQL); nothing was copied",
+  HEARTH_MIGRATE_MISMATCH:
+    "a copy's verification failed: row counts or content hashes differ between source and target",
+  HEARTH_PG_TOOL_MISSING:
+    "pg_dump or pg_restore (PostgreSQL's client tools) is not in PATH, so a PostgreSQL backup or restore cannot run",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

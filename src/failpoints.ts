@@ -21,6 +21,8 @@ export const FAILPOINTS = {
     "repair removed the damaged store's sidecars (kept in the forensic copy) and has not yet renamed the repaired file over it",
   "migrate.mid-migration":
     "inside the migration transaction, after the first migration's statements, before COMMIT",
+  "migrate-to.mid-copy":
+    "hearth migrate --to committed a chunk of rows (and its progress mark) in the target; the next chunk not yet read",
   "turn.before-tool-result":
     "a tool of an agent turn ran (its start is recorded), its result not yet committed",
   "turn.after-tool-result": "a tool's result is committed, the next model request not yet sent",

@@ -9,6 +9,7 @@ import { registerDashboard } from "./commands/dashboard.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
 import { registerMaintenance } from "./commands/maintenance.js";
+import { registerMigrate } from "./commands/migrate.js";
 import { registerPs } from "./commands/ps.js";
 import { registerScheduler } from "./commands/scheduler.js";
 import { registerSessions } from "./commands/sessions.js";
@@ -49,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   });
   registerBackup(program);
+  registerMigrate(program);
   registerAcp(program, (code) => {
     exitCode = code;
   });

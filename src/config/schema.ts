@@ -47,6 +47,8 @@ const store = z
      * runs them on the event loop.
      */
     readerThreads: z.number().int().min(0).max(8).default(2),
+    /** postgres://… selects the PostgreSQL backend (issue 18); absent: the profile's SQLite file. */
+    url: z.string().optional(),
   })
   .strict();
 

@@ -84,7 +84,7 @@ export async function backup(
 }
 
 /** fsync on the thread pool: a directory's fsync can wait on the disk for tens of milliseconds. */
-async function fsyncAsync(path: string): Promise<void> {
+export async function fsyncAsync(path: string): Promise<void> {
   const handle = await open(path, "r");
   try {
     await handle.sync();
@@ -100,7 +100,7 @@ async function fsyncAsync(path: string): Promise<void> {
  * the store. A staging file whose pid is in use (its backup may be running,
  * or the pid was reused) is kept: only ESRCH proves the writer is gone.
  */
-function removeDeadStaging(dir: string, profile: string): void {
+export function removeDeadStaging(dir: string, profile: string): void {
   const prefix = `.staging-${profile}-`;
   for (const name of readdirSync(dir)) {
     if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;

@@ -15,6 +15,12 @@ const withWindow: typeof import("../../ops/window.js").withWindow = async (...a)
   (await import("../../ops/window.js")).withWindow(...a);
 const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
   (await import("../../store/open.js")).openStore(...a);
+const backupPg: typeof import("../../ops/pg/backup.js").backupPg = async (...a) =>
+  (await import("../../ops/pg/backup.js")).backupPg(...a);
+const restorePg: typeof import("../../ops/pg/restore.js").restorePg = async (...a) =>
+  (await import("../../ops/pg/restore.js")).restorePg(...a);
+const configuredStoreUrl = async (g: { home?: string; profile?: string }) =>
+  (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
 
 export function registerBackup(program: Command): void {
   program
@@ -26,6 +32,30 @@ export function registerBackup(program: Command): void {
     .option("--dry-run", "check space and print the target, write nothing")
     .action(async (o: { keep?: number; dryRun?: boolean }, command: Command) => {
       const g = globals(command);
+      const pg = await configuredStoreUrl(g);
+      if (pg.url !== undefined) {
+        const progress = stepProgress(g);
+        const result = await backupPg({
+          home: pg.home,
+          profile: pg.profile,
+          url: pg.url,
+          keep: o.keep ?? pg.keep,
+          dryRun: o.dryRun === true,
+          onProgress: progress.onProgress,
+        }).finally(() => progress.stop());
+        if (g.json) printJson(result);
+        else if (result.dryRun)
+          process.stdout.write(
+            `would write ${result.path} (database about ${result.bytes} bytes)\n`,
+          );
+        else {
+          process.stdout.write(
+            `backup: ${result.path} (pg_dump custom format, ${result.bytes} bytes, ${result.entries} entries verified, ${result.durationMs} ms)\n`,
+          );
+          for (const old of result.removed) process.stdout.write(`removed old backup ${old}\n`);
+        }
+        return;
+      }
       const store = await openStore({ home: g.home, profile: g.profile, role: "reader" });
       const progress = stepProgress(g);
       try {
@@ -56,13 +86,49 @@ export function registerBackup(program: Command): void {
     .option("--yes", "do not ask for confirmation (required when stdin is not a terminal)")
     .option("--dry-run", "check the backup, the holders and the space, change nothing")
     .option("--window", "run on a live system: park the long-lived processes, restore, resume them")
+    .option(
+      "--force",
+      "PostgreSQL (store.url): replace a database that holds tables (its content is dumped to backups/forensic/ first)",
+    )
     .action(
       async (
         file: string,
-        o: { yes?: boolean; dryRun?: boolean; window?: boolean },
+        o: { yes?: boolean; dryRun?: boolean; window?: boolean; force?: boolean },
         command: Command,
       ) => {
         const g = globals(command);
+        const pg = await configuredStoreUrl(g);
+        if (pg.url !== undefined) {
+          if (o.window)
+            throw new TypeError(
+              "--window parks the processes of a SQLite store; on PostgreSQL stop the hearth processes that use the database, then restore",
+            );
+          if (!o.dryRun && !o.yes)
+            await confirm(
+              `replace the PostgreSQL database ${(await import("../../store/pg/pool.js")).maskUrl(pg.url)} with ${file}?`,
+            );
+          const progress = stepProgress(g);
+          const result = await restorePg({
+            home: pg.home,
+            profile: pg.profile,
+            url: pg.url,
+            from: file,
+            force: o.force === true,
+            dryRun: o.dryRun === true,
+            onProgress: progress.onProgress,
+          }).finally(() => progress.stop());
+          if (g.json) printJson(result);
+          else if (result.dryRun)
+            process.stdout.write(`would restore ${result.path} from ${file}\n`);
+          else {
+            process.stdout.write(
+              `restored ${result.path} from ${file} (schema ${result.schemaVersion}, ${result.counts.sessions} sessions, ${result.counts.messages} messages)\n`,
+            );
+            if (result.forensicCopy)
+              process.stdout.write(`the replaced database is kept in ${result.forensicCopy}\n`);
+          }
+          return;
+        }
         const where = resolveLocation(g);
         if (!o.dryRun && !o.yes)
           await confirm(

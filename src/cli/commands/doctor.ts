@@ -21,6 +21,28 @@ export function registerDoctor(program: Command, setExit: (code: number) => void
     )
     .action(async (o: { fix?: boolean }, command: Command) => {
       const g: GlobalOptions = globals(command);
+      const pg = (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
+      if (pg.url !== undefined) {
+        if (o.fix)
+          throw new TypeError(
+            "doctor --fix repairs SQLite files; on PostgreSQL act on the findings (their fix lines say how)",
+          );
+        const { runPgDoctor } = await import("../../ops/pg/doctor.js");
+        const report = await runPgDoctor({ home: pg.home, profile: pg.profile, url: pg.url });
+        if (g.json) printJson(report);
+        else {
+          process.stdout.write(
+            `hearth doctor: ${report.url} (profile ${report.profile}, PostgreSQL)\n`,
+          );
+          for (const f of report.findings) {
+            process.stdout.write(`  ${MARK[f.severity]}  ${f.message}\n`);
+            if (f.fix && f.severity !== "ok") process.stdout.write(`        fix: ${f.fix}\n`);
+          }
+          process.stdout.write(`status: ${report.status}\n`);
+        }
+        setExit(report.status === "warning" || report.status === "error" ? EXIT.problems : EXIT.ok);
+        return;
+      }
       if (o.fix) {
         const fixed = await runDoctorFix({ home: g.home, profile: g.profile });
         if (g.json) printJson(fixed);

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { PgPsReport } from "../../ops/pg/ps.js";
 import type { PsProfile } from "../../ops/ps.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
@@ -10,6 +11,14 @@ export function registerPs(program: Command): void {
     .description("list every process holding each profile's store (from the kernel's lock table)")
     .action(async (_options: unknown, command: Command) => {
       const g = globals(command);
+      const pg = (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
+      if (pg.url !== undefined) {
+        const { runPgPs } = await import("../../ops/pg/ps.js");
+        const report = await runPgPs({ home: pg.home, profile: pg.profile, url: pg.url });
+        if (g.json) return printJson(report);
+        process.stdout.write(renderPg(report));
+        return;
+      }
       const { runPs } = await import("../../ops/ps.js");
       const report = runPs({ home: g.home, profile: g.profile });
       if (g.json) return printJson(report);
@@ -19,6 +28,46 @@ export function registerPs(program: Command): void {
       }
       for (const p of report.profiles) process.stdout.write(render(p));
     });
+}
+
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((_, i) =>
+    Math.max(header[i]!.length, ...rows.map((r) => r[i]!.length)),
+  );
+  return [header, ...rows].map(
+    (row) =>
+      `  ${row.map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i]!) : cell)).join("  ")}`,
+  );
+}
+
+function renderPg(r: PgPsReport): string {
+  const lines = [
+    `profile ${r.profile}  ${r.url}  (PostgreSQL ${r.server.version}, ${r.server.role})`,
+  ];
+  if (r.connections.length === 0) lines.push("  no hearth process is connected");
+  else
+    lines.push(
+      ...table(
+        ["BACKEND", "KIND", "PID", "HOST", "STATE", "SINCE"],
+        r.connections.map((c) => [
+          String(c.backendPid),
+          printable(c.kind, { oneLine: true }),
+          c.pid === null ? "?" : String(c.pid),
+          printable(c.host ?? "?", { oneLine: true }),
+          c.state ?? "?",
+          c.since ?? "?",
+        ]),
+      ),
+    );
+  for (const l of r.locks.advisory)
+    lines.push(
+      `  advisory lock ${l.key.join(":")}${l.label ? ` (${l.label})` : ""} ${l.granted ? "held" : "awaited"} by backend ${l.backendPid} ${printable(l.applicationName, { oneLine: true })}`,
+    );
+  for (const w of r.locks.waiting)
+    lines.push(
+      `  backend ${w.backendPid} ${printable(w.applicationName, { oneLine: true })} waits for a ${w.lockType} lock${w.relation ? ` on ${w.relation}` : ""}, blocked by ${w.blockedBy.join(", ") || "?"}`,
+    );
+  return `${lines.join("\n")}\n`;
 }
 
 function render(p: PsProfile): string {

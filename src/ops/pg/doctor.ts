@@ -1,0 +1,159 @@
+/**
+ * `hearth doctor` and `hearth ps` on a PostgreSQL store (store.url): the
+ * PG view read back from the server, judged into findings. Read-only (M1).
+ * A server that cannot be reached or refuses the login is a finding with
+ * its code (status error, exit 4), not a crash: doctor tells the truth.
+ */
+import { isHearthError, toHearthError } from "../../errors.js";
+import { createPool, fromPgError, maskUrl } from "../../store/pg/pool.js";
+import { type Finding, type Severity, worst } from "../doctor/finding.js";
+import { type PgView, readPgView } from "./view.js";
+
+/** A table whose dead rows pass both marks is worth a VACUUM. */
+const BLOAT_MIN_DEAD = 1000;
+const BLOAT_RATIO = 0.2;
+/** Replication lag above this is a warning. */
+const LAG_WARN_MS = 60_000;
+
+export interface PgDoctorReport {
+  backend: "postgres";
+  home: string;
+  profile: string;
+  /** The database, password masked. */
+  url: string;
+  findings: Finding[];
+  status: Severity;
+  /** Null when the server could not be read (see findings). */
+  pg: PgView | null;
+}
+
+export async function readView(url: string): Promise<PgView> {
+  const pool = createPool(url, { max: 1, kind: "cli" });
+  try {
+    const client = await pool.connect().catch((err) => {
+      throw fromPgError(err, url, "connect");
+    });
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const view = await readPgView(client, url);
+      await client.query("COMMIT");
+      return view;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw fromPgError(err, url, "read the server's state");
+    } finally {
+      client.release();
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function runPgDoctor(options: {
+  home: string;
+  profile: string;
+  url: string;
+}): Promise<PgDoctorReport> {
+  const base = {
+    backend: "postgres" as const,
+    home: options.home,
+    profile: options.profile,
+    url: maskUrl(options.url),
+  };
+  let view: PgView;
+  try {
+    view = await readView(options.url);
+  } catch (err) {
+    if (!isHearthError(err)) throw err;
+    const e = toHearthError(err);
+    const findings: Finding[] = [
+      {
+        code: e.code === "HEARTH_PG_AUTH" ? "pg.auth" : "pg.unreachable",
+        severity: "error",
+        message: `${e.code}: ${e.message}`,
+        ...(e.hint ? { fix: e.hint } : {}),
+      },
+    ];
+    return { ...base, findings, status: "error", pg: null };
+  }
+  const findings = judge(view, base.url);
+  return { ...base, findings, status: worst(findings), pg: view };
+}
+
+export function judge(view: PgView, url: string): Finding[] {
+  const findings: Finding[] = [
+    {
+      code: "pg.server",
+      severity: "ok",
+      message: `PostgreSQL ${view.server.version} (${view.replication.role}), database ${view.server.database} as ${view.server.user} at ${url}`,
+    },
+  ];
+  const { version, latest } = view.schema;
+  if (version === null)
+    findings.push({
+      code: "pg.schema",
+      severity: "warning",
+      message: "the database holds no hearth schema yet",
+      fix: "hearth migrate --to <url> (copy a SQLite store), or start a hearth process with store.url set",
+    });
+  else if (version > latest)
+    findings.push({
+      code: "pg.schema",
+      severity: "error",
+      message: `schema version ${version} is newer than this hearth knows (${latest})`,
+      fix: "upgrade hearth on this host",
+    });
+  else
+    findings.push({
+      code: "pg.schema",
+      severity: version === latest ? "ok" : "warning",
+      message: `schema version ${version} (this hearth: ${latest})`,
+      ...(version === latest ? {} : { fix: "start a hearth writer (gateway) to migrate it" }),
+    });
+  findings.push({
+    code: "pg.connections",
+    severity: "info",
+    message: `${view.connections.length} hearth connection(s): ${
+      view.connections.map((c) => `${c.kind} pid ${c.pid ?? "?"}@${c.host ?? "?"}`).join(", ") ||
+      "none"
+    }`,
+  });
+  for (const w of view.locks.waiting)
+    findings.push({
+      code: "pg.lock-wait",
+      severity: "warning",
+      message: `${w.applicationName || "(no application_name)"} (backend ${w.backendPid}) waits for a ${w.lockType} lock${w.relation ? ` on ${w.relation}` : ""} held by backend(s) ${w.blockedBy.join(", ") || "?"} since ${w.waitingSince ?? "?"}`,
+      fix: "hearth ps shows the holders; a stuck one can be ended with pg_terminate_backend(<backend>)",
+    });
+  for (const t of view.tables) {
+    if (t.deadRows < BLOAT_MIN_DEAD || t.deadRatio < BLOAT_RATIO) continue;
+    findings.push({
+      code: "pg.bloat",
+      severity: "warning",
+      message: `${t.table}: about ${t.deadRows} dead rows beside ${t.liveRows} live (${Math.round(t.deadRatio * 100)}%); autovacuum last ran ${t.lastAutovacuum ?? "never"}`,
+      fix: `VACUUM (ANALYZE) ${t.table}  (psql; or check autovacuum settings)`,
+    });
+  }
+  const lags = [
+    ...view.replication.replicas.map((r) => ({
+      who: `replica ${r.applicationName || r.clientAddr}`,
+      ms: r.replayLagMs,
+    })),
+    ...(view.replication.role === "replica"
+      ? [{ who: "this replica", ms: view.replication.replayLagMs }]
+      : []),
+  ];
+  for (const l of lags)
+    findings.push({
+      code: "pg.replication",
+      severity: l.ms !== null && l.ms > LAG_WARN_MS ? "warning" : "info",
+      message: `${l.who}: replay lag ${l.ms === null ? "unknown" : `${l.ms} ms`}`,
+    });
+  if (view.counts)
+    findings.push({
+      code: "pg.counts",
+      severity: "ok",
+      message: `sessions: ${view.counts.sessions}, messages: ${view.counts.messages} (${view.counts.activeMessages} live, ${view.counts.archivedMessages} history)`,
+    });
+  return findings;
+}

@@ -1,0 +1,84 @@
+/**
+ * PostgreSQL's client tools (pg_dump, pg_restore) as hearth runs them:
+ * found in PATH or refused with the way out, given the connection through
+ * the environment (the password in PGPASSWORD, never on a command line
+ * that `ps` shows), named hearth:<kind>:<pid>@<host> like every hearth
+ * connection, and their failures coded.
+ */
+import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import { HearthError } from "../../errors.js";
+import { applicationName, maskUrl, parseStoreUrl } from "../../store/pg/pool.js";
+
+export type PgTool = "pg_dump" | "pg_restore";
+
+/** The tool's path in PATH, or HEARTH_PG_TOOL_MISSING. */
+export function findTool(tool: PgTool, env: NodeJS.ProcessEnv = process.env): string {
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, tool);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  throw new HearthError(
+    "HEARTH_PG_TOOL_MISSING",
+    `${tool} is not in PATH: a backup or restore of a PostgreSQL store runs PostgreSQL's own ${tool}; nothing was written`,
+    {
+      resource: tool,
+      hint: "install PostgreSQL's client tools (Debian: apt-get install postgresql-client) or add their directory to PATH",
+    },
+  );
+}
+
+/** The URL without its password (for argv), and the environment that carries the password. */
+export function connection(url: string, kind: string): { dbname: string; env: NodeJS.ProcessEnv } {
+  const u = parseStoreUrl(url);
+  const password = decodeURIComponent(u.password);
+  u.password = "";
+  const env: NodeJS.ProcessEnv = { ...process.env, PGAPPNAME: applicationName(kind) };
+  if (password) env.PGPASSWORD = password;
+  return { dbname: u.toString(), env };
+}
+
+export interface ToolResult {
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a tool to its end; a non-zero exit is a HearthError with its stderr (URL masked). */
+export function runTool(
+  path: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  url: string,
+  doing: string,
+): Promise<ToolResult> {
+  return new Promise((resolve, reject) => {
+    execFile(path, args, { env, maxBuffer: 64 * 1048576 }, (err, stdout, stderr) => {
+      if (!err) return resolve({ stdout, stderr });
+      const text = String(stderr).trim().split("\n").slice(-5).join("\n");
+      const unavailable = /could not connect|connection refused|server closed|timeout/i.test(text);
+      const auth = /password authentication failed|no password supplied/i.test(text);
+      reject(
+        new HearthError(
+          auth ? "HEARTH_PG_AUTH" : unavailable ? "HEARTH_PG_UNAVAILABLE" : "HEARTH_POSTGRES",
+          `${doing}: ${path.split("/").pop()} failed (exit ${(err as { code?: unknown }).code ?? "?"}): ${text || err.message}`,
+          {
+            resource: maskUrl(url),
+            cause: err,
+            hint: auth
+              ? "fix the user or password in store.url"
+              : unavailable
+                ? `is the server running? pg_isready -d '${maskUrl(url)}'`
+                : "hearth doctor",
+          },
+        ),
+      );
+    });
+  });
+}
