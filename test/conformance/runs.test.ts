@@ -43,7 +43,8 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
     expect(typeof run?.startedAt).toBe("string");
     // Refused while the launcher may live; the blocking run is reported.
     const seen: RunProcess[] = [];
-    const second = await m.runs.begin(beginOf("backup", 200), (p) => (seen.push(p), true));
+    const watch = (p: RunProcess) => seen.push(p) > 0;
+    const second = await m.runs.begin(beginOf("backup", 200), watch);
     expect(second).toMatchObject({
       started: false,
       blocking: { id: first.id, outcome: "running" },
@@ -53,9 +54,7 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
     await m.runs.attachWorker(first.id, { pid: 101, startTicks: 1010 });
     expect((await m.runs.get(first.id))?.worker).toEqual({ pid: 101, startTicks: 1010 });
     seen.length = 0;
-    expect((await m.runs.begin(beginOf("backup", 200), (p) => (seen.push(p), true))).started).toBe(
-      false,
-    );
+    expect((await m.runs.begin(beginOf("backup", 200), watch)).started).toBe(false);
     expect(seen).toEqual([{ pid: 101, startTicks: 1010, bootId: BOOT }]);
     // Another job, or a run from another boot, does not block.
     expect((await m.runs.begin(beginOf("prune", 300), alive)).started).toBe(true);
