@@ -35,7 +35,7 @@ class RaceWorker {
     this.child = spawnNode([WORKER, url]);
   }
   ready(): Promise<unknown> {
-    return this.child.json((v) => v.ready === true, "ready");
+    return this.child.json<{ ready?: boolean }>((v) => v.ready === true, "ready");
   }
   /** Send an op that waits at `gate`; resolves with its reply. */
   call(op: string, gate: number, args: Record<string, unknown>): Promise<Reply> {

@@ -226,6 +226,19 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
     ]);
   });
 
+  it("an error thrown by the liveness callback reaches the caller as thrown; nothing is recorded", async () => {
+    const m = await backend.open();
+    const first = await m.runs.begin(beginOf("backup", 100), alive);
+    if (!first.started) throw new Error("expected a start");
+    const boom = new Error("cannot read /proc");
+    const thrower = () => {
+      throw boom;
+    };
+    await expect(m.runs.begin(beginOf("backup", 200), thrower)).rejects.toBe(boom);
+    await expect(m.runs.markOrphans(thrower)).rejects.toBe(boom);
+    expect((await m.runs.list()).map((r) => [r.id, r.outcome])).toEqual([[first.id, "running"]]);
+  });
+
   it("two connections beginning one job at once: one run starts, the other is blocked by it", async () => {
     const m = await backend.open();
     const other = await m.reopen();

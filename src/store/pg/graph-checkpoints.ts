@@ -34,7 +34,9 @@ export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
     refuseNul("type", input.type);
     refuseNul("metadata", input.metadata);
     if (typeof input.metadata === "string" && JSON_NUL.test(input.metadata))
-      throw new TypeError("metadata must not contain \\u0000: PostgreSQL's jsonb cannot hold it");
+      throw new TypeError(
+        "metadata must not contain NUL (the JSON escape \\u0000): PostgreSQL's jsonb cannot hold it",
+      );
     for (const b of input.blobs) {
       refuseNul("blob channel", b.channel);
       refuseNul("blob version", b.version);

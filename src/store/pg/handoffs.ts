@@ -2,8 +2,8 @@ import type { Handoffs } from "../handoffs.js";
 import type { Public } from "../public.js";
 import { sessionNotFound } from "../sessions.js";
 import type { HandoffState, Session } from "../types.js";
-import type { PgDb } from "./pool.js";
 import { pgSession, refuseNul } from "./convert.js";
+import type { PgDb } from "./pool.js";
 
 /**
  * Handoff (D5) on PostgreSQL: the same compare-and-set state machine as
@@ -109,7 +109,6 @@ export class PgHandoffs implements Public<Handoffs> {
     where: string,
     params: [field: string, value: unknown][],
   ): Promise<boolean> {
-    if (typeof sessionId !== "string") throw new TypeError("sessionId must be a string");
     for (const [field, value] of params) refuseNul(field, value);
     const { rowCount } = await this.db.query(
       "change a handoff",

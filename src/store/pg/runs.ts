@@ -3,9 +3,9 @@ import {
   type BeginResult,
   type BeginRun,
   type FinishRun,
+  JOB_HEALTH_SQL,
   type JobHealth,
   type JobRun,
-  JOB_HEALTH_SQL,
   processOf,
   type Row,
   type RunProcess,
@@ -47,35 +47,38 @@ export class PgRuns implements Public<Runs> {
   async begin(run: BeginRun, mayBeAlive: (p: RunProcess) => boolean): Promise<BeginResult> {
     for (const field of ["job", "profile", "trigger"] as const) refuseNul(field, run[field]);
     refuseNul("launcher.bootId", run.launcher.bootId);
-    return this.db.transaction("begin a job run", async (client) => {
-      await lockJob(client, run.job, run.profile);
-      const { rows } = await client.query(
-        `SELECT * FROM job_runs WHERE job = $1 AND profile = $2 AND outcome IN ('running', 'unknown')
+    const judge = callerErrors(mayBeAlive);
+    return judge.rethrow(
+      this.db.transaction("begin a job run", async (client) => {
+        await lockJob(client, run.job, run.profile);
+        const { rows } = await client.query(
+          `SELECT * FROM job_runs WHERE job = $1 AND profile = $2 AND outcome IN ('running', 'unknown')
          AND boot_id = $3 ORDER BY id DESC`,
-        [run.job, run.profile, run.launcher.bootId],
-      );
-      for (const row of rows.map(runRow)) {
-        const p = processOf(row);
-        if (p && mayBeAlive(p)) return { started: false as const, blocking: toRun(row) };
-      }
-      const inserted = await client.query(
-        `INSERT INTO job_runs (job, profile, trigger, attempt, scheduled_at, started_at, outcome,
+          [run.job, run.profile, run.launcher.bootId],
+        );
+        for (const row of rows.map(runRow)) {
+          const p = processOf(row);
+          if (p && judge.fn(p)) return { started: false as const, blocking: toRun(row) };
+        }
+        const inserted = await client.query(
+          `INSERT INTO job_runs (job, profile, trigger, attempt, scheduled_at, started_at, outcome,
            launcher_pid, launcher_start_ticks, boot_id)
          VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9) RETURNING id`,
-        [
-          run.job,
-          run.profile,
-          run.trigger,
-          run.attempt ?? 1,
-          run.scheduledAt,
-          Date.now(),
-          run.launcher.pid,
-          run.launcher.startTicks,
-          run.launcher.bootId,
-        ],
-      );
-      return { started: true as const, id: int(inserted.rows[0]?.id) };
-    });
+          [
+            run.job,
+            run.profile,
+            run.trigger,
+            run.attempt ?? 1,
+            run.scheduledAt,
+            Date.now(),
+            run.launcher.pid,
+            run.launcher.startTicks,
+            run.launcher.bootId,
+          ],
+        );
+        return { started: true as const, id: int(inserted.rows[0]?.id) };
+      }),
+    );
   }
 
   async attachWorker(id: number, worker: { pid: number; startTicks: number }): Promise<void> {
@@ -137,29 +140,32 @@ export class PgRuns implements Public<Runs> {
   }
 
   async markOrphans(launcherDead: (p: RunProcess) => boolean): Promise<JobRun[]> {
-    return this.db.transaction("mark orphaned job runs", async (client) => {
-      // Locked: a launcher finishing its run meanwhile waits, then finds it decided.
-      const { rows } = await client.query(
-        "SELECT * FROM job_runs WHERE outcome = 'running' ORDER BY id FOR UPDATE",
-      );
-      const orphans = rows.map(runRow).filter((r) => {
-        const launcher =
-          r.launcher_pid !== null && r.launcher_start_ticks !== null && r.boot_id !== null
-            ? { pid: r.launcher_pid, startTicks: r.launcher_start_ticks, bootId: r.boot_id }
-            : undefined;
-        return launcher === undefined || launcherDead(launcher);
-      });
-      for (const r of orphans) {
-        await client.query(
-          "UPDATE job_runs SET outcome = 'unknown', note = $1 WHERE id = $2 AND outcome = 'running'",
-          [
-            `its launcher (pid ${r.launcher_pid ?? "?"}) died while it ran${r.worker_pid ? ` in worker pid ${r.worker_pid}` : " before its worker started"}; not replayed`,
-            r.id,
-          ],
+    const judge = callerErrors(launcherDead);
+    return judge.rethrow(
+      this.db.transaction("mark orphaned job runs", async (client) => {
+        // Locked: a launcher finishing its run meanwhile waits, then finds it decided.
+        const { rows } = await client.query(
+          "SELECT * FROM job_runs WHERE outcome = 'running' ORDER BY id FOR UPDATE",
         );
-      }
-      return orphans.map((r) => ({ ...toRun(r), outcome: "unknown" as const }));
-    });
+        const orphans = rows.map(runRow).filter((r) => {
+          const launcher =
+            r.launcher_pid !== null && r.launcher_start_ticks !== null && r.boot_id !== null
+              ? { pid: r.launcher_pid, startTicks: r.launcher_start_ticks, bootId: r.boot_id }
+              : undefined;
+          return launcher === undefined || judge.fn(launcher);
+        });
+        for (const r of orphans) {
+          await client.query(
+            "UPDATE job_runs SET outcome = 'unknown', note = $1 WHERE id = $2 AND outcome = 'running'",
+            [
+              `its launcher (pid ${r.launcher_pid ?? "?"}) died while it ran${r.worker_pid ? ` in worker pid ${r.worker_pid}` : " before its worker started"}; not replayed`,
+              r.id,
+            ],
+          );
+        }
+        return orphans.map((r) => ({ ...toRun(r), outcome: "unknown" as const }));
+      }),
+    );
   }
 
   async abandon(id: number, note: string): Promise<void> {
@@ -216,4 +222,30 @@ async function lockJob(client: PgClient, job: string, profile: string): Promise<
   await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
     JSON.stringify(["hearth:job_runs.begin", job, profile]),
   ]);
+}
+
+/**
+ * The caller's liveness callback, run inside a transaction: an error it
+ * throws reaches the caller as it was thrown (the transaction rolls back),
+ * not as a PostgreSQL error, as on SQLite.
+ */
+function callerErrors(fn: (p: RunProcess) => boolean) {
+  let thrown: { error: unknown } | undefined;
+  return {
+    fn(p: RunProcess): boolean {
+      try {
+        return fn(p);
+      } catch (error) {
+        thrown = { error };
+        throw error;
+      }
+    },
+    async rethrow<T>(work: Promise<T>): Promise<T> {
+      try {
+        return await work;
+      } catch (err) {
+        throw thrown ? thrown.error : err;
+      }
+    },
+  };
 }
