@@ -69,6 +69,8 @@ export interface Modules {
   readonly location: { home: string } | { url: string };
   /** The same modules opened a second time on the same store (another connection, as another process would). */
   reopen(): Promise<Modules>;
+  /** Close these modules' store (what a process exiting does); idempotent. */
+  close(): Promise<void>;
 }
 
 export interface Backend {
@@ -83,7 +85,8 @@ afterEach(async () => {
 
 async function sqliteModules(home: string): Promise<Modules> {
   const store = await openStore({ home });
-  closers.push(() => store.close());
+  const close = () => store.close();
+  closers.push(close);
   return {
     backend: "sqlite",
     handoffs: store.handoffs,
@@ -95,6 +98,7 @@ async function sqliteModules(home: string): Promise<Modules> {
     graphCheckpoints: store.graphCheckpoints,
     location: { home },
     reopen: () => sqliteModules(home),
+    close,
     seed: {
       async session(input = {}) {
         return (await store.sessions.create(input)).id;
@@ -119,7 +123,12 @@ async function sqliteModules(home: string): Promise<Modules> {
   };
 }
 
-export function pgModulesOn(db: PgDb): Omit<Modules, "backend" | "seed" | "location" | "reopen"> {
+export function pgModulesOn(db: PgDb): Omit<
+  Modules,
+  "backend" | "seed" | "location" | "reopen" | "close" | "handoffs"
+> & {
+  handoffs: PgHandoffs;
+} {
   return {
     handoffs: new PgHandoffs(db),
     tokens: new PgTokens(db),
@@ -133,14 +142,21 @@ export function pgModulesOn(db: PgDb): Omit<Modules, "backend" | "seed" | "locat
 
 async function pgModules(url: string): Promise<Modules> {
   const pool: PgPool = createPool(url, { max: 4 });
-  closers.push(() => pool.end());
-  await migratePg(pool, url);
   const db = pgDb(pool, url, "default");
+  const modules = pgModulesOn(db);
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= modules.handoffs.close().then(() => pool.end());
+    return closing;
+  };
+  closers.push(close);
+  await migratePg(pool, url);
   return {
     backend: "postgres",
-    ...pgModulesOn(db),
+    ...modules,
     location: { url },
     reopen: () => pgModules(url),
+    close,
     seed: pgSeed(db),
   };
 }

@@ -37,12 +37,12 @@ class RaceWorker {
   ready(): Promise<unknown> {
     return this.child.json<{ ready?: boolean }>((v) => v.ready === true, "ready");
   }
-  /** Send an op that waits at `gate`; resolves with its reply. */
-  call(op: string, gate: number, args: Record<string, unknown>): Promise<Reply> {
+  /** Send an op that waits at `gate` (unless `gated` is false); resolves with its reply. */
+  call(op: string, gate: number, args: Record<string, unknown>, gated = true): Promise<Reply> {
     const id = this.next++;
     const reply = this.child.json<Reply>((v) => v.id === id, `the reply to ${op}`);
     reply.catch(() => undefined); // awaited by the round; a failed round must not leave it unhandled
-    this.child.send({ id, op, gate, ...args });
+    this.child.send({ id, op, ...(gated ? { gate } : {}), ...args });
     return reply;
   }
 }
@@ -121,5 +121,35 @@ describe.skipIf(!pgEnabled)("races across processes on PostgreSQL", () => {
         code: "HEARTH_UNAUTHORIZED",
       });
     }
+  });
+
+  it("a starting gateway fails the running handoffs of a dead gateway, never a live one's (on any host)", async () => {
+    const { m, admin, workers } = await setup();
+    const [a, b] = workers as [RaceWorker, RaceWorker];
+    const [sa, sb] = [await m.seed.session(), await m.seed.session()];
+    for (const sid of [sa, sb]) expect(await m.handoffs.request(sid, "http")).toBe(true);
+    expect((await a.call("claim", 9000, { sessionId: sa, owner: "gw-a" }, false)).result).toBe(
+      true,
+    );
+    expect((await b.call("claim", 9000, { sessionId: sb, owner: "gw-b" }, false)).result).toBe(
+      true,
+    );
+    // Both processes live: nothing is an orphan, though neither owner is this process.
+    expect(await m.handoffs.failOrphans([], "its gateway died")).toEqual([]);
+    await a.child.kill("SIGKILL");
+    await until("the killed process's connections to end", async () => {
+      const { rows } = await admin.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE $1",
+        [`hearth:%:${a.child.pid}@%`],
+      );
+      return rows[0].n === 0;
+    });
+    expect(await m.handoffs.failOrphans([], "its gateway died")).toEqual([sa]);
+    const [running] = await m.handoffs.list("running");
+    expect(running).toMatchObject({ id: sb, handoff: { owner: "gw-b" } });
+    expect((await m.handoffs.list("failed"))[0]).toMatchObject({
+      id: sa,
+      handoff: { owner: "gw-a", error: "its gateway died" },
+    });
   });
 });

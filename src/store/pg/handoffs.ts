@@ -3,6 +3,7 @@ import type { Public } from "../public.js";
 import { sessionNotFound } from "../sessions.js";
 import type { HandoffState, Session } from "../types.js";
 import { pgSession, refuseNul } from "./convert.js";
+import { OwnerPresence, ownerAlive } from "./owner-presence.js";
 import type { PgDb } from "./pool.js";
 
 /**
@@ -14,7 +15,11 @@ import type { PgDb } from "./pool.js";
  * `handoff_state = 'pending'` and wins.
  */
 export class PgHandoffs implements Public<Handoffs> {
-  constructor(private readonly db: PgDb) {}
+  private readonly presence: OwnerPresence;
+
+  constructor(private readonly db: PgDb) {
+    this.presence = new OwnerPresence(db.url);
+  }
 
   async request(sessionId: string, platform: string): Promise<boolean> {
     if (typeof platform !== "string" || platform === "")
@@ -27,7 +32,10 @@ export class PgHandoffs implements Public<Handoffs> {
     );
   }
 
-  claim(sessionId: string, owner: string): Promise<boolean> {
+  /** pending → running, owned by `owner`; this process holds `owner`'s presence first (see failOrphans). */
+  async claim(sessionId: string, owner: string): Promise<boolean> {
+    refuseNul("owner", owner);
+    await this.presence.hold(owner);
     return this.transition(
       sessionId,
       "handoff_state = 'running', handoff_owner = $3",
@@ -85,21 +93,44 @@ export class PgHandoffs implements Public<Handoffs> {
   }
 
   /**
-   * Fail every running handoff whose owner is not in `liveOwners`: one
-   * UPDATE, so a row claimed or finished meanwhile (by a live gateway on
-   * another host) is left alone by its state condition.
+   * Fail every running handoff whose owner is neither in `liveOwners` nor
+   * alive on the server's word: on PostgreSQL several gateways (on several
+   * hosts) serve one profile, so a gateway starting up must not fail the
+   * rows another live gateway is delivering. An owner is alive while some
+   * connection holds its presence lock (owner-presence.ts), which claim()
+   * takes first; a row without an owner, or whose owner's lock nobody
+   * holds, was left by a gateway that died. The rows are locked while
+   * this decides, and each is failed only if still running.
    */
   async failOrphans(liveOwners: readonly string[], reason: string): Promise<string[]> {
     refuseNul("reason", reason);
-    const { rows } = await this.db.query<{ id: string }>(
-      "fail orphaned handoffs",
-      `UPDATE sessions SET handoff_state = 'failed', handoff_error = $1, handoff_updated_at = $2
-       WHERE handoff_state = 'running'
-         AND (handoff_owner IS NULL OR NOT (handoff_owner = ANY ($3::text[])))
-       RETURNING id`,
-      [reason, Date.now(), [...liveOwners]],
-    );
-    return rows.map((r) => r.id);
+    return this.db.transaction("fail orphaned handoffs", async (client) => {
+      const { rows } = await client.query<{ id: string; handoff_owner: string | null }>(
+        `SELECT id, handoff_owner FROM sessions WHERE handoff_state = 'running'
+         ORDER BY handoff_updated_at, id FOR UPDATE`,
+      );
+      const alive = new Map<string, boolean>();
+      const failed: string[] = [];
+      for (const { id, handoff_owner: owner } of rows) {
+        if (owner !== null) {
+          if (liveOwners.includes(owner)) continue;
+          if (!alive.has(owner)) alive.set(owner, await ownerAlive(client, owner));
+          if (alive.get(owner)) continue;
+        }
+        await client.query(
+          `UPDATE sessions SET handoff_state = 'failed', handoff_error = $1, handoff_updated_at = $2
+           WHERE id = $3 AND handoff_state = 'running'`,
+          [reason, Date.now(), id],
+        );
+        failed.push(id);
+      }
+      return failed;
+    });
+  }
+
+  /** Release the presence of every owner this instance claimed as (the store closes). */
+  close(): Promise<void> {
+    return this.presence.close();
   }
 
   /** One conditional UPDATE; $1 is the session, $2 the time, $3.. the caller's values. */
