@@ -1,5 +1,4 @@
 import type {
-  GraphBlob,
   GraphCheckpointInput,
   GraphCheckpointKey,
   GraphCheckpointRecord,
@@ -22,8 +21,8 @@ const JSON_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
  * list()'s metadata filter casts it to jsonb in the query (jsonb equality:
  * key order and number spelling do not matter, docs/api.md). Text ordering
  * uses COLLATE "C" (code point order, as SQLite's BINARY collation and
- * LangGraph's sort keys). Reads run in one REPEATABLE READ transaction, so
- * a checkpoint and its values come from one snapshot.
+ * LangGraph's sort keys). A read is one statement, so a checkpoint and its
+ * values come from one snapshot.
  */
 export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
   constructor(private readonly db: PgDb) {}
@@ -170,21 +169,21 @@ export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
     namespace: string,
     checkpointId?: string,
   ): Promise<GraphCheckpointRecord | undefined> {
-    return this.snapshot("read a graph checkpoint", async (client) => {
-      const { rows } =
-        checkpointId === undefined
-          ? await client.query(
-              `SELECT * FROM graph_checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2
-               ORDER BY checkpoint_id COLLATE "C" DESC LIMIT 1`,
-              [threadId, namespace],
-            )
-          : await client.query(
-              `SELECT * FROM graph_checkpoints
-               WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
-              [threadId, namespace, checkpointId],
-            );
-      return (await toRecords(client, rows))[0];
-    });
+    const [record] =
+      checkpointId === undefined
+        ? await this.records(
+            "read a graph checkpoint",
+            `SELECT * FROM graph_checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2
+             ORDER BY checkpoint_id COLLATE "C" DESC LIMIT 1`,
+            [threadId, namespace],
+          )
+        : await this.records(
+            "read a graph checkpoint",
+            `SELECT * FROM graph_checkpoints
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
+            [threadId, namespace, checkpointId],
+          );
+    return record;
   }
 
   async list(query: GraphListQuery): Promise<GraphCheckpointRecord[]> {
@@ -213,9 +212,7 @@ export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
     const sql = `SELECT * FROM graph_checkpoints ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY checkpoint_id COLLATE "C" DESC, thread_id COLLATE "C" DESC,
         checkpoint_ns COLLATE "C" DESC LIMIT ${p(query.limit)}`;
-    return this.snapshot("list graph checkpoints", async (client) =>
-      toRecords(client, (await client.query(sql, params)).rows),
-    );
+    return this.records("list graph checkpoints", sql, params);
   }
 
   async channelWrites(key: GraphCheckpointKey, channel: string): Promise<GraphWrite[]> {
@@ -229,10 +226,76 @@ export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
     return rows.map(toWrite);
   }
 
-  /** Reads in one REPEATABLE READ transaction: one snapshot for all of them. */
-  private snapshot<T>(doing: string, fn: (client: PgClient) => Promise<T>): Promise<T> {
-    return this.db.transaction(doing, fn, { isolation: "repeatable read" });
+  /**
+   * The records of the checkpoints `selected` (a SELECT * FROM
+   * graph_checkpoints) picks, in its order, with their values and writes:
+   * one statement, so one snapshot (and it runs on a reader store too).
+   */
+  private async records(
+    doing: string,
+    selected: string,
+    params: unknown[],
+  ): Promise<GraphCheckpointRecord[]> {
+    const { rows } = await this.db.query(doing, recordsSql(selected), params);
+    const records = new Map<string, GraphCheckpointRecord>();
+    for (const r of rows) {
+      const key = keyOf(r);
+      if (r.kind === "c") {
+        records.set(key, {
+          threadId: r.thread_id as string,
+          namespace: r.checkpoint_ns as string,
+          checkpointId: r.checkpoint_id as string,
+          parentCheckpointId: r.parent_checkpoint_id as string | null,
+          type: r.type as string,
+          checkpoint: r.checkpoint as Uint8Array,
+          metadata: r.metadata as string,
+          blobs: [],
+          writes: [],
+        });
+      } else if (r.kind === "b") {
+        records.get(key)?.blobs.push({
+          channel: r.channel as string,
+          version: r.version as string,
+          type: r.type as string,
+          value: r.value as Uint8Array | null,
+        });
+      } else {
+        records.get(key)?.writes.push(toWrite(r));
+      }
+    }
+    return [...records.values()];
   }
+}
+
+/**
+ * Checkpoint rows ("c", newest id first, as every selection orders them), then their values
+ * ("b", in blob_refs order, as SQLite's json_each gives them), then their
+ * writes ("w", by task_path, task_id, idx in code point order), as one
+ * result: the rows of each kind ordered within it.
+ */
+function recordsSql(selected: string): string {
+  return `WITH c AS (
+  SELECT s.*, row_number() OVER (ORDER BY s.checkpoint_id COLLATE "C" DESC,
+    s.thread_id COLLATE "C" DESC, s.checkpoint_ns COLLATE "C" DESC) AS n
+  FROM (${selected}) s)
+SELECT 'c' AS kind, 0 AS part, c.n AS n, c.thread_id, c.checkpoint_ns, c.checkpoint_id,
+  c.parent_checkpoint_id, c.type, c.checkpoint, c.metadata,
+  NULL::text AS channel, NULL::text AS version, NULL::bytea AS value,
+  NULL::text AS task_id, NULL::int AS idx, NULL::text AS task_path
+FROM c
+UNION ALL
+SELECT 'b', 1, r.n, c.thread_id, c.checkpoint_ns, c.checkpoint_id,
+  NULL, b.type, NULL, NULL, b.channel, b.version, b.value, NULL, NULL, NULL
+FROM c CROSS JOIN LATERAL json_each_text(c.blob_refs::json) WITH ORDINALITY AS r(key, value, n)
+JOIN graph_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+  AND b.checkpoint_id = r.value AND b.channel = r.key
+UNION ALL
+SELECT 'w', 2, row_number() OVER (ORDER BY w.task_path COLLATE "C", w.task_id COLLATE "C", w.idx),
+  c.thread_id, c.checkpoint_ns, c.checkpoint_id,
+  NULL, w.type, NULL, NULL, w.channel, NULL, w.value, w.task_id, w.idx, w.task_path
+FROM c JOIN graph_writes w ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
+  AND w.checkpoint_id = c.checkpoint_id
+ORDER BY part, n`;
 }
 
 async function refsOf(
@@ -252,73 +315,6 @@ async function refsOf(
 
 const keyOf = (r: Record<string, unknown>) =>
   JSON.stringify([r.thread_id, r.checkpoint_ns, r.checkpoint_id]);
-
-/**
- * Records for checkpoint rows, in their order: the values of every row in
- * one query (in each row's blob_refs order, as SQLite's json_each gives
- * them) and the writes in another.
- */
-async function toRecords(
-  client: PgClient,
-  rows: Record<string, unknown>[],
-): Promise<GraphCheckpointRecord[]> {
-  if (rows.length === 0) return [];
-  const keys = [
-    rows.map((r) => r.thread_id),
-    rows.map((r) => r.checkpoint_ns),
-    rows.map((r) => r.checkpoint_id),
-  ];
-  const blobs = await client.query(
-    `SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, b.channel, b.version, b.type, b.value
-     FROM unnest($1::text[], $2::text[], $3::text[]) AS k(thread_id, checkpoint_ns, checkpoint_id)
-     JOIN graph_checkpoints c USING (thread_id, checkpoint_ns, checkpoint_id)
-     CROSS JOIN LATERAL json_each_text(c.blob_refs::json) WITH ORDINALITY AS r(key, value, n)
-     JOIN graph_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-       AND b.checkpoint_id = r.value AND b.channel = r.key
-     ORDER BY r.n`,
-    keys,
-  );
-  const writes = await client.query(
-    `SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, w.channel, w.type,
-       w.value, w.task_path
-     FROM unnest($1::text[], $2::text[], $3::text[]) AS k(thread_id, checkpoint_ns, checkpoint_id)
-     JOIN graph_writes w USING (thread_id, checkpoint_ns, checkpoint_id)
-     ORDER BY w.task_path COLLATE "C", w.task_id COLLATE "C", w.idx`,
-    keys,
-  );
-  const blobsOf = group(blobs.rows, (r) => ({
-    channel: r.channel as string,
-    version: r.version as string,
-    type: r.type as string,
-    value: r.value as Uint8Array | null,
-  }));
-  const writesOf = group(writes.rows, toWrite);
-  return rows.map((row) => ({
-    threadId: row.thread_id as string,
-    namespace: row.checkpoint_ns as string,
-    checkpointId: row.checkpoint_id as string,
-    parentCheckpointId: row.parent_checkpoint_id as string | null,
-    type: row.type as string,
-    checkpoint: row.checkpoint as Uint8Array,
-    metadata: row.metadata as string,
-    blobs: blobsOf.get(keyOf(row)) ?? ([] as GraphBlob[]),
-    writes: writesOf.get(keyOf(row)) ?? [],
-  }));
-}
-
-function group<T>(
-  rows: Record<string, unknown>[],
-  convert: (r: Record<string, unknown>) => T,
-): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const r of rows) {
-    const k = keyOf(r);
-    const list = out.get(k);
-    if (list) list.push(convert(r));
-    else out.set(k, [convert(r)]);
-  }
-  return out;
-}
 
 function toWrite(row: Record<string, unknown>): GraphWrite {
   return {
