@@ -152,4 +152,34 @@ describe.skipIf(!pgEnabled)("races across processes on PostgreSQL", () => {
       handoff: { owner: "gw-a", error: "its gateway died" },
     });
   });
+
+  it("an owner whose presence connection was cut takes it again at its next heartbeat", async () => {
+    const m = await postgres.open();
+    const other = await m.reopen();
+    const { url } = m.location as { url: string };
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    clients.push(admin);
+    const presences = async () =>
+      (
+        await admin.query(
+          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ShareLock'
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        )
+      ).rows.map((r) => r.pid as number);
+    const sid = await m.seed.session();
+    expect(await m.handoffs.request(sid, "http")).toBe(true);
+    expect(await m.handoffs.claim(sid, "gw-x")).toBe(true);
+    const [held] = await presences();
+    expect(held).toEqual(expect.any(Number));
+    // The server cuts the connection (a restart, a proxy): the lock is gone with it.
+    await admin.query("SELECT pg_terminate_backend($1)", [held]);
+    await until("the presence lock to be released", async () => (await presences()).length === 0);
+    await until("a heartbeat to take the presence again", async () => {
+      expect(await m.handoffs.heartbeat(sid, "gw-x")).toBe(true);
+      return (await presences()).length === 1;
+    });
+    expect(await other.handoffs.failOrphans([], "its gateway died")).toEqual([]);
+    expect((await m.handoffs.list("running")).map((s) => s.id)).toEqual([sid]);
+  });
 });

@@ -65,7 +65,10 @@ export class PgHandoffs implements Public<Handoffs> {
     );
   }
 
-  heartbeat(sessionId: string, owner: string): Promise<boolean> {
+  /** The owner says it is still delivering; its presence is taken again if a lost connection dropped it. */
+  async heartbeat(sessionId: string, owner: string): Promise<boolean> {
+    refuseNul("owner", owner);
+    await this.presence.hold(owner);
     return this.transition(
       sessionId,
       "handoff_state = 'running'",
