@@ -84,7 +84,8 @@ export interface FinishRun {
   outputTail?: string | null;
 }
 
-interface Row {
+/** A job_runs row as SQLite returns it (the PG module converts its BIGINTs to this). */
+export interface Row {
   id: number;
   job: string;
   profile: string;
@@ -110,7 +111,7 @@ interface Row {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function toRun(r: Row): JobRun {
+export function toRun(r: Row): JobRun {
   let holders: RunHolder[] = [];
   try {
     holders = r.holders ? (JSON.parse(r.holders) as RunHolder[]) : [];
@@ -382,7 +383,7 @@ export function jobHealthOn(conn: Connection): JobHealth[] {
   return (conn.stmt(JOB_HEALTH_SQL).all() as Record<string, unknown>[]).map(toJobHealth);
 }
 
-function processOf(row: Row): RunProcess | undefined {
+export function processOf(row: Row): RunProcess | undefined {
   if (row.boot_id === null) return undefined;
   if (row.worker_pid !== null && row.worker_start_ticks !== null)
     return { pid: row.worker_pid, startTicks: row.worker_start_ticks, bootId: row.boot_id };

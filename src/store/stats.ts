@@ -105,33 +105,41 @@ export class Stats {
   async days(options: { since: number; now?: HealthSample }): Promise<HealthDay[]> {
     const from = options.since - (options.since % DAY);
     // The day before too, for the first day's baseline; a primary-key range.
-    const rows = await this.samples({ since: from - DAY, limit: 100_000 });
-    if (options.now && options.now.at > (rows.at(-1)?.at ?? 0)) rows.push(options.now);
-    const out: HealthDay[] = [];
-    let previousDayLast: number | null = null;
-    let current: HealthDay | null = null;
-    let last = 0;
-    for (const s of rows) {
-      const day = s.at - (s.at % DAY);
-      if (!current || current.day !== day) {
-        if (current) {
-          current.messages = Math.max(0, last - (previousDayLast ?? current.messages));
-          if (current.day >= from) out.push(current);
-          previousDayLast = last;
-        }
-        // messages holds the day's first lastMessageId until the day is complete.
-        current = { day, databaseBytes: 0, walBytes: 0, messages: s.lastMessageId };
-      }
-      current.databaseBytes = s.databaseBytes;
-      current.walBytes = s.walBytes;
-      last = s.lastMessageId;
-    }
-    if (current) {
-      current.messages = Math.max(0, last - (previousDayLast ?? current.messages));
-      if (current.day >= from) out.push(current);
-    }
-    return out;
+    return healthDays(await this.samples({ since: from - DAY, limit: 100_000 }), options);
   }
+}
+
+/** Stats.days() from the samples it read (both backends share this arithmetic). */
+export function healthDays(
+  rows: HealthSample[],
+  options: { since: number; now?: HealthSample },
+): HealthDay[] {
+  const from = options.since - (options.since % DAY);
+  if (options.now && options.now.at > (rows.at(-1)?.at ?? 0)) rows.push(options.now);
+  const out: HealthDay[] = [];
+  let previousDayLast: number | null = null;
+  let current: HealthDay | null = null;
+  let last = 0;
+  for (const s of rows) {
+    const day = s.at - (s.at % DAY);
+    if (!current || current.day !== day) {
+      if (current) {
+        current.messages = Math.max(0, last - (previousDayLast ?? current.messages));
+        if (current.day >= from) out.push(current);
+        previousDayLast = last;
+      }
+      // messages holds the day's first lastMessageId until the day is complete.
+      current = { day, databaseBytes: 0, walBytes: 0, messages: s.lastMessageId };
+    }
+    current.databaseBytes = s.databaseBytes;
+    current.walBytes = s.walBytes;
+    last = s.lastMessageId;
+  }
+  if (current) {
+    current.messages = Math.max(0, last - (previousDayLast ?? current.messages));
+    if (current.day >= from) out.push(current);
+  }
+  return out;
 }
 
 interface SampleRow {

@@ -1,0 +1,44 @@
+import type { JsonTail } from "../json-tail.js";
+import type { Public } from "../public.js";
+import { sessionNotFound } from "../sessions.js";
+import type { PgDb } from "./pool.js";
+
+/** The most messages one read returns (as messages.load). */
+const MAX_LIMIT = 100_000;
+
+/**
+ * The JSON contents of a session's last live messages in one read, on
+ * PostgreSQL, as ../json-tail.ts: the server joins the window's content
+ * column into one JSON array text (oldest first), parsed once here. A text
+ * message in the window makes it undefined.
+ */
+export class PgJsonTail implements Public<JsonTail> {
+  constructor(private readonly db: PgDb) {}
+
+  async read(sessionId: string, limit?: number): Promise<unknown[] | undefined> {
+    if (typeof sessionId !== "string") throw new TypeError("sessionId must be a string");
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) {
+      throw new RangeError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
+    }
+    // Newest first through the (session_id, active, ordinal) index, then joined oldest first.
+    // LIMIT NULL is no limit.
+    const { rows } = await this.db.query<{ n: string; texts: string; json: string | null }>(
+      "read a JSON tail",
+      `SELECT count(*) AS n, count(*) FILTER (WHERE content_type <> 'json') AS texts,
+              '[' || string_agg(content, ',' ORDER BY ordinal) || ']' AS json
+       FROM (SELECT ordinal, content, content_type FROM messages
+             WHERE session_id = $1 AND active = 1 ORDER BY ordinal DESC LIMIT $2) w`,
+      [sessionId, limit ?? null],
+    );
+    const row = rows[0];
+    if (!row || Number(row.n) === 0) {
+      const found = await this.db.query("find a session", "SELECT 1 FROM sessions WHERE id = $1", [
+        sessionId,
+      ]);
+      if (found.rowCount === 0) throw sessionNotFound(sessionId);
+      return [];
+    }
+    if (Number(row.texts) > 0) return undefined;
+    return JSON.parse(row.json as string) as unknown[];
+  }
+}
