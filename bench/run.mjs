@@ -4,7 +4,8 @@
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
 //   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard,
-//                  readers, adapters, cli, tail
+//                  readers, adapters, cli, tail, scaling
+//   --scaling-max N  workload 16 (scaling) stops at N messages (sizes above N skipped)
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -24,6 +25,7 @@ import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
+import { scalingWorkload } from "./workloads/scaling.mjs";
 import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
 import { tailWorkload } from "./workloads/tail.mjs";
 
@@ -58,6 +60,11 @@ const SIZES = {
     cliSpawns: 9,
     tailCalls: 500,
     tailLargeMessages: 1_000_000,
+    scalingSizes: [10_000, 100_000, 1_000_000, 3_000_000],
+    scalingRounds: 3,
+    scalingQueries: 150,
+    scalingTails: 300,
+    scalingAppends: 500,
   },
   quick: {
     rounds: 3,
@@ -89,6 +96,11 @@ const SIZES = {
     cliSpawns: 3,
     tailCalls: 200,
     tailLargeMessages: 100_000,
+    scalingSizes: [2_000, 10_000],
+    scalingRounds: 2,
+    scalingQueries: 30,
+    scalingTails: 50,
+    scalingAppends: 50,
   },
 };
 const ALL = [
@@ -103,6 +115,7 @@ const ALL = [
   "adapters",
   "cli",
   "tail",
+  "scaling",
 ];
 
 const { values: args } = parseArgs({
@@ -112,6 +125,7 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     docs: { type: "boolean" },
     "no-docs": { type: "boolean", default: false },
+    "scaling-max": { type: "string" },
   },
 });
 if (!existsSync(new URL("../dist/index.js", import.meta.url))) {
@@ -124,6 +138,13 @@ const rounds = args.rounds ? Number(args.rounds) : sizes.rounds;
 if (!Number.isInteger(rounds) || rounds < 1)
   throw new RangeError("--rounds must be a positive integer");
 sizes.rounds = rounds;
+if (args["scaling-max"] !== undefined) {
+  const max = Number(args["scaling-max"]);
+  if (!Number.isInteger(max) || max < 1)
+    throw new RangeError("--scaling-max must be a positive integer (messages)");
+  const kept = sizes.scalingSizes.filter((n) => n <= max);
+  sizes.scalingSizes = kept.length > 0 ? kept : [max];
+}
 const only = args.only ? args.only.split(",").map((s) => s.trim()) : ALL;
 for (const name of only)
   if (!ALL.includes(name)) throw new RangeError(`--only: unknown workload ${name}`);
@@ -183,6 +204,9 @@ async function main() {
   await step("adapters", () => adaptersWorkload({ sizes, rounds, log }));
   await step("cli", () => cliWorkload({ sizes, rounds, log }));
   await step("tail", () => tailWorkload({ sizes, rounds, log }));
+  await step("scaling", () =>
+    scalingWorkload({ sizes, rounds: Math.min(rounds, sizes.scalingRounds), log }),
+  );
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);
