@@ -312,24 +312,35 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     async (request, reply) => {
       const runtime = runtimeOf(request);
       const session = await runtime.store.sessions.require(request.params.id);
-      // The transcript's JSON bytes are built on a reader thread and sent as
-      // they are: a 100,000-message session never holds the loop that serves turns.
-      const messages = await runtime.store.messages.loadJson(session.id, {
+      // The transcript's JSON is built on a reader thread a part (~256 KiB)
+      // at a time, each part asked for when the socket has taken the last
+      // one: a 100,000-message session never holds the loop that serves
+      // turns for long, and never sits whole in this process's memory.
+      const parts = await runtime.store.messages.loadJsonParts(session.id, {
         includeHistory: request.query.history === "true",
       });
       const head = JSON.stringify({ profile: runtime.profile, session });
       return reply
         .type("application/json; charset=utf-8")
-        .send(
-          Readable.from([
-            Buffer.from(`${head.slice(0, -1)},"messages":`),
-            Buffer.from(messages.buffer, messages.byteOffset, messages.byteLength),
-            Buffer.from("}"),
-          ]),
-        );
+        .send(Readable.from(transcriptBody(head, parts), { highWaterMark: 1 }));
     },
   );
   return app;
+}
+
+/** `{...session head, "messages": [...]}` as buffers; ending early frees the thread's rows. */
+async function* transcriptBody(
+  head: string,
+  parts: AsyncIterableIterator<Uint8Array>,
+): AsyncGenerator<Buffer> {
+  try {
+    yield Buffer.from(`${head.slice(0, -1)},"messages":`);
+    for await (const part of parts)
+      yield Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+    yield Buffer.from("}");
+  } finally {
+    await parts.return?.();
+  }
 }
 
 /**

@@ -16,9 +16,17 @@ import { HearthError } from "../../errors.js";
 import type { Access } from "../access.js";
 import { Connection } from "../connection.js";
 import { exportStep } from "../export.js";
-import { Messages } from "../messages.js";
+import { Messages, readWindow } from "../messages.js";
 import { searchMessages } from "../search.js";
-import { type FromThread, PART, type ReaderOp, type ToThread, toWire } from "./wire.js";
+import { JSON_PART_CHARS, jsonParts } from "../transcript-json.js";
+import {
+  type FromThread,
+  PART,
+  type ReaderOp,
+  type StreamOp,
+  type ToThread,
+  toWire,
+} from "./wire.js";
 
 /** The nice value of a reader thread. */
 const READER_NICE = 10;
@@ -84,6 +92,34 @@ const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | u
   "export.step": (a, [options, cursor]) => exportStep(a, options as never, cursor as never),
 };
 
+const streamOps: Record<StreamOp, (a: Access, args: unknown[]) => Generator<Uint8Array, void>> = {
+  "messages.loadJsonParts": (a, [id, options]) =>
+    jsonParts(id as string, readWindow(a, id as string, options as never), JSON_PART_CHARS),
+};
+
+/** Open byte streams (their rows read, their parts built on `pull`), by job id. */
+const streams = new Map<number, Generator<Uint8Array, void>>();
+
+function pull(id: number): void {
+  const stream = streams.get(id);
+  if (!stream) return; // cancelled meanwhile
+  try {
+    const next = stream.next();
+    if (next.done) {
+      streams.delete(id);
+      port!.postMessage({ type: "chunk", id } satisfies FromThread);
+      return;
+    }
+    // Each part moves to the caller's thread without a copy.
+    port!.postMessage({ type: "chunk", id, bytes: next.value } satisfies FromThread, [
+      next.value.buffer as ArrayBuffer,
+    ]);
+  } catch (err) {
+    streams.delete(id);
+    port!.postMessage({ type: "failed", id, error: toWire(err) } satisfies FromThread);
+  }
+}
+
 /** Long results being sent a part at a time, by job id. */
 const pending = new Map<number, { items: unknown[]; at: number }>();
 
@@ -107,8 +143,17 @@ port.on("message", async (message: ToThread) => {
     sendPart(message.id);
     return;
   }
+  if (message.type === "pull") {
+    pull(message.id);
+    return;
+  }
+  if (message.type === "cancel") {
+    streams.delete(message.id);
+    return;
+  }
   if (message.type === "close") {
     pending.clear();
+    streams.clear();
     conn?.close();
     conn = undefined;
     port.postMessage({ type: "closed" } satisfies FromThread);
@@ -116,7 +161,12 @@ port.on("message", async (message: ToThread) => {
   }
   const { id, key, op, args } = message;
   try {
-    const value = await ops[op](access(key), args);
+    if (op in streamOps) {
+      streams.set(id, streamOps[op as StreamOp](access(key), args));
+      port.postMessage({ type: "stream", id } satisfies FromThread);
+      return;
+    }
+    const value = await ops[op as ReaderOp](access(key), args);
     if (value instanceof Uint8Array) {
       // Bytes move to the caller's thread without a copy.
       port.postMessage({ type: "done", id, value } satisfies FromThread, [
