@@ -41,9 +41,17 @@ export function* jsonParts(
   yield encoder.encode(`${text}]`);
 }
 
-/** A sync generator of parts as the async iterator callers of `loadJsonParts` get. */
+/**
+ * A sync generator of parts as the async iterator callers of `loadJsonParts`
+ * get, each part after the first built in a task of its own: a socket that
+ * takes every write at once (a fast reader on loopback) never drains the
+ * whole transcript in one chain of microtasks while other requests wait.
+ */
 export async function* asyncParts(
   parts: Generator<Uint8Array, void, undefined>,
 ): AsyncGenerator<Uint8Array, void, undefined> {
-  yield* parts;
+  for (let next = parts.next(); !next.done; next = parts.next()) {
+    yield next.value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
