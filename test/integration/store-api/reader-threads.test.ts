@@ -128,6 +128,28 @@ describe("reader threads: large reads off the caller's event loop", () => {
     );
   });
 
+  it("without reader threads, a transcript's JSON parts are built one task at a time", async () => {
+    const home = tempHome();
+    const id = await filled(home, 10_000);
+    const plain = await openStore({ home, role: "reader" });
+    open.push(plain);
+    const parts = await plain.messages.loadJsonParts(id);
+    let turns = 0;
+    let reading = true;
+    const tick = (): void => {
+      turns++;
+      if (reading) setImmediate(tick);
+    };
+    setImmediate(tick);
+    let count = 0;
+    // Read as a consumer that never waits (a socket taking every write at once).
+    for await (const _ of parts) count++;
+    reading = false;
+    expect(count).toBeGreaterThan(5);
+    // The loop turned between parts: other requests are served while a long transcript is sent.
+    expect(turns).toBeGreaterThanOrEqual(count - 1);
+  });
+
   it("a transcript stream ends early on return(); a stopped thread fails its streams", async () => {
     const home = tempHome();
     const id = await filled(home, 3000);
