@@ -1,4 +1,4 @@
-import { Readable } from "node:stream";
+import type { ServerResponse } from "node:http";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -9,6 +9,7 @@ import { isProfileName } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { hostPolicy, hostRefusal } from "../http/host-check.js";
+import type { JsonParts } from "../store/transcript-json.js";
 import type { Responder } from "../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../turn/run.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
@@ -312,35 +313,67 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     async (request, reply) => {
       const runtime = runtimeOf(request);
       const session = await runtime.store.sessions.require(request.params.id);
-      // The transcript's JSON is built on a reader thread a part (~256 KiB)
-      // at a time, each part asked for when the socket has taken the last
-      // one: a 100,000-message session never holds the loop that serves
-      // turns for long, and never sits whole in this process's memory.
+      // The transcript's JSON is built on a reader thread a part (~1 MiB) at
+      // a time, each part asked for when the socket has taken the last one
+      // and handed back to the thread once written: a 100,000-message
+      // session never holds the loop that serves turns for long, and its
+      // bytes never pile up on this thread's heap.
       const parts = await runtime.store.messages.loadJsonParts(session.id, {
         includeHistory: request.query.history === "true",
       });
       const head = JSON.stringify({ profile: runtime.profile, session });
-      return reply
-        .type("application/json; charset=utf-8")
-        .send(Readable.from(transcriptBody(head, parts), { highWaterMark: 1 }));
+      reply.hijack();
+      await sendTranscript(reply.raw, `${head.slice(0, -1)},"messages":`, parts);
+      return reply;
     },
   );
   return app;
 }
 
-/** `{...session head, "messages": [...]}` as buffers; ending early frees the thread's rows. */
-async function* transcriptBody(
-  head: string,
-  parts: AsyncIterableIterator<Uint8Array>,
-): AsyncGenerator<Buffer> {
+/**
+ * Write `{...session head, "messages": [...]}` with backpressure: the next
+ * part is asked for once the socket has drained, and each part goes back to
+ * the reader thread when its write is done. A client that hangs up ends the
+ * stream (the thread drops the rows); a failure mid-way cuts the response,
+ * so the client never takes a truncated body for a whole one.
+ */
+async function sendTranscript(raw: ServerResponse, head: string, parts: JsonParts): Promise<void> {
+  let closed = false;
+  const onClose = (): void => {
+    closed = true;
+  };
+  raw.once("close", onClose);
   try {
-    yield Buffer.from(`${head.slice(0, -1)},"messages":`);
-    for await (const part of parts)
-      yield Buffer.from(part.buffer, part.byteOffset, part.byteLength);
-    yield Buffer.from("}");
+    raw.writeHead(200, { "content-type": "application/json; charset=utf-8" });
+    raw.write(head);
+    for await (const part of parts) {
+      if (closed) break;
+      const bytes = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+      const more = raw.write(bytes, (err) => {
+        if (!err) parts.release(part);
+      });
+      if (!more && !closed) await drained(raw);
+    }
+    if (!closed) raw.end("}");
+  } catch {
+    raw.destroy();
   } finally {
+    raw.off("close", onClose);
     await parts.return?.();
   }
+}
+
+/** Resolves when `raw` can take more, or has closed. */
+function drained(raw: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      raw.off("drain", done);
+      raw.off("close", done);
+      resolve();
+    };
+    raw.once("drain", done);
+    raw.once("close", done);
+  });
 }
 
 /**

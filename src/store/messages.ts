@@ -21,7 +21,7 @@ import {
 import { casOn, type MetaCas } from "./meta.js";
 import { MESSAGE_COLUMNS, messageFromRaw } from "./rows.js";
 import { sessionNotFound } from "./session-create.js";
-import { asyncParts, jsonParts, LOOP_PART_CHARS } from "./transcript-json.js";
+import { asyncParts, type JsonParts, jsonTextParts, LOOP_PART_CHARS } from "./transcript-json.js";
 import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
 
 export class Messages {
@@ -154,12 +154,9 @@ export class Messages {
    * stay on the thread and each part crosses as bytes (transferred). End
    * the iterator early with `return()` to free the rows.
    */
-  async loadJsonParts(
-    sessionId: string,
-    options: LoadOptions = {},
-  ): Promise<AsyncIterableIterator<Uint8Array>> {
+  async loadJsonParts(sessionId: string, options: LoadOptions = {}): Promise<JsonParts> {
     return asyncParts(
-      jsonParts(sessionId, readWindow(this.access, sessionId, options), LOOP_PART_CHARS),
+      jsonTextParts(sessionId, readWindow(this.access, sessionId, options), LOOP_PART_CHARS),
     );
   }
 

@@ -19,39 +19,51 @@ export const LOOP_PART_CHARS = 64 * 1024;
 
 /**
  * A transcript's JSON (exactly `JSON.stringify` of `messages.load()`'s
- * array) as UTF-8 parts, each built when it is asked for, from rows read
+ * array) as text parts, each built when it is asked for, from rows read
  * beforehand in one statement (one consistent snapshot, whatever is written
  * while the parts are sent).
  */
-export function* jsonParts(
+export function* jsonTextParts(
   sessionId: string,
   rows: readonly unknown[][],
   partChars: number,
-): Generator<Uint8Array, void, undefined> {
-  const encoder = new TextEncoder();
+): Generator<string, void, undefined> {
   let text = "[";
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) text += ",";
     text += JSON.stringify(messageFromRaw(sessionId, rows[i]!));
     if (text.length >= partChars) {
-      yield encoder.encode(text);
+      yield text;
       text = "";
     }
   }
-  yield encoder.encode(`${text}]`);
+  yield `${text}]`;
+}
+
+/** What `messages.loadJsonParts` resolves with: the parts, UTF-8, in order. */
+export interface JsonParts extends AsyncIterableIterator<Uint8Array> {
+  /**
+   * Hand a part back once it is written and no longer read (optional): a
+   * reader thread reuses its memory for a later part, so the bytes of a
+   * long transcript never pile up on the caller's heap as memory its
+   * garbage collector must find. Never touch the part after this.
+   */
+  release(part: Uint8Array): void;
 }
 
 /**
- * A sync generator of parts as the async iterator callers of `loadJsonParts`
- * get, each part after the first built in a task of its own: a socket that
- * takes every write at once (a fast reader on loopback) never drains the
- * whole transcript in one chain of microtasks while other requests wait.
+ * Text parts as the UTF-8 parts callers of `loadJsonParts` get, each part
+ * after the first built in a task of its own: a socket that takes every
+ * write at once (a fast reader on loopback) never drains the whole
+ * transcript in one chain of microtasks while other requests wait.
  */
-export async function* asyncParts(
-  parts: Generator<Uint8Array, void, undefined>,
-): AsyncGenerator<Uint8Array, void, undefined> {
-  for (let next = parts.next(); !next.done; next = parts.next()) {
-    yield next.value;
-    await new Promise((resolve) => setImmediate(resolve));
+export function asyncParts(parts: Generator<string, void, undefined>): JsonParts {
+  const encoder = new TextEncoder();
+  async function* each(): AsyncGenerator<Uint8Array, void, undefined> {
+    for (let next = parts.next(); !next.done; next = parts.next()) {
+      yield encoder.encode(next.value);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
+  return Object.assign(each(), { release: (_part: Uint8Array): void => undefined });
 }

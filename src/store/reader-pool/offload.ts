@@ -2,6 +2,7 @@ import type { Access } from "../access.js";
 import { type ExportOptions, exportSessions, exportStep } from "../export.js";
 import type { LoadOptions, Messages } from "../messages.js";
 import { searchMessages } from "../search.js";
+import type { JsonParts } from "../transcript-json.js";
 import type { Message, SearchHit, SearchOptions } from "../types.js";
 import type { ReaderPool } from "./pool.js";
 
@@ -45,10 +46,7 @@ export function offloadLargeLoads(messages: Messages, pool: ReaderPool | undefin
     small(options)
       ? loadJson(sessionId, options)
       : pool.run("messages.loadJson", [sessionId, options]);
-  messages.loadJsonParts = (
-    sessionId: string,
-    options: LoadOptions = {},
-  ): Promise<AsyncIterableIterator<Uint8Array>> =>
+  messages.loadJsonParts = (sessionId: string, options: LoadOptions = {}): Promise<JsonParts> =>
     small(options)
       ? loadJsonParts(sessionId, options)
       : pool.stream("messages.loadJsonParts", [sessionId, options]);

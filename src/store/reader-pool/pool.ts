@@ -189,6 +189,10 @@ export class ReaderPool {
             worker.postMessage({ type: "cancel", id } satisfies ToThread);
             this.settle(thread);
           },
+          (buffer) => {
+            if (this.threads.includes(thread))
+              worker.postMessage({ type: "give", buffer } satisfies ToThread, [buffer]);
+          },
         );
         thread.streams.set(id, opened);
         job.resolve(opened);

@@ -1,10 +1,12 @@
+import type { JsonParts } from "../transcript-json.js";
+
 /**
  * The caller's end of a byte stream a reader thread holds (a transcript's
  * JSON parts): each `next()` asks the thread for one part, so parts arrive
  * no faster than the caller takes them (a response written with
  * backpressure reads the next part when the socket has drained).
  */
-export class ThreadStream implements AsyncIterableIterator<Uint8Array> {
+export class ThreadStream implements JsonParts {
   private waiter:
     | { resolve: (r: IteratorResult<Uint8Array>) => void; reject: (err: unknown) => void }
     | undefined;
@@ -16,7 +18,14 @@ export class ThreadStream implements AsyncIterableIterator<Uint8Array> {
     private readonly pull: () => void,
     /** Tell the thread the caller is done: it drops the rows. */
     private readonly cancel: () => void,
+    /** Hand a part's memory back to the thread (transferred). */
+    private readonly give: (buffer: ArrayBuffer) => void,
   ) {}
+
+  release(part: Uint8Array): void {
+    if (this.error !== undefined || !(part.buffer instanceof ArrayBuffer)) return;
+    this.give(part.buffer);
+  }
 
   /** A part is being waited for (the thread must stay referenced). */
   get waiting(): boolean {

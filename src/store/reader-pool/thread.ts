@@ -18,7 +18,7 @@ import { Connection } from "../connection.js";
 import { exportStep } from "../export.js";
 import { Messages, readWindow } from "../messages.js";
 import { searchMessages } from "../search.js";
-import { JSON_PART_CHARS, jsonParts } from "../transcript-json.js";
+import { JSON_PART_CHARS, jsonTextParts } from "../transcript-json.js";
 import {
   type FromThread,
   PART,
@@ -92,13 +92,34 @@ const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | u
   "export.step": (a, [options, cursor]) => exportStep(a, options as never, cursor as never),
 };
 
-const streamOps: Record<StreamOp, (a: Access, args: unknown[]) => Generator<Uint8Array, void>> = {
+const streamOps: Record<StreamOp, (a: Access, args: unknown[]) => Generator<string, void>> = {
   "messages.loadJsonParts": (a, [id, options]) =>
-    jsonParts(id as string, readWindow(a, id as string, options as never), JSON_PART_CHARS),
+    jsonTextParts(id as string, readWindow(a, id as string, options as never), JSON_PART_CHARS),
 };
 
 /** Open byte streams (their rows read, their parts built on `pull`), by job id. */
-const streams = new Map<number, Generator<Uint8Array, void>>();
+const streams = new Map<number, Generator<string, void>>();
+
+/** Part buffers the caller handed back, to encode later parts into (a few at most). */
+const spare: ArrayBuffer[] = [];
+const SPARE_MAX = 4;
+const encoder = new TextEncoder();
+
+/** `text` as UTF-8 in a spare buffer when it fits one, else in a new one. */
+function encode(text: string): Uint8Array {
+  const buffer = spare.pop();
+  if (buffer) {
+    const { read, written } = encoder.encodeInto(text, new Uint8Array(buffer));
+    if (read === text.length) return new Uint8Array(buffer, 0, written);
+    spare.push(buffer);
+  }
+  // Room for the next parts too: JSON text is mostly ASCII, 1 byte a character.
+  const fresh = new Uint8Array(
+    new ArrayBuffer(Math.ceil(Math.max(text.length, JSON_PART_CHARS) * 1.25)),
+  );
+  const { read, written } = encoder.encodeInto(text, fresh);
+  return read === text.length ? fresh.subarray(0, written) : encoder.encode(text);
+}
 
 function pull(id: number): void {
   const stream = streams.get(id);
@@ -110,9 +131,10 @@ function pull(id: number): void {
       port!.postMessage({ type: "chunk", id } satisfies FromThread);
       return;
     }
-    // Each part moves to the caller's thread without a copy.
-    port!.postMessage({ type: "chunk", id, bytes: next.value } satisfies FromThread, [
-      next.value.buffer as ArrayBuffer,
+    const bytes = encode(next.value);
+    // Each part moves to the caller's thread without a copy (and may come back: "give").
+    port!.postMessage({ type: "chunk", id, bytes } satisfies FromThread, [
+      bytes.buffer as ArrayBuffer,
     ]);
   } catch (err) {
     streams.delete(id);
@@ -147,6 +169,10 @@ port.on("message", async (message: ToThread) => {
     pull(message.id);
     return;
   }
+  if (message.type === "give") {
+    if (spare.length < SPARE_MAX) spare.push(message.buffer);
+    return;
+  }
   if (message.type === "cancel") {
     streams.delete(message.id);
     return;
@@ -154,6 +180,7 @@ port.on("message", async (message: ToThread) => {
   if (message.type === "close") {
     pending.clear();
     streams.clear();
+    spare.length = 0;
     conn?.close();
     conn = undefined;
     port.postMessage({ type: "closed" } satisfies FromThread);

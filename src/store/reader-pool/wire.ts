@@ -23,6 +23,8 @@ export type ToThread =
   | { type: "run"; id: number; key: string; op: ReaderOp | StreamOp; args: unknown[] }
   | { type: "next"; id: number }
   | { type: "pull"; id: number }
+  /** A part's memory handed back (transferred) for the thread to reuse. */
+  | { type: "give"; buffer: ArrayBuffer }
   | { type: "cancel"; id: number }
   | { type: "close" };
 

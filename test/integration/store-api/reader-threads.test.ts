@@ -126,6 +126,18 @@ describe("reader threads: large reads off the caller's event loop", () => {
     expect(JSON.parse(threadedBytes.toString("utf8"))).toEqual(
       await plain.messages.load(id, { limit: 10_000 }),
     );
+
+    // Parts handed back once read: the thread encodes later parts into their memory.
+    const copies: Buffer[] = [];
+    const reused = await threaded.messages.loadJsonParts(id);
+    for await (const part of reused) {
+      copies.push(Buffer.from(part)); // a copy: the part itself is about to go back
+      reused.release(part);
+      expect(part.buffer.byteLength).toBe(0); // transferred back to the thread
+    }
+    expect(copies.length).toBeGreaterThan(2);
+    // (10,001 messages now: the one appended above is in this read.)
+    expect(Buffer.concat(copies).equals(Buffer.from(await plain.messages.loadJson(id)))).toBe(true);
   });
 
   it("without reader threads, a transcript's JSON parts are built one task at a time", async () => {
