@@ -4,7 +4,8 @@
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
 //   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard,
-//                  readers, adapters, cli, tail, memory
+//                  readers, adapters, cli, tail, memory, scaling
+//   --scaling-max N  workload 16 (scaling) stops at N messages (sizes above N skipped)
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
 import { existsSync } from "node:fs";
@@ -25,6 +26,7 @@ import { memoryWorkload } from "./workloads/memory.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
+import { scalingWorkload } from "./workloads/scaling.mjs";
 import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
 import { tailWorkload } from "./workloads/tail.mjs";
 
@@ -64,6 +66,11 @@ const SIZES = {
     memSessions: 1_000,
     memBaseTurns: 1_000,
     memSettleMs: 2_000,
+    scalingSizes: [10_000, 100_000, 1_000_000, 3_000_000],
+    scalingRounds: 3,
+    scalingQueries: 150,
+    scalingTails: 300,
+    scalingAppends: 500,
   },
   quick: {
     rounds: 3,
@@ -100,6 +107,11 @@ const SIZES = {
     memSessions: 100,
     memBaseTurns: 1_000,
     memSettleMs: 500,
+    scalingSizes: [2_000, 10_000],
+    scalingRounds: 2,
+    scalingQueries: 30,
+    scalingTails: 50,
+    scalingAppends: 50,
   },
 };
 const ALL = [
@@ -115,6 +127,7 @@ const ALL = [
   "cli",
   "tail",
   "memory",
+  "scaling",
 ];
 
 const { values: args } = parseArgs({
@@ -124,6 +137,7 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     docs: { type: "boolean" },
     "no-docs": { type: "boolean", default: false },
+    "scaling-max": { type: "string" },
   },
 });
 if (!existsSync(new URL("../dist/index.js", import.meta.url))) {
@@ -136,6 +150,13 @@ const rounds = args.rounds ? Number(args.rounds) : sizes.rounds;
 if (!Number.isInteger(rounds) || rounds < 1)
   throw new RangeError("--rounds must be a positive integer");
 sizes.rounds = rounds;
+if (args["scaling-max"] !== undefined) {
+  const max = Number(args["scaling-max"]);
+  if (!Number.isInteger(max) || max < 1)
+    throw new RangeError("--scaling-max must be a positive integer (messages)");
+  const kept = sizes.scalingSizes.filter((n) => n <= max);
+  sizes.scalingSizes = kept.length > 0 ? kept : [max];
+}
 const only = args.only ? args.only.split(",").map((s) => s.trim()) : ALL;
 for (const name of only)
   if (!ALL.includes(name)) throw new RangeError(`--only: unknown workload ${name}`);
@@ -197,6 +218,9 @@ async function main() {
   await step("tail", () => tailWorkload({ sizes, rounds, log }));
   await step("memory", () =>
     memoryWorkload({ sizes, rounds: Math.min(rounds, sizes.memRounds), log }),
+  );
+  await step("scaling", () =>
+    scalingWorkload({ sizes, rounds: Math.min(rounds, sizes.scalingRounds), log }),
   );
   rows.push(...footprint);
 

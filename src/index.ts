@@ -61,6 +61,7 @@ export type { HealthDay, HealthSample, Stats } from "./store/stats.js";
 export { Store } from "./store/store.js";
 export type { StructuralContext } from "./store/structural-context.js";
 export { withStructuralGate } from "./store/structural-context.js";
+export type { JsonParts } from "./store/transcript-json.js";
 export type {
   DurabilityReport,
   HandoffState,

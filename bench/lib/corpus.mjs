@@ -130,3 +130,24 @@ export function ftsQuery(text) {
     .map((w) => `"${w}"`)
     .join(" ");
 }
+
+/** Frequency ranks of the scaling workload's query words: [from, to) of the vocabulary. */
+export const COMMON_RANKS = [QUERY_SKIP_TOP, 512];
+export const RARE_RANKS = [512, VOCABULARY_SIZE];
+
+/**
+ * Search queries of one word each, a third of them common (frequency ranks
+ * 64–511: each in about 2–13% of messages) and two thirds rare (ranks
+ * 512–8,191: 0.1–2%), shuffled. The common third sets the p99 (long FTS
+ * posting lists to rank), the rare two thirds the p50. Returns
+ * [{ text, common }].
+ */
+export function mixedQueries(seed, count) {
+  const rand = prng(seed);
+  const vocab = words();
+  const pick = ([from, to]) => vocab[from + Math.floor(rand() * (to - from))];
+  return Array.from({ length: count }, () => {
+    const common = rand() < 1 / 3;
+    return { text: pick(common ? COMMON_RANKS : RARE_RANKS), common };
+  });
+}

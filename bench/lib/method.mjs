@@ -1,6 +1,7 @@
 // The "Method" section of docs/benchmarks.md: what each workload does and
 // what the baselines are, with this run's sizes.
 import { TURNS_PER_CHAT } from "../workloads/gateway.mjs";
+import { PER_SESSION } from "../workloads/scaling.mjs";
 import { GENERATOR_VERSION, QUERY_SKIP_TOP, VOCABULARY_SIZE } from "./corpus.mjs";
 
 export function methodMarkdown(s) {
@@ -183,6 +184,15 @@ Workloads (sizes of this ${s.mode} run):
    bench/workers/gc-on-signal.mjs\`, a preload that runs \`gc()\` on SIGUSR2 and
    adds nothing else. The ceiling column is the same gateway after the first
    block; target <= 1.2× in every round (after the forced GC).
+16. **scaling** (bench/workloads/scaling.mjs): one store grown through
+   ${(s.scalingSizes ?? []).map(n).join(", ")} messages (sessions of ${PER_SESSION} messages, filled like
+   workload 6's store, each size's new rows indexed with one \`INSERT … SELECT\` into the
+   FTS table); at each size, ${s.scalingRounds ?? 0} rounds of: ${n(s.scalingQueries ?? 0)} searches
+   (one word each: a third common, frequency ranks 64–511; two thirds rare, ranks
+   512–8,191), ${n(s.scalingTails ?? 0)} tails of 200 from random sessions, ${n(s.scalingAppends ?? 0)}
+   single-message appends to random sessions (WAL+FULL, one transaction each), hearth
+   against raw better-sqlite3 on the same store (the ceiling); then the database and
+   WAL sizes. \`node bench/charts.mjs\` draws them (docs/charts/).
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,

@@ -74,8 +74,12 @@ export function addSessions(path, count) {
  * FTS5's 'rebuild', and the trigger is re-created from its own stored SQL,
  * so the schema ends byte-identical to hearth's. Ends with a TRUNCATE
  * checkpoint so the store starts with an empty WAL.
+ *
+ * A store that already holds messages grows: pass `firstSession` (the
+ * number of sessions it has) so the new ones are `s-<firstSession>` on, and
+ * only the new rows are indexed (the trigger's INSERT, as one statement).
  */
-export function bulkFill(path, { total, sessions, seed, shapes, onProgress }) {
+export function bulkFill(path, { total, sessions, seed, shapes, onProgress, firstSession = 0 }) {
   const db = new Database(path, { fileMustExist: true });
   db.pragma("synchronous = OFF");
   db.pragma("cache_size = -262144");
@@ -85,6 +89,7 @@ export function bulkFill(path, { total, sessions, seed, shapes, onProgress }) {
     )
     .pluck()
     .get();
+  const indexedUpTo = db.prepare("SELECT coalesce(max(id), 0) FROM messages").pluck().get();
   db.exec("DROP TRIGGER messages_fts_insert");
   const gen = messages(seed, shapes);
   const insertSession = db.prepare(
@@ -98,9 +103,9 @@ export function bulkFill(path, { total, sessions, seed, shapes, onProgress }) {
   let written = 0;
   const chunk = db.transaction((from, to) => {
     for (let s = from; s < to; s++) {
-      const id = `s-${s}`;
+      const id = `s-${firstSession + s}`;
       const n = s === sessions - 1 ? total - per * (sessions - 1) : per;
-      const t0 = base + s * 60_000;
+      const t0 = base + (firstSession + s) * 60_000;
       insertSession.run(id, t0, t0 + n, t0 + n, n, n);
       for (let o = 0; o < n; o++) {
         const m = gen.next();
@@ -115,7 +120,11 @@ export function bulkFill(path, { total, sessions, seed, shapes, onProgress }) {
     chunk(s, Math.min(sessions, s + step));
     onProgress?.(written, total);
   }
-  db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')");
+  if (indexedUpTo === 0) db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')");
+  else
+    db.prepare(
+      "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages WHERE id > ?",
+    ).run(indexedUpTo);
   db.exec(trigger);
   db.pragma("wal_checkpoint(TRUNCATE)");
   db.close();

@@ -78,7 +78,8 @@ export async function readersWorkload({ sizes, rounds, log }) {
             warmMs: sizes.gatewayWarmMs,
             ms: sizes.readerMs,
           });
-          if (w.errors > 0) throw new Error(`gateway turns failed: ${w.lastError}`);
+          if (w.errors > 0)
+            throw new Error(`gateway turns failed (${v.key}, round ${round + 1}): ${w.lastError}`);
           p99[v.key].push(w.p99);
           if (v.reader) {
             reader.send({ op: "stop", seq: `s${round}-${v.key}` });

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { Readable } from "node:stream";
+import type { ServerResponse } from "node:http";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -10,6 +10,7 @@ import { isProfileName } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { hostPolicy, hostRefusal } from "../http/host-check.js";
+import type { JsonParts } from "../store/transcript-json.js";
 import type { Responder } from "../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../turn/run.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
@@ -333,21 +334,18 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     async (request, reply) => {
       const runtime = runtimeOf(request);
       const session = await runtime.store.sessions.require(request.params.id);
-      // The transcript's JSON bytes are built on a reader thread and sent as
-      // they are: a 100,000-message session never holds the loop that serves turns.
-      const messages = await runtime.store.messages.loadJson(session.id, {
+      // The transcript's JSON is built on a reader thread a part (~1 MiB) at
+      // a time, each part asked for when the socket has taken the last one
+      // and handed back to the thread once written: a 100,000-message
+      // session never holds the loop that serves turns for long, and its
+      // bytes never pile up on this thread's heap.
+      const parts = await runtime.store.messages.loadJsonParts(session.id, {
         includeHistory: request.query.history === "true",
       });
       const head = JSON.stringify({ profile: runtime.profile, session });
-      return reply
-        .type("application/json; charset=utf-8")
-        .send(
-          Readable.from([
-            Buffer.from(`${head.slice(0, -1)},"messages":`),
-            Buffer.from(messages.buffer, messages.byteOffset, messages.byteLength),
-            Buffer.from("}"),
-          ]),
-        );
+      reply.hijack();
+      await sendTranscript(reply.raw, `${head.slice(0, -1)},"messages":`, parts);
+      return reply;
     },
   );
   return app;
@@ -367,6 +365,52 @@ export function followDrain(draining: AbortSignal | undefined, turn: AbortContro
   const onDrain = () => turn.abort(draining.reason);
   draining.addEventListener("abort", onDrain, { once: true });
   return () => draining.removeEventListener("abort", onDrain);
+}
+
+/**
+ * Write `{...session head, "messages": [...]}` with backpressure: the next
+ * part is asked for once the socket has drained, and each part goes back to
+ * the reader thread when its write is done. A client that hangs up ends the
+ * stream (the thread drops the rows); a failure mid-way cuts the response,
+ * so the client never takes a truncated body for a whole one.
+ */
+async function sendTranscript(raw: ServerResponse, head: string, parts: JsonParts): Promise<void> {
+  let closed = false;
+  const onClose = (): void => {
+    closed = true;
+  };
+  raw.once("close", onClose);
+  try {
+    raw.writeHead(200, { "content-type": "application/json; charset=utf-8" });
+    raw.write(head);
+    for await (const part of parts) {
+      if (closed) break;
+      const bytes = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+      const more = raw.write(bytes, (err) => {
+        if (!err) parts.release(part);
+      });
+      if (!more && !closed) await drained(raw);
+    }
+    if (!closed) raw.end("}");
+  } catch {
+    raw.destroy();
+  } finally {
+    raw.off("close", onClose);
+    await parts.return?.();
+  }
+}
+
+/** Resolves when `raw` can take more, or has closed. */
+function drained(raw: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      raw.off("drain", done);
+      raw.off("close", done);
+      resolve();
+    };
+    raw.once("drain", done);
+    raw.once("close", done);
+  });
 }
 
 /**

@@ -21,6 +21,7 @@ import {
 import { casOn, type MetaCas } from "./meta.js";
 import { MESSAGE_COLUMNS, messageFromRaw } from "./rows.js";
 import { sessionNotFound } from "./session-create.js";
+import { asyncParts, type JsonParts, jsonTextParts, LOOP_PART_CHARS } from "./transcript-json.js";
 import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
 
 export class Messages {
@@ -135,21 +136,7 @@ export class Messages {
 
   /** The live transcript in order; with `includeHistory`, rewound and compacted messages too. */
   async load(sessionId: string, options: LoadOptions = {}): Promise<Message[]> {
-    const { where, params, order, limit } = loadWindow(options);
-    const conn = this.access.read();
-    const history = options.includeHistory ? "" : "AND active = 1";
-    // Keyset reads on (session_id, active, ordinal): a window of N rows costs about N rows,
-    // however long the transcript is.
-    const rows = conn
-      .stmt(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ${history} ${where}
-         ORDER BY ordinal ${order}${limit === undefined ? "" : " LIMIT ?"}`,
-      )
-      .raw(true)
-      .all(sessionId, ...params, ...(limit === undefined ? [] : [limit])) as unknown[][];
-    if (rows.length === 0 && !conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
-      throw sessionNotFound(sessionId);
-    }
+    const rows = readWindow(this.access, sessionId, options);
     const messages = new Array<Message>(rows.length);
     for (let i = 0; i < rows.length; i++) messages[i] = messageFromRaw(sessionId, rows[i]!);
     return messages;
@@ -163,6 +150,22 @@ export class Messages {
    */
   async loadJson(sessionId: string, options: LoadOptions = {}): Promise<Uint8Array> {
     return new TextEncoder().encode(JSON.stringify(await this.load(sessionId, options)));
+  }
+
+  /**
+   * `loadJson()` in parts (UTF-8; about 1 MiB each from a reader thread, 64 KiB
+   * when built on this thread: transcript-json.ts), for servers
+   * that stream a long transcript: the rows are read at once (one
+   * snapshot), each part is built when the iterator is asked for it, so a
+   * response written with backpressure never holds the whole JSON, and no
+   * single step holds the event loop long. With reader threads, the rows
+   * stay on the thread and each part crosses as bytes (transferred). End
+   * the iterator early with `return()` to free the rows.
+   */
+  async loadJsonParts(sessionId: string, options: LoadOptions = {}): Promise<JsonParts> {
+    return asyncParts(
+      jsonTextParts(sessionId, readWindow(this.access, sessionId, options), LOOP_PART_CHARS),
+    );
   }
 
   /** The last `count` live messages, oldest first: what an agent loop feeds its model. */
@@ -265,6 +268,30 @@ export class Messages {
       archivedMessages: row.messages - row.active,
     };
   }
+}
+
+/** The rows of a `load()` window as raw arrays of MESSAGE_COLUMNS, in one statement. */
+export function readWindow(
+  access: Access,
+  sessionId: string,
+  options: LoadOptions = {},
+): unknown[][] {
+  const { where, params, order, limit } = loadWindow(options);
+  const conn = access.read();
+  const history = options.includeHistory ? "" : "AND active = 1";
+  // Keyset reads on (session_id, active, ordinal): a window of N rows costs about N rows,
+  // however long the transcript is.
+  const rows = conn
+    .stmt(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ${history} ${where}
+       ORDER BY ordinal ${order}${limit === undefined ? "" : " LIMIT ?"}`,
+    )
+    .raw(true)
+    .all(sessionId, ...params, ...(limit === undefined ? [] : [limit])) as unknown[][];
+  if (rows.length === 0 && !conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
+    throw sessionNotFound(sessionId);
+  }
+  return rows;
 }
 
 export type AppendResult = { ok: true; message: Message } | { ok: false; error: Error };

@@ -2,11 +2,12 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
-import { type FromThread, fromWire, type ReaderOp, type ToThread } from "./wire.js";
+import { ThreadStream } from "./stream.js";
+import { type FromThread, fromWire, type ReaderOp, type StreamOp, type ToThread } from "./wire.js";
 
 interface Job {
   id: number;
-  op: ReaderOp;
+  op: ReaderOp | StreamOp;
   args: unknown[];
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
@@ -17,6 +18,8 @@ interface Job {
 interface Thread {
   worker: Worker;
   job: Job | undefined;
+  /** Byte streams this thread holds open (their rows are read), by job id. */
+  streams: Map<number, ThreadStream>;
 }
 
 export interface ReaderPoolInit {
@@ -61,7 +64,17 @@ export class ReaderPool {
     return this.threads.length;
   }
 
-  run<T>(op: ReaderOp, args: unknown[]): Promise<T> {
+  /**
+   * A stream of byte parts (a transcript's JSON): resolves once the thread
+   * has read the rows (errors such as an unknown session reject here); each
+   * part is built on the thread when the caller asks for it. The thread is
+   * free for other jobs between parts.
+   */
+  stream(op: StreamOp, args: unknown[]): Promise<ThreadStream> {
+    return this.run<ThreadStream>(op, args);
+  }
+
+  run<T>(op: ReaderOp | StreamOp, args: unknown[]): Promise<T> {
     if (this.closed) {
       return Promise.reject(
         new HearthError(
@@ -140,9 +153,18 @@ export class ReaderPool {
       // The caller's own flags (--input-type, loaders, --eval) mean nothing to the thread's script.
       execArgv: [],
     });
-    const thread: Thread = { worker, job: undefined };
+    const thread: Thread = { worker, job: undefined, streams: new Map() };
     worker.on("message", (message: FromThread) => {
       if (message.type === "closed") return;
+      const stream = thread.streams.get(message.id);
+      if (stream && (message.type === "chunk" || message.type === "failed")) {
+        if (message.type === "failed") stream.fail(fromWire(message.error));
+        if (message.type === "failed" || message.bytes === undefined)
+          thread.streams.delete(message.id);
+        if (message.type === "chunk") stream.deliver(message.bytes);
+        this.settle(thread);
+        return;
+      }
       const job = thread.job;
       if (!job || job.id !== message.id) return;
       if (message.type === "part") {
@@ -155,10 +177,31 @@ export class ReaderPool {
         return;
       }
       thread.job = undefined;
-      worker.unref();
-      if (message.type === "failed") job.reject(fromWire(message.error));
-      else if (message.parts) job.resolve(job.parts.concat([message.value as unknown[]]).flat());
-      else job.resolve(message.value);
+      if (message.type === "stream") {
+        const { id } = job;
+        const opened = new ThreadStream(
+          () => {
+            worker.ref();
+            worker.postMessage({ type: "pull", id } satisfies ToThread);
+          },
+          () => {
+            thread.streams.delete(id);
+            worker.postMessage({ type: "cancel", id } satisfies ToThread);
+            this.settle(thread);
+          },
+          (buffer) => {
+            if (this.threads.includes(thread))
+              worker.postMessage({ type: "give", buffer } satisfies ToThread, [buffer]);
+          },
+        );
+        thread.streams.set(id, opened);
+        job.resolve(opened);
+      } else if (message.type === "failed") job.reject(fromWire(message.error));
+      else if (message.type === "done") {
+        if (message.parts) job.resolve(job.parts.concat([message.value as unknown[]]).flat());
+        else job.resolve(message.value);
+      }
+      this.settle(thread);
       this.dispatch();
     });
     const lost = (reason: string) => {
@@ -166,12 +209,17 @@ export class ReaderPool {
       if (index >= 0) this.threads.splice(index, 1);
       const job = thread.job;
       thread.job = undefined;
-      job?.reject(
-        new HearthError("HEARTH_INTERNAL", `a reader thread of ${this.init.path} ${reason}`, {
+      const err = new HearthError(
+        "HEARTH_INTERNAL",
+        `a reader thread of ${this.init.path} ${reason}`,
+        {
           resource: this.init.path,
           hint: "retry; if it happens again, report it with the process's log",
-        }),
+        },
       );
+      job?.reject(err);
+      for (const stream of thread.streams.values()) stream.fail(err);
+      thread.streams.clear();
       this.dispatch();
     };
     worker.on("error", (err) => lost(`failed: ${err.message}`));
@@ -186,6 +234,8 @@ export class ReaderPool {
     worker.removeAllListeners("error");
     thread.job?.reject(this.closedError());
     thread.job = undefined;
+    for (const stream of thread.streams.values()) stream.fail(this.closedError());
+    thread.streams.clear();
     // Its connection closed (or it did not answer in time): either way the thread ends.
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => resolve(), CLOSE_WAIT_MS);
@@ -199,6 +249,14 @@ export class ReaderPool {
       worker.postMessage({ type: "close" } satisfies ToThread);
     });
     await worker.terminate();
+  }
+
+  /** A thread keeps the process alive only while it runs a job or a part is awaited from it. */
+  private settle(thread: Thread): void {
+    let busy = thread.job !== undefined;
+    for (const stream of thread.streams.values()) busy ||= stream.waiting;
+    if (busy) thread.worker.ref();
+    else thread.worker.unref();
   }
 
   private closedError(): HearthError {

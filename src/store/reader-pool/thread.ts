@@ -16,9 +16,17 @@ import { fromSqliteError, HearthError, isSqliteError } from "../../errors.js";
 import type { Access } from "../access.js";
 import { Connection } from "../connection.js";
 import { exportStep } from "../export.js";
-import { Messages } from "../messages.js";
+import { Messages, readWindow } from "../messages.js";
 import { searchMessages } from "../search.js";
-import { type FromThread, PART, type ReaderOp, type ToThread, toWire } from "./wire.js";
+import { JSON_PART_CHARS, jsonTextParts } from "../transcript-json.js";
+import {
+  type FromThread,
+  PART,
+  type ReaderOp,
+  type StreamOp,
+  type ToThread,
+  toWire,
+} from "./wire.js";
 
 /** The nice value of a reader thread. */
 const READER_NICE = 10;
@@ -84,6 +92,56 @@ const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | u
   "export.step": (a, [options, cursor]) => exportStep(a, options as never, cursor as never),
 };
 
+const streamOps: Record<StreamOp, (a: Access, args: unknown[]) => Generator<string, void>> = {
+  "messages.loadJsonParts": (a, [id, options]) =>
+    jsonTextParts(id as string, readWindow(a, id as string, options as never), JSON_PART_CHARS),
+};
+
+/** Open byte streams (their rows read, their parts built on `pull`), by job id. */
+const streams = new Map<number, Generator<string, void>>();
+
+/** Part buffers the caller handed back, to encode later parts into (a few at most). */
+const spare: ArrayBuffer[] = [];
+const SPARE_MAX = 4;
+const encoder = new TextEncoder();
+
+/** `text` as UTF-8 in a spare buffer when it fits one, else in a new one. */
+function encode(text: string): Uint8Array {
+  const buffer = spare.pop();
+  if (buffer) {
+    const { read, written } = encoder.encodeInto(text, new Uint8Array(buffer));
+    if (read === text.length) return new Uint8Array(buffer, 0, written);
+    spare.push(buffer);
+  }
+  // Room for the next parts too: JSON text is mostly ASCII, 1 byte a character.
+  const fresh = new Uint8Array(
+    new ArrayBuffer(Math.ceil(Math.max(text.length, JSON_PART_CHARS) * 1.25)),
+  );
+  const { read, written } = encoder.encodeInto(text, fresh);
+  return read === text.length ? fresh.subarray(0, written) : encoder.encode(text);
+}
+
+function pull(id: number): void {
+  const stream = streams.get(id);
+  if (!stream) return; // cancelled meanwhile
+  try {
+    const next = stream.next();
+    if (next.done) {
+      streams.delete(id);
+      port!.postMessage({ type: "chunk", id } satisfies FromThread);
+      return;
+    }
+    const bytes = encode(next.value);
+    // Each part moves to the caller's thread without a copy (and may come back: "give").
+    port!.postMessage({ type: "chunk", id, bytes } satisfies FromThread, [
+      bytes.buffer as ArrayBuffer,
+    ]);
+  } catch (err) {
+    streams.delete(id);
+    port!.postMessage({ type: "failed", id, error: toWire(err) } satisfies FromThread);
+  }
+}
+
 /** Long results being sent a part at a time, by job id. */
 const pending = new Map<number, { items: unknown[]; at: number }>();
 
@@ -107,8 +165,22 @@ port.on("message", async (message: ToThread) => {
     sendPart(message.id);
     return;
   }
+  if (message.type === "pull") {
+    pull(message.id);
+    return;
+  }
+  if (message.type === "give") {
+    if (spare.length < SPARE_MAX) spare.push(message.buffer);
+    return;
+  }
+  if (message.type === "cancel") {
+    streams.delete(message.id);
+    return;
+  }
   if (message.type === "close") {
     pending.clear();
+    streams.clear();
+    spare.length = 0;
     conn?.close();
     conn = undefined;
     port.postMessage({ type: "closed" } satisfies FromThread);
@@ -116,7 +188,12 @@ port.on("message", async (message: ToThread) => {
   }
   const { id, key, op, args } = message;
   try {
-    const value = await ops[op](access(key), args);
+    if (op in streamOps) {
+      streams.set(id, streamOps[op as StreamOp](access(key), args));
+      port.postMessage({ type: "stream", id } satisfies FromThread);
+      return;
+    }
+    const value = await ops[op as ReaderOp](access(key), args);
     if (value instanceof Uint8Array) {
       // Bytes move to the caller's thread without a copy.
       port.postMessage({ type: "done", id, value } satisfies FromThread, [

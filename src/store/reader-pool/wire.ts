@@ -4,6 +4,12 @@ import { HearthError, type HearthErrorCode, isHearthError } from "../../errors.j
 export type ReaderOp = "search" | "messages.load" | "messages.loadJson" | "export.step";
 
 /**
+ * The operations whose answer is a stream of byte parts: the thread reads
+ * the rows, answers `stream`, then builds and sends one part per `pull`.
+ */
+export type StreamOp = "messages.loadJsonParts";
+
+/**
  * A long array result crosses in parts of this many items, one message
  * each, the next sent when the receiver asks for it (after an event-loop
  * turn of its own): a 100,000-message transcript never arrives as one long
@@ -14,8 +20,12 @@ export const PART = 2000;
 
 /** Main thread → reader thread. */
 export type ToThread =
-  | { type: "run"; id: number; key: string; op: ReaderOp; args: unknown[] }
+  | { type: "run"; id: number; key: string; op: ReaderOp | StreamOp; args: unknown[] }
   | { type: "next"; id: number }
+  | { type: "pull"; id: number }
+  /** A part's memory handed back (transferred) for the thread to reuse. */
+  | { type: "give"; buffer: ArrayBuffer }
+  | { type: "cancel"; id: number }
   | { type: "close" };
 
 /** Reader thread → main thread. */
@@ -23,6 +33,8 @@ export type FromThread =
   | { type: "part"; id: number; items: unknown[] }
   | { type: "done"; id: number; value: unknown; parts?: true }
   | { type: "failed"; id: number; error: WireError }
+  | { type: "stream"; id: number }
+  | { type: "chunk"; id: number; bytes?: Uint8Array }
   | { type: "closed" };
 
 /** An error as it crosses the thread boundary: a HearthError keeps its code, hint and details. */

@@ -92,6 +92,99 @@ describe("reader threads: large reads off the caller's event loop", () => {
     expect(turns).toBeGreaterThan(1);
   });
 
+  it("a transcript's JSON in parts: loadJson's bytes, built on the thread as asked for, the thread free between parts", async () => {
+    const home = tempHome();
+    const id = await filled(home, 10_000);
+    const plain = await openStore({ home, role: "reader" });
+    open.push(plain);
+    const threaded = await openStore({ home, readerThreads: 1 });
+    open.push(threaded);
+    const whole = await plain.messages.loadJson(id);
+    const collect = async (parts: AsyncIterableIterator<Uint8Array>) => {
+      const got: Uint8Array[] = [];
+      for await (const part of parts) got.push(part);
+      return got;
+    };
+    const onLoop = await collect(await plain.messages.loadJsonParts(id));
+    expect(onLoop.length).toBeGreaterThan(1);
+    expect(Buffer.concat(onLoop).equals(Buffer.from(whole))).toBe(true);
+
+    const before = threaded[internals].uses("reader");
+    const parts = await threaded.messages.loadJsonParts(id);
+    const first = await parts.next();
+    // The one thread holds the stream's rows, yet runs another job between two parts.
+    expect((await threaded.search("lighthouses", { limit: 5 })).length).toBe(5);
+    // Rows read before the stream opened are what it sends (one snapshot).
+    const writer = await openStore({ home });
+    open.push(writer);
+    await writer.messages.append(id, { role: "user", content: "written after the stream opened" });
+    const rest = await collect(parts);
+    expect(rest.length).toBeGreaterThan(0);
+    expect(threaded[internals].uses("reader")).toBe(before);
+    const threadedBytes = Buffer.concat([first.value as Uint8Array, ...rest]);
+    expect(threadedBytes.equals(Buffer.from(whole))).toBe(true);
+    expect(JSON.parse(threadedBytes.toString("utf8"))).toEqual(
+      await plain.messages.load(id, { limit: 10_000 }),
+    );
+
+    // Parts handed back once read: the thread encodes later parts into their memory.
+    const copies: Buffer[] = [];
+    const reused = await threaded.messages.loadJsonParts(id);
+    for await (const part of reused) {
+      copies.push(Buffer.from(part)); // a copy: the part itself is about to go back
+      reused.release(part);
+      expect(part.buffer.byteLength).toBe(0); // transferred back to the thread
+    }
+    expect(copies.length).toBeGreaterThan(2);
+    // (10,001 messages now: the one appended above is in this read.)
+    expect(Buffer.concat(copies).equals(Buffer.from(await plain.messages.loadJson(id)))).toBe(true);
+  });
+
+  it("without reader threads, a transcript's JSON parts are built one task at a time", async () => {
+    const home = tempHome();
+    const id = await filled(home, 10_000);
+    const plain = await openStore({ home, role: "reader" });
+    open.push(plain);
+    const parts = await plain.messages.loadJsonParts(id);
+    let turns = 0;
+    let reading = true;
+    const tick = (): void => {
+      turns++;
+      if (reading) setImmediate(tick);
+    };
+    setImmediate(tick);
+    let count = 0;
+    // Read as a consumer that never waits (a socket taking every write at once).
+    for await (const _ of parts) count++;
+    reading = false;
+    expect(count).toBeGreaterThan(5);
+    // The loop turned between parts: other requests are served while a long transcript is sent.
+    expect(turns).toBeGreaterThanOrEqual(count - 1);
+  });
+
+  it("a transcript stream ends early on return(); a stopped thread fails its streams", async () => {
+    const home = tempHome();
+    const id = await filled(home, 3000);
+    const threaded = await openStore({ home, readerThreads: 1 });
+    open.push(threaded);
+    await expect(threaded.messages.loadJsonParts("no-such-session")).rejects.toMatchObject({
+      code: "HEARTH_SESSION_NOT_FOUND",
+    });
+    const abandoned = await threaded.messages.loadJsonParts(id);
+    await abandoned.next();
+    await abandoned.return?.();
+    expect(await abandoned.next()).toEqual({ done: true, value: undefined });
+    const cut = await threaded.messages.loadJsonParts(id);
+    await cut.next();
+    await threaded.park();
+    await expect(cut.next()).rejects.toMatchObject({ code: "HEARTH_STORE_CLOSED" });
+    await threaded.resume();
+    const again = await threaded.messages.loadJsonParts(id);
+    let bytes = 0;
+    for await (const part of again) bytes += part.byteLength;
+    expect(bytes).toBe((await threaded.messages.loadJson(id)).byteLength);
+  });
+
   it("errors cross the thread with their code and kind", async () => {
     const home = tempHome();
     await filled(home, 10);
@@ -126,7 +219,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
 
   it("idle threads never keep a process alive, busy ones do until their answer arrives", async () => {
     const home = tempHome();
-    await filled(home, 2000);
+    const id = await filled(home, 2000);
     const script = `
       const { openStore } = await import(${JSON.stringify(join(process.cwd(), "dist/index.js"))});
       const store = await openStore({ home: ${JSON.stringify(home)}, readerThreads: 2 });
@@ -134,13 +227,18 @@ describe("reader threads: large reads off the caller's event loop", () => {
       // The threads are idle (unreferenced) now; the next search must hold the process open.
       await new Promise((resolve) => setTimeout(resolve, 50));
       const hits = await store.search("lighthouses", { limit: 5 });
-      console.log(JSON.stringify({ hits: hits.length }));
+      // A transcript stream: its thread is held while a part is awaited, not after the last.
+      const parts = await store.messages.loadJsonParts(${JSON.stringify(id)});
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      let bytes = 0;
+      for await (const part of parts) bytes += part.byteLength;
+      console.log(JSON.stringify({ hits: hits.length, json: bytes > 0 }));
       // No close(): the process must still exit by itself.
     `;
     const result = await run(process.execPath, ["--input-type=module", "-e", script]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    expect(result.json()).toEqual({ hits: 5 });
+    expect(result.json()).toEqual({ hits: 5, json: true });
   });
 });
 
