@@ -106,6 +106,8 @@ export const ERROR_CODES = {
     "the PostgreSQL server could not be reached, refused the connection, or shut down",
   HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
   HEARTH_POSTGRES: "PostgreSQL reported an error",
+  HEARTH_UNSUPPORTED_BACKEND:
+    "a file-level operation (structural gate, online copy, maintenance window) was asked of a PostgreSQL store",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

@@ -9,6 +9,7 @@ import { acceptWindows } from "../ops/parking.js";
 import { claimGateway, type GatewayLock } from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
+import { sqliteOnly } from "../store/api.js";
 import { openStore } from "../store/open.js";
 import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder, type Responder } from "../turn/responder.js";
@@ -67,7 +68,7 @@ export async function startGateway(options: {
         store,
         committer: new GroupCommitter(store, config.gateway.groupCommit),
       });
-      locks.push(claimGateway(store));
+      locks.push(claimGateway(sqliteOnly(store, "the gateway's per-profile lock")));
     }
   } catch (err) {
     await closeAll();

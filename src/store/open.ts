@@ -14,13 +14,14 @@ import {
   readHeader,
 } from "../files/inspect.js";
 import { processKind } from "../process/kind.js";
+import type { Store } from "./api.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { applyJournalMode, assertWalAllowed } from "./durability.js";
 import type { Logger } from "./logger.js";
 import { migrate, schemaTooNew, userVersion } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations.js";
 import { createEntry, type DatabaseEntry, dropEntryIfIdle, findEntry } from "./registry.js";
-import { Store } from "./store.js";
+import { SqliteStore } from "./store.js";
 
 export interface OpenStoreOptions {
   /** Defaults to $HEARTH_HOME, then ~/.hearth. */
@@ -180,7 +181,7 @@ async function open(options: OpenStoreOptions): Promise<Store> {
       synchronous: entry.connection("writer")!.synchronous,
     });
   }
-  return new Store({
+  return new SqliteStore({
     home,
     profile,
     path,

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { HearthError } from "../../errors.js";
 import { openExclusive } from "../../files/create.js";
 import { fsyncFile } from "../../ops/backup.js";
-import type { Store } from "../../store/store.js";
+import type { Store } from "../../store/api.js";
 import type { Session } from "../../store/types.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";

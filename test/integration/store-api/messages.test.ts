@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { MessageRole, NewMessage, Session, Store } from "../../../src/index.js";
+import type { MessageRole, NewMessage, Session, SqliteStore as Store } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
 import { expectHearthError, TestHomes } from "./fixture.js";
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_METADATA_BYTES, type Store } from "../../../src/index.js";
+import { MAX_METADATA_BYTES, type SqliteStore as Store } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
 import { expectHearthError, TestHomes } from "./fixture.js";
 
