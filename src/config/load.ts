@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { HearthError } from "../errors.js";
+import { parseStoreUrl } from "../store/pg/pool.js";
 import { configPath } from "./paths.js";
 import type { HearthConfig, HearthConfigInput } from "./schema.js";
 import { validateConfig } from "./validate.js";
@@ -11,6 +12,7 @@ const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "
   HEARTH_BUSY_TIMEOUT_MS: ["store", "busyTimeoutMs", "int"],
   HEARTH_GATE_WAIT_MS: ["store", "gateWaitMs", "int"],
   HEARTH_READER_THREADS: ["store", "readerThreads", "int"],
+  HEARTH_STORE_URL: ["store", "url", "string"],
   HEARTH_BACKUP_KEEP: ["backup", "keep", "int"],
   HEARTH_GATEWAY_PORT: ["gateway", "port", "int"],
   HEARTH_GATEWAY_HOST: ["gateway", "host", "string"],
@@ -39,7 +41,10 @@ export function loadConfig({
   const fromEnv = envLayer(env);
   validateConfig(fromEnv, "environment (HEARTH_*)");
   if (overrides !== undefined) validateConfig(overrides, "options");
-  return validateConfig(merge(merge(fromFile, fromEnv), overrides ?? {}), file);
+  const config = validateConfig(merge(merge(fromFile, fromEnv), overrides ?? {}), file);
+  // A store URL is checked where it is read, so a bad one never reaches a connection attempt.
+  if (config.store.url !== undefined) parseStoreUrl(config.store.url);
+  return config;
 }
 
 function readConfigFile(file: string): Record<string, unknown> {

@@ -24,7 +24,13 @@ import type { Sessions } from "./sessions.js";
 import type { Stats } from "./stats.js";
 import type { SqliteStore } from "./store.js";
 import type { Tokens } from "./tokens.js";
-import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "./types.js";
+import type {
+  DurabilityReport,
+  PgDurabilityReport,
+  SearchHit,
+  SearchOptions,
+  StoreCounts,
+} from "./types.js";
 
 export type StoreBackend = "sqlite" | "postgres";
 
@@ -67,8 +73,11 @@ export interface Store {
   /** Stream sessions as JSONL or Markdown chunks. */
   export(options: ExportOptions): AsyncGenerator<string>;
   counts(): Promise<StoreCounts>;
-  /** Configured versus actual durability settings, as the database reports them. */
-  durability(): Promise<DurabilityReport>;
+  /**
+   * Durability settings as the database reports them: SQLite's configured
+   * versus actual pragmas, or PostgreSQL's server settings (`backend: "postgres"`).
+   */
+  durability(): Promise<DurabilityReport | PgDurabilityReport>;
   /** Schema version (and SQLite's application_id; 0 on PostgreSQL) as stored in the database. */
   schema(): Promise<{ version: number; applicationId: number }>;
   /** The cheap consistency check the backend offers (docs/api.md says what each checks). */

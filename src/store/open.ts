@@ -20,6 +20,7 @@ import { applyJournalMode, assertWalAllowed } from "./durability.js";
 import type { Logger } from "./logger.js";
 import { migrate, schemaTooNew, userVersion } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations.js";
+import { openPgStore } from "./pg/open.js";
 import { createEntry, type DatabaseEntry, dropEntryIfIdle, findEntry } from "./registry.js";
 import { SqliteStore } from "./store.js";
 
@@ -43,6 +44,12 @@ export interface OpenStoreOptions {
    * gateway and dashboard, turn them on).
    */
   readerThreads?: number | boolean;
+  /**
+   * A postgres:// URL: open the store in that PostgreSQL database (above
+   * store.url in the configuration and HEARTH_STORE_URL). readerThreads
+   * does not apply there.
+   */
+  url?: string;
 }
 
 const warned = new Set<string>();
@@ -115,6 +122,12 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     env,
     ...(options.config ? { overrides: options.config } : {}),
   });
+  const url = options.url ?? config.store.url;
+  if (url !== undefined) {
+    if (typeof url !== "string")
+      throw new TypeError("options.url must be a postgres:// URL string");
+    return openPgStore({ url, home, profile, role, config });
+  }
   const path = databasePath(home, profile);
 
   let stats = checkPath(path);
