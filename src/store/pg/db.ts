@@ -30,7 +30,8 @@ export function storeDb(db: PgDb, role: ConnectionRole): StoreDb {
     if (--count > 0) return;
     for (const wake of idle.splice(0)) wake();
   };
-  const readOnly = (err: unknown) =>
+  const readOnly = (err: unknown) => unwrapMisuse(readOnlyOr(err));
+  const readOnlyOr = (err: unknown) =>
     (isHearthError(err) &&
       (err.details as { sqlstate?: unknown } | undefined)?.sqlstate === "25006") ||
     (err as { code?: unknown }).code === "25006"
@@ -70,6 +71,12 @@ export function storeDb(db: PgDb, role: ConnectionRole): StoreDb {
       return new Promise((resolve) => idle.push(resolve));
     },
   };
+}
+
+/** API misuse found inside a transaction (a TypeError, a RangeError) reaches the caller as itself. */
+function unwrapMisuse(err: unknown): unknown {
+  const cause = isHearthError(err, "HEARTH_POSTGRES") ? err.cause : undefined;
+  return cause instanceof TypeError || cause instanceof RangeError ? cause : err;
 }
 
 function readOnlyError(resource: string): HearthError {
