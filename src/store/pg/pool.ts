@@ -71,6 +71,12 @@ export function createPool(url: string, options: PgPoolOptions = {}): PgPool {
   // An idle connection cut by the server (restart, admin shutdown) is
   // dropped by the pool; the next query opens a fresh one.
   pool.on("error", () => {});
+  // A connection cut while checked out (inside a transaction, between two
+  // statements) emits 'error' on its client: without a listener that is an
+  // uncaught exception. The next statement on it fails instead, coded.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   return pool;
 }
 
@@ -103,7 +109,11 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
   const code = typeof e.code === "string" ? e.code : "";
   const message = typeof e.message === "string" ? e.message : String(err);
   const resource = maskUrl(url);
-  if (UNAVAILABLE_ERRNO.has(code) || unavailableState(code) || /timeout|terminated/i.test(message))
+  if (
+    UNAVAILABLE_ERRNO.has(code) ||
+    unavailableState(code) ||
+    /timeout|terminated|not queryable/i.test(message)
+  )
     return new HearthError(
       "HEARTH_PG_UNAVAILABLE",
       `PostgreSQL at ${resource} is unavailable while trying to ${doing}: ${message}`,
