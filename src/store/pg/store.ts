@@ -110,7 +110,14 @@ export class PgStore implements Store {
 
   /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= this.db.stop().then(() => this.db.pool.end());
+    this.closing ??= this.db.stop().then(async () => {
+      // Modules holding connections of their own (handoffs' owner presence) let go first.
+      for (const module of [this.handoffs, this.tokens, this.runs, this.stats] as unknown[]) {
+        const close = (module as { close?: () => Promise<void> }).close;
+        if (typeof close === "function") await close.call(module);
+      }
+      await this.db.pool.end();
+    });
     return this.closing;
   }
 
