@@ -157,7 +157,7 @@ it("an error SQLite raises in a reader thread gets the code it gets on the calle
   writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, page * 4096);
   closeSync(fd);
   const failure = async (readerThreads: boolean) => {
-    const store = await openStore({ home, readerThreads });
+    const store = await openSqliteStore({ home, readerThreads });
     open.push(store);
     return store.messages.load(id).then(
       () => undefined,
