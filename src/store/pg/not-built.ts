@@ -8,5 +8,7 @@ export function notBuilt<T>(module: string): T {
   const refuse = () => {
     throw new HearthError("HEARTH_INTERNAL", `not built yet: the PostgreSQL ${module} module`);
   };
-  return new Proxy({}, { get: (_t, prop) => (prop === "then" ? undefined : refuse) }) as T;
+  // Not a thenable, and nothing to close: the store's close() asks every module.
+  const absent = new Set<string | symbol>(["then", "close"]);
+  return new Proxy({}, { get: (_t, prop) => (absent.has(prop) ? undefined : refuse) }) as T;
 }
