@@ -142,6 +142,8 @@ export class PgMessages implements Public<Messages> {
   /** The live transcript in order; with `includeHistory`, rewound and compacted messages too. */
   async load(sessionId: string, options: LoadOptions = {}): Promise<Message[]> {
     const { where, params, order, limit } = loadWindow(options);
+    if (typeof sessionId === "string" && sessionId.includes("\u0000"))
+      throw sessionNotFound(sessionId);
     const history = options.includeHistory ? "" : "AND active = 1";
     let n = 1;
     const numbered = where.replace(/\?/g, () => `$${++n}`);

@@ -141,6 +141,7 @@ export function titleError(err: unknown, title: string | null): HearthError | un
 }
 
 export async function requireOn(client: PgClient | PgDb, id: string): Promise<Session> {
+  if (typeof id === "string" && id.includes("\u0000")) throw sessionNotFound(id);
   const { rows } =
     "transaction" in client
       ? await client.query("read a session", "SELECT * FROM sessions WHERE id = $1", [id])

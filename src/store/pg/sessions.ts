@@ -81,6 +81,8 @@ export class PgSessions implements Public<Sessions> {
   }
 
   async get(id: string): Promise<Session | null> {
+    // No stored id holds NUL (PostgreSQL text cannot), and the server would refuse the parameter.
+    if (typeof id === "string" && id.includes("\u0000")) return null;
     const { rows } = await this.db.query("read a session", "SELECT * FROM sessions WHERE id = $1", [
       id,
     ]);

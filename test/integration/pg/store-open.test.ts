@@ -126,6 +126,10 @@ describe.skipIf(!pgEnabled)("opening a PostgreSQL store", () => {
     expect(await codeOf(store.sessions.create({ title: "t\u0000" }))).toMatch(/^TypeError: title/);
     expect(await codeOf(store.meta.set("k", "\u0000"))).toMatch(/^TypeError: value/);
     expect(await store.counts()).toEqual(before);
+    // An id with NUL names no session, as on SQLite (never a server error).
+    expect(await store.sessions.get("a\u0000b")).toBeNull();
+    expect(await codeOf(store.sessions.require("a\u0000b"))).toBe("HEARTH_SESSION_NOT_FOUND");
+    expect(await codeOf(store.messages.load("a\u0000b"))).toBe("HEARTH_SESSION_NOT_FOUND");
     // JSON content keeps NUL (stored escaped).
     const json = await store.messages.append(s.id, { role: "tool", content: { text: "a\u0000b" } });
     expect((await store.messages.load(s.id))[0]?.content).toEqual({ text: "a\u0000b" });
