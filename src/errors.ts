@@ -114,6 +114,8 @@ export const ERROR_CODES = {
     "a copy's verification failed: row counts or content hashes differ between source and target",
   HEARTH_PG_TOOL_MISSING:
     "pg_dump or pg_restore (PostgreSQL's client tools) is not in PATH, so a PostgreSQL backup or restore cannot run",
+  HEARTH_UNSUPPORTED_BACKEND:
+    "a file-level operation (structural gate, online copy, maintenance window) was asked of a PostgreSQL store",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",

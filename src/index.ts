@@ -28,6 +28,12 @@ export {
 export { processKind, setProcessKind } from "./process/kind.js";
 export { PROCESS_KINDS, type PresenceRole, type ProcessKind } from "./process/lock-map.js";
 export type { StructuralOptions } from "./process/structural.js";
+export {
+  isSqliteStore,
+  type Store,
+  type StoreBackend,
+  sqliteOnly,
+} from "./store/api.js";
 export type {
   ArchiveAfterOptions,
   PopOptions,
@@ -58,7 +64,7 @@ export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type { CreateOptions } from "./store/session-create.js";
 export type { Sessions } from "./store/sessions.js";
 export type { HealthDay, HealthSample, Stats } from "./store/stats.js";
-export { Store } from "./store/store.js";
+export { SqliteStore } from "./store/store.js";
 export type { StructuralContext } from "./store/structural-context.js";
 export { withStructuralGate } from "./store/structural-context.js";
 export type { JsonParts } from "./store/transcript-json.js";

@@ -13,6 +13,7 @@ const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "
   HEARTH_BUSY_TIMEOUT_MS: ["store", "busyTimeoutMs", "int"],
   HEARTH_GATE_WAIT_MS: ["store", "gateWaitMs", "int"],
   HEARTH_READER_THREADS: ["store", "readerThreads", "int"],
+  HEARTH_STORE_URL: ["store", "url", "string"],
   HEARTH_BACKUP_KEEP: ["backup", "keep", "int"],
   HEARTH_GATEWAY_PORT: ["gateway", "port", "int"],
   HEARTH_GATEWAY_HOST: ["gateway", "host", "string"],

@@ -1,3 +1,4 @@
+import { parseStoreUrl } from "../store/pg/url.js";
 import { type ConfigLayers, merge, readLayers } from "./layers.js";
 import { configPath } from "./paths.js";
 import type { HearthConfig, HearthConfigInput } from "./schema.js";
@@ -28,5 +29,8 @@ export function validateLayers(
   validateConfig(fromFile, file);
   validateConfig(fromEnv, "environment (HEARTH_*)");
   if (overrides !== undefined) validateConfig(overrides, "options");
-  return validateConfig(merge(merge(fromFile, fromEnv), overrides ?? {}), file);
+  const config = validateConfig(merge(merge(fromFile, fromEnv), overrides ?? {}), file);
+  // A store URL is checked where it is read, so a bad one never reaches a connection attempt.
+  if (config.store.url !== undefined) parseStoreUrl(config.store.url);
+  return config;
 }

@@ -47,7 +47,11 @@ const store = z
      * runs them on the event loop.
      */
     readerThreads: z.number().int().min(0).max(8).default(2),
-    /** postgres://… selects the PostgreSQL backend (issue 18); absent: the profile's SQLite file. */
+    /**
+     * A postgres:// URL: the store lives in that PostgreSQL database instead
+     * of the profile's SQLite file (HEARTH_STORE_URL_INVALID when it is not
+     * one). One database holds one profile's store.
+     */
     url: z.string().optional(),
   })
   .strict();

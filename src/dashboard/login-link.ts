@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../config/schema.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../store/api.js";
 
 /**
  * A one-time login token: a pairing code of the profile's token families

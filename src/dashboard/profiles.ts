@@ -1,6 +1,6 @@
 import { HearthError, isHearthError } from "../errors.js";
+import type { Store } from "../store/api.js";
 import { openStore } from "../store/open.js";
-import type { Store } from "../store/store.js";
 
 /**
  * The dashboard's stores: one read-only store per served profile for every

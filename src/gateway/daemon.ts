@@ -6,9 +6,10 @@ import { HearthError } from "../errors.js";
 import { isLoopbackName } from "../http/host-check.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
-import { claimGateway, type GatewayLock } from "../process/gateway-lock.js";
+import { claimGateway, claimHomeGateway, type GatewayLock } from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
+import { isSqliteStore } from "../store/api.js";
 import { openStore } from "../store/open.js";
 import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder, type Responder } from "../turn/responder.js";
@@ -67,7 +68,8 @@ export async function startGateway(options: {
         store,
         committer: new GroupCommitter(store, config.gateway.groupCommit),
       });
-      locks.push(claimGateway(store));
+      // SQLite: one gateway per database file; PostgreSQL: one per home, several per database.
+      locks.push(isSqliteStore(store) ? claimGateway(store) : claimHomeGateway(store));
     }
   } catch (err) {
     await closeAll();

@@ -3,7 +3,7 @@ import { PROFILE_PATTERN } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { RateLimiter } from "../http/rate-limit.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../store/api.js";
 import { hashToken, type TokenPair } from "../store/tokens.js";
 
 /**

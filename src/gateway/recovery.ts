@@ -1,4 +1,5 @@
 import { isHearthError } from "../errors.js";
+import { isSqliteStore } from "../store/api.js";
 import type { ProfileRuntime } from "../turn/run.js";
 
 export interface RecoveryLog {
@@ -42,6 +43,7 @@ export class GenerationRecovery {
 
   private async reattach(runtime: ProfileRuntime, seen: string): Promise<boolean> {
     const { store, profile } = runtime;
+    if (!isSqliteStore(store)) return false;
     try {
       // A request that failed before an earlier reattach finished reports an old generation.
       if (!(await store.generationChanged())) return true;

@@ -14,8 +14,8 @@ import { backupsDir } from "../config/paths.js";
 import { failpoint } from "../failpoints.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { lstatOrNull } from "../files/inspect.js";
+import { type Store, sqliteOnly } from "../store/api.js";
 import type { OnProgress } from "../store/progress.js";
-import type { Store } from "../store/store.js";
 import { backupFileName, listBackups } from "./backup-names.js";
 import { assertSpaceFor } from "./space.js";
 
@@ -40,9 +40,10 @@ export interface BackupResult {
  * to the store's size and fails closed.
  */
 export async function backup(
-  store: Store,
+  anyStore: Store,
   options: { dryRun?: boolean; keep?: number; now?: Date; onProgress?: OnProgress } = {},
 ): Promise<BackupResult> {
+  const store = sqliteOnly(anyStore, "an online backup (hearth backup)");
   const started = Date.now();
   const dir = backupsDir(store.home);
   const keep = options.keep ?? store.config.backup.keep;

@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../config/schema.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../store/api.js";
 
 export interface HealthSamplerLog {
   warn(event: object, message: string): void;

@@ -9,9 +9,10 @@ import { extname, resolve } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { databasePath, resolveLocation } from "../config/paths.js";
 import { HearthError } from "../errors.js";
+import { sqliteOnly } from "../store/api.js";
 import type { CopyReport } from "../store/copy/to-pg.js";
 import { openStore } from "../store/open.js";
-import { parseStoreUrl } from "../store/pg/pool.js";
+import { parseStoreUrl } from "../store/pg/url.js";
 import type { OnProgress } from "../store/progress.js";
 import { internals } from "../store/store.js";
 
@@ -63,7 +64,7 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
       env,
     });
     try {
-      const db = store[internals].connection("reader").db;
+      const db = sqliteOnly(store, "hearth migrate --to")[internals].connection("reader").db;
       const report = await copySqliteToPg(db, store.path, options.to, {
         ...(options.force === undefined ? {} : { force: options.force }),
         ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),

@@ -1,6 +1,6 @@
 import { lstatSync } from "node:fs";
+import { type Store, sqliteOnly } from "../store/api.js";
 import type { OnProgress } from "../store/progress.js";
-import type { Store } from "../store/store.js";
 import { phases } from "./phases.js";
 
 export interface OptimizeResult {
@@ -23,9 +23,10 @@ const STEPS = ["fts optimize", "analyze", "vacuum", "wal truncate"] as const;
  * WAL pinned the truncate is reported as not done rather than waited for.
  */
 export async function optimize(
-  store: Store,
+  anyStore: Store,
   options: { dryRun?: boolean; onProgress?: OnProgress } = {},
 ): Promise<OptimizeResult> {
+  const store = sqliteOnly(anyStore, "hearth sessions optimize");
   const before = sizes(store.path);
   const result: OptimizeResult = {
     path: store.path,

@@ -1,7 +1,7 @@
 import { profileDir } from "../config/paths.js";
 import { isHearthError } from "../errors.js";
 import { type ParkServer, serveParking } from "../process/park-socket.js";
-import type { Store } from "../store/store.js";
+import { isSqliteStore, type Store } from "../store/api.js";
 
 export interface ParkingLog {
   info(event: Record<string, unknown>, message: string): void;
@@ -22,6 +22,8 @@ export async function acceptWindows(
   store: Store,
   log: ParkingLog,
 ): Promise<ParkServer | undefined> {
+  // Windows park a SQLite file's users; a PostgreSQL store has no file to free.
+  if (!isSqliteStore(store)) return undefined;
   const profile = store.profile;
   return serveParking(profileDir(store.home, profile), {
     park: async (request) => {

@@ -6,6 +6,7 @@ import { ensurePrivateDir } from "../files/create.js";
 import { describeHolders, holderJson, readHolders } from "./holders.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "./identity.js";
 import { inodeLocks, type LockedDatabase } from "./inode-locks.js";
+import { claimInstance } from "./instance-lock.js";
 import { runDir, writeJsonAtomic } from "./markers.js";
 
 /** The informational record next to the gateway lock; it never decides anything. */
@@ -58,21 +59,66 @@ export function claimGateway(store: LockedDatabase): GatewayLock {
   return {
     profile: store.profile,
     recordPath,
-    announce: (address) => {
-      const record = readRecord(recordPath);
-      if (record?.pid !== process.pid) return;
-      try {
-        writeJsonAtomic(recordPath, { ...record, address });
-      } catch {
-        // Detail only, as above: without it the dashboard's chat says no gateway is reachable.
-      }
-    },
+    announce: (address) => announce(recordPath, address),
     release: () => {
       const record = readRecord(recordPath);
       if (record?.pid === process.pid) rmSync(recordPath, { force: true });
       locks.releaseGateway();
     },
   };
+}
+
+/**
+ * The gateway lock of a store on PostgreSQL: several gateways on several
+ * hosts serve one profile there, so the lock is per home (a kernel lock on
+ * run/gateway.lock of the profile in this home), not per database. A second
+ * gateway of the same home and profile is refused with
+ * HEARTH_GATEWAY_RUNNING; the record beside it is the same as on SQLite.
+ */
+export function claimHomeGateway(place: {
+  home: string;
+  profile: string;
+  path: string;
+}): GatewayLock {
+  const dir = runDir(profileDir(place.home, place.profile));
+  const instance = claimInstance(join(dir, "gateway.lock"), {
+    code: "HEARTH_GATEWAY_RUNNING",
+    what: `another gateway already serves profile ${place.profile} from ${place.home}`,
+    hint: "use the running gateway, or stop it first (kill -TERM <pid>); another host (another home) may run its own",
+  });
+  const recordPath = join(dir, "gateway.json");
+  try {
+    const identity = currentIdentity();
+    if (identity)
+      writeJsonAtomic(recordPath, {
+        ...identity,
+        argv: process.argv,
+        since: new Date().toISOString(),
+        profile: place.profile,
+        dbPath: place.path,
+      } satisfies GatewayRecord);
+  } catch {
+    // Detail only; the lock is held either way.
+  }
+  return {
+    profile: place.profile,
+    recordPath,
+    announce: (address) => announce(recordPath, address),
+    release: () => {
+      if (readRecord(recordPath)?.pid === process.pid) rmSync(recordPath, { force: true });
+      instance.release();
+    },
+  };
+}
+
+function announce(recordPath: string, address: string): void {
+  const record = readRecord(recordPath);
+  if (record?.pid !== process.pid) return;
+  try {
+    writeJsonAtomic(recordPath, { ...record, address });
+  } catch {
+    // Detail only: without it the dashboard's chat says no gateway is reachable.
+  }
 }
 
 export function readRecord(path: string): GatewayRecord | undefined {

@@ -141,7 +141,7 @@ export function lastLiveOrdinal(conn: Connection, sessionId: string): number {
   return row.last ?? -1;
 }
 
-function expectation(value: unknown, required: boolean): number | undefined {
+export function expectation(value: unknown, required: boolean): number | undefined {
   if (value === undefined && !required) return undefined;
   if (!Number.isInteger(value) || (value as number) < -1) {
     throw new TypeError(
@@ -151,7 +151,7 @@ function expectation(value: unknown, required: boolean): number | undefined {
   return value as number;
 }
 
-function compare(sessionId: string, expected: number | undefined, actual: number): void {
+export function compare(sessionId: string, expected: number | undefined, actual: number): void {
   if (expected === undefined || expected === actual) return;
   throw new HearthError(
     "HEARTH_CONFLICT",
@@ -195,7 +195,7 @@ function replayed(
   return { archived: row.archived, messages: rows.map(toMessage), replayed: true };
 }
 
-function requestHash(afterOrdinal: number, prepared: readonly PreparedMessage[]): string {
+export function requestHash(afterOrdinal: number, prepared: readonly PreparedMessage[]): string {
   const shape = prepared.map((m) => [
     m.role,
     m.contentType,

@@ -13,7 +13,8 @@ export interface ExportOptions {
   includeHistory?: boolean;
 }
 
-const PAGE = 500;
+export const EXPORT_PAGE = 500;
+const PAGE = EXPORT_PAGE;
 
 /** Where an export stands between two steps: plain data, so a reader thread can carry it. */
 export interface ExportCursor {
@@ -126,7 +127,7 @@ function nextSession(
   return row ? toSession(row) : undefined;
 }
 
-function markdownHeader(session: Session): string {
+export function markdownHeader(session: Session): string {
   const lines = [
     `# ${session.title ?? `Session ${session.id}`}`,
     "",
@@ -140,7 +141,7 @@ function markdownHeader(session: Session): string {
   return `${lines.join("\n")}\n\n`;
 }
 
-function markdownMessage(message: Message): string {
+export function markdownMessage(message: Message): string {
   const parts: string[] = [];
   if (typeof message.content === "string") {
     if (message.content !== "") parts.push(message.content);

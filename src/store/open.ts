@@ -14,13 +14,14 @@ import {
   readHeader,
 } from "../files/inspect.js";
 import { processKind } from "../process/kind.js";
+import type { Store } from "./api.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { applyJournalMode, assertWalAllowed } from "./durability.js";
 import type { Logger } from "./logger.js";
 import { migrate, schemaTooNew, userVersion } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations.js";
 import { createEntry, type DatabaseEntry, dropEntryIfIdle, findEntry } from "./registry.js";
-import { Store } from "./store.js";
+import { SqliteStore } from "./store.js";
 
 export interface OpenStoreOptions {
   /** Defaults to $HEARTH_HOME, then ~/.hearth. */
@@ -42,6 +43,12 @@ export interface OpenStoreOptions {
    * gateway and dashboard, turn them on).
    */
   readerThreads?: number | boolean;
+  /**
+   * A postgres:// URL: open the store in that PostgreSQL database (above
+   * store.url in the configuration and HEARTH_STORE_URL). readerThreads
+   * does not apply there.
+   */
+  url?: string;
 }
 
 const warned = new Set<string>();
@@ -114,6 +121,14 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     env,
     ...(options.config ? { overrides: options.config } : {}),
   });
+  const url = options.url ?? config.store.url;
+  if (url !== undefined) {
+    if (typeof url !== "string")
+      throw new TypeError("options.url must be a postgres:// URL string");
+    // The PostgreSQL driver loads only for a PostgreSQL store.
+    const { openPgStore } = await import("./pg/open.js");
+    return openPgStore({ url, home, profile, role, config });
+  }
   const path = databasePath(home, profile);
 
   let stats = checkPath(path);
@@ -180,7 +195,7 @@ async function open(options: OpenStoreOptions): Promise<Store> {
       synchronous: entry.connection("writer")!.synchronous,
     });
   }
-  return new Store({
+  return new SqliteStore({
     home,
     profile,
     path,

@@ -4,6 +4,7 @@ import { type HolderReport, readHolders } from "../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
+import { type Store, storeClosed } from "./api.js";
 import { Browse } from "./browse.js";
 import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
 import type { Connection, ConnectionRole } from "./connection.js";
@@ -48,10 +49,12 @@ export interface StoreInit {
 }
 
 /**
- * One profile's state store. Obtain it with openStore(); close it when done.
- * Every method is async so that other backends (PostgreSQL) fit the same API.
+ * One profile's state store in a SQLite file: the Store interface (api.ts)
+ * plus the file-level members only a database file has (path on disk, kernel
+ * locks, structural gate, online copy, maintenance windows, reattaching).
  */
-export class Store {
+export class SqliteStore implements Store {
+  readonly backend = "sqlite" as const;
   readonly home: string;
   readonly profile: string;
   /** Absolute path of the database file. */
@@ -190,12 +193,10 @@ export class Store {
   }
 
   /**
-   * Write a consistent, fsync'd and verified copy of the database to
-   * `target` (which must not exist): SQLite's online backup in paced steps
-   * on a worker thread, one read transaction, writers keep committing, and
-   * this thread's event loop only hears progress. Pages are copied as they
-   * are (free pages included). HEARTH_BACKUP_INVALID if the copy fails
-   * verification.
+   * Write a consistent, fsync'd, verified copy of the database to `target`
+   * (which must not exist): SQLite's online backup in paced steps on a worker
+   * thread while writers keep committing. HEARTH_BACKUP_INVALID if the copy
+   * fails verification.
    */
   async copyTo(target: string, onProgress?: OnProgress): Promise<void> {
     return this.through(async () => {
@@ -313,7 +314,8 @@ export class Store {
     return this.closing;
   }
 
-  /** `await using store = await openStore()` closes it at the end of the block. */ [Symbol.asyncDispose](): Promise<void> {
+  /** `await using store = await openStore()` closes it at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
 
@@ -392,9 +394,6 @@ export class Store {
   }
 
   private closedError(): HearthError {
-    return new HearthError("HEARTH_STORE_CLOSED", `the store of ${this.path} is closed`, {
-      resource: this.path,
-      hint: "open a new one with openStore()",
-    });
+    return storeClosed(this.path);
   }
 }

@@ -2,7 +2,7 @@ import { fromSqliteError } from "../errors.js";
 import type { Holder } from "../process/holders.js";
 import type { StructuralOptions } from "../process/structural.js";
 import type { Connection } from "./connection.js";
-import type { Store } from "./store.js";
+import type { SqliteStore } from "./store.js";
 
 /** What a structural operation may do while it holds the gate exclusively. */
 export interface StructuralContext {
@@ -50,7 +50,7 @@ export function structuralOperations(
 
 /** The structural gate as a function: `withStructuralGate(store, "optimize", (ctx) => ctx.exec("VACUUM"))`. */
 export function withStructuralGate<T>(
-  store: Store,
+  store: SqliteStore,
   op: string,
   fn: (ctx: StructuralContext) => T | Promise<T>,
   options?: StructuralOptions,

@@ -28,10 +28,19 @@ export function* jsonTextParts(
   rows: readonly unknown[][],
   partChars: number,
 ): Generator<string, void, undefined> {
+  yield* jsonArrayParts(rows, (row) => messageFromRaw(sessionId, row), partChars);
+}
+
+/** `JSON.stringify(items.map(toValue))` as text parts of about `partChars` characters. */
+export function* jsonArrayParts<T>(
+  items: readonly T[],
+  toValue: (item: T) => unknown,
+  partChars: number,
+): Generator<string, void, undefined> {
   let text = "[";
-  for (let i = 0; i < rows.length; i++) {
+  for (let i = 0; i < items.length; i++) {
     if (i > 0) text += ",";
-    text += JSON.stringify(messageFromRaw(sessionId, rows[i]!));
+    text += JSON.stringify(toValue(items[i]!));
     if (text.length >= partChars) {
       yield text;
       text = "";

@@ -173,6 +173,22 @@ export interface StoreCounts {
   archivedMessages: number;
 }
 
+/** PostgreSQL's durability settings, read back from the server (SHOW), never echoed from config. */
+export interface PgDurabilityReport {
+  backend: "postgres";
+  /** server_version as the server reports it. */
+  serverVersion: string;
+  /** synchronous_commit: "on" (or remote_*) waits for the WAL flush before acknowledging a commit. */
+  synchronousCommit: string;
+  /** fsync: "off" means a server crash can lose or corrupt committed data. */
+  fsync: string;
+  /** full_page_writes: "off" risks torn pages after an OS crash. */
+  fullPageWrites: string;
+  walLevel: string;
+  /** Settings that weaken durability (fsync off, synchronous_commit off or local, ...), in words. */
+  weaknesses: string[];
+}
+
 export interface DurabilityReport {
   sqliteVersion: string;
   walResetBug: boolean;

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { HearthError, isHearthError } from "../errors.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "../process/identity.js";
 import { processKind } from "../process/kind.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../store/api.js";
 
 interface LeaseRecord {
   holder: ProcessIdentity;

@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../config/schema.js";
-import type { Store } from "../store/store.js";
+import type { Store } from "../store/api.js";
 import type { Message, Session } from "../store/types.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {

@@ -1,6 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sqliteOnly } from "../../src/store/api.js";
+import { type OpenStoreOptions, openStore } from "../../src/store/open.js";
+import type { SqliteStore } from "../../src/store/store.js";
 import { scope } from "./scope.js";
 
 const homes: string[] = [];
@@ -24,4 +27,12 @@ export function cleanupHomes(): void {
 /** Remove the homes a file's beforeAll made. */
 export function cleanupFileHomes(): void {
   for (const dir of fileHomes.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * openStore() for tests that use the SQLite store's file-level members
+ * (park, reopen, the structural gate, internals): the store, narrowed.
+ */
+export async function openSqliteStore(options: OpenStoreOptions = {}): Promise<SqliteStore> {
+  return sqliteOnly(await openStore(options), "this test");
 }

@@ -15,13 +15,13 @@ import {
   TASKS,
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
+import type { Store } from "../../store/api.js";
 import type {
   GraphBlob,
   GraphCheckpointRecord,
   GraphWrite,
 } from "../../store/graph-checkpoints.js";
 import { type OpenStoreOptions, openStore } from "../../store/open.js";
-import type { Store } from "../../store/store.js";
 
 /** Rows fetched per page while list() iterates. */
 const PAGE = 100;

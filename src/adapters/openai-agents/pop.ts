@@ -1,4 +1,4 @@
-import type { Store } from "../../store/store.js";
+import type { Store } from "../../store/api.js";
 import type { Message } from "../../store/types.js";
 
 /**

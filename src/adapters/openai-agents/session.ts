@@ -1,6 +1,6 @@
 import type { AgentInputItem, Session } from "@openai/agents";
+import type { Store } from "../../store/api.js";
 import { type OpenStoreOptions, openStore } from "../../store/open.js";
-import type { Store } from "../../store/store.js";
 import { itemToMessage, messageToItem } from "./items.js";
 import { popLast } from "./pop.js";
 

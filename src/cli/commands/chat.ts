@@ -2,7 +2,7 @@ import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { resolveHome } from "../../config/paths.js";
 import { isHearthError } from "../../errors.js";
-import type { Store } from "../../store/store.js";
+import type { Store } from "../../store/api.js";
 import type { ProfileRuntime } from "../../turn/run.js";
 import { globals } from "../globals.js";
 import { EXIT, reportError } from "../output.js";

@@ -4,8 +4,8 @@ import { JOB_KINDS } from "../../config/job-kinds.js";
 import { resolveLocation } from "../../config/paths.js";
 import type { JobConfigInput } from "../../config/schema.js";
 import { HearthError, isHearthError } from "../../errors.js";
+import type { Store } from "../../store/api.js";
 import type { JobHealth, JobRun } from "../../store/runs.js";
-import type { Store } from "../../store/store.js";
 import { globals } from "../globals.js";
 import { EXIT, printJson } from "../output.js";
 

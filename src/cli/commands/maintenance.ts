@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { WindowReport } from "../../ops/window.js";
-import type { Store } from "../../store/store.js";
+import type { Store } from "../../store/api.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";
 import { stepProgress } from "../progress.js";

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createWriteStream, rmSync } from "node:fs";
 import type { Command } from "commander";
 import { HearthError } from "../../errors.js";
-import type { Store } from "../../store/store.js";
+import type { Store } from "../../store/api.js";
 import type { Session } from "../../store/types.js";
 import { type GlobalOptions, globals } from "../globals.js";
 import { printJson } from "../output.js";

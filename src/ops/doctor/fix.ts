@@ -4,6 +4,7 @@ import { profileDir } from "../../config/paths.js";
 import { isHearthError } from "../../errors.js";
 import { lstatOrNull, SIDECAR_SUFFIXES } from "../../files/inspect.js";
 import { sweepStaleMarkers } from "../../process/markers.js";
+import { sqliteOnly } from "../../store/api.js";
 import { openStore } from "../../store/open.js";
 import { type DoctorReport, runDoctor } from "../doctor.js";
 
@@ -90,11 +91,14 @@ async function truncateWal(report: DoctorReport): Promise<FixAction> {
   try {
     const store = await openStore({ home: report.home, profile: report.profile, role: "writer" });
     try {
-      const note = await store.withStructuralGate("checkpoint and truncate the WAL of", (ctx) => {
-        return ctx.truncateWal() === "busy"
-          ? "a reader still uses the WAL; run it again when it is done"
-          : undefined;
-      });
+      const note = await sqliteOnly(store, "a WAL truncate").withStructuralGate(
+        "checkpoint and truncate the WAL of",
+        (ctx) => {
+          return ctx.truncateWal() === "busy"
+            ? "a reader still uses the WAL; run it again when it is done"
+            : undefined;
+        },
+      );
       return note
         ? { code: "wal_size", outcome: "refused", detail: note }
         : { code: "wal_size", outcome: "fixed", detail: "checkpointed and truncated the WAL" };

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { JobConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import { currentIdentity, describeProcess, liveness } from "../../process/identity.js";
+import type { Store } from "../../store/api.js";
 import type { JobRun, RunHolder, RunOutcome, RunTrigger } from "../../store/runs.js";
-import type { Store } from "../../store/store.js";
 
 /** How much of a worker's output is kept with its run. */
 const TAIL_CHARS = 4000;

@@ -14,6 +14,7 @@ import { basename, dirname, join } from "node:path";
 import { HearthError } from "../../errors.js";
 import { failpoint } from "../../failpoints.js";
 import { ensurePrivateDir } from "../../files/create.js";
+import { sqliteOnly } from "../api.js";
 import { openStore } from "../open.js";
 import { readVersion } from "../pg/migrate.js";
 import { createPool, fromPgError, maskUrl, type PgClient } from "../pg/pool.js";
@@ -94,7 +95,7 @@ async function fill(
   const pool = createPool(url, { max: 1, kind: "migrate" });
   const store = await openStore({ home, profile: "default", env: {} });
   try {
-    const db = store[internals].connection("writer").db;
+    const db = sqliteOnly(store, "hearth migrate --to")[internals].connection("writer").db;
     const specs = sqliteSpecs(db);
     let client: PgClient;
     try {
@@ -174,7 +175,7 @@ async function assertVersion(client: PgClient, url: string): Promise<void> {
 async function rehash(home: string): Promise<TableHashes> {
   const store = await openStore({ home, profile: "default", env: {} });
   try {
-    const db = store[internals].connection("writer").db;
+    const db = sqliteOnly(store, "hearth migrate --to")[internals].connection("writer").db;
     db.exec("BEGIN");
     try {
       return hashSqliteTables(db, sqliteSpecs(db));

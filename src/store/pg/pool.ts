@@ -8,6 +8,7 @@ import { hostname } from "node:os";
 import pg from "pg";
 import { HearthError, isHearthError } from "../../errors.js";
 import { processKind } from "../../process/kind.js";
+import { maskUrl, parseStoreUrl } from "./url.js";
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
@@ -19,39 +20,7 @@ export interface PgPoolOptions {
   kind?: string;
 }
 
-/** The URL with its password replaced by `***`, for messages and logs. */
-export function maskUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
-  }
-}
-
-/** Refuse anything but a postgres:// URL naming a host and a database. */
-export function parseStoreUrl(url: string): URL {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch (err) {
-    throw badUrl(url, "it is not a URL", err);
-  }
-  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:")
-    throw badUrl(url, `its scheme is ${u.protocol.replace(/:$/, "")}, not postgres`);
-  if (!u.hostname && !u.searchParams.get("host")) throw badUrl(url, "it names no host");
-  if (u.pathname.replace(/^\//, "") === "") throw badUrl(url, "it names no database");
-  return u;
-}
-
-function badUrl(url: string, why: string, cause?: unknown): HearthError {
-  return new HearthError("HEARTH_STORE_URL_INVALID", `store URL ${maskUrl(url)}: ${why}`, {
-    resource: maskUrl(url),
-    hint: "use postgres://user:password@host:5432/database",
-    cause,
-  });
-}
+export { maskUrl, parseStoreUrl } from "./url.js";
 
 /** `hearth:<kind>:<pid>@<host>`, cut to PostgreSQL's 63 bytes. */
 export function applicationName(kind: string = processKind()): string {
@@ -71,6 +40,12 @@ export function createPool(url: string, options: PgPoolOptions = {}): PgPool {
   // An idle connection cut by the server (restart, admin shutdown) is
   // dropped by the pool; the next query opens a fresh one.
   pool.on("error", () => {});
+  // A connection cut while checked out (inside a transaction, between two
+  // statements) emits 'error' on its client: without a listener that is an
+  // uncaught exception. The next statement on it fails instead, coded.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   return pool;
 }
 
@@ -103,7 +78,11 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
   const code = typeof e.code === "string" ? e.code : "";
   const message = typeof e.message === "string" ? e.message : String(err);
   const resource = maskUrl(url);
-  if (UNAVAILABLE_ERRNO.has(code) || unavailableState(code) || /timeout|terminated/i.test(message))
+  if (
+    UNAVAILABLE_ERRNO.has(code) ||
+    unavailableState(code) ||
+    /timeout|terminated|not queryable/i.test(message)
+  )
     return new HearthError(
       "HEARTH_PG_UNAVAILABLE",
       `PostgreSQL at ${resource} is unavailable while trying to ${doing}: ${message}`,

@@ -1,4 +1,4 @@
-import type { Store } from "../../store/store.js";
+import type { Store } from "../../store/api.js";
 
 /** A JSON-schema object describing a tool's arguments (sent to the model as is). */
 export type JsonSchema = Record<string, unknown>;

@@ -2,7 +2,7 @@ import { existsSync, unlinkSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
-import { tempHome } from "../../helpers/home.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { startWorker } from "../../helpers/worker.js";
 
 describe("the generation guard (F3)", () => {
@@ -65,7 +65,7 @@ describe("the generation guard (F3)", () => {
 
   it("never acknowledges a write whose files were replaced while it ran", async () => {
     const home = tempHome();
-    const store = await openStore({ home });
+    const store = await openSqliteStore({ home });
     const session = await store.sessions.create({ title: "mid-write" });
     const path = store.path;
     // The generation changes inside the write transaction, after the check

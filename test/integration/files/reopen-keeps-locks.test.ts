@@ -1,10 +1,10 @@
 import { unlinkSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../../src/index.js";
+import type { SqliteStore as Store } from "../../../src/index.js";
 import type { PsReport } from "../../../src/ops/ps.js";
 import { internals } from "../../../src/store/store.js";
 import { runCli } from "../../helpers/cli.js";
-import { tempHome } from "../../helpers/home.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
 const open: Store[] = [];
 
@@ -25,10 +25,10 @@ describe("store.reopen() keeps this process's kernel locks (C1, P4, P5)", () => 
   it("still holds presence and the shared gate after reattaching to a new generation", async () => {
     const home = tempHome();
     // Create the store and close it, so its schema is checkpointed into the main file.
-    const setup = await openStore({ home });
+    const setup = await openSqliteStore({ home });
     const session = await setup.sessions.create({ title: "reopened" });
     await setup.close();
-    const store = await openStore({ home });
+    const store = await openSqliteStore({ home });
     open.push(store);
     expect(await myRoles(home)).toEqual(["reader", "writer"]);
 
@@ -51,10 +51,10 @@ describe("store.reopen() keeps this process's kernel locks (C1, P4, P5)", () => 
 
   it("shares the writer connection with a store opened after the reopen (C1)", async () => {
     const home = tempHome();
-    const first = await openStore({ home });
+    const first = await openSqliteStore({ home });
     open.push(first);
     await first.reopen();
-    const second = await openStore({ home });
+    const second = await openSqliteStore({ home });
     open.push(second);
     expect(second[internals].connection("writer")).toBe(first[internals].connection("writer"));
     // Closing one leaves the other holding everything.
@@ -66,7 +66,7 @@ describe("store.reopen() keeps this process's kernel locks (C1, P4, P5)", () => 
 
   it("refuses to reattach when the database file itself was replaced", async () => {
     const home = tempHome();
-    const store = await openStore({ home });
+    const store = await openSqliteStore({ home });
     open.push(store);
     const { copyFileSync, renameSync } = await import("node:fs");
     copyFileSync(store.path, `${store.path}.copy`);

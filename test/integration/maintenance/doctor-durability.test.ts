@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
 import { writeConfig } from "../../helpers/gateway.js";
-import { tempHome } from "../../helpers/home.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { startWorker } from "../../helpers/worker.js";
 
 interface Finding {
@@ -26,7 +26,7 @@ describe("durability is read back from SQLite, never echoed from the configurati
     "extra",
   ] as const)("durability() reports the level SQLite runs the writer at: %s", async (level) => {
     const home = tempHome();
-    const store = await openStore({ home, config: { durability: { synchronous: level } } });
+    const store = await openSqliteStore({ home, config: { durability: { synchronous: level } } });
     expect((await store.durability()).synchronous).toEqual({ configured: level, actual: level });
     expect(store.warnings).toEqual([]);
     await store.close();

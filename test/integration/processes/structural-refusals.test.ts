@@ -7,7 +7,7 @@ import { InodeLocks } from "../../../src/process/inode-locks.js";
 import { Connection } from "../../../src/store/connection.js";
 import { migrate } from "../../../src/store/migrate.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../../src/store/migrations.js";
-import { tempHome } from "../../helpers/home.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { startWorker } from "../../helpers/worker.js";
 
 const CURRENT = LATEST_SCHEMA_VERSION;
@@ -83,7 +83,7 @@ describe("journal mode is a property of the file (C2)", () => {
     const logger = {
       warn: (_: Record<string, unknown>, message: string) => warnings.push(message),
     };
-    const store = await openStore({
+    const store = await openSqliteStore({
       home,
       config: { durability: { journalMode: "delete" } },
       logger,
@@ -102,7 +102,10 @@ describe("journal mode is a property of the file (C2)", () => {
     const home = tempHome();
     const first = await openStore({ home });
     await first.close();
-    const store = await openStore({ home, config: { durability: { journalMode: "delete" } } });
+    const store = await openSqliteStore({
+      home,
+      config: { durability: { journalMode: "delete" } },
+    });
     expect((await store.durability()).journalMode).toEqual({
       configured: "delete",
       actual: "delete",

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Store } from "../../../src/index.js";
+import type { SqliteStore as Store } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
 import { TestHomes, tick } from "./fixture.js";
 

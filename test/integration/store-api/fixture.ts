@@ -11,13 +11,14 @@ import {
   type HearthErrorCode,
   type OpenStoreOptions,
   openStore,
-  type Store,
+  type SqliteStore,
+  sqliteOnly,
 } from "../../../src/index.js";
 
 /** Tracks the homes and stores a test opened, so afterEach can close and remove them all. */
 export class TestHomes {
   private readonly dirs: string[] = [];
-  private readonly stores: Store[] = [];
+  private readonly stores: SqliteStore[] = [];
 
   /** A fresh, empty home directory (0700, from mkdtemp). */
   makeHome(): string {
@@ -30,8 +31,8 @@ export class TestHomes {
    * openStore() on `home`, with an empty environment so HEARTH_* variables of
    * the machine running the tests cannot change the configuration.
    */
-  async open(home: string, options: Omit<OpenStoreOptions, "home"> = {}): Promise<Store> {
-    const store = await openStore({ env: {}, ...options, home });
+  async open(home: string, options: Omit<OpenStoreOptions, "home"> = {}): Promise<SqliteStore> {
+    const store = sqliteOnly(await openStore({ env: {}, ...options, home }), "this test");
     this.stores.push(store);
     return store;
   }

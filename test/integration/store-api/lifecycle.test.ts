@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { isHearthError, openStore } from "../../../src/index.js";
+import { isHearthError } from "../../../src/index.js";
+import { openSqliteStore } from "../../helpers/home.js";
 import { expectHearthError, TestHomes } from "./fixture.js";
 
 const homes = new TestHomes();
@@ -11,7 +12,7 @@ afterEach(async () => {
 describe("close()", () => {
   it("waits for the writes issued before it; calls after it are refused", async () => {
     const home = homes.makeHome();
-    const store = await openStore({ home, env: {} });
+    const store = await openSqliteStore({ home, env: {} });
     const session = await store.sessions.create();
     const appends = Array.from({ length: 200 }, (_, i) =>
       store.messages.append(session.id, { role: "user", content: `m${i}` }),
@@ -30,7 +31,7 @@ describe("close()", () => {
   });
 
   it("Symbol.asyncDispose closes the store", async () => {
-    const store = await openStore({ home: homes.makeHome(), env: {} });
+    const store = await openSqliteStore({ home: homes.makeHome(), env: {} });
     const session = await store.sessions.create();
     const pending = store.messages.append(session.id, { role: "user", content: "x" });
     await store[Symbol.asyncDispose]();
@@ -95,7 +96,7 @@ describe("AbortSignal", () => {
 
 describe("close() and an abandoned export", () => {
   it("does not wait for an export a reader stopped reading half-way", async () => {
-    const store = await openStore({ home: homes.makeHome(), env: {} });
+    const store = await openSqliteStore({ home: homes.makeHome(), env: {} });
     const session = await store.sessions.create();
     await store.messages.append(session.id, { role: "user", content: "x" });
     const chunks = store.export({ format: "jsonl" });
@@ -107,7 +108,7 @@ describe("close() and an abandoned export", () => {
 
 describe("AbortSignal at a parked door", () => {
   it("ends the wait of a call parked for a maintenance window; nothing is written or left counted", async () => {
-    const store = await openStore({ home: homes.makeHome(), env: {} });
+    const store = await openSqliteStore({ home: homes.makeHome(), env: {} });
     const session = await store.sessions.create();
     await store.park();
     const controller = new AbortController();

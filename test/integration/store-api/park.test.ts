@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../../src/index.js";
-import { tempHome } from "../../helpers/home.js";
+import type { SqliteStore as Store } from "../../../src/index.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
 const open: Store[] = [];
 afterEach(async () => {
@@ -10,7 +10,7 @@ afterEach(async () => {
 describe("the store's door during a maintenance window (M5)", () => {
   it("a call that gave up waiting at the door is not counted in flight once the window ends", async () => {
     const home = tempHome();
-    const store = await openStore({ home, config: { maintenance: { maxParkMs: 150 } } });
+    const store = await openSqliteStore({ home, config: { maintenance: { maxParkMs: 150 } } });
     open.push(store);
     const s = await store.sessions.create({ title: "door" });
     await store.park();
@@ -27,7 +27,7 @@ describe("the store's door during a maintenance window (M5)", () => {
 
   it("lets waiting calls in when the window ends", async () => {
     const home = tempHome();
-    const store = await openStore({ home });
+    const store = await openSqliteStore({ home });
     open.push(store);
     const s = await store.sessions.create({ title: "waits" });
     await store.park();

@@ -1,9 +1,9 @@
 import { closeSync, openSync, readdirSync, readlinkSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../../src/index.js";
+import type { SqliteStore as Store } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
-import { tempHome } from "../../helpers/home.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { run } from "../../helpers/process.js";
 
 const open: Store[] = [];
@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 async function filled(home: string, messages: number): Promise<string> {
-  const writer = await openStore({ home });
+  const writer = await openSqliteStore({ home });
   const s = await writer.sessions.create({ title: "long" });
   for (let i = 0; i < messages; i += 1000) {
     await writer.messages.appendBatch(
@@ -46,9 +46,9 @@ describe("reader threads: large reads off the caller's event loop", () => {
   it("search, whole loads and export return what the caller's thread returns, without using its connection", async () => {
     const home = tempHome();
     const id = await filled(home, 3000);
-    const plain = await openStore({ home, role: "reader" });
+    const plain = await openSqliteStore({ home, role: "reader" });
     open.push(plain);
-    const threaded = await openStore({ home, readerThreads: 2 });
+    const threaded = await openSqliteStore({ home, readerThreads: 2 });
     open.push(threaded);
     const before = threaded[internals].uses("reader");
     const load = await threaded.messages.load(id);
@@ -75,7 +75,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
   it("keeps the event loop turning while a 50,000-message transcript loads", async () => {
     const home = tempHome();
     const id = await filled(home, 50_000);
-    const threaded = await openStore({ home, role: "reader", readerThreads: 1 });
+    const threaded = await openSqliteStore({ home, role: "reader", readerThreads: 1 });
     open.push(threaded);
     await threaded.search("warm"); // the thread is started and has its connection
     let turns = 0;
@@ -95,9 +95,9 @@ describe("reader threads: large reads off the caller's event loop", () => {
   it("a transcript's JSON in parts: loadJson's bytes, built on the thread as asked for, the thread free between parts", async () => {
     const home = tempHome();
     const id = await filled(home, 10_000);
-    const plain = await openStore({ home, role: "reader" });
+    const plain = await openSqliteStore({ home, role: "reader" });
     open.push(plain);
-    const threaded = await openStore({ home, readerThreads: 1 });
+    const threaded = await openSqliteStore({ home, readerThreads: 1 });
     open.push(threaded);
     const whole = await plain.messages.loadJson(id);
     const collect = async (parts: AsyncIterableIterator<Uint8Array>) => {
@@ -115,7 +115,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
     // The one thread holds the stream's rows, yet runs another job between two parts.
     expect((await threaded.search("lighthouses", { limit: 5 })).length).toBe(5);
     // Rows read before the stream opened are what it sends (one snapshot).
-    const writer = await openStore({ home });
+    const writer = await openSqliteStore({ home });
     open.push(writer);
     await writer.messages.append(id, { role: "user", content: "written after the stream opened" });
     const rest = await collect(parts);
@@ -143,7 +143,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
   it("without reader threads, a transcript's JSON parts are built one task at a time", async () => {
     const home = tempHome();
     const id = await filled(home, 10_000);
-    const plain = await openStore({ home, role: "reader" });
+    const plain = await openSqliteStore({ home, role: "reader" });
     open.push(plain);
     const parts = await plain.messages.loadJsonParts(id);
     let turns = 0;
@@ -165,7 +165,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
   it("a transcript stream ends early on return(); a stopped thread fails its streams", async () => {
     const home = tempHome();
     const id = await filled(home, 3000);
-    const threaded = await openStore({ home, readerThreads: 1 });
+    const threaded = await openSqliteStore({ home, readerThreads: 1 });
     open.push(threaded);
     await expect(threaded.messages.loadJsonParts("no-such-session")).rejects.toMatchObject({
       code: "HEARTH_SESSION_NOT_FOUND",
@@ -188,7 +188,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
   it("errors cross the thread with their code and kind", async () => {
     const home = tempHome();
     await filled(home, 10);
-    const threaded = await openStore({ home, readerThreads: 1 });
+    const threaded = await openSqliteStore({ home, readerThreads: 1 });
     open.push(threaded);
     await expect(threaded.messages.load("no-such-session")).rejects.toMatchObject({
       code: "HEARTH_SESSION_NOT_FOUND",
@@ -204,7 +204,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
   it("a maintenance window closes the threads' connections too, and reads resume after it", async () => {
     const home = tempHome();
     await filled(home, 100);
-    const threaded = await openStore({ home, readerThreads: 2 });
+    const threaded = await openSqliteStore({ home, readerThreads: 2 });
     open.push(threaded);
     // Two at once: both threads start, each with its own connection.
     await Promise.all([threaded.search("lighthouses"), threaded.search("harbours")]);
@@ -222,7 +222,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
     const id = await filled(home, 2000);
     const script = `
       const { openStore } = await import(${JSON.stringify(join(process.cwd(), "dist/index.js"))});
-      const store = await openStore({ home: ${JSON.stringify(home)}, readerThreads: 2 });
+      const store = await openSqliteStore({ home: ${JSON.stringify(home)}, readerThreads: 2 });
       await store.search("harbours", { limit: 5 });
       // The threads are idle (unreferenced) now; the next search must hold the process open.
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -255,7 +255,7 @@ it("an error SQLite raises in a reader thread gets the code it gets on the calle
   writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, page * 4096);
   closeSync(fd);
   const failure = async (readerThreads: boolean) => {
-    const store = await openStore({ home, readerThreads });
+    const store = await openSqliteStore({ home, readerThreads });
     open.push(store);
     return store.messages.load(id).then(
       () => undefined,

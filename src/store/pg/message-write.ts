@@ -1,0 +1,175 @@
+/**
+ * The row writes every PostgreSQL message operation shares, each on a
+ * client inside a transaction (mirrors ../message-write.ts). Ordinals are
+ * allocated under the session's row lock, so appends from any number of
+ * hosts to one session get distinct, gapless ordinals: the second waits for
+ * the first's commit, then reads the counter it left.
+ */
+import { HearthError } from "../../errors.js";
+import type { PreparedMessage } from "../message-input.js";
+import { type MessageRow, toMessage } from "../rows.js";
+import { sessionNotFound } from "../session-create.js";
+import type { Message } from "../types.js";
+import type { PgClient } from "./pool.js";
+import { messageRow, num } from "./rows.js";
+
+/**
+ * Insert one message at the session's next ordinal. A `clientId` already
+ * used in the session returns the stored message when the content is the
+ * same, and refuses with HEARTH_IDEMPOTENCY_CONFLICT when it is not. The
+ * session row is locked (SELECT ... FOR UPDATE) before the clientId probe:
+ * two hosts retrying one clientId at once store it once.
+ */
+export async function insertMessage(
+  client: PgClient,
+  sessionId: string,
+  m: PreparedMessage,
+): Promise<Message> {
+  if (m.clientId !== null) {
+    const locked = await client.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [
+      sessionId,
+    ]);
+    if (locked.rowCount === 0) throw sessionNotFound(sessionId);
+    const existing = await client.query(
+      "SELECT * FROM messages WHERE session_id = $1 AND client_id = $2",
+      [sessionId, m.clientId],
+    );
+    if (existing.rows[0]) {
+      const row = messageRow(existing.rows[0]);
+      if (!sameContent(row, m)) throw clientIdReused(sessionId, m.clientId, row);
+      return toMessage(row);
+    }
+  }
+  const tokens = (m.tokensIn ?? 0) + (m.tokensOut ?? 0);
+  // The UPDATE takes (or already holds) the session's row lock until commit.
+  const slot = await client.query(
+    `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
+       token_count = token_count + $1, last_activity_at = greatest(last_activity_at, $2), updated_at = $2
+     WHERE id = $3 RETURNING next_ordinal - 1 AS ordinal`,
+    [tokens, m.createdAt, sessionId],
+  );
+  if (!slot.rows[0]) throw sessionNotFound(sessionId);
+  const ordinal = num(slot.rows[0].ordinal);
+  const inserted = await client.query(
+    `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
+       tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+    [
+      sessionId,
+      ordinal,
+      m.role,
+      m.stored,
+      m.contentType,
+      m.name,
+      m.toolCallsJson,
+      m.toolCallId,
+      m.tokensIn,
+      m.tokensOut,
+      m.createdAt,
+      m.clientId,
+      m.metadataJson,
+    ],
+  );
+  return {
+    id: num(inserted.rows[0].id),
+    sessionId,
+    ordinal,
+    role: m.role,
+    content: m.content,
+    name: m.name,
+    toolCalls: m.toolCalls,
+    toolCallId: m.toolCallId,
+    tokensIn: m.tokensIn,
+    tokensOut: m.tokensOut,
+    createdAt: m.createdAt,
+    active: true,
+    archivedReason: null,
+    clientId: m.clientId,
+    metadata: m.metadata,
+  };
+}
+
+/** Archive (never delete) every live message after `afterOrdinal`, keeping the live count in step. */
+export async function archiveSuffix(
+  client: PgClient,
+  sessionId: string,
+  afterOrdinal: number,
+  reason: "rewind" | "compaction",
+  now: number,
+): Promise<number> {
+  const { rowCount } = await client.query(
+    `UPDATE messages SET active = 0, archived_reason = $1
+     WHERE session_id = $2 AND active = 1 AND ordinal > $3`,
+    [reason, sessionId, afterOrdinal],
+  );
+  const changes = rowCount ?? 0;
+  await client.query(
+    `UPDATE sessions SET message_count = message_count - $1, updated_at = $2, last_activity_at = $2
+     WHERE id = $3`,
+    [changes, now, sessionId],
+  );
+  return changes;
+}
+
+/**
+ * The session must exist; its row is locked until commit, so edits of one
+ * session (and appends to it) run one after another across hosts.
+ */
+export async function lockSession(client: PgClient, sessionId: string): Promise<void> {
+  const { rowCount } = await client.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [
+    sessionId,
+  ]);
+  if (rowCount === 0) throw sessionNotFound(sessionId);
+}
+
+/** The `afterOrdinal` of a rewind must be a live message's ordinal, or -1 (everything). */
+export async function requireLiveOrdinal(
+  client: PgClient,
+  sessionId: string,
+  afterOrdinal: number,
+): Promise<void> {
+  if (afterOrdinal < 0) return;
+  const { rowCount } = await client.query(
+    "SELECT 1 FROM messages WHERE session_id = $1 AND ordinal = $2 AND active = 1",
+    [sessionId, afterOrdinal],
+  );
+  if (rowCount === 0) {
+    throw new HearthError(
+      "HEARTH_ORDINAL_OUT_OF_RANGE",
+      `session ${sessionId} has no live message with ordinal ${afterOrdinal}`,
+      { resource: sessionId, hint: "load the transcript to see its ordinals" },
+    );
+  }
+}
+
+/** The ordinal of the last live message, -1 when there is none. */
+export async function lastLiveOrdinal(client: PgClient, sessionId: string): Promise<number> {
+  const { rows } = await client.query(
+    "SELECT max(ordinal) AS last FROM messages WHERE session_id = $1 AND active = 1",
+    [sessionId],
+  );
+  return rows[0]?.last === null || rows[0]?.last === undefined ? -1 : num(rows[0].last);
+}
+
+function sameContent(row: MessageRow, m: PreparedMessage): boolean {
+  return (
+    row.role === m.role &&
+    row.content === m.stored &&
+    row.content_type === m.contentType &&
+    row.name === m.name &&
+    row.tool_calls === m.toolCallsJson &&
+    row.tool_call_id === m.toolCallId
+  );
+}
+
+function clientIdReused(sessionId: string, clientId: string, existing: MessageRow): HearthError {
+  return new HearthError(
+    "HEARTH_IDEMPOTENCY_CONFLICT",
+    `clientId ${JSON.stringify(clientId)} is already used in session ${sessionId} by message ${existing.id} (ordinal ${existing.ordinal}) with different content`,
+    {
+      resource: sessionId,
+      hint: "a clientId names one message forever: retry with the same content, or use a new clientId",
+      details: { clientId, messageId: existing.id, ordinal: existing.ordinal },
+    },
+  );
+}

@@ -1,0 +1,57 @@
+/**
+ * Rows as `pg` returns them, made the shapes the SQLite modules use: BIGINT
+ * columns (ids, timestamps, counts) arrive as strings and become numbers
+ * here, explicitly, so toSession/toMessage serve both backends. Also the
+ * one rule PostgreSQL adds to the input rules: text cannot hold NUL.
+ */
+import type { PreparedMessage } from "../message-input.js";
+import type { MessageRow, SessionRow } from "../rows.js";
+
+type Raw = Record<string, unknown>;
+
+/** A BIGINT (or numeric count) as a number; null stays null. */
+export function num(value: unknown): number {
+  return typeof value === "number" ? value : Number(value);
+}
+
+function numOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : num(value);
+}
+
+export function sessionRow(r: Raw): SessionRow {
+  return {
+    ...(r as unknown as SessionRow),
+    created_at: num(r.created_at),
+    updated_at: num(r.updated_at),
+    last_activity_at: num(r.last_activity_at),
+    ended_at: numOrNull(r.ended_at),
+    handoff_updated_at: numOrNull(r.handoff_updated_at),
+    token_count: num(r.token_count),
+  };
+}
+
+export function messageRow(r: Raw): MessageRow {
+  return { ...(r as unknown as MessageRow), id: num(r.id), created_at: num(r.created_at) };
+}
+
+/**
+ * PostgreSQL text cannot hold NUL (U+0000), SQLite's can: refuse such a
+ * string the way bad input is refused (a TypeError naming the field, before
+ * any transaction, so nothing is written).
+ */
+export function refuseNul(value: unknown, field: string): void {
+  if (typeof value === "string" && value.includes("\u0000")) {
+    throw new TypeError(
+      `${field} contains a NUL character (U+0000), which PostgreSQL text cannot store; remove it or store the value as JSON`,
+    );
+  }
+}
+
+/** refuseNul over every text column a message writes (JSON is escaped, so only raw text can hold NUL). */
+export function refuseNulMessage(m: PreparedMessage): PreparedMessage {
+  refuseNul(m.stored, "message.content");
+  refuseNul(m.name, "message.name");
+  refuseNul(m.toolCallId, "message.toolCallId");
+  refuseNul(m.clientId, "message.clientId");
+  return m;
+}

@@ -1,0 +1,131 @@
+/**
+ * One profile's state store on PostgreSQL: the Store interface (../api.ts)
+ * on a PgDb. Obtain it with openStore({ url }) (or store.url in config, or
+ * HEARTH_STORE_URL); close it when done. Several processes on several
+ * hosts may hold stores on one database: every cross-process guarantee
+ * rests on the server's row locks, advisory locks and transactions.
+ */
+import type { HearthConfig } from "../../config/schema.js";
+import type { Store } from "../api.js";
+import type { ConnectionRole } from "../connection.js";
+import { type ExportOptions, exportSessions } from "../export.js";
+import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
+import { PgBrowse } from "./browse.js";
+import { type StoreDb, storeDb } from "./db.js";
+import { exportStep } from "./export.js";
+import { PgGraphCheckpoints } from "./graph-checkpoints.js";
+import { PgHandoffs } from "./handoffs.js";
+import { pgQuickCheck, readPgDurability, readPgSchema } from "./inspect.js";
+import { PgJsonTail } from "./json-tail.js";
+import { PgMessages } from "./messages.js";
+import { PgMeta } from "./meta.js";
+import { maskUrl, type PgDb } from "./pool.js";
+import { PgRuns } from "./runs.js";
+import { searchMessages } from "./search.js";
+import { PgSessions } from "./sessions.js";
+import { PgStats } from "./stats.js";
+import { PgTokens } from "./tokens.js";
+
+export interface PgStoreInit {
+  home: string;
+  profile: string;
+  role: ConnectionRole;
+  config: HearthConfig;
+  warnings: string[];
+  db: PgDb;
+}
+
+export class PgStore implements Store {
+  readonly backend = "postgres" as const;
+  readonly home: string;
+  readonly profile: string;
+  /** The store URL with its password masked (the resource of every coded error). */
+  readonly path: string;
+  readonly role: ConnectionRole;
+  readonly config: HearthConfig;
+  readonly warnings: readonly string[];
+  readonly sessions: PgSessions;
+  readonly messages: PgMessages;
+  readonly meta: PgMeta;
+  readonly handoffs: InstanceType<typeof PgHandoffs>;
+  readonly tokens: InstanceType<typeof PgTokens>;
+  readonly browse: InstanceType<typeof PgBrowse>;
+  readonly runs: InstanceType<typeof PgRuns>;
+  readonly stats: InstanceType<typeof PgStats>;
+  readonly graphCheckpoints: InstanceType<typeof PgGraphCheckpoints>;
+  readonly jsonTail: InstanceType<typeof PgJsonTail>;
+  /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
+  private readonly db: StoreDb;
+  private closing: Promise<void> | undefined;
+
+  constructor(init: PgStoreInit) {
+    this.home = init.home;
+    this.profile = init.profile;
+    this.path = maskUrl(init.db.url);
+    this.role = init.role;
+    this.config = init.config;
+    this.warnings = init.warnings;
+    const db = storeDb(init.db, init.role);
+    this.db = db;
+    this.sessions = new PgSessions(db);
+    this.messages = new PgMessages(db);
+    this.meta = new PgMeta(db);
+    this.handoffs = new PgHandoffs(db);
+    this.tokens = new PgTokens(db);
+    this.browse = new PgBrowse(db);
+    this.runs = new PgRuns(db);
+    this.stats = new PgStats(db);
+    this.graphCheckpoints = new PgGraphCheckpoints(db);
+    this.jsonTail = new PgJsonTail(db);
+  }
+
+  /** Full-text search (tsvector, GIN); any text is searched literally and never throws on syntax. */
+  search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
+    return searchMessages(this.db, text, options);
+  }
+
+  /** Stream sessions as JSONL or Markdown chunks, a page of messages per step. */
+  export(options: ExportOptions): AsyncGenerator<string> {
+    return exportSessions(options, (o, cursor) => exportStep(this.db, o, cursor));
+  }
+
+  counts(): Promise<StoreCounts> {
+    return this.messages.counts();
+  }
+
+  /** The server's durability settings (SHOW via pg_settings), never the configuration echoed. */
+  durability() {
+    return readPgDurability(this.db);
+  }
+
+  /** The version in hearth_schema; applicationId is SQLite's and 0 here. */
+  schema(): Promise<{ version: number; applicationId: number }> {
+    return readPgSchema(this.db);
+  }
+
+  /** Schema version, tables present, no invalid index, no checksum failures counted (no scans). */
+  quickCheck(): Promise<{ ok: boolean; problems: string[] }> {
+    return pgQuickCheck(this.db);
+  }
+
+  /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.db.stop().then(async () => {
+      // Modules holding connections of their own (handoffs' owner presence) let go first.
+      for (const module of [this.handoffs, this.tokens, this.runs, this.stats] as unknown[]) {
+        const close = (module as { close?: () => Promise<void> }).close;
+        if (typeof close === "function") await close.call(module);
+      }
+      await this.db.pool.end();
+    });
+    return this.closing;
+  }
+
+  get isClosed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

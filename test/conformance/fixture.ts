@@ -1,0 +1,171 @@
+/**
+ * The conformance suite's set-up: the store API's behaviours are written
+ * once and run against every backend in `backends` (SQLite in a temp home;
+ * PostgreSQL in a fresh database per home, on the server of
+ * HEARTH_TEST_PG_URL). Nothing is mocked: real files, a real server.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { expect } from "vitest";
+import {
+  HearthError,
+  type HearthErrorCode,
+  type OpenStoreOptions,
+  openStore,
+  type Store,
+  sqliteOnly,
+} from "../../src/index.js";
+import { internals } from "../../src/store/store.js";
+import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
+
+export interface Backend {
+  name: "sqlite" | "postgres";
+  /** The code of the database's own refusals (HEARTH_SQLITE, HEARTH_POSTGRES). */
+  dbErrorCode: HearthErrorCode;
+  /** The openStore() options that put a home's store on this backend. */
+  place(home: string): Promise<Pick<OpenStoreOptions, "url">>;
+  /**
+   * Real fault injection inside the database: from now on an INSERT of a
+   * message with `content` is refused by the database itself ("<content>
+   * refused"). Returns the undo.
+   */
+  refuseContent(store: Store, content: string): Promise<() => Promise<void>>;
+}
+
+const pgUrls = new Map<string, Promise<string>>();
+const spare: string[] = [];
+
+/** Empty a test database (schema, tables, triggers) and keep it for the next home. */
+async function recycle(url: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query("DROP SCHEMA public CASCADE; CREATE SCHEMA public;");
+  } finally {
+    await admin.end();
+  }
+  spare.push(url);
+}
+
+export const sqlite: Backend = {
+  name: "sqlite",
+  dbErrorCode: "HEARTH_SQLITE",
+  place: async () => ({}),
+  async refuseContent(store, content) {
+    // A TEMP trigger lives only on the writer connection, never in the file.
+    const writer = sqliteOnly(store, "fault injection")[internals].connection("writer");
+    writer.db.exec(`CREATE TEMP TRIGGER refuse_content BEFORE INSERT ON main.messages
+      WHEN NEW.content = '${content}' BEGIN SELECT RAISE(ABORT, '${content} refused'); END`);
+    return async () => {
+      writer.db.exec("DROP TRIGGER temp.refuse_content");
+    };
+  },
+};
+export const postgres: Backend = {
+  name: "postgres",
+  dbErrorCode: "HEARTH_POSTGRES",
+  async refuseContent(store, content) {
+    const url = [...pgUrls.entries()].find(([home]) => home === store.home)?.[1];
+    if (!url) throw new Error(`no database for ${store.home}`);
+    const admin = new pg.Client({ connectionString: await url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE FUNCTION refuse_content() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.content = '${content}' THEN RAISE EXCEPTION '${content} refused'; END IF; RETURN NEW; END $$;
+        CREATE TRIGGER refuse_content BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_content();`);
+    } finally {
+      await admin.end();
+    }
+    return async () => {
+      const undo = new pg.Client({ connectionString: await url });
+      await undo.connect();
+      await undo.query("DROP TRIGGER refuse_content ON messages; DROP FUNCTION refuse_content();");
+      await undo.end();
+    };
+  },
+  place: async (home) => {
+    let url = pgUrls.get(home);
+    if (!url) {
+      // Databases are recycled within a file (emptied between tests): creating
+      // and dropping one per test costs seconds on a busy server.
+      const recycled = spare.pop();
+      url = recycled ? Promise.resolve(recycled) : freshPgDatabase();
+      pgUrls.set(home, url);
+    }
+    return { url: await url };
+  },
+};
+
+/** Every backend the suite runs on (PostgreSQL unless HEARTH_TEST_PG=skip). */
+export const backends: Backend[] = pgEnabled ? [sqlite, postgres] : [sqlite];
+
+/** Tracks the homes and stores a test opened, so afterEach can close and remove them all. */
+export class TestHomes {
+  private readonly dirs: string[] = [];
+  private readonly stores: Store[] = [];
+
+  constructor(readonly backend: Backend) {}
+
+  /** A fresh, empty home directory (0700, from mkdtemp); on PostgreSQL also a fresh database. */
+  makeHome(): string {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-test-"));
+    this.dirs.push(dir);
+    return dir;
+  }
+
+  /** openStore() on `home` and this backend, with an empty environment. */
+  async open(home: string, options: Omit<OpenStoreOptions, "home"> = {}): Promise<Store> {
+    const store = await openStore({
+      env: {},
+      ...options,
+      ...(await this.backend.place(home)),
+      home,
+    });
+    this.stores.push(store);
+    return store;
+  }
+
+  /** Close every store (newest first) and remove every home. */
+  async cleanup(): Promise<void> {
+    for (const store of this.stores.splice(0).reverse()) await store.close();
+    for (const dir of this.dirs.splice(0)) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      const url = pgUrls.get(dir);
+      pgUrls.delete(dir);
+      if (url) await recycle(await url);
+    }
+  }
+}
+
+/** Await `promise`, expect it to reject with a HearthError of `code`, and return the error. */
+export async function expectHearthError(
+  promise: Promise<unknown>,
+  code: HearthErrorCode,
+): Promise<HearthError> {
+  const outcome = await promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  if (outcome.ok) {
+    throw new Error(
+      `expected ${code}, but the call resolved with ${JSON.stringify(outcome.value)}`,
+    );
+  }
+  expect(outcome.error).toBeInstanceOf(HearthError);
+  expect((outcome.error as HearthError).code).toBe(code);
+  return outcome.error as HearthError;
+}
+
+/** Consume an async generator (export) into an array of chunks. */
+export async function drain(chunks: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const chunk of chunks) out.push(chunk);
+  return out;
+}
+
+/** Wait long enough for Date.now() to move on, so activity timestamps differ. */
+export function tick(ms = 3): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
