@@ -3,8 +3,6 @@
  * serving one profile under client load; kill -9 of one loses nothing that
  * was acknowledged, and no turn runs twice.
  */
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import {
