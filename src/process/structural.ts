@@ -9,6 +9,17 @@ import {
 } from "./holders.js";
 import type { InodeLocks } from "./inode-locks.js";
 
+/** How many times the gate is asked while its holder cannot be named, and how far apart. */
+const GATE_ATTEMPTS = 5;
+const GATE_RETRY_MS = 25;
+
+/**
+ * Test-only: `gateRefused` runs when the gate was refused, before the census
+ * looks for its holder (the instant a momentary holder lets go);
+ * `gateRetry` before each further attempt.
+ */
+export const structuralHooks: { gateRefused?: () => void; gateRetry?: () => void } = {};
+
 export interface StructuralOptions {
   /**
    * The operation replaces or rewrites files (restore, journal-mode change,
@@ -32,13 +43,17 @@ export function claimStructural(
   options: StructuralOptions = {},
 ): Holder[] {
   const path = locks.path;
-  if (!locks.tryStructural()) {
-    throw heldError(
-      path,
-      doing,
-      blockers(path, options),
-      "another process holds the structural gate",
-    );
+  // A gate held for an instant (the dashboard's one-row writer, a process
+  // exiting) may be free again by the time the census looks for its holder:
+  // then ask the gate again instead of refusing without a name. A holder
+  // that stays is named; one that stays and cannot be named is refused
+  // after the last attempt (fail closed).
+  for (let attempt = 1; !locks.tryStructural(); attempt++) {
+    const holders = blockers(path, options);
+    if (holders.length > 0 || attempt >= GATE_ATTEMPTS)
+      throw heldError(path, doing, holders.length > 0 ? holders : present(path), GATE_HELD);
+    structuralHooks.gateRetry?.();
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, GATE_RETRY_MS);
   }
   try {
     const report = readHoldersSettled(path, { ghosts: false });
@@ -61,6 +76,7 @@ function blocks(h: Holder, options: StructuralOptions): boolean {
 }
 
 function blockers(path: string, options: StructuralOptions): Holder[] {
+  structuralHooks.gateRefused?.();
   try {
     return readHolders(path, { ghosts: false }).holders.filter((h) => blocks(h, options));
   } catch {
@@ -68,11 +84,28 @@ function blockers(path: string, options: StructuralOptions): Holder[] {
   }
 }
 
-function heldError(path: string, doing: string, holders: Holder[], fallback?: string): HearthError {
+/**
+ * Every process holding the store but parked ones: when the gate stays held
+ * and no process that may write can be found, one of these holds it (a
+ * reader becoming a writer, whose writer presence is not published yet).
+ */
+function present(path: string): Holder[] {
+  try {
+    return readHolders(path, { ghosts: false }).holders.filter(
+      (h) => !(h.roles.length > 0 && h.roles.every((r) => r === "parked")),
+    );
+  } catch {
+    return [];
+  }
+}
+
+const GATE_HELD = "another process holds the structural gate";
+
+function heldError(path: string, doing: string, holders: Holder[], gate?: string): HearthError {
   const who =
     holders.length > 0
-      ? `${holders.length} other process(es) hold it:\n${describeHolders(holders)}`
-      : (fallback ?? "another process holds it");
+      ? `${gate ? `${gate}; ` : ""}${holders.length} other process(es) hold it:\n${describeHolders(holders)}`
+      : (gate ?? "another process holds it");
   return new HearthError("HEARTH_STORE_HELD", `refusing to ${doing} ${path}: ${who}`, {
     resource: path,
     hint: "stop them (hearth ps lists them) and run it again; nothing was changed",

@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, type SpawnOptions, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { scope } from "./scope.js";
 
@@ -239,5 +240,23 @@ function parseJson<T>(line: string): T | undefined {
     return JSON.parse(line) as T;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * SIGKILL `pid` and wait, without yielding to the event loop, until the
+ * kernel has dropped its locks (it is a zombie or gone): for test hooks that
+ * must make a holder vanish at one precise instant of synchronous code.
+ */
+export function killAndWaitForExit(pid: number): void {
+  process.kill(pid, "SIGKILL");
+  for (;;) {
+    let state: string | undefined;
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
+    } catch {
+      return;
+    }
+    if (state === "Z" || state === "X") return;
   }
 }

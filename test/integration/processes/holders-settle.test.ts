@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
@@ -9,7 +8,7 @@ import {
   readHoldersSettled,
 } from "../../../src/process/holders.js";
 import { tempHome } from "../../helpers/home.js";
-import { spawnNode } from "../../helpers/process.js";
+import { killAndWaitForExit, spawnNode } from "../../helpers/process.js";
 import { startWorker } from "../../helpers/worker.js";
 
 const HOLDER = fileURLToPath(new URL("../../fixtures/ofd-holder.mjs", import.meta.url));
@@ -17,20 +16,6 @@ const HOLDER = fileURLToPath(new URL("../../fixtures/ofd-holder.mjs", import.met
 afterEach(() => {
   censusHooks.afterKernelLocks = undefined;
 });
-
-/** SIGKILL `pid` and wait, without yielding, until the kernel has dropped its locks (it is a zombie or gone). */
-function killAndWaitForExit(pid: number): void {
-  process.kill(pid, "SIGKILL");
-  for (;;) {
-    let state: string | undefined;
-    try {
-      state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
-    } catch {
-      return;
-    }
-    if (state === "Z" || state === "X") return;
-  }
-}
 
 // The 30-minute torture run refused a structural operation twice with
 // HEARTH_HOLDERS_UNKNOWN naming nobody: a process exited between the census's
