@@ -119,6 +119,20 @@ export async function runTurn(
     }
     deps.metrics?.acknowledged.inc({ profile, role: "user" });
     events.onStored?.(message, session);
+    // A retry (same clientId) of a message whose turn already answered (the
+    // client never got the answer: a gateway killed after the commit, a cut
+    // connection): that reply, not a second turn.
+    const answered = inbound.clientId ? await replyTo(store, session.id, message) : undefined;
+    if (answered) {
+      await releaseAlone(store, turn);
+      held = false;
+      deps.metrics?.turns.inc({ profile, outcome: "replayed" });
+      return {
+        session: (await store.sessions.get(session.id)) ?? session,
+        message,
+        reply: answered,
+      };
+    }
     // A responder that reads only the new message spares the transcript load.
     const transcript =
       deps.responder.context === "last" ? [message] : await store.messages.load(session.id);
@@ -213,4 +227,22 @@ export async function compactSession(
   if (content.trim() === "") return false; // never replace a transcript with nothing
   await store.messages.compact(sessionId, { content });
   return true;
+}
+
+/**
+ * The reply that already answers `message`: the first final assistant
+ * message after it (no tool calls, not a failure or cancellation record),
+ * before any later user message. Undefined while the turn never finished.
+ */
+async function replyTo(
+  store: Store,
+  sessionId: string,
+  message: Message,
+): Promise<Message | undefined> {
+  const after = await store.messages.load(sessionId, { afterOrdinal: message.ordinal, limit: 200 });
+  for (const m of after) {
+    if (m.role === "user") return undefined;
+    if (m.role === "assistant" && !m.toolCalls?.length && !m.name?.startsWith("hearth.")) return m;
+  }
+  return undefined;
 }

@@ -21,6 +21,23 @@ const countMessages = (home: string, profile = "default") =>
   withStore(home, async (s) => (await s.counts()).messages, profile);
 
 describe("gateway HTTP API", () => {
+  it("a retried clientId whose turn already answered gets that reply, and no second turn runs", async () => {
+    const { home, gw } = await echoGateway();
+    const body = { platform: "web", chat: "retry", content: "plan it", clientId: "r-1" };
+    const first = await gw.post(body);
+    expect(first.status).toBe(200);
+    // The client never saw that answer (a gateway killed after the commit): it retries.
+    const again = await gw.post(body);
+    expect(again.status).toBe(200);
+    expect(again.body.message.id).toBe(first.body.message.id);
+    expect(again.body.reply.id).toBe(first.body.reply.id);
+    expect(await countMessages(home)).toBe(2);
+    // The lease was given back: the session's next message runs its turn at once.
+    const next = await gw.post({ ...body, content: "and then?", clientId: "r-2" });
+    expect(next.status).toBe(200);
+    expect(await countMessages(home)).toBe(4);
+  });
+
   it("answers a message with the echo responder and stores both rows, one session per chat", async () => {
     const { gw } = await echoGateway();
     const first = await gw.post({ platform: "telegram", chat: "42", content: "hello there" });

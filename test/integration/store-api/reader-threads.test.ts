@@ -222,7 +222,7 @@ describe("reader threads: large reads off the caller's event loop", () => {
     const id = await filled(home, 2000);
     const script = `
       const { openStore } = await import(${JSON.stringify(join(process.cwd(), "dist/index.js"))});
-      const store = await openSqliteStore({ home: ${JSON.stringify(home)}, readerThreads: 2 });
+      const store = await openStore({ home: ${JSON.stringify(home)}, readerThreads: 2 });
       await store.search("harbours", { limit: 5 });
       // The threads are idle (unreferenced) now; the next search must hold the process open.
       await new Promise((resolve) => setTimeout(resolve, 50));
