@@ -107,7 +107,10 @@ export class Tokens {
         throw unauthorized("the refresh token is unknown, revoked or expired");
       if (row.usedAt !== null) {
         const sealed = conn
-          .stmt("SELECT sealed FROM auth_rotations WHERE hash = ? AND expires_at > ?")
+          .stmt(
+            `SELECT r.sealed FROM auth_rotations r JOIN auth_families f ON f.id = r.family_id
+             WHERE r.hash = ? AND r.expires_at > ? AND f.revoked_at IS NULL`,
+          )
           .pluck()
           .get(hash, now) as Uint8Array | undefined;
         const shared = sealed && openPair(refreshToken, hash, sealed);
@@ -122,7 +125,7 @@ export class Tokens {
         conn.stmt("DELETE FROM auth_rotations WHERE expires_at <= ?").run(now);
         conn
           .stmt(
-            "INSERT INTO auth_rotations (hash, family_id, sealed, expires_at) VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO auth_rotations (hash, family_id, sealed, expires_at) VALUES (?, ?, ?, ?)",
           )
           .run(hash, row.familyId, sealPair(refreshToken, hash, pair), now + graceMs);
       }

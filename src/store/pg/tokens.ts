@@ -90,7 +90,9 @@ export class PgTokens implements Public<Tokens> {
           // Committed with the spend: a host whose spend waited on ours sees it.
           await client.query("DELETE FROM auth_rotations WHERE expires_at <= $1", [now]);
           await client.query(
-            "INSERT INTO auth_rotations (hash, family_id, sealed, expires_at) VALUES ($1, $2, $3, $4)",
+            `INSERT INTO auth_rotations (hash, family_id, sealed, expires_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (hash) DO UPDATE SET family_id = excluded.family_id, sealed = excluded.sealed,
+               expires_at = excluded.expires_at`,
             [hash, row.familyId, sealPair(refreshToken, hash, pair), now + graceMs],
           );
         }
@@ -243,7 +245,8 @@ async function sharedPair(
   now: number,
 ): Promise<TokenPair | undefined> {
   const { rows } = await client.query(
-    "SELECT sealed FROM auth_rotations WHERE hash = $1 AND expires_at > $2",
+    `SELECT r.sealed FROM auth_rotations r JOIN auth_families f ON f.id = r.family_id
+      WHERE r.hash = $1 AND r.expires_at > $2 AND f.revoked_at IS NULL`,
     [hash, now],
   );
   const sealed = rows[0]?.sealed as Buffer | undefined;
