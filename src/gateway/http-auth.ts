@@ -9,10 +9,13 @@ import { hashToken, type TokenPair } from "../store/tokens.js";
 /**
  * Concurrent refreshes presenting the same token are coalesced into one
  * rotation, and every caller gets the same new pair (D6): the first caller's
- * rotation is shared while it runs, and its result is kept in memory (never
- * on disk) for `gateway.refreshGraceMs`, so a caller that arrives just after
- * is not mistaken for a replay. Outside that window, a rotated token
- * presented again revokes its family.
+ * rotation is shared while it runs, and its result is kept in memory for
+ * `gateway.refreshGraceMs`, so a caller that arrives just after is not
+ * mistaken for a replay. Across processes and hosts (several gateways on
+ * one PostgreSQL database) the store does the same: the rotation keeps its
+ * pair for the window sealed under the old token (store/rotation-seal.ts),
+ * and another gateway presenting that token gets it. Outside that window, a
+ * rotated token presented again revokes its family.
  */
 export class RefreshCoalescer {
   private readonly inflight = new Map<string, Promise<TokenPair>>();
@@ -27,7 +30,7 @@ export class RefreshCoalescer {
     let running = this.inflight.get(key);
     if (!running) {
       running = store.tokens
-        .rotate(token, lifetimes(config))
+        .rotate(token, lifetimes(config), { graceMs: config.gateway.refreshGraceMs })
         .then((outcome) => {
           if (outcome.kind === "reused") {
             throw new HearthError(

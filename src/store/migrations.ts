@@ -280,6 +280,25 @@ CREATE TABLE graph_writes (
 ) STRICT, WITHOUT ROWID;
 `,
   },
+  {
+    version: 8,
+    description: "sealed refresh rotations for the grace window (D6)",
+    sql: `
+-- The pair a refresh rotation issued, kept for gateway.refreshGraceMs so that
+-- a second presenter of the same refresh token gets that same pair. Keyed by
+-- the rotated token's hash; the pair is AES-256-GCM sealed under a key
+-- derived from the token itself (src/store/rotation-seal.ts): this table
+-- alone yields no usable token. Short-lived (the next rotation deletes
+-- expired rows), so hearth migrate does not copy it.
+CREATE TABLE auth_rotations (
+  hash       TEXT PRIMARY KEY,
+  family_id  TEXT NOT NULL,
+  sealed     BLOB NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX auth_rotations_by_expiry ON auth_rotations (expires_at);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
 import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
+import { openPair, sealPair } from "./rotation-seal.js";
 
 export interface TokenPair {
   accessToken: string;
@@ -14,6 +15,15 @@ export interface TokenPair {
 export interface AuthLifetimes {
   accessMs: number;
   refreshMs: number;
+}
+
+export interface RotateOptions {
+  /**
+   * Keep the new pair, sealed under the presented token, for this long:
+   * presenting the same token again within it (from any process or host)
+   * answers that same pair instead of a replay (D6). 0: no window.
+   */
+  graceMs?: number;
 }
 
 export type RotateOutcome =
@@ -32,8 +42,11 @@ export function hashToken(token: string): string {
  * Remote sessions (D6): one-time pairing codes, short-lived access tokens
  * and rotating refresh tokens, grouped in families. Only hashes are stored.
  * Presenting a refresh token that was already rotated revokes its whole
- * family. (Coalescing concurrent refreshes of one token into one rotation
- * is the gateway's job: it holds the new pair in memory for the callers.)
+ * family, except within the grace window of its rotation: a rotation asked
+ * with `graceMs` keeps its new pair sealed under the old token
+ * (./rotation-seal.ts), so a second presenter of that token, in any
+ * process, gets the same pair (D6). The gateway also coalesces concurrent
+ * refreshes in memory, saving the store a round trip.
  */
 export class Tokens {
   constructor(private readonly access: Access) {}
@@ -76,8 +89,16 @@ export class Tokens {
     });
   }
 
-  /** Rotate a refresh token: the old one is spent; a replay of a spent one revokes the family. */
-  async rotate(refreshToken: string, lifetimes: AuthLifetimes): Promise<RotateOutcome> {
+  /**
+   * Rotate a refresh token: the old one is spent; a replay of a spent one
+   * revokes the family, unless it comes within the grace window of its
+   * rotation with the token itself (it then gets the same pair).
+   */
+  async rotate(
+    refreshToken: string,
+    lifetimes: AuthLifetimes,
+    options: RotateOptions = {},
+  ): Promise<RotateOutcome> {
     const hash = hashToken(refreshToken);
     return this.access.writeTransaction((conn) => {
       const row = findToken(conn, hash, "refresh");
@@ -85,11 +106,30 @@ export class Tokens {
       if (!row || row.revokedAt !== null || row.expiresAt <= now)
         throw unauthorized("the refresh token is unknown, revoked or expired");
       if (row.usedAt !== null) {
+        const sealed = conn
+          .stmt(
+            `SELECT r.sealed FROM auth_rotations r JOIN auth_families f ON f.id = r.family_id
+             WHERE r.hash = ? AND r.expires_at > ? AND f.revoked_at IS NULL`,
+          )
+          .pluck()
+          .get(hash, now) as Uint8Array | undefined;
+        const shared = sealed && openPair(refreshToken, hash, sealed);
+        if (shared) return { kind: "rotated", pair: shared } as const;
         this.revokeOn(row.familyId, "a rotated refresh token was presented again (possible theft)");
         return { kind: "reused", familyId: row.familyId } as const;
       }
       conn.stmt("UPDATE auth_tokens SET used_at = ? WHERE hash = ?").run(now, hash);
-      return { kind: "rotated", pair: this.issue(row.familyId, lifetimes) } as const;
+      const pair = this.issue(row.familyId, lifetimes);
+      const graceMs = options.graceMs ?? 0;
+      if (graceMs > 0) {
+        conn.stmt("DELETE FROM auth_rotations WHERE expires_at <= ?").run(now);
+        conn
+          .stmt(
+            "INSERT OR REPLACE INTO auth_rotations (hash, family_id, sealed, expires_at) VALUES (?, ?, ?, ?)",
+          )
+          .run(hash, row.familyId, sealPair(refreshToken, hash, pair), now + graceMs);
+      }
+      return { kind: "rotated", pair } as const;
     });
   }
 
@@ -155,6 +195,7 @@ export class Tokens {
   }
 
   private revokeOn(familyId: string, reason: string, conn = this.access.write()): boolean {
+    conn.stmt("DELETE FROM auth_rotations WHERE family_id = ?").run(familyId);
     return (
       conn
         .stmt(

@@ -142,6 +142,59 @@ describe.each(backends)("tokens (D6) on $name", (backend) => {
     expect((await m.tokens.families())[0]?.revokedAt).toEqual(expect.any(Number));
   });
 
+  it("with graceMs, concurrent and later presenters of one token on two connections get the same pair; after the window it is a replay", async () => {
+    const m = await backend.open();
+    const other = await m.reopen();
+    const first = await m.tokens.redeemPairing(
+      (await m.tokens.createPairing({ ttlMs: 60_000 })).code,
+      LIFETIMES,
+    );
+    const graceMs = 2000;
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 ? other : m).tokens.rotate(first.refreshToken, LIFETIMES, { graceMs }),
+      ),
+    );
+    const rotatedAt = Date.now();
+    const pair = outcomes[0]?.kind === "rotated" ? outcomes[0].pair : undefined;
+    expect(pair?.familyId).toBe(first.familyId);
+    for (const o of outcomes) expect(o).toEqual({ kind: "rotated", pair });
+    // A later presenter on the other connection, inside the window: the same pair again.
+    expect(await other.tokens.rotate(first.refreshToken, LIFETIMES, { graceMs })).toEqual({
+      kind: "rotated",
+      pair,
+    });
+    expect(await m.tokens.rotations(first.familyId)).toBe(1);
+    expect((await m.tokens.families())[0]?.revokedAt).toBeNull();
+    expect(await other.tokens.verifyAccess(pair!.accessToken)).toEqual({
+      familyId: first.familyId,
+    });
+    // A real wait: what is under test is the end of the window.
+    await new Promise((r) => setTimeout(r, Math.max(0, rotatedAt + graceMs + 100 - Date.now())));
+    expect(await other.tokens.rotate(first.refreshToken, LIFETIMES, { graceMs })).toEqual({
+      kind: "reused",
+      familyId: first.familyId,
+    });
+    expect((await rejection(m.tokens.verifyAccess(pair!.accessToken))).code).toBe(
+      "HEARTH_UNAUTHORIZED",
+    );
+    expect(await m.tokens.rotations(first.familyId)).toBe(1);
+  });
+
+  it("a sealed rotation is shared only while its family stands", async () => {
+    const m = await backend.open();
+    const first = await m.tokens.redeemPairing(
+      (await m.tokens.createPairing({ ttlMs: 60_000 })).code,
+      LIFETIMES,
+    );
+    const rotated = await m.tokens.rotate(first.refreshToken, LIFETIMES, { graceMs: 60_000 });
+    expect(rotated.kind).toBe("rotated");
+    expect(await m.tokens.revokeFamily(first.familyId, "lost phone")).toBe(true);
+    expect(
+      (await rejection(m.tokens.rotate(first.refreshToken, LIFETIMES, { graceMs: 60_000 }))).code,
+    ).toBe("HEARTH_UNAUTHORIZED");
+  });
+
   it("one redemption of a pairing code among concurrent ones on two connections", async () => {
     const m = await backend.open();
     const other = await m.reopen();

@@ -187,6 +187,26 @@ CREATE TABLE graph_writes (
 );
 `,
   },
+  {
+    version: 2,
+    description: "sealed refresh rotations shared across hosts for the grace window (D6)",
+    sql: `
+-- The pair a refresh rotation issued, kept for gateway.refreshGraceMs so that
+-- a presenter of the same refresh token on another host gets that same pair.
+-- Keyed by the rotated token's hash; the pair is AES-256-GCM sealed under a
+-- key derived from the token itself (src/store/rotation-seal.ts): this table
+-- alone yields no usable token. Short-lived (expired rows are deleted by the
+-- next rotation), so not copied by hearth migrate, and without foreign keys
+-- so that a forced copy's TRUNCATE of the token tables is not blocked.
+CREATE TABLE auth_rotations (
+  hash       TEXT PRIMARY KEY,
+  family_id  TEXT NOT NULL,
+  sealed     BYTEA NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX auth_rotations_by_expiry ON auth_rotations (expires_at);
+`,
+  },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -1,9 +1,11 @@
 import { randomBytes, randomInt, randomUUID } from "node:crypto";
 import { HearthError } from "../../errors.js";
 import type { Public } from "../public.js";
+import { openPair, sealPair } from "../rotation-seal.js";
 import {
   type AuthLifetimes,
   hashToken,
+  type RotateOptions,
   type RotateOutcome,
   type TokenPair,
   type Tokens,
@@ -18,8 +20,15 @@ const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
  * and rotating refresh tokens as ../tokens.ts, hashes only. Spending a code
  * or a refresh token is one conditional UPDATE on `used_at IS NULL`: of two
  * hosts presenting one token at once, the second UPDATE waits for the first
- * to commit, finds the token spent, and is a replay, exactly as the second
- * of two serialized SQLite transactions would be (the family is revoked).
+ * to commit and finds the token spent. Unless the rotation's pair is still
+ * shared (below), that is a replay, exactly as the second of two serialized
+ * SQLite transactions would be, and the family is revoked.
+ *
+ * Single flight across hosts: a rotation asked with `graceMs` stores its new
+ * pair sealed under the presented token (../rotation-seal.ts) in
+ * auth_rotations, in the same transaction as the spend. A host presenting
+ * the spent token within the window opens the seal and answers the same
+ * pair; after it, or without the token, it is a replay as before.
  */
 export class PgTokens implements Public<Tokens> {
   constructor(private readonly db: PgDb) {}
@@ -63,23 +72,42 @@ export class PgTokens implements Public<Tokens> {
     });
   }
 
-  async rotate(refreshToken: string, lifetimes: AuthLifetimes): Promise<RotateOutcome> {
+  async rotate(
+    refreshToken: string,
+    lifetimes: AuthLifetimes,
+    options: RotateOptions = {},
+  ): Promise<RotateOutcome> {
     const hash = hashToken(refreshToken);
     return this.db.transaction("rotate a refresh token", async (client) => {
       const row = await findToken(on(client), hash, "refresh");
       const now = Date.now();
       if (!row || row.revokedAt !== null || row.expiresAt <= now)
         throw unauthorized("the refresh token is unknown, revoked or expired");
-      // Spent before we looked, or by a concurrent rotation (on any host) since: a replay.
-      if (row.usedAt !== null || !(await spend(client, hash, now))) {
-        await revokeOn(
-          client,
-          row.familyId,
-          "a rotated refresh token was presented again (possible theft)",
-        );
-        return { kind: "reused", familyId: row.familyId } as const;
+      if (row.usedAt === null && (await spend(client, hash, now))) {
+        const pair = await issue(client, row.familyId, lifetimes);
+        const graceMs = options.graceMs ?? 0;
+        if (graceMs > 0) {
+          // Committed with the spend: a host whose spend waited on ours sees it.
+          await client.query("DELETE FROM auth_rotations WHERE expires_at <= $1", [now]);
+          await client.query(
+            `INSERT INTO auth_rotations (hash, family_id, sealed, expires_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (hash) DO UPDATE SET family_id = excluded.family_id, sealed = excluded.sealed,
+               expires_at = excluded.expires_at`,
+            [hash, row.familyId, sealPair(refreshToken, hash, pair), now + graceMs],
+          );
+        }
+        return { kind: "rotated", pair } as const;
       }
-      return { kind: "rotated", pair: await issue(client, row.familyId, lifetimes) } as const;
+      // Spent before we looked, or by a concurrent rotation (on any host) since.
+      // Within that rotation's grace window its presenter gets the same pair.
+      const shared = await sharedPair(client, refreshToken, hash, now);
+      if (shared) return { kind: "rotated", pair: shared } as const;
+      await revokeOn(
+        client,
+        row.familyId,
+        "a rotated refresh token was presented again (possible theft)",
+      );
+      return { kind: "reused", familyId: row.familyId } as const;
     });
   }
 
@@ -209,7 +237,24 @@ async function issue(
   };
 }
 
+/** The pair a rotation of this token sealed, while its grace window lasts. */
+async function sharedPair(
+  client: PgClient,
+  refreshToken: string,
+  hash: string,
+  now: number,
+): Promise<TokenPair | undefined> {
+  const { rows } = await client.query(
+    `SELECT r.sealed FROM auth_rotations r JOIN auth_families f ON f.id = r.family_id
+      WHERE r.hash = $1 AND r.expires_at > $2 AND f.revoked_at IS NULL`,
+    [hash, now],
+  );
+  const sealed = rows[0]?.sealed as Buffer | undefined;
+  return sealed ? openPair(refreshToken, hash, sealed) : undefined;
+}
+
 async function revokeOn(client: PgClient, familyId: string, reason: string): Promise<boolean> {
+  await client.query("DELETE FROM auth_rotations WHERE family_id = $1", [familyId]);
   const { rowCount } = await client.query(
     "UPDATE auth_families SET revoked_at = $1, revoked_reason = $2 WHERE id = $3 AND revoked_at IS NULL",
     [Date.now(), reason, familyId],

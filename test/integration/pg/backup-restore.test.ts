@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { PG_LATEST_SCHEMA_VERSION } from "../../../src/store/pg/schema.js";
 import { runCli } from "../../helpers/cli.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
 import { cliEnv, filledDatabase, pgContent, pgHome } from "./helpers.js";
@@ -46,7 +47,7 @@ describe.skipIf(!pgEnabled)("hearth backup and restore on PostgreSQL", () => {
     expect(restored.stderr).toBe("");
     expect(restored.code).toBe(0);
     const r = restored.json();
-    expect(r.schemaVersion).toBe(1);
+    expect(r.schemaVersion).toBe(PG_LATEST_SCHEMA_VERSION);
     expect(r.forensicCopy).toBeNull();
     const original = await pgContent(url);
     expect(r.counts).toEqual(

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import { PG_LATEST_SCHEMA_VERSION } from "../../../src/store/pg/schema.js";
 import { runCli } from "../../helpers/cli.js";
 import { pgEnabled } from "../../helpers/pg.js";
 import { cliEnv, filledDatabase, pgHome } from "./helpers.js";
@@ -96,7 +97,10 @@ describe.skipIf(!pgEnabled)("hearth doctor and ps on PostgreSQL", () => {
     expect(doctor.code).toBe(4); // the lock wait and the bloat are problems
     const d = doctor.json();
     expect(d.pg.server.version).toBe(serverVersion);
-    expect(d.pg.schema).toEqual({ version: 1, latest: 1 });
+    expect(d.pg.schema).toEqual({
+      version: PG_LATEST_SCHEMA_VERSION,
+      latest: PG_LATEST_SCHEMA_VERSION,
+    });
     expect(d.pg.replication).toEqual({ role: "primary", replicas: [], replayLagMs: null });
     const codes = d.findings.map((f: { code: string }) => f.code);
     expect(codes).toContain("pg.lock-wait");
