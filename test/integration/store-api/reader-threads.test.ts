@@ -1,5 +1,6 @@
-import { closeSync, openSync, readdirSync, readlinkSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SqliteStore as Store } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
@@ -249,10 +250,20 @@ it("an error SQLite raises in a reader thread gets the code it gets on the calle
   const home = tempHome();
   const id = await filled(home, 3000);
   const path = join(home, "state.db");
-  const size = statSync(path).size;
+  // Every row in the database file (not left in the WAL), then garbage over
+  // one leaf page of the messages table.
+  const raw = new Database(path);
+  raw.pragma("wal_checkpoint(TRUNCATE)");
+  const pageSize = raw.pragma("page_size", { simple: true }) as number;
+  const leaf = raw
+    .prepare(
+      "SELECT pageno FROM dbstat WHERE name = 'messages' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 3",
+    )
+    .pluck()
+    .get() as number;
+  raw.close();
   const fd = openSync(path, "r+");
-  const page = Math.floor(size / 4096 / 2);
-  writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, page * 4096);
+  writeSync(fd, Buffer.alloc(pageSize, 0x5a), 0, pageSize, (leaf - 1) * pageSize);
   closeSync(fd);
   const failure = async (readerThreads: boolean) => {
     const store = await openSqliteStore({ home, readerThreads });
