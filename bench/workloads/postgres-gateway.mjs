@@ -7,7 +7,7 @@
 //   two:    two gateways (two homes, one fresh database); client process 0
 //           posts to the first, process 1 to the second (32 clients each)
 //   sqlite: one gateway on SQLite (WAL+FULL), for the figure beside
-import { commitBatches, startServer } from "../lib/gateway-servers.mjs";
+import { commitBatches, cpuMs, startServer } from "../lib/gateway-servers.mjs";
 import { dropPgDatabase, freshPgDatabase } from "../lib/pg.mjs";
 import { startChild } from "../lib/procs.mjs";
 import { row } from "../lib/rows.mjs";
@@ -17,6 +17,9 @@ import { TURNS_PER_CHAT } from "./gateway.mjs";
 const CLIENT_PROCESSES = 2;
 const VARIANTS = ["one", "two", "sqlite"];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves with fn() once Date.now() reaches `t`. */
+const atTime = (t, fn) =>
+  new Promise((resolve) => setTimeout(() => resolve(fn()), Math.max(0, t - Date.now())));
 
 async function ask(client, op, args) {
   client.send({ op, ...args });
@@ -66,6 +69,9 @@ async function window(clients, servers, { n, tag, warmMs, ms }) {
   );
   const before = await Promise.all(servers.map((s) => commitBatches(s.address)));
   const at = Date.now() + warmMs;
+  const cpu = () => servers.reduce((t, s) => t + cpuMs(s.pid), 0);
+  const cpuStart = atTime(at, cpu);
+  const cpuEnd = atTime(at + ms, cpu);
   const results = await Promise.all(
     parts.map((x) =>
       ask(x.client, "run", { seq: seq(), address: x.address, clients: x.list, tag, at, ms }),
@@ -74,7 +80,9 @@ async function window(clients, servers, { n, tag, warmMs, ms }) {
   const after = await Promise.all(servers.map((s) => commitBatches(s.address)));
   const sum = (list, k) => list.reduce((t, b) => t + b[k], 0);
   const turns = results.reduce((s, r) => s + r.turns, 0);
+  const [c0, c1] = await Promise.all([cpuStart, cpuEnd]);
   return {
+    cpuPerTurn: (c1 - c0) / turns, // gateway CPU (all gateways) per acknowledged turn
     msgPerSec: (2 * turns) / (ms / 1000), // a turn acknowledges two messages
     p99: quantile(
       results.flatMap((r) => r.latencies),
@@ -158,6 +166,16 @@ export async function postgresGatewayWorkload({ sizes, rounds, log }) {
       ceiling: pick("two", "meanBatch"),
       naive: pick("sqlite", "meanBatch"),
       baselines: { ceiling: "two gateways (per gateway)", naive: "one gateway on SQLite" },
+    }),
+    row({
+      workload,
+      metric: "gateway CPU per turn (all gateways)",
+      unit: "ms",
+      better: "lower",
+      hearth: pick("one", "cpuPerTurn"),
+      ceiling: pick("two", "cpuPerTurn"),
+      naive: pick("sqlite", "cpuPerTurn"),
+      baselines: { ceiling: "two gateways", naive: "one gateway on SQLite" },
     }),
     row({
       workload,
