@@ -112,3 +112,12 @@ export async function bulkFillPg(pool, { list, sessions, firstSession = 0 }) {
   await pool.query("ANALYZE");
   return ids;
 }
+
+/** The server processes (backends) connected to the database of `url` (to read their CPU time). */
+export async function backendPids(url) {
+  const name = new URL(url).pathname.slice(1);
+  return admin(async (c) => {
+    const { rows } = await c.query("SELECT pid FROM pg_stat_activity WHERE datname = $1", [name]);
+    return rows.map((r) => r.pid);
+  });
+}

@@ -8,7 +8,7 @@
 //           posts to the first, process 1 to the second (32 clients each)
 //   sqlite: one gateway on SQLite (WAL+FULL), for the figure beside
 import { commitBatches, cpuMs, startServer } from "../lib/gateway-servers.mjs";
-import { dropPgDatabase, freshPgDatabase } from "../lib/pg.mjs";
+import { backendPids, dropPgDatabase, freshPgDatabase } from "../lib/pg.mjs";
 import { startChild } from "../lib/procs.mjs";
 import { row } from "../lib/rows.mjs";
 import { quantile, rotate } from "../lib/stats.mjs";
@@ -18,6 +18,13 @@ const CLIENT_PROCESSES = 2;
 const VARIANTS = ["one", "two", "sqlite"];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Resolves with fn() once Date.now() reaches `t`. */
+const cpuMsOr0 = (pid) => {
+  try {
+    return cpuMs(pid);
+  } catch {
+    return 0; // a backend that ended (the pool let it go)
+  }
+};
 const atTime = (t, fn) =>
   new Promise((resolve) => setTimeout(() => resolve(fn()), Math.max(0, t - Date.now())));
 
@@ -32,7 +39,7 @@ async function ask(client, op, args) {
 async function start(key) {
   if (key === "sqlite") {
     const s = await startServer({ synchronous: "full", groupCommit: true });
-    return { servers: [s], stop: () => s.stop() };
+    return { servers: [s], backends: async () => [], stop: () => s.stop() };
   }
   const url = await freshPgDatabase();
   const spec = { synchronous: "full", groupCommit: true, config: { store: { url } } };
@@ -47,6 +54,7 @@ async function start(key) {
   }
   return {
     servers,
+    backends: () => backendPids(url),
     async stop() {
       for (const s of servers) await s.stop();
       await dropPgDatabase(url);
@@ -55,7 +63,7 @@ async function start(key) {
 }
 
 /** One timed window: client process p posts to servers[p % servers.length]. */
-async function window(clients, servers, { n, tag, warmMs, ms }) {
+async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
   const parts = clients.map((client, p) => ({
     client,
     address: servers[p % servers.length].address,
@@ -69,7 +77,9 @@ async function window(clients, servers, { n, tag, warmMs, ms }) {
   );
   const before = await Promise.all(servers.map((s) => commitBatches(s.address)));
   const at = Date.now() + warmMs;
-  const cpu = () => servers.reduce((t, s) => t + cpuMs(s.pid), 0);
+  const pids = await backends();
+  const sumCpu = (list) => list.reduce((t, pid) => t + cpuMsOr0(pid), 0);
+  const cpu = () => ({ gateways: sumCpu(servers.map((s) => s.pid)), server: sumCpu(pids) });
   const cpuStart = atTime(at, cpu);
   const cpuEnd = atTime(at + ms, cpu);
   const results = await Promise.all(
@@ -82,7 +92,8 @@ async function window(clients, servers, { n, tag, warmMs, ms }) {
   const turns = results.reduce((s, r) => s + r.turns, 0);
   const [c0, c1] = await Promise.all([cpuStart, cpuEnd]);
   return {
-    cpuPerTurn: (c1 - c0) / turns, // gateway CPU (all gateways) per acknowledged turn
+    cpuPerTurn: (c1.gateways - c0.gateways) / turns, // all gateways, per acknowledged turn
+    pgCpuPerTurn: (c1.server - c0.server) / turns, // the database's backends of this run
     msgPerSec: (2 * turns) / (ms / 1000), // a turn acknowledges two messages
     p99: quantile(
       results.flatMap((r) => r.latencies),
@@ -112,7 +123,7 @@ export async function postgresGatewayWorkload({ sizes, rounds, log }) {
         const v = await start(key);
         try {
           await sleep(settleMs);
-          const w = await window(clients, v.servers, { n, tag: `pg${round}${key}`, warmMs, ms });
+          const w = await window(clients, v, { n, tag: `pg${round}${key}`, warmMs, ms });
           res[key].push(w);
           if (w.errors) failures.push(`${key}: ${w.errors} (${w.lastError})`);
           line.push(`${key} ${Math.round(w.msgPerSec)} (batch ${w.meanBatch.toFixed(1)})`);
@@ -176,6 +187,15 @@ export async function postgresGatewayWorkload({ sizes, rounds, log }) {
       ceiling: pick("two", "cpuPerTurn"),
       naive: pick("sqlite", "cpuPerTurn"),
       baselines: { ceiling: "two gateways", naive: "one gateway on SQLite" },
+    }),
+    row({
+      workload,
+      metric: "PostgreSQL backends' CPU per turn",
+      unit: "ms",
+      better: "lower",
+      hearth: pick("one", "pgCpuPerTurn"),
+      ceiling: pick("two", "pgCpuPerTurn"),
+      baselines: { ceiling: "two gateways" },
     }),
     row({
       workload,
