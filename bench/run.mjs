@@ -82,6 +82,7 @@ const SIZES = {
     pgSearchQueries: 200,
     pgGatewayClients: 64,
     pgGatewayMs: 2_000,
+    pgGatewayRounds: 5,
   },
   quick: {
     rounds: 3,
@@ -123,14 +124,15 @@ const SIZES = {
     scalingQueries: 30,
     scalingTails: 50,
     scalingAppends: 50,
-    pgAppends: 60,
-    pgBatchTotal: 300,
-    pgTailMessages: 10_000,
+    pgAppends: 30,
+    pgBatchTotal: 200,
+    pgTailMessages: 2_000,
     pgTailCalls: 30,
-    pgSearchMessages: 5_000,
+    pgSearchMessages: 2_000,
     pgSearchQueries: 20,
     pgGatewayClients: 64,
     pgGatewayMs: 400,
+    pgGatewayRounds: 1,
   },
 };
 const ALL = [
@@ -246,7 +248,7 @@ async function main() {
     ...(await postgresWorkload({ sizes, rounds, log })),
     ...(await postgresGatewayWorkload({
       sizes,
-      rounds: Math.min(rounds, sizes.gatewayRounds),
+      rounds: Math.min(rounds, sizes.pgGatewayRounds),
       log,
     })),
   ]);

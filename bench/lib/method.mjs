@@ -216,7 +216,7 @@ Workloads (sizes of this ${s.mode} run):
    Gateways: real \`hearth gateway run\` processes (group commit on, \`store.url\` in
    config.json) driven by workload 3's two client processes, ${n(s.pgGatewayClients ?? 0)}
    clients, a ${n(s.pgGatewayMs ?? 0)} ms window after ${n(s.gatewayWarmMs)} ms of warm-up,
-   acknowledged messages per second, ${Math.min(s.rounds, s.gatewayRounds)} rounds: one
+   acknowledged messages per second, ${Math.min(s.rounds, s.pgGatewayRounds ?? 0)} rounds: one
    gateway on a fresh database; two gateways (two homes, one fresh database; client
    process 0 posts to the first, process 1 to the second); one gateway on SQLite for the
    figure beside. Target: two >= 1.6× one (the per-round ratio). Also reported: messages

@@ -31,7 +31,7 @@ const INSERT_SQL = `INSERT INTO messages (session_id, ordinal, role, content, co
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`;
 const TAIL_SQL = `SELECT session_id, ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND active = 1
        ORDER BY ordinal DESC LIMIT $2`;
-const SEARCH_SQL = `WITH q AS (SELECT to_tsquery('simple', $1) AS q),
+export const SEARCH_SQL = `WITH q AS (SELECT to_tsquery('simple', $1) AS q),
      matches AS (
        SELECT m.id, m.session_id, m.ordinal, m.role, m.active, m.created_at, m.content, m.content_tsv
          FROM messages m, q WHERE m.content_tsv @@ q.q AND m.active = 1
