@@ -29,7 +29,7 @@ const UPDATE_SQL = `UPDATE sessions SET next_ordinal = next_ordinal + 1, message
 const INSERT_SQL = `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
        tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`;
-const TAIL_SQL = `SELECT session_id, ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND active = 1
+export const TAIL_SQL = `SELECT session_id, ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND active = 1
        ORDER BY ordinal DESC LIMIT $2`;
 export const SEARCH_SQL = `WITH q AS (SELECT to_tsquery('simple', $1) AS q),
      matches AS (
