@@ -210,7 +210,7 @@ Workloads (sizes of this ${s.mode} run):
    appends and ${n(s.pgBatchTotal ?? 0)} batch-appended messages per variant and round,
    over 100 fresh empty sessions per variant and phase; ${n(s.pgTailCalls ?? 0)} tails of
    200 from a ${n(s.pgTailMessages ?? 0)}-message session; ${n(s.pgSearchQueries ?? 0)} queries
-   (as workload 6's) over ${n(s.pgSearchMessages ?? 0)} messages in 100 sessions (the same
+   (drawn as workload 6's, another seed) over ${n(s.pgSearchMessages ?? 0)} messages in 100 sessions (the same
    generated text in both stores; PostgreSQL filled by multi-row \`INSERT\`s, then
    \`ANALYZE\`). Targets: >= 0.9× raw pg throughput, <= 1/0.9× its p50 latency.
    Gateways: real \`hearth gateway run\` processes (group commit on, \`store.url\` in
@@ -220,7 +220,8 @@ Workloads (sizes of this ${s.mode} run):
    gateway on a fresh database; two gateways (two homes, one fresh database; client
    process 0 posts to the first, process 1 to the second); one gateway on SQLite for the
    figure beside. Target: two >= 1.6× one (the per-round ratio). Also reported: messages
-   per commit and the gateways' CPU time per acknowledged turn (/proc). No raw-pg ceiling
+   per commit, the gateways' and the database backends' CPU time per acknowledged turn
+   (/proc; the backends found in pg_stat_activity), and the p99 turn. No raw-pg ceiling
    for the gateway.
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
