@@ -10,8 +10,8 @@
 // Messages carry no clientId (hearth then takes no extra lock or probe).
 import { openStore } from "../../dist/index.js";
 import { toTsQuery } from "../../dist/store/pg/search.js";
-import { RANK_WINDOW } from "../../dist/store/search.js";
 import { MESSAGE_COLUMNS } from "../../dist/store/rows.js";
+import { RANK_WINDOW } from "../../dist/store/search.js";
 import { messageList, queries } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
 import { addPgSessions, bulkFillPg, dropPgDatabase, freshPgDatabase, rawPool } from "../lib/pg.mjs";
