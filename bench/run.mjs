@@ -4,7 +4,7 @@
 //   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
 //   --rounds N     rounds per workload (default 5, quick 3)
 //   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard,
-//                  readers, adapters, cli, tail, memory, scaling
+//                  readers, adapters, cli, tail, memory, scaling, postgres
 //   --scaling-max N  workload 16 (scaling) stops at N messages (sizes above N skipped)
 //   --docs         also rewrite docs/benchmarks.md in a quick or partial run
 //   --no-docs      never rewrite docs/benchmarks.md
@@ -13,6 +13,7 @@ import os from "node:os";
 import { parseArgs } from "node:util";
 import { machine } from "./lib/machine.mjs";
 import { methodMarkdown } from "./lib/method.mjs";
+import { dropPgDatabases } from "./lib/pg.mjs";
 import { killChildren } from "./lib/procs.mjs";
 import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
 import { cleanupAll, removeDir } from "./lib/stores.mjs";
@@ -24,6 +25,8 @@ import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { memoryWorkload } from "./workloads/memory.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
+import { postgresWorkload } from "./workloads/postgres.mjs";
+import { postgresGatewayWorkload } from "./workloads/postgres-gateway.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
 import { scalingWorkload } from "./workloads/scaling.mjs";
@@ -71,6 +74,15 @@ const SIZES = {
     scalingQueries: 150,
     scalingTails: 300,
     scalingAppends: 500,
+    pgAppends: 1_000,
+    pgBatchTotal: 2_000,
+    pgTailMessages: 10_000,
+    pgTailCalls: 300,
+    pgSearchMessages: 100_000,
+    pgSearchQueries: 200,
+    pgGatewayClients: 64,
+    pgGatewayMs: 2_000,
+    pgGatewayRounds: 5,
   },
   quick: {
     rounds: 3,
@@ -112,6 +124,15 @@ const SIZES = {
     scalingQueries: 30,
     scalingTails: 50,
     scalingAppends: 50,
+    pgAppends: 30,
+    pgBatchTotal: 200,
+    pgTailMessages: 2_000,
+    pgTailCalls: 30,
+    pgSearchMessages: 2_000,
+    pgSearchQueries: 20,
+    pgGatewayClients: 64,
+    pgGatewayMs: 400,
+    pgGatewayRounds: 1,
   },
 };
 const ALL = [
@@ -128,6 +149,7 @@ const ALL = [
   "tail",
   "memory",
   "scaling",
+  "postgres",
 ];
 
 const { values: args } = parseArgs({
@@ -222,6 +244,14 @@ async function main() {
   await step("scaling", () =>
     scalingWorkload({ sizes, rounds: Math.min(rounds, sizes.scalingRounds), log }),
   );
+  await step("postgres", async () => [
+    ...(await postgresWorkload({ sizes, rounds, log })),
+    ...(await postgresGatewayWorkload({
+      sizes,
+      rounds: Math.min(rounds, sizes.pgGatewayRounds),
+      log,
+    })),
+  ]);
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);
@@ -259,5 +289,6 @@ try {
   await main();
 } finally {
   await killChildren();
+  await dropPgDatabases();
   cleanupAll();
 }

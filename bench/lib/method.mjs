@@ -193,6 +193,36 @@ Workloads (sizes of this ${s.mode} run):
    single-message appends to random sessions (WAL+FULL, one transaction each), hearth
    against raw better-sqlite3 on the same store (the ceiling); then the database and
    WAL sizes. \`node bench/charts.mjs\` draws them (docs/charts/).
+17. **postgres** (bench/workloads/postgres.mjs, postgres-gateway.mjs): hearth on
+   PostgreSQL (\`openStore({ url })\`) on a fresh database created for the run on the
+   server of \`$HEARTH_TEST_PG_URL\` (default: the local cluster, role hearth_test;
+   bench/lib/pg.mjs, dropped at the end). The ceiling is raw \`pg\` (a \`pg.Pool\` of
+   hearth's size, 8) issuing exactly the statements hearth issues for the operation,
+   in the same transactions, no more and no less (read from src/store/pg/messages.ts,
+   message-write.ts and search.ts): append = \`BEGIN\`, the session's
+   \`UPDATE … RETURNING\` ordinal, the \`INSERT … RETURNING id\`, \`COMMIT\` (the
+   messages carry no clientId, so hearth takes no extra row lock or probe); batch =
+   the same pair 100 times in one transaction; tail = the one \`SELECT … ORDER BY
+   ordinal DESC LIMIT 200\`, reversed; search = the one ranked tsvector statement
+   (\`ts_rank\`, \`ts_headline\`, limit 20) with the tsquery hearth builds. The third
+   column is hearth on SQLite (WAL+FULL) doing the same operation on the same data, in
+   the same rounds; the three variants' order rotates every round. ${n(s.pgAppends ?? 0)}
+   appends and ${n(s.pgBatchTotal ?? 0)} batch-appended messages per variant and round,
+   over 100 fresh empty sessions per variant and phase; ${n(s.pgTailCalls ?? 0)} tails of
+   200 from a ${n(s.pgTailMessages ?? 0)}-message session; ${n(s.pgSearchQueries ?? 0)} queries
+   (drawn as workload 6's, another seed) over ${n(s.pgSearchMessages ?? 0)} messages in 100 sessions (the same
+   generated text in both stores; PostgreSQL filled by multi-row \`INSERT\`s, then
+   \`ANALYZE\`). Targets: >= 0.9× raw pg throughput, <= 1/0.9× its p50 latency.
+   Gateways: real \`hearth gateway run\` processes (group commit on, \`store.url\` in
+   config.json) driven by workload 3's two client processes, ${n(s.pgGatewayClients ?? 0)}
+   clients, a ${n(s.pgGatewayMs ?? 0)} ms window after ${n(s.gatewayWarmMs)} ms of warm-up,
+   acknowledged messages per second, ${Math.min(s.rounds, s.pgGatewayRounds ?? 0)} rounds: one
+   gateway on a fresh database; two gateways (two homes, one fresh database; client
+   process 0 posts to the first, process 1 to the second); one gateway on SQLite for the
+   figure beside. Target: two >= 1.6× one (the per-round ratio). Also reported: messages
+   per commit, the gateways' and the database backends' CPU time per acknowledged turn
+   (/proc; the backends found in pg_stat_activity), and the p99 turn. No raw-pg ceiling
+   for the gateway.
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,

@@ -51,13 +51,13 @@ export async function newStore(label, synchronous = "full") {
  * Empty sessions `s-0` … `s-<count-1>` for the append workloads, in one raw
  * transaction (creating them through hearth would cost a commit each).
  */
-export function addSessions(path, count) {
+export function addSessions(path, count, prefix = "s") {
   const db = new Database(path, { fileMustExist: true });
   const insert = db.prepare(
     `INSERT INTO sessions (id, profile, source, created_at, updated_at, last_activity_at)
      VALUES (?, 'default', 'bench', ?, ?, ?)`,
   );
-  const ids = Array.from({ length: count }, (_, i) => `s-${i}`);
+  const ids = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
   const now = Date.now();
   db.transaction(() => {
     for (const id of ids) insert.run(id, now, now, now);
