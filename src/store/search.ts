@@ -22,11 +22,7 @@ export async function searchMessages(
   text: string,
   options: SearchOptions = {},
 ): Promise<SearchHit[]> {
-  if (typeof text !== "string") throw new TypeError("search text must be a string");
-  const limit = options.limit ?? 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-    throw new RangeError(`options.limit must be an integer from 1 to 500, got ${limit}`);
-  }
+  const limit = searchLimit(text, options);
   const query = toFtsQuery(text);
   if (query === null) return [];
   const scope = searchScope(options);
@@ -150,4 +146,14 @@ function searchDegraded(path: string, reason: string): HearthError {
       hint: "hearth sessions repair   # rebuilds the index from the messages (offline)",
     },
   );
+}
+
+/** Check a search's text and limit (both backends); returns the limit. */
+export function searchLimit(text: unknown, options: SearchOptions): number {
+  if (typeof text !== "string") throw new TypeError("search text must be a string");
+  const limit = options.limit ?? 20;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+    throw new RangeError(`options.limit must be an integer from 1 to 500, got ${limit}`);
+  }
+  return limit;
 }

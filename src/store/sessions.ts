@@ -296,11 +296,12 @@ export class Sessions {
 
 export { sessionNotFound };
 
-function encodeCursor(value: number, id: string): string {
+/** A keyset cursor of sessions.list() (both backends). */
+export function encodeCursor(value: number, id: string): string {
   return Buffer.from(JSON.stringify([value, id])).toString("base64url");
 }
 
-function decodeCursor(cursor: string): [number, string] {
+export function decodeCursor(cursor: string): [number, string] {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
     if (

@@ -8,9 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { expect } from "vitest";
 import {
-  HearthError,
   type HearthErrorCode,
   type OpenStoreOptions,
   openStore,
@@ -139,33 +137,4 @@ export class TestHomes {
   }
 }
 
-/** Await `promise`, expect it to reject with a HearthError of `code`, and return the error. */
-export async function expectHearthError(
-  promise: Promise<unknown>,
-  code: HearthErrorCode,
-): Promise<HearthError> {
-  const outcome = await promise.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-  if (outcome.ok) {
-    throw new Error(
-      `expected ${code}, but the call resolved with ${JSON.stringify(outcome.value)}`,
-    );
-  }
-  expect(outcome.error).toBeInstanceOf(HearthError);
-  expect((outcome.error as HearthError).code).toBe(code);
-  return outcome.error as HearthError;
-}
-
-/** Consume an async generator (export) into an array of chunks. */
-export async function drain(chunks: AsyncIterable<string>): Promise<string[]> {
-  const out: string[] = [];
-  for await (const chunk of chunks) out.push(chunk);
-  return out;
-}
-
-/** Wait long enough for Date.now() to move on, so activity timestamps differ. */
-export function tick(ms = 3): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { drain, expectHearthError, tick } from "../integration/store-api/fixture.js";

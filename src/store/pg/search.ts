@@ -8,7 +8,7 @@
  * comes from the user. Ranked by ts_rank; across the whole store among the
  * newest RANK_WINDOW matches, as on SQLite.
  */
-import { RANK_WINDOW } from "../search.js";
+import { RANK_WINDOW, searchLimit } from "../search.js";
 import type { MessageRole, SearchHit, SearchOptions } from "../types.js";
 import type { PgDb } from "./pool.js";
 import { num } from "./rows.js";
@@ -34,11 +34,7 @@ export async function searchMessages(
   text: string,
   options: SearchOptions = {},
 ): Promise<SearchHit[]> {
-  if (typeof text !== "string") throw new TypeError("search text must be a string");
-  const limit = options.limit ?? 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-    throw new RangeError(`options.limit must be an integer from 1 to 500, got ${limit}`);
-  }
+  const limit = searchLimit(text, options);
   const query = toTsQuery(text);
   if (query === null) return [];
   const params: unknown[] = [query];

@@ -3,6 +3,7 @@
  * ordering and refusals. Session ids compare and sort bytewise (COLLATE
  * "C"), as SQLite's do, so list cursors mean the same on both backends.
  */
+
 import { randomUUID } from "node:crypto";
 import { checkOwnerId, type JsonObject, serializeMetadata } from "../metadata.js";
 import type { PruneOptions, PruneResult, SessionFingerprint } from "../prune.js";
@@ -10,6 +11,7 @@ import type { Public } from "../public.js";
 import { toSession } from "../rows.js";
 import { type CreateOptions, normalizeTitle } from "../session-create.js";
 import type { Sessions } from "../sessions.js";
+import { decodeCursor, encodeCursor } from "../sessions.js";
 import type { ListSessionsOptions, NewSession, Page, Session, TitleSource } from "../types.js";
 import { lockSession } from "./message-write.js";
 import type { PgDb } from "./pool.js";
@@ -257,24 +259,3 @@ export class PgSessions implements Public<Sessions> {
 
 /** The advisory lock class of chats being resolved ('chat'). */
 const CHAT_LOCK = 0x63686174;
-
-function encodeCursor(value: number, id: string): string {
-  return Buffer.from(JSON.stringify([value, id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [number, string] {
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (
-      Array.isArray(parsed) &&
-      parsed.length === 2 &&
-      typeof parsed[0] === "number" &&
-      typeof parsed[1] === "string"
-    ) {
-      return [parsed[0], parsed[1]];
-    }
-  } catch {
-    // fall through to the RangeError below
-  }
-  throw new RangeError("options.cursor is not a cursor returned by sessions.list()");
-}
