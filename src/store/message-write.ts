@@ -134,7 +134,8 @@ export function checkAfterOrdinal(afterOrdinal: unknown): asserts afterOrdinal i
   }
 }
 
-function sameContent(row: MessageRow, m: PreparedMessage): boolean {
+/** A stored row is the same message as `m` (a clientId replay), on either backend. */
+export function sameContent(row: MessageRow, m: PreparedMessage): boolean {
   return (
     row.role === m.role &&
     row.content === m.stored &&
@@ -145,7 +146,11 @@ function sameContent(row: MessageRow, m: PreparedMessage): boolean {
   );
 }
 
-function clientIdReused(sessionId: string, clientId: string, existing: MessageRow): HearthError {
+export function clientIdReused(
+  sessionId: string,
+  clientId: string,
+  existing: MessageRow,
+): HearthError {
   return new HearthError(
     "HEARTH_IDEMPOTENCY_CONFLICT",
     `clientId ${JSON.stringify(clientId)} is already used in session ${sessionId} by message ${existing.id} (ordinal ${existing.ordinal}) with different content`,

@@ -7,7 +7,8 @@
  */
 import { HearthError } from "../../errors.js";
 import type { PreparedMessage } from "../message-input.js";
-import { type MessageRow, toMessage } from "../rows.js";
+import { clientIdReused, sameContent } from "../message-write.js";
+import { toMessage } from "../rows.js";
 import { sessionNotFound } from "../session-create.js";
 import type { Message } from "../types.js";
 import type { PgClient } from "./pool.js";
@@ -149,27 +150,4 @@ export async function lastLiveOrdinal(client: PgClient, sessionId: string): Prom
     [sessionId],
   );
   return rows[0]?.last === null || rows[0]?.last === undefined ? -1 : num(rows[0].last);
-}
-
-function sameContent(row: MessageRow, m: PreparedMessage): boolean {
-  return (
-    row.role === m.role &&
-    row.content === m.stored &&
-    row.content_type === m.contentType &&
-    row.name === m.name &&
-    row.tool_calls === m.toolCallsJson &&
-    row.tool_call_id === m.toolCallId
-  );
-}
-
-function clientIdReused(sessionId: string, clientId: string, existing: MessageRow): HearthError {
-  return new HearthError(
-    "HEARTH_IDEMPOTENCY_CONFLICT",
-    `clientId ${JSON.stringify(clientId)} is already used in session ${sessionId} by message ${existing.id} (ordinal ${existing.ordinal}) with different content`,
-    {
-      resource: sessionId,
-      hint: "a clientId names one message forever: retry with the same content, or use a new clientId",
-      details: { clientId, messageId: existing.id, ordinal: existing.ordinal },
-    },
-  );
 }
