@@ -1,5 +1,4 @@
 import { setMaxListeners } from "node:events";
-import type { ServerResponse } from "node:http";
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -10,7 +9,6 @@ import { isProfileName } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { hostPolicy, hostRefusal } from "../http/host-check.js";
-import type { JsonParts } from "../store/transcript-json.js";
 import type { Responder } from "../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../turn/run.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
@@ -25,6 +23,7 @@ import {
 } from "./http-errors.js";
 import { checkText, FLAG, type MessageBody, messageBody, query } from "./message-body.js";
 import type { GatewayMetrics } from "./metrics.js";
+import { followDrain, sendTranscript } from "./response-parts.js";
 
 export interface GatewayDeps {
   runtimes: Map<string, ProfileRuntime>;
@@ -349,68 +348,6 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     },
   );
   return app;
-}
-
-/**
- * Abort `turn` when `draining` aborts, until the returned function is
- * called (the listener is removed then: the draining signal lives as long
- * as the gateway and must not collect one entry per turn).
- */
-export function followDrain(draining: AbortSignal | undefined, turn: AbortController): () => void {
-  if (!draining) return () => {};
-  if (draining.aborted) {
-    turn.abort(draining.reason);
-    return () => {};
-  }
-  const onDrain = () => turn.abort(draining.reason);
-  draining.addEventListener("abort", onDrain, { once: true });
-  return () => draining.removeEventListener("abort", onDrain);
-}
-
-/**
- * Write `{...session head, "messages": [...]}` with backpressure: the next
- * part is asked for once the socket has drained, and each part goes back to
- * the reader thread when its write is done. A client that hangs up ends the
- * stream (the thread drops the rows); a failure mid-way cuts the response,
- * so the client never takes a truncated body for a whole one.
- */
-async function sendTranscript(raw: ServerResponse, head: string, parts: JsonParts): Promise<void> {
-  let closed = false;
-  const onClose = (): void => {
-    closed = true;
-  };
-  raw.once("close", onClose);
-  try {
-    raw.writeHead(200, { "content-type": "application/json; charset=utf-8" });
-    raw.write(head);
-    for await (const part of parts) {
-      if (closed) break;
-      const bytes = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
-      const more = raw.write(bytes, (err) => {
-        if (!err) parts.release(part);
-      });
-      if (!more && !closed) await drained(raw);
-    }
-    if (!closed) raw.end("}");
-  } catch {
-    raw.destroy();
-  } finally {
-    raw.off("close", onClose);
-    await parts.return?.();
-  }
-}
-
-/** Resolves when `raw` can take more, or has closed. */
-function drained(raw: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      raw.off("drain", done);
-      raw.off("close", done);
-      resolve();
-    };
-    raw.once("drain", done);
-    raw.once("close", done);
-  });
 }
 
 /**
