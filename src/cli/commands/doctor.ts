@@ -21,7 +21,7 @@ export function registerDoctor(program: Command, setExit: (code: number) => void
     )
     .action(async (o: { fix?: boolean }, command: Command) => {
       const g: GlobalOptions = globals(command);
-      const pg = (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
+      const pg = await (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
       if (pg.url !== undefined) {
         if (o.fix)
           throw new TypeError(

@@ -11,7 +11,7 @@ export function registerPs(program: Command): void {
     .description("list every process holding each profile's store (from the kernel's lock table)")
     .action(async (_options: unknown, command: Command) => {
       const g = globals(command);
-      const pg = (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
+      const pg = await (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
       if (pg.url !== undefined) {
         const { runPgPs } = await import("../../ops/pg/ps.js");
         const report = await runPgPs({ home: pg.home, profile: pg.profile, url: pg.url });

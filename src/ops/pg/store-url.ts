@@ -1,4 +1,4 @@
-import { loadConfig } from "../../config/load.js";
+import { loadConfigLazily } from "../../config/load-lazily.js";
 import { resolveLocation } from "../../config/paths.js";
 
 /**
@@ -6,11 +6,12 @@ import { resolveLocation } from "../../config/paths.js";
  * SQLite store: the commands with a PostgreSQL view (backup, restore,
  * doctor, ps) branch on it before opening anything.
  */
-export function configuredStoreUrl(
+export async function configuredStoreUrl(
   options: { home?: string | undefined; profile?: string | undefined },
   env: NodeJS.ProcessEnv = process.env,
-): { home: string; profile: string; url: string | undefined; keep: number } {
+): Promise<{ home: string; profile: string; url: string | undefined; keep: number }> {
   const { home, profile } = resolveLocation(options, env);
-  const config = loadConfig({ home, env });
+  // Without a config file or HEARTH_* variable this loads no schema (zod).
+  const config = await loadConfigLazily({ home, env });
   return { home, profile, url: config.store.url, keep: config.backup.keep };
 }
