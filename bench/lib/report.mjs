@@ -132,6 +132,11 @@ ${markdownTable(result.rows)}
 
 ![hearth/baseline ratios](benchmarks.svg)
 
+## Earlier partial runs
+
+What each change of issues 15 and 18 measured when it was made (before this
+full run) is in [benchmarks-history.md](benchmarks-history.md).
+
 ## Machine
 
 ${machineMarkdown(result.machine, result.loadAfter)}
