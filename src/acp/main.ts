@@ -3,6 +3,7 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { loadConfig } from "../config/load.js";
 import { resolveHome } from "../config/paths.js";
+import { builtFile } from "../files/built.js";
 import { acceptWindows } from "../ops/parking.js";
 import { setProcessKind } from "../process/kind.js";
 import { openStore } from "../store/open.js";
@@ -115,7 +116,8 @@ export async function runAcp(options: AcpOptions): Promise<{ reason: string }> {
 
 function version(): string {
   try {
-    return (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+    return (createRequire(import.meta.url)(builtFile("../package.json")) as { version: string })
+      .version;
   } catch {
     return "0.0.0";
   }

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { extname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { builtFile } from "../files/built.js";
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -21,7 +21,7 @@ export interface Asset {
 }
 
 /** Where `npm run build` puts the front end: dist/web beside dist/dashboard. */
-export const WEB_DIR = fileURLToPath(new URL("../web/", import.meta.url));
+export const WEB_DIR = builtFile("web/");
 
 /**
  * The bundled front end, read into memory once at start (a few files, a few

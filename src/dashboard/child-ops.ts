@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { ERROR_CODES, HearthError, type HearthErrorCode } from "../errors.js";
+import { builtFile } from "../files/built.js";
 
 /** The CLI of this very build (dist/cli/main.js). */
-const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+const CLI = builtFile("cli/main.js");
 
 export interface ChildResult {
   code: number | null;

@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/load.js";
 import { profileDir, resolveHome, validateProfile } from "../config/paths.js";
 import type { HearthConfig, JobConfig } from "../config/schema.js";
+import { builtFile } from "../files/built.js";
 import { dueBetween, jitterFor, nextDue } from "../ops/jobs/due.js";
 import { type LaunchReport, launchJob } from "../ops/jobs/launch.js";
 import { liveness } from "../process/identity.js";
@@ -18,7 +18,7 @@ import { type JobStatus, jobStatus, type StatusServer, serveStatus } from "./sta
 
 /** Jobs that rewrite the database: they run alone on their profile (the scheduler's own writes wait). */
 const STRUCTURAL = new Set(["optimize"]);
-const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+const CLI = builtFile("cli/main.js");
 
 export interface Scheduler {
   address: string;

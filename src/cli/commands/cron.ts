@@ -1,9 +1,9 @@
-import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { JOB_KINDS } from "../../config/job-kinds.js";
 import { resolveLocation } from "../../config/paths.js";
 import type { JobConfigInput } from "../../config/schema.js";
 import { HearthError, isHearthError } from "../../errors.js";
+import { builtFile } from "../../files/built.js";
 import type { Store } from "../../store/api.js";
 import type { JobHealth, JobRun } from "../../store/runs.js";
 import { globals } from "../globals.js";
@@ -19,7 +19,7 @@ const openStore: typeof import("../../store/open.js").openStore = async (...a) =
 const loadConfig = async (...a: Parameters<typeof import("../../config/load.js").loadConfig>) =>
   (await import("../../config/load.js")).loadConfig(...a);
 
-const CLI = fileURLToPath(new URL("../main.js", import.meta.url));
+const CLI = builtFile("cli/main.js");
 
 function int(name: string) {
   return (value: string) => {

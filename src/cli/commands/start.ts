@@ -1,11 +1,11 @@
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { resolveHome } from "../../config/paths.js";
+import { builtFile } from "../../files/built.js";
 import { globals } from "../globals.js";
 import { reportStartupError } from "../output.js";
 
-const CLI = fileURLToPath(new URL("../main.js", import.meta.url));
+const CLI = builtFile("cli/main.js");
 
 /**
  * `hearth start`: the whole product on one home (created on first run): the

@@ -1,7 +1,8 @@
-import { fileURLToPath } from "node:url";
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
+import { builtFile } from "../../files/built.js";
 import { ThreadStream } from "./stream.js";
 import { type FromThread, fromWire, type ReaderOp, type StreamOp, type ToThread } from "./wire.js";
 
@@ -268,17 +269,7 @@ export class ReaderPool {
   }
 }
 
-/**
- * The thread's script: thread.js next to this module. Under the test runner
- * this module is TypeScript source, and the thread runs the built copy in
- * dist/ (which the tests build before they start).
- */
+/** The thread's script, the built one in dist/ (src/files/built.ts says why). */
 function threadScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith(".ts")) return new URL("./thread.js", import.meta.url);
-  const built = here.replace(
-    /\/src\/store\/reader-pool\/pool\.ts$/,
-    "/dist/store/reader-pool/thread.js",
-  );
-  return new URL(`file://${built}`);
+  return pathToFileURL(builtFile("store/reader-pool/thread.js"));
 }

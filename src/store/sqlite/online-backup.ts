@@ -1,7 +1,7 @@
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { fromSqliteError, HearthError, type HearthErrorCode } from "../../errors.js";
+import { builtFile } from "../../files/built.js";
 import type { OnProgress } from "../progress.js";
 import type { BackupJob, BackupMessage } from "./backup-worker.js";
 
@@ -77,13 +77,7 @@ function rebuild(e: Extract<BackupMessage, { type: "error" }>["error"], source: 
   return fromSqliteError(err, source);
 }
 
-/**
- * The worker's compiled file. Run from the sources (the test runner), the
- * module sits in src/ as TypeScript; the worker then runs the build in dist/
- * (which the test setup keeps fresh).
- */
+/** The worker's script, the built one in dist/ (src/files/built.ts says why). */
 function workerFile(): URL {
-  const here = new URL("./backup-worker.js", import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  return new URL(here.href.replace(/\/src\/store\/sqlite\//, "/dist/store/sqlite/"));
+  return pathToFileURL(builtFile("store/sqlite/backup-worker.js"));
 }

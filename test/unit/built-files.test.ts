@@ -1,0 +1,29 @@
+import { existsSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { builtFile } from "../../src/files/built.js";
+
+// Code that spawns the CLI, starts a worker thread or serves the web assets
+// finds them through builtFile, which must work from tsc's output, from the
+// CLI's bundle (scripts/bundle-cli.mjs) and from the sources under the test
+// runner. Here: the sources; every CLI test runs the bundle.
+describe("builtFile", () => {
+  it("finds every built file hearth loads by path", () => {
+    for (const file of [
+      "cli/main.js",
+      "store/reader-pool/thread.js",
+      "store/sqlite/backup-worker.js",
+      "web/index.html",
+      "../package.json",
+    ])
+      expect(existsSync(builtFile(file)), file).toBe(true);
+  });
+
+  // npm test builds with npm run build (the bundle); a test run after an edit
+  // may have rebuilt dist/ with tsc alone, and then main.js is tsc's own.
+  const main = readFileSync(builtFile("cli/main.js"), "utf8");
+  const chunks = [...main.matchAll(/from "\.\/(hearth-[^"]+\.js)"/g)].map((m) => m[1]);
+  it.runIf(chunks.length > 0)("is the CLI's bundle, its chunks one folder below dist/", () => {
+    for (const chunk of chunks) expect(existsSync(builtFile(`cli/${chunk}`)), chunk).toBe(true);
+    expect(main).not.toMatch(/from "\.\/commands\//);
+  });
+});
