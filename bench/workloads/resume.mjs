@@ -101,10 +101,16 @@ async function measure({ label, shapes, iterations, rounds, warm, log }) {
         unit: "ms",
         better: "lower",
         ...get("p50"),
-        target: [
-          { text: "< 15 ms", kind: "absolute", op: "<", value: 15, basis: "median" },
-          { text: "≤ 0.8× raw SELECT *", kind: "ceiling", op: "<=", value: 0.8, basis: "median" },
-        ],
+        // Issue 15 restated this target: the first suite's "< 15 ms" was below
+        // what raw better-sqlite3 itself takes for the same SELECT * (~45-55 ms
+        // here), so no store could meet it; the load is judged against raw.
+        target: {
+          text: "≤ 0.8× raw SELECT *",
+          kind: "ceiling",
+          op: "<=",
+          value: 0.8,
+          basis: "median",
+        },
       }),
       row({
         workload,
