@@ -3,12 +3,13 @@
 // hearth issues for the operation, in the same transactions (the ceiling,
 // a pg.Pool of the same size), with hearth on SQLite (WAL+FULL) in the
 // third column, all interleaved round by round (order rotated):
-//   append:  BEGIN; UPDATE sessions ... RETURNING; INSERT INTO messages ... RETURNING id; COMMIT
-//   batch:   BEGIN; (UPDATE; INSERT) × 100; COMMIT
+//   append:  BEGIN; WITH slot AS (UPDATE sessions ... RETURNING) INSERT INTO messages ... RETURNING; COMMIT
+//   batch:   BEGIN; (that statement) × 100; COMMIT
 //   tail:    SELECT ... WHERE session_id = $1 AND active = 1 ORDER BY ordinal DESC LIMIT $2
 //   search:  the WITH q ... ts_rank ... ts_headline statement of src/store/pg/search.ts
 // Messages carry no clientId (hearth then takes no extra lock or probe).
 import { openStore } from "../../dist/index.js";
+import { APPEND_SQL } from "../../dist/store/pg/message-write.js";
 import { toTsQuery } from "../../dist/store/pg/search.js";
 import { MESSAGE_COLUMNS } from "../../dist/store/rows.js";
 import { RANK_WINDOW } from "../../dist/store/search.js";
@@ -23,12 +24,6 @@ const BATCH = 100;
 const TAIL = 200;
 const BASELINES = { ceiling: "raw pg, same SQL", naive: "hearth on SQLite (WAL+FULL)" };
 
-const UPDATE_SQL = `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
-       token_count = token_count + $1, last_activity_at = greatest(last_activity_at, $2), updated_at = $2
-     WHERE id = $3 RETURNING next_ordinal - 1 AS ordinal`;
-const INSERT_SQL = `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
-       tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`;
 export const TAIL_SQL = `SELECT session_id, ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND active = 1
        ORDER BY ordinal DESC LIMIT $2`;
 export const SEARCH_SQL = `WITH q AS (SELECT to_tsquery('simple', $1) AS q),
@@ -66,11 +61,8 @@ async function rawTransaction(pool, fn) {
 
 /** insertMessage's two statements for a message without clientId or tokens. */
 async function rawInsert(client, sessionId, m, now) {
-  const slot = await client.query(UPDATE_SQL, [0, now, sessionId]);
-  const ordinal = Number(slot.rows[0].ordinal);
-  const { rows } = await client.query(INSERT_SQL, [
+  const { rows } = await client.query(APPEND_SQL, [
     sessionId,
-    ordinal,
     m.role,
     m.content,
     "text",
@@ -82,6 +74,7 @@ async function rawInsert(client, sessionId, m, now) {
     now,
     null,
     null,
+    0,
   ]);
   return Number(rows[0].id);
 }

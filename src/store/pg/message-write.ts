@@ -15,6 +15,26 @@ import type { PgClient } from "./pool.js";
 import { messageRow, num } from "./rows.js";
 
 /**
+ * One append in one round trip: the UPDATE takes (or already holds) the
+ * session's row lock until commit and hands its ordinal to the INSERT; no
+ * session row, no slot, nothing inserted. Every message of a group commit
+ * pays each round trip (docs/benchmarks.md, workload 17), and the bench's
+ * raw-pg ceiling issues this same statement. Parameters: session id, role,
+ * stored content, content type, name, tool calls, tool call id, tokens in,
+ * tokens out, created at, client id, metadata, tokens to add.
+ */
+export const APPEND_SQL = `WITH slot AS (
+       UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
+         token_count = token_count + $13::bigint,
+         last_activity_at = greatest(last_activity_at, $10::bigint), updated_at = $10::bigint
+       WHERE id = $1 RETURNING next_ordinal - 1 AS ordinal)
+     INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
+       tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
+     SELECT $1::text, slot.ordinal, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text,
+       $8::integer, $9::integer, $10::bigint, $11::text, $12::text
+     FROM slot RETURNING id, ordinal`;
+
+/**
  * Insert one message at the session's next ordinal. A `clientId` already
  * used in the session returns the stored message when the content is the
  * same, and refuses with HEARTH_IDEMPOTENCY_CONFLICT when it is not. The
@@ -42,35 +62,23 @@ export async function insertMessage(
     }
   }
   const tokens = (m.tokensIn ?? 0) + (m.tokensOut ?? 0);
-  // The UPDATE takes (or already holds) the session's row lock until commit.
-  const slot = await client.query(
-    `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
-       token_count = token_count + $1, last_activity_at = greatest(last_activity_at, $2), updated_at = $2
-     WHERE id = $3 RETURNING next_ordinal - 1 AS ordinal`,
-    [tokens, m.createdAt, sessionId],
-  );
-  if (!slot.rows[0]) throw sessionNotFound(sessionId);
-  const ordinal = num(slot.rows[0].ordinal);
-  const inserted = await client.query(
-    `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
-       tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
-    [
-      sessionId,
-      ordinal,
-      m.role,
-      m.stored,
-      m.contentType,
-      m.name,
-      m.toolCallsJson,
-      m.toolCallId,
-      m.tokensIn,
-      m.tokensOut,
-      m.createdAt,
-      m.clientId,
-      m.metadataJson,
-    ],
-  );
+  const inserted = await client.query(APPEND_SQL, [
+    sessionId,
+    m.role,
+    m.stored,
+    m.contentType,
+    m.name,
+    m.toolCallsJson,
+    m.toolCallId,
+    m.tokensIn,
+    m.tokensOut,
+    m.createdAt,
+    m.clientId,
+    m.metadataJson,
+    tokens,
+  ]);
+  if (!inserted.rows[0]) throw sessionNotFound(sessionId);
+  const ordinal = num(inserted.rows[0].ordinal);
   return {
     id: num(inserted.rows[0].id),
     sessionId,
