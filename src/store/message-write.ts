@@ -41,25 +41,43 @@ export function insertMessage(conn: Connection, sessionId: string, m: PreparedMe
          tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .run(
-      sessionId,
-      slot.ordinal,
-      m.role,
-      m.stored,
-      m.contentType,
-      m.name,
-      m.toolCallsJson,
-      m.toolCallId,
-      m.tokensIn,
-      m.tokensOut,
-      m.createdAt,
-      m.clientId,
-      m.metadataJson,
-    );
+    .run(sessionId, slot.ordinal, ...messageValues(m));
+  return storedMessage(m, sessionId, Number(lastInsertRowid), slot.ordinal);
+}
+
+/**
+ * The values of a message row after its session id and ordinal, in the
+ * column order both backends' INSERT uses: role, content (as stored),
+ * content type, name, tool calls, tool call id, tokens in, tokens out,
+ * created at, client id, metadata.
+ */
+export function messageValues(m: PreparedMessage): unknown[] {
+  return [
+    m.role,
+    m.stored,
+    m.contentType,
+    m.name,
+    m.toolCallsJson,
+    m.toolCallId,
+    m.tokensIn,
+    m.tokensOut,
+    m.createdAt,
+    m.clientId,
+    m.metadataJson,
+  ];
+}
+
+/** The Message a fresh insert of `m` stored, without reading it back. */
+export function storedMessage(
+  m: PreparedMessage,
+  sessionId: string,
+  id: number,
+  ordinal: number,
+): Message {
   return {
-    id: Number(lastInsertRowid),
+    id,
     sessionId,
-    ordinal: slot.ordinal,
+    ordinal,
     role: m.role,
     content: m.content,
     name: m.name,

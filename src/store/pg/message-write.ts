@@ -7,7 +7,7 @@
  */
 import { HearthError } from "../../errors.js";
 import type { PreparedMessage } from "../message-input.js";
-import { clientIdReused, sameContent } from "../message-write.js";
+import { clientIdReused, messageValues, sameContent, storedMessage } from "../message-write.js";
 import { toMessage } from "../rows.js";
 import { sessionNotFound } from "../session-create.js";
 import type { Message } from "../types.js";
@@ -62,40 +62,9 @@ export async function insertMessage(
     }
   }
   const tokens = (m.tokensIn ?? 0) + (m.tokensOut ?? 0);
-  const inserted = await client.query(APPEND_SQL, [
-    sessionId,
-    m.role,
-    m.stored,
-    m.contentType,
-    m.name,
-    m.toolCallsJson,
-    m.toolCallId,
-    m.tokensIn,
-    m.tokensOut,
-    m.createdAt,
-    m.clientId,
-    m.metadataJson,
-    tokens,
-  ]);
+  const inserted = await client.query(APPEND_SQL, [sessionId, ...messageValues(m), tokens]);
   if (!inserted.rows[0]) throw sessionNotFound(sessionId);
-  const ordinal = num(inserted.rows[0].ordinal);
-  return {
-    id: num(inserted.rows[0].id),
-    sessionId,
-    ordinal,
-    role: m.role,
-    content: m.content,
-    name: m.name,
-    toolCalls: m.toolCalls,
-    toolCallId: m.toolCallId,
-    tokensIn: m.tokensIn,
-    tokensOut: m.tokensOut,
-    createdAt: m.createdAt,
-    active: true,
-    archivedReason: null,
-    clientId: m.clientId,
-    metadata: m.metadata,
-  };
+  return storedMessage(m, sessionId, num(inserted.rows[0].id), num(inserted.rows[0].ordinal));
 }
 
 /** Archive (never delete) every live message after `afterOrdinal`, keeping the live count in step. */
