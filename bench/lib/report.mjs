@@ -1,8 +1,10 @@
 // The results table (console and Markdown), the JSON file and the docs page.
+
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { machineMarkdown } from "./machine.mjs";
 import { targetsOf } from "./rows.mjs";
+import { SCALING_CHARTS, SCALING_WHY, writeScalingCharts } from "./scaling-charts.mjs";
 import { fmt, fmtRatio } from "./stats.mjs";
 import { ratioChart } from "./svg.mjs";
 
@@ -98,6 +100,21 @@ function targetsSummary(rows) {
 }
 
 /** docs/benchmarks.md and docs/benchmarks.svg. */
+/** Workload 16's charts (drawn into docs/charts/) and what grows, or "" without its rows. */
+function scalingSection(result) {
+  if (writeScalingCharts(result, root("docs/charts")).length === 0) return "";
+  const images = SCALING_CHARTS.map(([name, alt]) => `![${alt}](charts/${name}.svg)`).join("\n");
+  return `## How the costs grow with the store (workload 16)
+
+Log-log, from this run's rows 16 above (medians over the rounds at each size).
+
+${images}
+
+${SCALING_WHY}
+
+`;
+}
+
 export function writeDocs(result, method) {
   const bars = result.rows
     .filter((r) => !r.skipped && (r.vsCeiling || r.vsNaive))
@@ -132,7 +149,7 @@ ${markdownTable(result.rows)}
 
 ![hearth/baseline ratios](benchmarks.svg)
 
-## Earlier partial runs
+${scalingSection(result)}## Earlier partial runs
 
 What each change of issues 15 and 18 measured when it was made (before this
 full run) is in [benchmarks-history.md](benchmarks-history.md).
