@@ -25,26 +25,25 @@ export function writeScalingCharts(result, outDir, sourceName = result.file) {
       .map((r) => [r.scaling.messages, r[side].median])
       .sort((a, b) => a[0] - b[0]);
 
-  const source = `${result.file ?? sourceName}, ${result.date}; medians over ${rows[0].rounds} rounds`;
+  /** hearth's curve of `metric` beside raw SQLite's. */
+  const vsRaw = (metric) => [
+    { name: "hearth", points: curve(metric) },
+    { name: "raw SQLite", points: curve(metric, "ceiling"), dashed: true },
+  ];
+  const source = `${sourceName}, ${result.date}; medians over ${rows[0].rounds} rounds`;
   const xLabel = "messages in the store (log)";
   const charts = {
     "scaling-append": {
       title: "Append, 1 message per transaction, WAL+FULL",
       yLabel: "messages/s (log)",
       unit: "msg/s",
-      series: [
-        { name: "hearth", points: curve("append") },
-        { name: "raw SQLite", points: curve("append", "ceiling"), dashed: true },
-      ],
+      series: vsRaw("append"),
     },
     "scaling-tail": {
       title: "Tail of 200 (a random session), p50",
       yLabel: "ms (log)",
       unit: "ms",
-      series: [
-        { name: "hearth", points: curve("tail") },
-        { name: "raw SQLite", points: curve("tail", "ceiling"), dashed: true },
-      ],
+      series: vsRaw("tail"),
     },
     "scaling-search": {
       title: "Search (FTS5, 1/3 common words, 2/3 rare)",
