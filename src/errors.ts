@@ -48,6 +48,8 @@ export const ERROR_CODES = {
     "the full-text index is damaged; search is unavailable until repair, writes go on",
   HEARTH_BUSY: "the database stayed locked by another process for longer than the busy timeout",
   HEARTH_SQLITE: "SQLite reported an error",
+  HEARTH_SYNC_FAILED:
+    "a write committed but the fsync that makes it durable failed; it may not survive a power loss",
   // maintenance
   HEARTH_NO_SPACE: "not enough free space for the copy the command must write first",
   HEARTH_BACKUP_INVALID:

@@ -14,6 +14,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     synchronous: "full",
     journalSizeLimitBytes: 67108864,
     walAutocheckpointPages: 1000,
+    syncOffLoop: true,
   },
   store: {
     busyTimeoutMs: 5000,

@@ -24,6 +24,13 @@ const durability = z
       .default(64 * 1024 * 1024),
     /** Pages in the WAL before a commit runs a passive checkpoint. */
     walAutocheckpointPages: z.number().int().min(1).default(1000),
+    /**
+     * At synchronous FULL or NORMAL in WAL mode, a write's WAL fsync runs on
+     * the libuv pool and checkpoints on a thread of their own, so a slow disk
+     * never freezes the event loop; the write is still acknowledged only
+     * after its fsync. false: SQLite does both inside the commit.
+     */
+    syncOffLoop: z.boolean().default(true),
   })
   .strict();
 

@@ -88,6 +88,23 @@ export class FileGuard {
     }
   }
 
+  /** The descriptor on -wal (WAL mode only): fsync through it reaches the WAL SQLite writes. */
+  get walFd(): number {
+    return this.sidecar(1);
+  }
+
+  /** The descriptor on -shm (WAL mode only): the wal-index header is read through it. */
+  get shmFd(): number {
+    return this.sidecar(2);
+  }
+
+  private sidecar(index: number): number {
+    const file = this.walMode ? this.files[index] : undefined;
+    if (!file)
+      throw new HearthError("HEARTH_INTERNAL", `internal: ${this.dbPath} has no WAL sidecars open`);
+    return file.fd;
+  }
+
   /** True once check() has seen the generation change. */
   get isGhost(): boolean {
     return this.ghost !== undefined;

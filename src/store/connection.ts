@@ -33,6 +33,8 @@ export class Connection {
   private readonly commit: Statement | undefined;
   private readonly rollback: Statement | undefined;
   guard: FileGuard | undefined;
+  /** Set on the writer when its commits may leave fsync and checkpoint to a WalSync (see offLoop). */
+  private offLoopPragmas: { enter: Statement[]; leave: Statement[] } | undefined;
 
   constructor(path: string, role: ConnectionRole, config: HearthConfig) {
     this.path = path;
@@ -57,6 +59,35 @@ export class Connection {
     }
   }
 
+  /**
+   * @internal Let `transaction(fn, true)` commit without any fsync of
+   * SQLite's own (when `fsync` is true: synchronous OFF for that
+   * transaction only, which also skips the WAL-header fsync when the commit
+   * starts the WAL over; hearth's fsync after the commit covers both) and
+   * without its automatic checkpoint; the caller must then run
+   * WalSync.afterCommit() before acknowledging (src/store/wal-sync).
+   * Every other transaction and statement keeps the configured behaviour.
+   */
+  allowOffLoop(fsync: boolean, config: HearthConfig): void {
+    const pages = config.durability.walAutocheckpointPages;
+    const level = config.durability.synchronous.toUpperCase();
+    this.offLoopPragmas = {
+      enter: [
+        ...(fsync ? [this.db.prepare("PRAGMA synchronous = OFF")] : []),
+        this.db.prepare("PRAGMA wal_autocheckpoint = 0"),
+      ],
+      leave: [
+        ...(fsync ? [this.db.prepare(`PRAGMA synchronous = ${level}`)] : []),
+        this.db.prepare(`PRAGMA wal_autocheckpoint = ${pages}`),
+      ],
+    };
+  }
+
+  /** True when transaction(fn, true) commits off the loop (allowOffLoop was called). */
+  get offLoop(): boolean {
+    return this.offLoopPragmas !== undefined;
+  }
+
   /** @internal A cached prepared statement. */
   stmt(sql: string): Statement {
     this.uses++;
@@ -72,7 +103,9 @@ export class Connection {
    * Read a setting of this connection (`synchronous`, `busy_timeout`): it
    * touches no database page and takes no lock, so it is not counted as a use.
    */
-  setting(name: "synchronous" | "busy_timeout"): unknown {
+  setting(
+    name: "synchronous" | "busy_timeout" | "journal_size_limit" | "wal_autocheckpoint",
+  ): unknown {
     return this.db.pragma(name, { simple: true });
   }
 
@@ -89,15 +122,29 @@ export class Connection {
   /**
    * Run `fn` in one IMMEDIATE transaction. The generation guard runs before
    * (refuse to write to a ghost) and after commit (never acknowledge a write
-   * that went to one).
+   * that went to one). With `offLoop` (and allowOffLoop called), the commit
+   * leaves its fsync and checkpoint to the caller's WalSync.
    */
-  transaction<T>(fn: () => T): T {
+  transaction<T>(fn: () => T, offLoop = false): T {
     if (!this.begin || !this.commit || !this.rollback) {
       throw new TypeError("transaction() needs the writer connection");
     }
     this.guard?.check();
+    const pragmas = offLoop ? this.offLoopPragmas : undefined;
+    if (!pragmas) return this.commitOrRollback(fn);
+    for (const s of pragmas.enter) runPragma(s);
     try {
-      this.begin.run();
+      return this.commitOrRollback(fn);
+    } finally {
+      for (const s of pragmas.leave) runPragma(s);
+    }
+  }
+
+  private commitOrRollback<T>(fn: () => T): T {
+    // transaction() checked that the writer's statements exist.
+    const [begin, commit, rollback] = [this.begin!, this.commit!, this.rollback!];
+    try {
+      begin.run();
     } catch (err) {
       const error = fromSqliteError(err, this.path);
       if (error.code !== "HEARTH_BUSY") throw error;
@@ -113,9 +160,9 @@ export class Connection {
     try {
       result = fn();
       failpoint("write.before-commit");
-      this.commit.run();
+      commit.run();
     } catch (err) {
-      if (this.db.inTransaction) this.rollback.run();
+      if (this.db.inTransaction) rollback.run();
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
     }
     this.guard?.check();
@@ -127,4 +174,10 @@ export class Connection {
     this.statements.clear();
     this.db.close();
   }
+}
+
+/** Run a setting pragma (some return their new value as a row, some return nothing). */
+function runPragma(statement: Statement): void {
+  if (statement.reader) statement.get();
+  else statement.run();
 }

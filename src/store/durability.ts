@@ -7,6 +7,7 @@ import { claimStructural } from "../process/structural.js";
 import { type Connection, synchronousName } from "./connection.js";
 import { hasWalResetBug } from "./sqlite-version.js";
 import type { DurabilityReport } from "./types.js";
+import type { WalSync } from "./wal-sync/sync.js";
 
 let cachedVersion: string | undefined;
 
@@ -92,6 +93,7 @@ export function readDurability(
   writer: Connection | undefined,
   config: HearthConfig,
   path: string,
+  walSync: WalSync | undefined,
 ): DurabilityReport {
   const version = sqliteVersion();
   const fs = inspectFilesystem(path);
@@ -107,7 +109,17 @@ export function readDurability(
       actual: synchronousName((writer ?? reader).setting("synchronous")),
     },
     filesystem: { fstype: fs.fstype, magic: fs.magic, walUnsafeReason: fs.walUnsafeReason },
-    journalSizeLimitBytes: config.durability.journalSizeLimitBytes,
-    walAutocheckpointPages: config.durability.walAutocheckpointPages,
+    // The writer's own settings, read back; a read-only store sets neither and reports the configuration.
+    journalSizeLimitBytes: writer
+      ? Number(writer.setting("journal_size_limit"))
+      : config.durability.journalSizeLimitBytes,
+    walAutocheckpointPages: writer
+      ? Number(writer.setting("wal_autocheckpoint"))
+      : config.durability.walAutocheckpointPages,
+    // From the live writer: whether its commits really leave fsync and checkpoint to threads.
+    offLoop: {
+      fsync: Boolean(writer?.offLoop && walSync?.options.fsync),
+      checkpoint: Boolean(writer?.offLoop && walSync),
+    },
   };
 }

@@ -5,6 +5,7 @@ import { lstatOrNull } from "../files/inspect.js";
 import { InodeLocks } from "../process/inode-locks.js";
 import { Connection, type ConnectionRole } from "./connection.js";
 import { ReaderPool } from "./reader-pool/pool.js";
+import { WalSync } from "./wal-sync/sync.js";
 
 /**
  * The per-process registry of connections, keyed by database inode (C1).
@@ -29,6 +30,9 @@ export class DatabaseEntry {
     writer: undefined,
     reader: undefined,
   };
+
+  /** fsync and checkpoints of the writer's commits, off the event loop (undefined: SQLite does both in the commit). */
+  walSync: WalSync | undefined;
 
   /** Reader threads for large reads, when a store of this process asked for them. */
   private pool: ReaderPool | undefined;
@@ -134,6 +138,7 @@ export class DatabaseEntry {
       }
     }
     await this.pool?.close();
+    await this.walSync?.settled();
     for (const role of ["writer", "reader"] as const) {
       const slot = this.slots[role];
       const conn = slot?.conn;
@@ -209,6 +214,7 @@ export class DatabaseEntry {
       // write path waits asynchronously instead (rollback journals still need
       // SQLite's wait at COMMIT for readers to finish).
       if (role === "writer" && this.walMode) conn.db.pragma("busy_timeout = 0");
+      if (role === "writer") this.walSync = this.walMode ? offLoop(this, conn, config) : undefined;
     } catch (err) {
       conn.close();
       if (!this.connected) this.closeGuard();
@@ -304,6 +310,27 @@ export class DatabaseEntry {
     this.locks.close();
     if (entries.get(this.key) === this) entries.delete(this.key);
   }
+}
+
+/**
+ * The writer's commits leave their fsync (at FULL) and their checkpoints to
+ * a WalSync, unless durability.syncOffLoop is false or the level is OFF
+ * (nothing to sync) or EXTRA (SQLite keeps every sync in the commit).
+ */
+function offLoop(
+  entry: DatabaseEntry,
+  conn: Connection,
+  config: HearthConfig,
+): WalSync | undefined {
+  const level = config.durability.synchronous;
+  if (!config.durability.syncOffLoop || (level !== "full" && level !== "normal")) return undefined;
+  conn.allowOffLoop(level === "full", config);
+  return new WalSync(entry, {
+    fsync: level === "full",
+    synchronous: level,
+    pages: config.durability.walAutocheckpointPages,
+    patienceMs: config.store.busyTimeoutMs,
+  });
 }
 
 const entries = new Map<string, DatabaseEntry>();

@@ -178,6 +178,7 @@ export class SqliteStore implements Store {
         this.role === "writer" ? this.connection("writer") : undefined,
         this.config,
         this.path,
+        this.entry.walSync,
       ),
     );
   }
@@ -303,7 +304,9 @@ export class SqliteStore implements Store {
 
   /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= this.calls.stop().then(() => {
+    this.closing ??= this.calls.stop().then(async () => {
+      // A checkpoint this process started finishes before its connections close.
+      await this.entry.walSync?.settled();
       this.closed = true;
       // Presence first: the registry closes the lock descriptors with the last connection.
       this.entry.locks.leaveReader();

@@ -197,4 +197,11 @@ export interface DurabilityReport {
   filesystem: { fstype: string | undefined; magic: string; walUnsafeReason: string | undefined };
   journalSizeLimitBytes: number;
   walAutocheckpointPages: number;
+  /**
+   * Whether this process's writes fsync the WAL (at FULL) and checkpoint off
+   * the event loop (durability.syncOffLoop), read from the live writer:
+   * both false for a read-only store, in rollback-journal mode, at OFF or
+   * EXTRA, or when the setting is false.
+   */
+  offLoop: { fsync: boolean; checkpoint: boolean };
 }

@@ -8,7 +8,9 @@ import type { DatabaseEntry } from "./registry.js";
  * A foreign writer (not hearth) holding SQLite's own lock is waited out
  * with async retries too, never with SQLite's sleeping busy handler. When
  * the derived search index turns out damaged, it is marked degraded (its
- * triggers then stand aside) and the write goes through anyway.
+ * triggers then stand aside) and the write goes through anyway. The
+ * promise resolves once the commit is durable: with a WalSync, after its
+ * fsync on the libuv pool (src/store/wal-sync/sync.ts).
  */
 export function writeTransaction<T>(
   entry: DatabaseEntry,
@@ -30,7 +32,7 @@ export function writeTransaction<T>(
       const conn = writer();
       try {
         begun = true;
-        return conn.transaction(() => fn(conn));
+        return conn.transaction(() => fn(conn), conn.offLoop);
       } catch (err) {
         if (isSearchIndexDamage(err) && !degradedNow) {
           degradedNow = true;
@@ -46,7 +48,12 @@ export function writeTransaction<T>(
       writer().guard?.check();
     }
   }, patienceMs);
-  if (!signal) return run;
+  // Committed: on the WalSync's fsync (and checkpoint) before it is acknowledged.
+  const durable = run.then(async (value) => {
+    if (writer().offLoop) await entry.walSync?.afterCommit();
+    return value;
+  });
+  if (!signal) return durable;
   // An abort while waiting answers the caller now; the queued turn at the
   // lock still comes, sees the signal and writes nothing.
   return new Promise<T>((resolve, reject) => {
@@ -54,7 +61,7 @@ export function writeTransaction<T>(
       if (!begun) reject(abortedError(signal));
     };
     signal.addEventListener("abort", onAbort, { once: true });
-    run.then(
+    durable.then(
       (value) => {
         signal.removeEventListener("abort", onAbort);
         resolve(value);

@@ -21,6 +21,7 @@ describe("validateConfig", () => {
         synchronous: "full",
         journalSizeLimitBytes: 64 * 1024 * 1024,
         walAutocheckpointPages: 1000,
+        syncOffLoop: true,
       },
       store: { busyTimeoutMs: 5000, gateWaitMs: 10000, readerThreads: 2 },
       backup: { keep: 7, forensicKeep: 3, nice: 10 },
@@ -79,6 +80,7 @@ describe("validateConfig", () => {
       synchronous: "normal",
       journalSizeLimitBytes: 64 * 1024 * 1024,
       walAutocheckpointPages: 1000,
+      syncOffLoop: true,
     });
     expect(config.store.busyTimeoutMs).toBe(5000);
   });

@@ -1,0 +1,62 @@
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import { builtFile } from "../../files/built.js";
+
+export interface CheckpointJob {
+  id: number;
+  path: string;
+  /** dev:ino of the database the writer holds: the thread refuses any other file. */
+  key: string;
+  synchronous: string;
+}
+
+/** SQLite's answer to wal_checkpoint(PASSIVE) (busy, frames in the log, frames checkpointed), or why it did not run. */
+export type CheckpointResult =
+  | { ok: true; busy: number; log: number; checkpointed: number }
+  | { ok: false; message: string };
+
+export type CheckpointReply = CheckpointResult & { id: number };
+
+/**
+ * The one checkpoint thread of this process, shared by every store in it:
+ * started on the first checkpoint, kept alive by nothing but a job in
+ * flight (it never holds the process open), and started again after it
+ * dies. Jobs run one at a time, in order.
+ */
+let worker: Worker | undefined;
+let nextId = 1;
+const waiting = new Map<number, (reply: CheckpointResult) => void>();
+
+export function checkpointOffLoop(job: Omit<CheckpointJob, "id">): Promise<CheckpointResult> {
+  const thread = worker ?? spawn();
+  const id = nextId++;
+  return new Promise((resolve) => {
+    waiting.set(id, resolve);
+    thread.ref();
+    thread.postMessage({ ...job, id } satisfies CheckpointJob);
+  });
+}
+
+function spawn(): Worker {
+  const thread = new Worker(pathToFileURL(builtFile("store/wal-sync/checkpoint-thread.js")), {
+    // The caller's own flags (--input-type, loaders, --eval) mean nothing to the thread's script.
+    execArgv: [],
+  });
+  thread.on("message", (reply: CheckpointReply) => {
+    const resolve = waiting.get(reply.id);
+    waiting.delete(reply.id);
+    if (waiting.size === 0) thread.unref();
+    const { id: _id, ...result } = reply;
+    resolve?.(result);
+  });
+  const fail = (why: string) => {
+    if (worker === thread) worker = undefined;
+    for (const resolve of waiting.values()) resolve({ ok: false, message: why });
+    waiting.clear();
+  };
+  thread.on("error", (err) => fail(`the checkpoint thread failed: ${err.message}`));
+  thread.on("exit", (code) => fail(`the checkpoint thread exited (${code})`));
+  thread.unref();
+  worker = thread;
+  return thread;
+}

@@ -1,0 +1,162 @@
+import { fsync, readSync } from "node:fs";
+import { endianness } from "node:os";
+import { HearthError } from "../../errors.js";
+import type { FileGuard } from "../../files/guard.js";
+import type { InodeLocks } from "../../process/inode-locks.js";
+import { type CheckpointResult, checkpointOffLoop } from "./checkpointer.js";
+
+/** Where SQLite's wal-index header keeps mxFrame (frames in the WAL), in the -shm file. */
+const MX_FRAME_OFFSET = 16;
+
+/** What a WalSync needs of its database entry (src/store/registry.ts). */
+export interface WalSyncHost {
+  readonly path: string;
+  readonly key: string;
+  readonly guard: FileGuard | undefined;
+  readonly locks: InodeLocks;
+}
+
+export interface WalSyncOptions {
+  /** fsync the WAL here before a write is acknowledged (synchronous FULL); false at NORMAL. */
+  fsync: boolean;
+  /** The synchronous level the checkpoint runs with (its own syncs of WAL and database). */
+  synchronous: string;
+  /** WAL frames past the last checkpoint before the next one starts. */
+  pages: number;
+  /** How long a checkpoint waits for the write lock before it is skipped. */
+  patienceMs: number;
+}
+
+/**
+ * The slow halves of a commit, taken off the writer's event loop (issue 15:
+ * no hearth process freezes).
+ *
+ * A write transaction on the store's write path commits with SQLite's own
+ * WAL fsync and automatic checkpoint switched off (Connection.transaction's
+ * `offLoop`), then comes here before the write is acknowledged:
+ *
+ * - fsync: the WAL is fsynced on the libuv pool, and the write resolves only
+ *   after that fsync returns. Requests that arrive while one is running
+ *   share the next one (an fsync covers what was written before it began).
+ *   Acknowledged writes are exactly as durable as at synchronous FULL;
+ *   other connections may see a commit a few milliseconds before it is on
+ *   disk (docs/durability.md).
+ * - checkpoint: when the WAL has grown `pages` frames past the last
+ *   checkpoint, a PASSIVE checkpoint runs on the checkpoint thread while
+ *   this process holds the write lock (its writers wait asynchronously), so
+ *   it can finish and the next commit starts the WAL over, as an automatic
+ *   checkpoint would.
+ */
+export class WalSync {
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+  private checkpoint: Promise<void> | undefined;
+  private backfilled = 0;
+  private readonly header = Buffer.alloc(4);
+  /** The last checkpoint's result (doctor and tests read it). */
+  last: CheckpointResult | undefined;
+
+  constructor(
+    private readonly host: WalSyncHost,
+    readonly options: WalSyncOptions,
+  ) {}
+
+  /** After a commit: resolves when the write may be acknowledged. */
+  afterCommit(): Promise<void> | undefined {
+    const guard = this.host.guard;
+    if (!guard) return Promise.reject(this.gone());
+    this.maybeCheckpoint(guard);
+    return this.options.fsync ? this.sync(guard) : undefined;
+  }
+
+  /** Resolves once no checkpoint of this process is running (before a park or close). */
+  async settled(): Promise<void> {
+    await this.checkpoint;
+  }
+
+  private sync(guard: FileGuard): Promise<void> {
+    if (!this.running) {
+      this.running = fsyncWal(guard).finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    // An fsync already running may have begun before this commit wrote: wait for the next one.
+    this.queued ??= this.running.then(
+      () => this.next(guard),
+      () => this.next(guard),
+    );
+    return this.queued;
+  }
+
+  private next(guard: FileGuard): Promise<void> {
+    this.queued = undefined;
+    return this.sync(guard);
+  }
+
+  private maybeCheckpoint(guard: FileGuard): void {
+    if (this.checkpoint) return;
+    const frames = this.frames(guard);
+    if (frames === undefined) return;
+    if (frames < this.backfilled) this.backfilled = 0; // the WAL started over
+    if (frames - this.backfilled < this.options.pages) return;
+    const { path, key, locks } = this.host;
+    this.checkpoint = locks.writeLock
+      .run(
+        () => checkpointOffLoop({ path, key, synchronous: this.options.synchronous }),
+        this.options.patienceMs,
+      )
+      .then(
+        (result) => {
+          this.last = result;
+          // A checkpoint that could not run, or stopped at a reader's snapshot
+          // (a backup), is tried again after another `pages` frames.
+          this.backfilled = result.ok ? Math.max(result.checkpointed, 0) : frames;
+        },
+        (err: unknown) => {
+          this.last = { ok: false, message: (err as Error).message };
+          this.backfilled = frames;
+        },
+      )
+      .finally(() => {
+        this.checkpoint = undefined;
+      });
+  }
+
+  /** Frames in the WAL now, from the wal-index header in -shm (undefined when unreadable). */
+  private frames(guard: FileGuard): number | undefined {
+    try {
+      if (readSync(guard.shmFd, this.header, 0, 4, MX_FRAME_OFFSET) !== 4) return undefined;
+    } catch {
+      return undefined;
+    }
+    return endianness() === "LE" ? this.header.readUInt32LE(0) : this.header.readUInt32BE(0);
+  }
+
+  private gone(): HearthError {
+    return new HearthError("HEARTH_STORE_CLOSED", `${this.host.path} was closed during the write`, {
+      resource: this.host.path,
+      hint: "reopen the store; the write committed but its durability could not be confirmed",
+    });
+  }
+}
+
+function fsyncWal(guard: FileGuard): Promise<void> {
+  const fd = guard.walFd;
+  return new Promise((resolve, reject) => {
+    fsync(fd, (err) => {
+      if (!err) return resolve();
+      reject(
+        new HearthError(
+          "HEARTH_SYNC_FAILED",
+          `the write reached ${guard.dbPath}-wal but fsync failed (${err.code ?? err.message}): it may not survive a power loss`,
+          {
+            resource: `${guard.dbPath}-wal`,
+            cause: err,
+            hint: "check the disk (dmesg) and run hearth doctor; treat this write as possibly lost",
+          },
+        ),
+      );
+    });
+  });
+}

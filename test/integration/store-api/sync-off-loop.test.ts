@@ -1,0 +1,175 @@
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
+import { run } from "../../helpers/process.js";
+
+// durability.syncOffLoop (src/store/wal-sync): a write's WAL fsync and the
+// WAL checkpoints run off the event loop, and a write still resolves only
+// after its fsync. The proof is a syscall trace of a real writer process:
+// which thread called fsync on which file, and where each acknowledgement
+// falls. strace is installed by .ci/run.
+
+const FIXTURE = join(import.meta.dirname, "../../fixtures/off-loop-writer.mjs");
+
+interface Call {
+  tid: number;
+  name: string;
+  file: string;
+  /** The line that completes the call (its own line, or the "resumed" one). */
+  done: number;
+  text: string;
+}
+
+/** The traced calls in completion order, joining strace's unfinished/resumed halves. */
+function parseTrace(text: string): Call[] {
+  const calls: Call[] = [];
+  const open = new Map<string, { name: string; file: string }>();
+  const lines = text.split("\n");
+  lines.forEach((line, index) => {
+    const m = /^(\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\((\d+)<([^>]*)>)/.exec(line);
+    if (!m) return;
+    const tid = Number(m[1]);
+    if (m[2]) {
+      const started = open.get(`${tid}:${m[2]}`);
+      open.delete(`${tid}:${m[2]}`);
+      if (started && / = 0$|= \d+$/.test(line))
+        calls.push({ tid, ...started, done: index, text: line });
+      return;
+    }
+    const call = { name: m[3]!, file: m[5]! };
+    if (line.includes("<unfinished ...>")) open.set(`${tid}:${call.name}`, call);
+    else if (!/ = -1 /.test(line)) calls.push({ tid, ...call, done: index, text: line });
+  });
+  return calls;
+}
+
+async function traceWriter(syncOffLoop: boolean, count: number) {
+  const home = tempHome();
+  const out = join(home, "..", "trace.txt");
+  const result = await run("strace", [
+    "-f",
+    "-y",
+    "-s",
+    "12",
+    "-e",
+    "trace=write,pwrite64,fsync,fdatasync",
+    "-o",
+    out,
+    process.execPath,
+    FIXTURE,
+    JSON.stringify({ home, syncOffLoop, count }),
+  ]);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  const calls = parseTrace(readFileSync(out, "utf8"));
+  const acks = calls.filter((c) => c.name === "write" && /"ack \d+/.test(c.text));
+  expect(acks).toHaveLength(count);
+  const main = acks[0]!.tid;
+  const start = calls.find((c) => c.name === "write" && c.text.includes('"start')!)!.done;
+  const end = acks.at(-1)!.done;
+  const inRun = calls.filter((c) => c.done > start && c.done <= end);
+  return { home, calls: inRun, acks, main };
+}
+
+const isSync = (c: Call) => c.name === "fsync" || c.name === "fdatasync";
+
+describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issue 15)", () => {
+  it(
+    "the event loop's thread never fsyncs the store, and every write resolves after an fsync of the WAL",
+    { timeout: 60_000 },
+    async () => {
+      const { calls, acks, main } = await traceWriter(true, 300);
+      const syncs = calls.filter(isSync);
+      // Nothing on the loop's thread waits for the disk.
+      expect(syncs.filter((c) => c.tid === main)).toEqual([]);
+      // The checkpoints ran (their fsync of the database file), on a thread.
+      expect(syncs.some((c) => c.file.endsWith("state.db"))).toBe(true);
+      // Each acknowledgement comes after a completed fsync of the WAL that
+      // began after that write's commit reached the WAL.
+      for (const ack of acks.slice(1)) {
+        const commit = calls
+          .filter(
+            (c) =>
+              c.tid === main &&
+              c.name === "pwrite64" &&
+              c.file.endsWith("-wal") &&
+              c.done < ack.done,
+          )
+          .at(-1)!;
+        expect(commit).toBeDefined();
+        const covering = syncs.filter(
+          (c) => c.file.endsWith("-wal") && c.done > commit.done && c.done < ack.done,
+        );
+        expect(
+          covering.length,
+          `no fsync of the WAL between ${commit.text} and ${ack.text}`,
+        ).toBeGreaterThan(0);
+      }
+    },
+  );
+
+  it(
+    "with syncOffLoop false, SQLite fsyncs inside the commit, on the loop's thread (the trace tells the two apart)",
+    { timeout: 60_000 },
+    async () => {
+      const { calls, main } = await traceWriter(false, 100);
+      const onLoop = calls.filter((c) => isSync(c) && c.tid === main);
+      expect(onLoop.some((c) => c.file.endsWith("-wal"))).toBe(true);
+    },
+  );
+
+  it("checkpoints on the thread keep the WAL bounded, and durability() reads the live state", async () => {
+    const home = tempHome();
+    const store = await openSqliteStore({
+      home,
+      config: { durability: { walAutocheckpointPages: 100 } },
+    });
+    try {
+      const report = await store.durability();
+      expect(report.offLoop).toEqual({ fsync: true, checkpoint: true });
+      expect(report.synchronous).toEqual({ configured: "full", actual: "full" });
+      expect(report.walAutocheckpointPages).toBe(100);
+      const session = await store.sessions.create({ title: "bounded" });
+      const body = "y".repeat(6000);
+      let largest = 0;
+      for (let i = 0; i < 1500; i++) {
+        await store.messages.append(session.id, { role: "user", content: `${i} ${body}` });
+        largest = Math.max(largest, statSync(`${store.path}-wal`).size);
+      }
+      // 1,500 messages of 6 KB are over 9 MB of WAL without checkpoints; the
+      // thread's checkpoints let it start over every ~100 pages.
+      expect(largest).toBeLessThan(2 * 1024 * 1024);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("off: durability() says so, and the writer keeps SQLite's own automatic checkpoint", async () => {
+    const store = await openSqliteStore({
+      home: tempHome(),
+      config: { durability: { syncOffLoop: false, walAutocheckpointPages: 250 } },
+    });
+    try {
+      const report = await store.durability();
+      expect(report.offLoop).toEqual({ fsync: false, checkpoint: false });
+      expect(report.walAutocheckpointPages).toBe(250);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("at NORMAL only the checkpoint leaves the loop (there is no per-commit fsync to move)", async () => {
+    const store = await openSqliteStore({
+      home: tempHome(),
+      config: { durability: { synchronous: "normal" } },
+    });
+    try {
+      const report = await store.durability();
+      expect(report.offLoop).toEqual({ fsync: false, checkpoint: true });
+      expect(report.synchronous.actual).toBe("normal");
+    } finally {
+      await store.close();
+    }
+  });
+});
