@@ -25,6 +25,7 @@ export function writeTransaction<T>(
   // transaction runs synchronously to its commit or rollback, and the
   // caller learns which (never HEARTH_ABORTED for a write that happened).
   let begun = false;
+  let committedOn: Connection | undefined;
   const run = entry.locks.writeLock.run(async () => {
     let degradedNow = false;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
@@ -32,7 +33,9 @@ export function writeTransaction<T>(
       const conn = writer();
       try {
         begun = true;
-        return conn.transaction(() => fn(conn), conn.offLoop);
+        const result = conn.transaction(() => fn(conn), conn.offLoop);
+        committedOn = conn;
+        return result;
       } catch (err) {
         if (isSearchIndexDamage(err) && !degradedNow) {
           degradedNow = true;
@@ -50,7 +53,7 @@ export function writeTransaction<T>(
   }, patienceMs);
   // Committed: on the WalSync's fsync (and checkpoint) before it is acknowledged.
   const durable = run.then(async (value) => {
-    if (writer().offLoop) await entry.walSync?.afterCommit();
+    if (committedOn?.offLoop) await entry.walSync?.afterCommit();
     return value;
   });
   if (!signal) return durable;
