@@ -18,11 +18,16 @@ describe("close()", () => {
       store.messages.append(session.id, { role: "user", content: `m${i}` }),
     );
     const closing = store.close();
-    const late = store.messages.append(session.id, { role: "user", content: "late" });
+    // Refused at once; its handler is attached now, since the appends before
+    // it resolve only after their WAL fsync (a later turn of the loop).
+    const late = expectHearthError(
+      store.messages.append(session.id, { role: "user", content: "late" }),
+      "HEARTH_STORE_CLOSED",
+    );
     const results = await Promise.allSettled(appends);
     await closing;
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(200);
-    await expectHearthError(late, "HEARTH_STORE_CLOSED");
+    await late;
     expect(store.isClosed).toBe(true);
     await store.close(); // idempotent
 
