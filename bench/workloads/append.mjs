@@ -113,7 +113,8 @@ async function measure({ synchronous, batch, perRound, naivePerRound, rounds, wa
 
 export async function appendWorkloads({ sizes, rounds, log }) {
   const rows = [];
-  const perRound = sizes.appendTotal / rounds;
+  // Whole messages: with a round count that does not divide the total (--rounds 3), a fractional count indexed past the list.
+  const perRound = Math.round(sizes.appendTotal / rounds);
   for (const synchronous of ["full", "normal"]) {
     log(`1. append, WAL+${synchronous}: ${perRound} messages per round × ${rounds} rounds`);
     rows.push(
