@@ -5,6 +5,10 @@
  *
  *   HEARTH_FAILPOINTS="write.after-commit=kill@3"   # SIGKILL at the 3rd hit
  *   HEARTH_FAILPOINTS="backup.mid-publish=kill"      # at the first hit
+ *   HEARTH_FAILPOINTS="wal.fsync=fail@2"             # an injected I/O error
+ *
+ * `fail` is taken only by the failpoints in FAILABLE, where the code asks
+ * failpointFails() and raises the error that instant would really raise.
  *
  * An unknown name or action is an error at the first failpoint reached, so
  * a misspelled failpoint can never make a crash test pass by not firing.
@@ -15,6 +19,10 @@ export const FAILPOINTS = {
     "a write transaction's statements ran (pages may already be in the WAL), COMMIT not yet issued",
   "write.after-commit":
     "COMMIT returned and the generation guard passed; the caller's promise is not yet resolved (not acknowledged)",
+  "write.before-fsync":
+    "COMMIT returned without a sync of SQLite's own (durability.syncOffLoop); hearth's WAL fsync not yet begun (not acknowledged)",
+  "wal.fsync":
+    "hearth's fsync of the WAL after a commit (durability.syncOffLoop); `fail` makes it return EIO",
   "backup.mid-publish":
     "the backup copy is written, fsync'd and verified under its staging name, not yet renamed into the backup pattern",
   "repair.mid-promote":
@@ -30,8 +38,11 @@ export const FAILPOINTS = {
 
 export type FailpointName = keyof typeof FAILPOINTS;
 
+/** The failpoints that take the `fail` action (an injected error instead of a kill). */
+const FAILABLE: ReadonlySet<string> = new Set(["wal.fsync"]);
+
 interface Armed {
-  action: "kill";
+  action: "kill" | "fail";
   /** Fire at this hit (1-based). */
   at: number;
   hits: number;
@@ -43,26 +54,41 @@ function parse(spec: string | undefined): Map<string, Armed> | null {
   if (spec === undefined || spec.trim() === "") return null;
   const map = new Map<string, Armed>();
   for (const part of spec.split(",")) {
-    const match = /^\s*([a-z.-]+)=kill(?:@(\d+))?\s*$/.exec(part);
-    if (!match || !(match[1]! in FAILPOINTS)) {
+    const match = /^\s*([a-z.-]+)=(kill|fail)(?:@(\d+))?\s*$/.exec(part);
+    if (!match || !(match[1]! in FAILPOINTS) || (match[2] === "fail" && !FAILABLE.has(match[1]!))) {
       throw new TypeError(
-        `HEARTH_FAILPOINTS: ${JSON.stringify(part)} is not <name>=kill[@N]; names: ${Object.keys(FAILPOINTS).join(", ")}`,
+        `HEARTH_FAILPOINTS: ${JSON.stringify(part)} is not <name>=kill[@N] (or =fail[@N] for ${[...FAILABLE].join(", ")}); names: ${Object.keys(FAILPOINTS).join(", ")}`,
       );
     }
-    map.set(match[1]!, { action: "kill", at: Number(match[2] ?? 1), hits: 0 });
+    map.set(match[1]!, {
+      action: match[2] as Armed["action"],
+      at: Number(match[3] ?? 1),
+      hits: 0,
+    });
   }
   return map;
 }
 
 /** Crash here when a test armed this failpoint; otherwise do nothing. */
 export function failpoint(name: FailpointName): void {
-  if (armed === null) return;
+  if (fired(name) === "kill") process.kill(process.pid, "SIGKILL");
+}
+
+/** True when a test armed this failpoint with `fail` and this is its hit: raise the real error. */
+export function failpointFails(name: FailpointName): boolean {
+  const action = fired(name);
+  if (action === "kill") process.kill(process.pid, "SIGKILL");
+  return action === "fail";
+}
+
+function fired(name: FailpointName): Armed["action"] | undefined {
+  if (armed === null) return undefined;
   if (armed === undefined) {
     armed = parse(process.env.HEARTH_FAILPOINTS);
-    if (armed === null) return;
+    if (armed === null) return undefined;
   }
   const point = armed.get(name);
-  if (!point || ++point.hits !== point.at) return;
+  if (!point || ++point.hits !== point.at) return undefined;
   process.stderr.write(`${JSON.stringify({ event: "failpoint.fired", name, pid: process.pid })}\n`);
-  process.kill(process.pid, "SIGKILL");
+  return point.action;
 }

@@ -84,6 +84,31 @@ describe("named failpoints: a kill at each precise instant loses nothing acknowl
     expect(await storedClientIds(home, sessionId)).toEqual(writer.acks);
   });
 
+  it("write.before-fsync: killed between COMMIT and hearth's WAL fsync, the unacknowledged write is there (the page cache outlives the process), every acknowledged one too", async () => {
+    const { home, path, sessionId } = await seeded();
+    const writer = await startWorker({ HEARTH_FAILPOINTS: "write.before-fsync=kill@5" });
+    await writer.call("open", { home });
+    expect(await killedDuringLoop(writer, sessionId)).toBe("SIGKILL");
+    expect(writer.acks).toEqual(["w-0", "w-1", "w-2", "w-3"]);
+    expect(integrity(path)).toBe("ok");
+    expect(await storedClientIds(home, sessionId)).toEqual(["w-0", "w-1", "w-2", "w-3", "w-4"]);
+  });
+
+  it("wal.fsync=fail: a write whose WAL fsync fails is refused with HEARTH_SYNC_FAILED, never acknowledged; the next write goes through", async () => {
+    const { home, path, sessionId } = await seeded();
+    const writer = await startWorker({ HEARTH_FAILPOINTS: "wal.fsync=fail@3" });
+    await writer.call("open", { home });
+    const loop = await writer.request("appendLoop", { sessionId, count: 5, prefix: "w" });
+    expect(loop.ok).toBe(false);
+    expect(loop.error?.code).toBe("HEARTH_SYNC_FAILED");
+    expect(writer.acks).toEqual(["w-0", "w-1"]);
+    await writer.call("append", { sessionId, content: "after", clientId: "after" });
+    await writer.call("close");
+    expect(integrity(path)).toBe("ok");
+    // It committed; only its durability against power loss is in doubt, as the error says.
+    expect(await storedClientIds(home, sessionId)).toEqual(["w-0", "w-1", "w-2", "after"]);
+  });
+
   it("backup.mid-publish: no half-published backup is ever listed, and the next backup works", async () => {
     const { home, path } = await seeded(30);
     const killed = await hearth(["--home", home, "backup"], "backup.mid-publish=kill");

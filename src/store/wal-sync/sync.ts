@@ -1,6 +1,7 @@
 import { fsync, readSync } from "node:fs";
 import { endianness } from "node:os";
 import { HearthError } from "../../errors.js";
+import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
 import type { InodeLocks } from "../../process/inode-locks.js";
 import { type CheckpointResult, checkpointOffLoop } from "./checkpointer.js";
@@ -143,8 +144,10 @@ export class WalSync {
 
 function fsyncWal(guard: FileGuard): Promise<void> {
   const fd = guard.walFd;
+  failpoint("write.before-fsync");
   return new Promise((resolve, reject) => {
-    fsync(fd, (err) => {
+    fsync(fd, (syncError) => {
+      const err = failpointFails("wal.fsync") ? injectedEio() : syncError;
       if (!err) return resolve();
       reject(
         new HearthError(
@@ -159,4 +162,8 @@ function fsyncWal(guard: FileGuard): Promise<void> {
       );
     });
   });
+}
+
+function injectedEio(): NodeJS.ErrnoException {
+  return Object.assign(new Error("EIO: i/o error, fsync (failpoint wal.fsync)"), { code: "EIO" });
 }
