@@ -172,15 +172,10 @@ export class SqliteStore implements Store {
 
   /** Configured versus actual durability settings of this connection. */
   async durability(): Promise<DurabilityReport> {
-    return this.through(async () =>
-      readDurability(
-        this.access.read(),
-        this.role === "writer" ? this.connection("writer") : undefined,
-        this.config,
-        this.path,
-        this.entry.walSync,
-      ),
-    );
+    return this.through(async () => {
+      const writer = this.role === "writer" ? this.connection("writer") : undefined;
+      return readDurability(this.access.read(), writer, this.config, this.path, this.entry.walSync);
+    });
   }
 
   /** Schema version and application_id as stored in the database. */
