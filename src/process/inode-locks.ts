@@ -10,7 +10,7 @@ import {
   type ProcessKind,
   presenceOffset,
 } from "./lock-map.js";
-import { removeMarker, sweepStaleMarkers, writeMarker } from "./markers.js";
+import { type Marker, removeMarker, sweepStaleMarkers, writeMarker } from "./markers.js";
 import { FairWriteLock } from "./write-lock.js";
 
 /**
@@ -97,7 +97,7 @@ export class InodeLocks {
     profileDir: string,
     profile: string,
     kind: ProcessKind,
-    detail: { synchronous?: string } = {},
+    detail: Pick<Marker, "synchronous" | "offLoop"> = {},
   ): void {
     if (this.marker) return;
     try {

@@ -20,6 +20,8 @@ export interface Marker extends ProcessIdentity {
   dbPath: string;
   /** The synchronous level the process's writer connection runs at, as SQLite reported it. */
   synchronous?: string;
+  /** What its commits do off the event loop (durability.syncOffLoop), from its live writer. */
+  offLoop?: "fsync+checkpoint" | "checkpoint" | "none";
 }
 
 export function runDir(profileDir: string): string {
@@ -29,7 +31,7 @@ export function runDir(profileDir: string): string {
 /** Write this process's marker for a profile; returns its path, or undefined where identity is unknown. */
 export function writeMarker(
   profileDir: string,
-  fields: { kind: ProcessKind; profile: string; dbPath: string; synchronous?: string },
+  fields: Pick<Marker, "kind" | "profile" | "dbPath" | "synchronous" | "offLoop">,
 ): string | undefined {
   const identity = currentIdentity();
   if (!identity) return undefined;

@@ -193,6 +193,11 @@ async function open(options: OpenStoreOptions): Promise<Store> {
   if (role === "writer") {
     entry.locks.mark(profileDir(home, profile), profile, processKind(), {
       synchronous: entry.connection("writer")!.synchronous,
+      offLoop: !entry.walSync
+        ? "none"
+        : entry.walSync.options.fsync
+          ? "fsync+checkpoint"
+          : "checkpoint",
     });
   }
   return new SqliteStore({

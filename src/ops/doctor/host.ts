@@ -37,7 +37,11 @@ export function holderFindings(
         (m) =>
           m.liveness === "alive" && m.marker?.pid === h.pid && m.marker.startTicks === h.startTicks,
       )?.marker;
-      writers.push({ pid: h.pid, synchronous: marker?.synchronous ?? null });
+      writers.push({
+        pid: h.pid,
+        synchronous: marker?.synchronous ?? null,
+        offLoop: marker?.offLoop ?? null,
+      });
     }
     findings.push({
       code: "holders",
@@ -84,6 +88,8 @@ export function holderFindings(
 export interface WriterLevel {
   pid: number;
   synchronous: string | null;
+  /** What its commits do off the event loop, as its marker says (null: not published). */
+  offLoop: string | null;
 }
 
 export function backupFindings(home: string, profile: string): Finding[] {

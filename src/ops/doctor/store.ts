@@ -56,13 +56,13 @@ export function durabilityFindings(
 export function synchronousFinding(
   configured: string,
   probe: string,
-  writers: readonly { pid: number; synchronous: string | null }[],
+  writers: readonly { pid: number; synchronous: string | null; offLoop?: string | null }[],
 ): Finding {
   const off = writers.filter((w) => w.synchronous !== null && w.synchronous !== configured);
   const live =
     writers.length === 0
       ? "no live writer"
-      : `live writers: ${writers.map((w) => `pid ${w.pid} ${w.synchronous ?? "(level not published)"}`).join(", ")}`;
+      : `live writers: ${writers.map((w) => `pid ${w.pid} ${w.synchronous ?? "(level not published)"}${offLoopNote(w.offLoop)}`).join(", ")}`;
   const drift = off.length > 0 || probe !== configured;
   return {
     code: "synchronous",
@@ -77,6 +77,14 @@ export function synchronousFinding(
         }
       : {}),
   };
+}
+
+/** " (fsync and checkpoints off the event loop)" and the like, from a writer's marker. */
+function offLoopNote(offLoop: string | null | undefined): string {
+  if (offLoop === "fsync+checkpoint") return " (fsync and checkpoints off the event loop)";
+  if (offLoop === "checkpoint") return " (checkpoints off the event loop)";
+  if (offLoop === "none") return " (syncs inside the commit)";
+  return "";
 }
 
 /** Findings from what the backend read of the database (through a snapshot that writes nothing). */

@@ -40,7 +40,9 @@ describe("durability is read back from SQLite, never echoed from the configurati
     await writer.call("open", { home });
     const ok = synchronous((await doctor(home)).findings);
     expect(ok.severity).toBe("ok");
-    expect(ok.message).toContain(`pid ${writer.pid} full`);
+    expect(ok.message).toContain(
+      `pid ${writer.pid} full (fsync and checkpoints off the event loop)`,
+    );
     expect(ok.message).toContain("a new connection reads back full");
 
     // A writer that runs at another level than config.json says is a warning naming it.
@@ -49,7 +51,16 @@ describe("durability is read back from SQLite, never echoed from the configurati
     const report = await doctor(home);
     const drift = synchronous(report.findings);
     expect(drift.severity).toBe("warning");
-    expect(drift.message).toContain(`pid ${lax.pid} normal`);
+    expect(drift.message).toContain(`pid ${lax.pid} normal (checkpoints off the event loop)`);
     expect(report.code).toBe(4);
+  });
+
+  it("doctor says which writers sync inside the commit (durability.syncOffLoop false)", async () => {
+    const home = tempHome();
+    (await openStore({ home })).close();
+    const writer = await startWorker();
+    await writer.call("open", { home, config: { durability: { syncOffLoop: false } } });
+    const finding = synchronous((await doctor(home)).findings);
+    expect(finding.message).toContain(`pid ${writer.pid} full (syncs inside the commit)`);
   });
 });
