@@ -172,7 +172,7 @@ export class DatabaseEntry {
       entries.set(key, this);
     }
     for (const role of ["writer", "reader"] as const) {
-      if (this.slots[role] && !this.slots[role]!.conn) this.acquire(role, config);
+      if (this.slots[role] && !this.slots[role]!.conn) this.acquire(role, config, undefined, true);
     }
     this.pool?.reopen();
     const { resolve } = this.parked;
@@ -188,12 +188,16 @@ export class DatabaseEntry {
   /**
    * Take a reference on the connection for `role`, opening it when needed.
    * `setup` runs on a new connection before the guard is taken (journal
-   * mode, migrations).
+   * mode, migrations). `reattach` (unpark, reopen) opens the connection of a
+   * slot whose references are already counted; any other call is a new
+   * reference, also when the slot's connection is closed for a window (a
+   * store opened while another of this process is parked).
    */
   acquire(
     role: ConnectionRole,
     config: HearthConfig,
     setup?: (conn: Connection) => void,
+    reattach = false,
   ): Connection {
     const slot = this.slots[role];
     if (slot?.conn) {
@@ -221,8 +225,11 @@ export class DatabaseEntry {
       throw err;
     }
     conn.guard = this.guard;
-    if (slot) slot.conn = conn;
-    else this.slots[role] = { conn, refs: 1 };
+    if (!slot) this.slots[role] = { conn, refs: 1 };
+    else {
+      slot.conn = conn;
+      if (!reattach) slot.refs++;
+    }
     return conn;
   }
 
@@ -266,7 +273,7 @@ export class DatabaseEntry {
     // The reader threads' connections go too: they reopen on the current files on demand.
     this.pool?.restart();
     this.assertSameInode();
-    for (const role of roles) this.acquire(role, config);
+    for (const role of roles) this.acquire(role, config, undefined, true);
   }
 
   private assertSameInode(): void {

@@ -17,17 +17,23 @@ export type CheckpointResult =
 
 export type CheckpointReply = CheckpointResult & { id: number };
 
+/** A thread with no checkpoint for this long ends (its V8 isolate is ~10 MB of RSS); the next checkpoint starts another. */
+const IDLE_MS = 30_000;
+
 /**
  * The one checkpoint thread of this process, shared by every store in it:
  * started on the first checkpoint, kept alive by nothing but a job in
- * flight (it never holds the process open), and started again after it
- * dies. Jobs run one at a time, in order.
+ * flight (it never holds the process open), ended after IDLE_MS without a
+ * job, and started again when needed or after it dies. Jobs run one at a
+ * time, in order.
  */
 let worker: Worker | undefined;
+let idleTimer: NodeJS.Timeout | undefined;
 let nextId = 1;
 const waiting = new Map<number, (reply: CheckpointResult) => void>();
 
 export function checkpointOffLoop(job: Omit<CheckpointJob, "id">): Promise<CheckpointResult> {
+  clearTimeout(idleTimer);
   const thread = worker ?? spawn();
   const id = nextId++;
   return new Promise((resolve) => {
@@ -45,12 +51,17 @@ function spawn(): Worker {
   thread.on("message", (reply: CheckpointReply) => {
     const resolve = waiting.get(reply.id);
     waiting.delete(reply.id);
-    if (waiting.size === 0) thread.unref();
+    if (waiting.size === 0) {
+      thread.unref();
+      idleTimer = setTimeout(() => retire(thread), IDLE_MS).unref();
+    }
     const { id: _id, ...result } = reply;
     resolve?.(result);
   });
   const fail = (why: string) => {
-    if (worker === thread) worker = undefined;
+    // A retired thread's exit concerns nobody: the jobs waiting belong to its successor.
+    if (worker !== thread) return;
+    worker = undefined;
     for (const resolve of waiting.values()) resolve({ ok: false, message: why });
     waiting.clear();
   };
@@ -59,4 +70,10 @@ function spawn(): Worker {
   thread.unref();
   worker = thread;
   return thread;
+}
+
+function retire(thread: Worker): void {
+  if (worker !== thread || waiting.size > 0) return;
+  worker = undefined;
+  void thread.terminate();
 }

@@ -371,6 +371,9 @@ describe("handoff (D5) with hearth chat and real gateways", () => {
       return (await handoff(home, sid))?.state === "failed";
     });
     expect((await handoff(home, sid))?.error).toBe(`${hook.url}/boom answered 500`);
+    // The gateway logs once its write is acknowledged, which is after another
+    // process can already read it (its WAL fsync comes between: durability.md).
+    await until("the gateway logged the failure", () => gw.logEvents("handoff.failed").length > 0);
     expect(gw.logEvents("handoff.failed")).toHaveLength(1);
   });
 });

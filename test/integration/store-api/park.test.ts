@@ -35,4 +35,22 @@ describe("the store's door during a maintenance window (M5)", () => {
     await store.resume();
     expect((await waiting)?.title).toBe("waits");
   });
+
+  it("a store opened and closed while another is parked leaves the parked one its connections (the dashboard's row write during a window)", async () => {
+    const home = tempHome();
+    const writer = await openSqliteStore({ home });
+    const s = await writer.sessions.create({ title: "kept" });
+    await writer.close();
+    const reader = await openSqliteStore({ home, role: "reader" });
+    open.push(reader);
+    await reader.park();
+    // A short-lived writer of the same process opens during the window; its
+    // call waits at the door, goes through when the window ends, and it closes.
+    const passing = await openSqliteStore({ home });
+    const renamed = passing.sessions.rename(s.id, "renamed");
+    await reader.resume();
+    await renamed;
+    await passing.close();
+    expect((await reader.sessions.get(s.id))?.title).toBe("renamed");
+  });
 });
