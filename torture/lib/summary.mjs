@@ -21,6 +21,10 @@ export function summarize(stats, ledger) {
     diskOverBound: stats.diskOverBound.length,
     diskLeaks: stats.diskLeaks.length,
     writesNotResumedAfterFree: stats.writesNotResumed.length,
+    // An internal error is a bug: the dashboard's 500s (the runner keeps its log line for the first).
+    dashboard500s: Object.entries(stats.dashboard.errors)
+      .filter(([key]) => key.startsWith("500"))
+      .reduce((n, [, count]) => n + count, 0),
   };
   const acknowledged = {
     gateway: ledger.count("gateway"),
