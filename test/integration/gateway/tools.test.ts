@@ -48,7 +48,10 @@ function setup(fake: FakeOpenAi, tools: Record<string, unknown> = {}) {
     tools: {
       enabled: ["count_tool", "current_time", "hang_tool", "fail_tool", "big_tool"],
       modules: [TOOLS],
-      settings: { count_tool: { file: join(home, "count.log") } },
+      settings: {
+        count_tool: { file: join(home, "count.log") },
+        hang_tool: { file: join(home, "hang.log") },
+      },
       ...tools,
     },
   });
@@ -320,6 +323,9 @@ describe("built-in tools and the drain", () => {
       body: JSON.stringify({ platform: "web", chat: "c", content: "go" }),
     });
     await until("the tool call committed", async () => (await transcript(home)).length === 2);
+    // Readable is not yet running: the gateway starts the tool once its write is acknowledged.
+    const hangLog = join(home, "hang.log");
+    await until("the hanging tool runs", () => existsSync(hangLog));
     gw.child.kill("SIGTERM");
     const answer = await res;
     expect(answer.status).toBe(499);

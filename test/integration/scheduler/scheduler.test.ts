@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { liveness, readBootId } from "../../../src/process/identity.js";
@@ -187,6 +187,12 @@ describe("hearth scheduler run", () => {
     const a = await startScheduler(home);
     const [run] = await untilRuns(home, "a running worker", (r) =>
       r.some((x) => x.worker !== null),
+    );
+    // Recorded is not yet let go: the scheduler says "go" to its worker once
+    // that write is acknowledged, which is after another process can read it.
+    await until(
+      "the worker runs its command",
+      () => existsSync(file) && readFileSync(file, "utf8").includes("begin"),
     );
     await a.process.kill("SIGKILL"); // its worker lives on in its own process group
     const worker = { ...run!.worker!, bootId: run!.bootId! };
