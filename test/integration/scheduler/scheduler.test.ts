@@ -114,6 +114,9 @@ describe("hearth scheduler run", () => {
     writeJobs(home, [{ name: "optimize", schedule: EVERY_SECOND, kind: "optimize" }]);
     const gateway = await startGateway(home);
     const s = await startScheduler(home);
+    // Waited for in the scheduler's log, not by polling the store: a reader
+    // in this process is a holder the window cannot park, and would be named.
+    await until("a run that finished", () => s.logs("run.finished").length >= 1);
     const runs = await untilRuns(home, "a run that ran", (r) => r.filter(ran).length >= 1);
     const run = runs.filter(ran)[0]!;
     expect(run.outcome, JSON.stringify(run)).toBe("ok");
