@@ -54,8 +54,6 @@ export class WalSync {
   private checkpoint: Promise<void> | undefined;
   private backfilled = 0;
   private readonly header = Buffer.alloc(4);
-  /** The last checkpoint's result (doctor and tests read it). */
-  last: CheckpointResult | undefined;
 
   constructor(
     private readonly host: WalSyncHost,
@@ -98,9 +96,12 @@ export class WalSync {
   private maybeCheckpoint(guard: FileGuard): void {
     if (this.checkpoint) return;
     const frames = this.frames(guard);
-    if (frames === undefined) return;
-    if (frames < this.backfilled) this.backfilled = 0; // the WAL started over
-    if (frames - this.backfilled < this.options.pages) return;
+    // When the WAL's length cannot be read, checkpoint anyway: with SQLite's
+    // automatic checkpoint off, skipping would let the WAL grow without bound.
+    if (frames !== undefined) {
+      if (frames < this.backfilled) this.backfilled = 0; // the WAL started over
+      if (frames - this.backfilled < this.options.pages) return;
+    }
     const { path, key, locks } = this.host;
     this.checkpoint = locks.writeLock
       .run(
@@ -108,15 +109,15 @@ export class WalSync {
         this.options.patienceMs,
       )
       .then(
-        (result) => {
-          this.last = result;
+        (result: CheckpointResult) => {
           // A checkpoint that could not run, or stopped at a reader's snapshot
           // (a backup), is tried again after another `pages` frames.
-          this.backfilled = result.ok ? Math.max(result.checkpointed, 0) : frames;
+          this.backfilled = result.ok
+            ? Math.max(result.checkpointed, 0)
+            : (frames ?? this.backfilled);
         },
-        (err: unknown) => {
-          this.last = { ok: false, message: (err as Error).message };
-          this.backfilled = frames;
+        () => {
+          this.backfilled = frames ?? this.backfilled;
         },
       )
       .finally(() => {
