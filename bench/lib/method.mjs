@@ -182,8 +182,14 @@ Workloads (sizes of this ${s.mode} run):
    garbage collection and VmRSS again, and the V8 heap in use (its /metrics).
    The gateway exposes no GC: the bench starts it with \`node --expose-gc --import
    bench/workers/gc-on-signal.mjs\`, a preload that runs \`gc()\` on SIGUSR2 and
-   adds nothing else. The ceiling column is the same gateway after the first
-   block; target <= 1.2× in every round (after the forced GC).
+   adds nothing else. The target row compares the end with the same gateway
+   halfway (${n((s.memTurns ?? 0) / 2)} turns): <= 1.05× in every round (after the forced GC), so
+   a structure kept per session or per turn shows. The rows against the first
+   block (the issue's first form of the target, 1.2×) are reported without a
+   target: they also count two pools that fill once and stop, V8's young
+   generation (widened by 16 MiB under load) and SQLite's page cache (16 MiB
+   per connection in better-sqlite3's build; the gateway's writer and reader
+   fill theirs as the store grows past it).
 16. **scaling** (bench/workloads/scaling.mjs): one store grown through
    ${(s.scalingSizes ?? []).map(n).join(", ")} messages (sessions of ${PER_SESSION} messages, filled like
    workload 6's store, each size's new rows indexed with one \`INSERT … SELECT\` into the

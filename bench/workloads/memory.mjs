@@ -133,22 +133,47 @@ function buildRows({ res, sizes, clients, failures }) {
   };
   const note = failures.length ? `failed requests: ${failures.join("; ")}` : undefined;
   const pick = (mark, field) => res[mark].map((s) => s[field]);
+  // The target is growth once warm: from half the run to its end (500 more
+  // sessions, 50,000 more turns). Against the first 1,000 turns (the rows
+  // below, reported without a target) the ratio also counts two pools that
+  // size themselves and then stop: V8's young generation (16 MiB more when
+  // V8 widens it under load, whenever that happens) and SQLite's page
+  // cache, 16 MiB per connection in better-sqlite3's build (writer and
+  // reader each fill theirs as the store grows past it). A structure kept
+  // per session or per turn grows between half and end; those pools do not.
   const target = {
-    text: "<= 1.2× after the first turns",
+    text: "<= 1.05× halfway (no growth per session once warm)",
     kind: "ceiling",
     op: "<=",
-    value: 1.2,
+    value: 1.05,
     basis: "worst",
     ...(sizes.mode === "quick" ? { applies: false } : {}),
   };
   const common = { workload, unit: "MB", better: "lower", baselines, ...(note ? { note } : {}) };
+  const warm = res.half.length
+    ? [
+        row({
+          workload: `14. gateway memory, once warm (ceiling: the same gateway halfway, ${n(sizes.memTurns / 2)} turns)`,
+          unit: "MB",
+          better: "lower",
+          baselines: {
+            ceiling: `the same gateway after ${n(sizes.memTurns / 2)} turns / ${n(sizes.memSessions / 2)} sessions`,
+          },
+          ...(note ? { note } : {}),
+          metric: `VmRSS after ${after}, settled + forced GC`,
+          hearth: pick("end", "rssGc"),
+          ceiling: pick("half", "rssGc"),
+          target,
+        }),
+      ]
+    : [];
   const rows = [
+    ...warm,
     row({
       ...common,
       metric: `VmRSS after ${after}, settled + forced GC`,
       hearth: pick("end", "rssGc"),
       ceiling: pick("base", "rssGc"),
-      target,
     }),
     row({
       ...common,
@@ -188,7 +213,7 @@ function buildRows({ res, sizes, clients, failures }) {
   ].filter(([mark]) => res[mark].length > 0);
   midway.forEach(([mark, part], i) => {
     rows.splice(
-      2 + i,
+      warm.length + 2 + i,
       0,
       row({
         ...common,
