@@ -1,12 +1,7 @@
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import fsx from "fs-native-extensions";
 import { HearthError } from "../errors.js";
-
-/** SQLite's unix VFS: the SHARED lock range of the database file. */
-export const SQLITE_SHARED_FIRST = 0x40000002;
-export const SQLITE_SHARED_SIZE = 510;
-/** The -shm "dead man switch" byte every WAL connection holds a read lock on. */
-export const SQLITE_SHM_DMS = 128;
+import { SQLITE_SHARED_FIRST, SQLITE_SHARED_SIZE, SQLITE_SHM_DMS } from "./sqlite-lock-bytes.js";
 
 interface Watched {
   path: string;

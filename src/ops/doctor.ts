@@ -92,7 +92,7 @@ export async function runDoctor(
       findings.push({ code: "snapshot", severity: "warning", message: content.note });
     probe = content.synchronousProbe;
     findings.push(...contentFindings(content, path, config));
-    findings.push(...jobFindings(content.jobs, config, profile, Date.now()));
+    findings.push(...(await jobFindings(content.jobs, config, profile, Date.now())));
     report.counts = content.counts;
     report.schemaVersion = content.schemaVersion;
   } catch (err) {

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { HearthError } from "../errors.js";
-import { SQLITE_SHARED_FIRST, SQLITE_SHM_DMS } from "../files/guard.js";
 import { SIDECAR_SUFFIXES } from "../files/inspect.js";
+import { SQLITE_SHARED_FIRST, SQLITE_SHM_DMS } from "../files/sqlite-lock-bytes.js";
 import { describeProcess, type ProcessInfo } from "./identity.js";
 import {
   decodePresence,

@@ -1,6 +1,5 @@
 import type { HearthConfig } from "../../config/schema.js";
 import type { JobHealth } from "../../store/runs.js";
-import { periodsSince } from "../jobs/due.js";
 import type { Finding } from "./finding.js";
 
 /**
@@ -8,13 +7,15 @@ import type { Finding } from "./finding.js";
  * last `scheduler.alertAfter` runs or more were refused, failed or unknown
  * is an error naming the last reason; a configured job that succeeded once
  * but not for `alertAfter` due times since (missed, skipped) is a warning.
+ * The cron engine is loaded only when a job has a success to count from:
+ * `hearth doctor` on a store without runs never pays for it.
  */
-export function jobFindings(
+export async function jobFindings(
   jobs: readonly JobHealth[],
   config: HearthConfig,
   profile: string,
   now: number,
-): Finding[] {
+): Promise<Finding[]> {
   const findings: Finding[] = [];
   const threshold = config.scheduler.alertAfter;
   for (const h of jobs.filter((j) => j.profile === profile)) {
@@ -29,6 +30,7 @@ export function jobFindings(
     }
     const job = config.scheduler.jobs.find((j) => j.name === h.job && j.enabled);
     if (!job || !h.lastSuccessAt) continue;
+    const { periodsSince } = await import("../jobs/due.js");
     const periods = periodsSince(job, Date.parse(h.lastSuccessAt), now);
     if (periods > threshold) {
       findings.push({

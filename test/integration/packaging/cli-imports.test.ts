@@ -1,0 +1,82 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { openStore } from "../../../src/index.js";
+import { CLI } from "../../helpers/cli.js";
+import { tempHome } from "../../helpers/home.js";
+import { run } from "../../helpers/process.js";
+
+const RECORD = fileURLToPath(new URL("../../fixtures/record-loaded.mjs", import.meta.url));
+
+/** `hearth <args>` with every package it loads recorded: its exit code, stdout and the package names. */
+async function loadedBy(home: string, args: string[]) {
+  const file = join(dirname(tempHome()), "loaded.txt");
+  writeFileSync(file, "");
+  const r = await run(process.execPath, ["--import", RECORD, CLI, "--home", home, ...args], {
+    // A user's shell: none of the HEARTH_* settings vitest.config.ts gives every
+    // test (an environment setting has the whole configuration validated).
+    env: {
+      ...Object.fromEntries(
+        Object.keys(process.env).map((k) => [
+          k,
+          k.startsWith("HEARTH_") ? undefined : process.env[k],
+        ]),
+      ),
+      HEARTH_TEST_LOADED: file,
+    },
+  });
+  const packages = new Set<string>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(line);
+    if (m) packages.add(m[1]!);
+  }
+  return { code: r.code, stdout: r.stdout, json: () => r.json(), packages: [...packages] };
+}
+
+async function smallStore(): Promise<string> {
+  const home = tempHome();
+  const store = await openStore({ home });
+  const s = await store.sessions.create({ title: "one" });
+  await store.messages.append(s.id, { role: "user", content: "hello" });
+  await store.close();
+  return home;
+}
+
+// Start-up is most of a small command's time (docs/benchmarks.md, workload
+// 12): a command loads only what it uses.
+describe("what a CLI command loads", () => {
+  it("doctor on a store without scheduled runs loads neither the lock addon nor the cron engine", async () => {
+    const home = await smallStore();
+    const doctor = await loadedBy(home, ["doctor"]);
+    expect(doctor.stdout).toContain("quick_check: ok");
+    expect(doctor.packages).toContain("better-sqlite3"); // the recording sees what it claims to
+    for (const heavy of ["fs-native-extensions", "croner", "fastify", "prom-client", "zod"])
+      expect(doctor.packages).not.toContain(heavy);
+    const help = await loadedBy(home, ["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.packages).toEqual(["commander"]);
+  });
+
+  it("doctor still counts a job's missed due times, loading the cron engine only then", async () => {
+    const home = await smallStore();
+    writeFileSync(
+      join(home, "config.json"),
+      `${JSON.stringify({ scheduler: { jobs: [{ name: "minutely", schedule: "* * * * *", kind: "prune" }] } })}\n`,
+    );
+    // A success an hour ago and nothing since: about 60 due times missed.
+    const db = new Database(join(home, "state.db"));
+    const hourAgo = Date.now() - 3_600_000;
+    db.prepare(
+      "INSERT INTO job_runs (job, profile, trigger, scheduled_at, started_at, finished_at, outcome) VALUES ('minutely', 'default', 'schedule', ?, ?, ?, 'ok')",
+    ).run(hourAgo, hourAgo, hourAgo);
+    db.close();
+    const doctor = await loadedBy(home, ["--json", "doctor"]);
+    const stale = doctor.json().findings.find((f: { code: string }) => f.code === "job_stale");
+    expect(stale).toMatchObject({ severity: "warning" });
+    expect(stale.message).toMatch(/minutely last succeeded .*, (59|60|61) due times ago/);
+    expect(doctor.packages).toContain("croner");
+    expect(doctor.code).toBe(4);
+  });
+});
