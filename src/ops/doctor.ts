@@ -4,6 +4,7 @@ import type { HearthConfig } from "../config/schema.js";
 import { isHearthError } from "../errors.js";
 import { assertOurs, lstatOrNull, readHeader } from "../files/inspect.js";
 import type { HolderJson } from "../process/holders.js";
+import { warmKernelLocks } from "../process/proc-locks.js";
 import { sqliteMaintenance } from "../store/maintenance.js";
 import type { StoreCounts } from "../store/types.js";
 import { fileFindings, routingFindings } from "./doctor/files.js";
@@ -42,6 +43,7 @@ export interface DoctorReport {
 export async function runDoctor(
   options: { home?: string | undefined; profile?: string | undefined } = {},
 ): Promise<DoctorReport> {
+  warmKernelLocks(); // read last (holderFindings); its first-read cost overlaps the checks before
   const { home, profile } = resolveLocation(options);
   const path = databasePath(home, profile);
   const findings: Finding[] = [];
