@@ -10,7 +10,7 @@
 // Code that finds hearth's other built files goes through src/files/built.ts,
 // which works from any file one folder below dist/, as every chunk is.
 // Without this step dist/ still works: main.js is then tsc's own output.
-import { readdirSync, renameSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,6 +26,31 @@ const require = createRequire(import.meta.url);
 // the bundle loads them with require() instead, exporting what Node's own
 // interop would: module.exports as the default, its keys as named exports.
 const CJS = ["better-sqlite3", "fs-native-extensions", "commander"];
+// fs-native-extensions finds its addon through require-addon, whose
+// resolver (bare-addon-resolve, bare-module-resolve, bare-semver) costs
+// ~15 ms of every command that opens a store; loading the prebuilt addon
+// for this platform directly costs ~3. The bundle puts the addon in
+// require.cache as the package's binding.js, so the package's own code runs
+// unchanged on it. Where the direct load fails (musl, another layout, a
+// package version without that file) the package resolves it as before.
+const PREBUILT_LOCKS = `
+{
+  const require = createRequire(import.meta.url);
+  try {
+    const binding = require.resolve("fs-native-extensions/binding.js");
+    if (!require.cache[binding] && !require("node:fs").existsSync("/etc/alpine-release")) {
+      const { dirname, join } = require("node:path");
+      const addon = require(join(dirname(binding), "prebuilds", process.platform + "-" + process.arch, "fs-native-extensions.node"));
+      const Module = require("node:module");
+      const m = new Module(binding);
+      m.filename = binding;
+      m.exports = addon;
+      m.loaded = true;
+      require.cache[binding] = m;
+    }
+  } catch {}
+}`;
+
 const requireCjs = {
   name: "require-cjs-packages",
   resolveId(id) {
@@ -39,6 +64,7 @@ const requireCjs = {
     );
     return [
       'import { createRequire } from "node:module";',
+      ...(name === "fs-native-extensions" ? [PREBUILT_LOCKS] : []),
       `const m = createRequire(import.meta.url)(${JSON.stringify(name)});`,
       "export default m;",
       ...keys.map((k) => `export const ${k} = m.${k};`),
@@ -46,6 +72,10 @@ const requireCjs = {
   },
 };
 
+// Bundling a bundle would keep the old chunks' code and drop this script's
+// changes: the input must be tsc's output (npm run build runs tsc first).
+if (/from "\.\/hearth-/.test(readFileSync(join(cli, "main.js"), "utf8")))
+  throw new Error("dist/cli/main.js is already a bundle: run tsc -p tsconfig.build.json first");
 rmSync(staging, { recursive: true, force: true });
 await build({
   input: join(cli, "main.js"),

@@ -42,9 +42,14 @@ export default function setup(): void {
   if (stale.length === 0) return;
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   const shown = stale.slice(0, 3).join(", ") + (stale.length > 3 ? `, … (${stale.length})` : "");
-  console.log(`dist/ is older than ${shown}: building (tsc -p tsconfig.build.json)`);
+  console.log(`dist/ is older than ${shown}: building (tsc, then the zod and CLI bundles)`);
   execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
     cwd: ROOT,
     stdio: "inherit",
   });
+  // The steps of `npm run build` after tsc that shape dist/ (the web
+  // dashboard's vite build aside): without them the CLI under test would be
+  // tsc's module-per-file output, not the bundle `npm test` builds and ships.
+  for (const script of ["scripts/bundle-zod.mjs", "scripts/bundle-cli.mjs"])
+    execFileSync(process.execPath, [join(ROOT, script)], { cwd: ROOT, stdio: "inherit" });
 }

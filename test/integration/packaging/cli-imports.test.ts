@@ -59,6 +59,16 @@ describe("what a CLI command loads", () => {
     expect(help.packages).toEqual(["commander"]);
   });
 
+  it("sessions list loads the lock addon straight from its prebuild, not through its resolver", async () => {
+    const home = await smallStore();
+    const list = await loadedBy(home, ["sessions", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain("1 msgs");
+    expect(list.packages).toContain("fs-native-extensions");
+    for (const resolver of ["require-addon", "bare-addon-resolve", "bare-module-resolve"])
+      expect(list.packages).not.toContain(resolver);
+  });
+
   it("doctor still counts a job's missed due times, loading the cron engine only then", async () => {
     const home = await smallStore();
     writeFileSync(
