@@ -45,3 +45,6 @@ function run(job: CheckpointJob): CheckpointReply {
 parentPort!.on("message", (job: CheckpointJob) => {
   parentPort!.postMessage(run(job));
 });
+// Started and loaded (better-sqlite3 included): the writer takes its write
+// lock for a checkpoint only after this, so no writer waits for a start-up.
+parentPort!.postMessage({ ready: true });

@@ -28,9 +28,22 @@ const IDLE_MS = 30_000;
  * time, in order.
  */
 let worker: Worker | undefined;
+/** Resolves once the current thread has started and loaded its script (or has failed). */
+let started: Promise<void> = Promise.resolve();
 let idleTimer: NodeJS.Timeout | undefined;
 let nextId = 1;
 const waiting = new Map<number, (reply: CheckpointResult) => void>();
+
+/**
+ * Resolves once the checkpoint thread is running, starting it if need be.
+ * Starting one costs 30–70 ms (a V8 isolate, better-sqlite3); a caller
+ * awaits this before taking its write lock for a checkpoint, so its
+ * writers never wait for that.
+ */
+export function checkpointThreadReady(): Promise<void> {
+  if (!worker) spawn();
+  return started;
+}
 
 export function checkpointOffLoop(job: Omit<CheckpointJob, "id">): Promise<CheckpointResult> {
   clearTimeout(idleTimer);
@@ -48,7 +61,12 @@ function spawn(): Worker {
     // The caller's own flags (--input-type, loaders, --eval) mean nothing to the thread's script.
     execArgv: [],
   });
-  thread.on("message", (reply: CheckpointReply) => {
+  let ready: () => void = () => {};
+  started = new Promise((resolve) => {
+    ready = resolve;
+  });
+  thread.on("message", (reply: CheckpointReply | { ready: true }) => {
+    if ("ready" in reply) return ready();
     const resolve = waiting.get(reply.id);
     waiting.delete(reply.id);
     if (waiting.size === 0) {
@@ -60,6 +78,7 @@ function spawn(): Worker {
   });
   const fail = (why: string) => {
     // A retired thread's exit concerns nobody: the jobs waiting belong to its successor.
+    ready(); // whoever awaits the start goes on, and its job gets this answer
     if (worker !== thread) return;
     worker = undefined;
     for (const resolve of waiting.values()) resolve({ ok: false, message: why });

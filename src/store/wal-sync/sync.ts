@@ -4,7 +4,7 @@ import { HearthError } from "../../errors.js";
 import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
 import type { InodeLocks } from "../../process/inode-locks.js";
-import { type CheckpointResult, checkpointOffLoop } from "./checkpointer.js";
+import { type CheckpointResult, checkpointOffLoop, checkpointThreadReady } from "./checkpointer.js";
 
 /** Where SQLite's wal-index header keeps mxFrame (frames in the WAL), in the -shm file. */
 const MX_FRAME_OFFSET = 16;
@@ -103,10 +103,12 @@ export class WalSync {
       if (frames - this.backfilled < this.options.pages) return;
     }
     const { path, key, locks } = this.host;
-    this.checkpoint = locks.writeLock
-      .run(
-        () => checkpointOffLoop({ path, key, synchronous: this.options.synchronous }),
-        this.options.patienceMs,
+    this.checkpoint = checkpointThreadReady()
+      .then(() =>
+        locks.writeLock.run(
+          () => checkpointOffLoop({ path, key, synchronous: this.options.synchronous }),
+          this.options.patienceMs,
+        ),
       )
       .then(
         (result: CheckpointResult) => {
