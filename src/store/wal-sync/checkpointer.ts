@@ -22,8 +22,8 @@ const IDLE_MS = 30_000;
 
 /**
  * The one checkpoint thread of this process, shared by every store in it:
- * started on the first checkpoint, kept alive by nothing but a job in
- * flight (it never holds the process open), ended after IDLE_MS without a
+ * started on the first checkpoint, holding the process open only while it
+ * starts and while a job is in flight, ended after IDLE_MS without a
  * job, and started again when needed or after it dies. Jobs run one at a
  * time, in order.
  */
@@ -66,7 +66,11 @@ function spawn(): Worker {
     ready = resolve;
   });
   thread.on("message", (reply: CheckpointReply | { ready: true }) => {
-    if ("ready" in reply) return ready();
+    if ("ready" in reply) {
+      // Held open while it started (someone awaits that); now only by jobs.
+      if (waiting.size === 0) thread.unref();
+      return ready();
+    }
     const resolve = waiting.get(reply.id);
     waiting.delete(reply.id);
     if (waiting.size === 0) {
@@ -86,7 +90,8 @@ function spawn(): Worker {
   };
   thread.on("error", (err) => fail(`the checkpoint thread failed: ${err.message}`));
   thread.on("exit", (code) => fail(`the checkpoint thread exited (${code})`));
-  thread.unref();
+  // Not unref'd until it is ready: a caller awaiting the start (a checkpoint
+  // that close() or a park then awaits) must keep the process alive.
   worker = thread;
   return thread;
 }

@@ -127,6 +127,24 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     },
   );
 
+  it("close() right after the first checkpoint was asked for completes while the thread is still starting", async () => {
+    // 30 writes cross the 64-page threshold a few writes before close(),
+    // which awaits that checkpoint while its thread starts. A thread
+    // unref'd during its start left nothing holding the process open: the
+    // process ended with exit 13 (unsettled top-level await) before close()
+    // was done.
+    for (let i = 0; i < 3; i++) {
+      const home = tempHome();
+      const result = await run(process.execPath, [
+        FIXTURE,
+        JSON.stringify({ home, syncOffLoop: true, count: 30 }),
+      ]);
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.stdout.trim().split("\n").at(-1)).toBe("closed");
+    }
+  });
+
   it("checkpoints on the thread keep the WAL bounded, and durability() reads the live state", async () => {
     const home = tempHome();
     const store = await openSqliteStore({
