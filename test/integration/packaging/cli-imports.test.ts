@@ -16,7 +16,7 @@ async function loadedBy(home: string, args: string[]) {
   writeFileSync(file, "");
   const r = await run(process.execPath, ["--import", RECORD, CLI, "--home", home, ...args], {
     // A user's shell: none of the HEARTH_* settings vitest.config.ts gives every
-    // test (an environment setting has the whole configuration validated).
+    // test (with HEARTH_GATEWAY_PORT set, doctor loads croner whatever the store holds).
     env: {
       ...Object.fromEntries(
         Object.keys(process.env).map((k) => [
