@@ -153,13 +153,11 @@ function buildRows({ res, sizes, clients, failures }) {
   const warm = res.half.length
     ? [
         row({
+          ...common,
           workload: `14. gateway memory, once warm (ceiling: the same gateway halfway, ${n(sizes.memTurns / 2)} turns)`,
-          unit: "MB",
-          better: "lower",
           baselines: {
             ceiling: `the same gateway after ${n(sizes.memTurns / 2)} turns / ${n(sizes.memSessions / 2)} sessions`,
           },
-          ...(note ? { note } : {}),
           metric: `VmRSS after ${after}, settled + forced GC`,
           hearth: pick("end", "rssGc"),
           ceiling: pick("half", "rssGc"),

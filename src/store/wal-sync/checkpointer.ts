@@ -36,7 +36,8 @@ const waiting = new Map<number, (reply: CheckpointResult) => void>();
 
 /**
  * Resolves once the checkpoint thread is running, starting it if need be.
- * Starting one costs 30–70 ms (a V8 isolate, better-sqlite3); a caller
+ * Starting one (a V8 isolate, better-sqlite3) held writers for 55–75 ms
+ * when it happened under the write lock; a caller
  * awaits this before taking its write lock for a checkpoint, so its
  * writers never wait for that.
  */
@@ -68,15 +69,14 @@ function spawn(): Worker {
   thread.on("message", (reply: CheckpointReply | { ready: true }) => {
     if ("ready" in reply) {
       // Held open while it started (someone awaits that); now only by jobs.
-      if (waiting.size === 0) thread.unref();
+      // Idle from now on too: a checkpoint that then gives up waiting for
+      // the write lock posts no job, and the thread must still end.
+      if (waiting.size === 0) idle(thread);
       return ready();
     }
     const resolve = waiting.get(reply.id);
     waiting.delete(reply.id);
-    if (waiting.size === 0) {
-      thread.unref();
-      idleTimer = setTimeout(() => retire(thread), IDLE_MS).unref();
-    }
+    if (waiting.size === 0) idle(thread);
     const { id: _id, ...result } = reply;
     resolve?.(result);
   });
@@ -94,6 +94,13 @@ function spawn(): Worker {
   // that close() or a park then awaits) must keep the process alive.
   worker = thread;
   return thread;
+}
+
+/** No job in flight: the thread no longer holds the process open, and ends after IDLE_MS unless a job comes. */
+function idle(thread: Worker): void {
+  thread.unref();
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(() => retire(thread), IDLE_MS).unref();
 }
 
 function retire(thread: Worker): void {

@@ -1,38 +1,21 @@
-import { readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { CLI } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
-import { run } from "../../helpers/process.js";
+import { runRecordingPackages } from "../../helpers/loaded.js";
 
-const RECORD = fileURLToPath(new URL("../../fixtures/record-loaded.mjs", import.meta.url));
-
-/** `hearth <args>` with every package it loads recorded: its exit code, stdout and the package names. */
-async function loadedBy(home: string, args: string[]) {
-  const file = join(dirname(tempHome()), "loaded.txt");
-  writeFileSync(file, "");
-  const r = await run(process.execPath, ["--import", RECORD, CLI, "--home", home, ...args], {
-    // A user's shell: none of the HEARTH_* settings vitest.config.ts gives every
-    // test (with HEARTH_GATEWAY_PORT set, doctor loads croner whatever the store holds).
-    env: {
-      ...Object.fromEntries(
-        Object.keys(process.env).map((k) => [
-          k,
-          k.startsWith("HEARTH_") ? undefined : process.env[k],
-        ]),
-      ),
-      HEARTH_TEST_LOADED: file,
-    },
-  });
-  const packages = new Set<string>();
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(line);
-    if (m) packages.add(m[1]!);
-  }
-  return { code: r.code, stdout: r.stdout, json: () => r.json(), packages: [...packages] };
+/** `hearth --home <home> <args>` with every package it loads recorded. */
+function loadedBy(home: string, args: string[]) {
+  // A user's shell: none of the HEARTH_* settings vitest.config.ts gives every
+  // test (with HEARTH_GATEWAY_PORT set, doctor loads croner whatever the store holds).
+  const unset = Object.keys(process.env).filter((k) => k.startsWith("HEARTH_"));
+  return runRecordingPackages(
+    [CLI, "--home", home, ...args],
+    Object.fromEntries(unset.map((k) => [k, undefined])),
+  );
 }
 
 async function smallStore(): Promise<string> {

@@ -4,9 +4,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { tempHome } from "../../helpers/home.js";
+import { runRecordingPackages } from "../../helpers/loaded.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
-const LOADED = fileURLToPath(new URL("../../fixtures/loaded-packages.mjs", import.meta.url));
 
 /** A consumer project whose node_modules/hearth is this package (resolved through its exports map). */
 function consumer(): string {
@@ -17,14 +17,16 @@ function consumer(): string {
   return dir;
 }
 
-function loadedBy(entry: string): string[] {
-  const out = execFileSync(process.execPath, [LOADED, entry], { encoding: "utf8" });
-  return (JSON.parse(out.trim().split("\n").pop()!) as { packages: string[] }).packages;
+/** The packages that loading `entry` (run as the main module) loads. */
+async function loadedBy(entry: string): Promise<string[]> {
+  const result = await runRecordingPackages([entry]);
+  if (result.code !== 0) throw new Error(`node ${entry} exited ${result.code}: ${result.stderr}`);
+  return result.packages;
 }
 
 describe("the library entry", () => {
-  it("loads no server, metrics or CLI packages (what docs/api.md says the import loads)", () => {
-    const packages = loadedBy(join(ROOT, "dist", "index.js"));
+  it("loads no server, metrics or CLI packages (what docs/api.md says the import loads)", async () => {
+    const packages = await loadedBy(join(ROOT, "dist", "index.js"));
     for (const heavy of [
       "fastify",
       "@fastify/cookie",
@@ -37,7 +39,7 @@ describe("the library entry", () => {
     }
     expect(packages).toContain("better-sqlite3");
     // The gateway does load them: the check sees what it claims to see.
-    expect(loadedBy(join(ROOT, "dist", "gateway", "server.js"))).toEqual(
+    expect(await loadedBy(join(ROOT, "dist", "gateway", "server.js"))).toEqual(
       expect.arrayContaining(["fastify", "avvio"]),
     );
   });
