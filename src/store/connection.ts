@@ -83,6 +83,28 @@ export class Connection {
     };
   }
 
+  /**
+   * @internal A PASSIVE checkpoint on this connection, on the caller's
+   * thread: the WalSync's fallback when its thread's checkpoint is overdue.
+   */
+  checkpointPassive(): { ok: true; busy: number; log: number; checkpointed: number } {
+    try {
+      const [row] = this.db.pragma("wal_checkpoint(PASSIVE)") as {
+        busy: number;
+        log: number;
+        checkpointed: number;
+      }[];
+      return {
+        ok: true,
+        busy: row?.busy ?? 1,
+        log: row?.log ?? -1,
+        checkpointed: row?.checkpointed ?? -1,
+      };
+    } catch (err) {
+      throw fromSqliteError(err, this.path);
+    }
+  }
+
   /** True when transaction(fn, true) commits off the loop (allowOffLoop was called). */
   get offLoop(): boolean {
     return this.offLoopPragmas !== undefined;

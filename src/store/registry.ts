@@ -336,6 +336,7 @@ function offLoop(
     fsync: level === "full",
     synchronous: level,
     pages: config.durability.walAutocheckpointPages,
+    checkpointHere: () => conn.checkpointPassive(),
     patienceMs: config.store.busyTimeoutMs,
   });
 }

@@ -9,6 +9,13 @@ import { type CheckpointResult, checkpointOffLoop, checkpointThreadReady } from 
 /** Where SQLite's wal-index header keeps mxFrame (frames in the WAL), in the -shm file. */
 const MX_FRAME_OFFSET = 16;
 
+/**
+ * How many thresholds of frames past the last checkpoint the WAL may hold
+ * while the thread's checkpoint has not run, before the writer checkpoints
+ * on its own connection instead (`checkpointHere`).
+ */
+export const OVERDUE_THRESHOLDS = 4;
+
 /** What a WalSync needs of its database entry (src/store/registry.ts). */
 export interface WalSyncHost {
   readonly path: string;
@@ -26,6 +33,12 @@ export interface WalSyncOptions {
   pages: number;
   /** How long a checkpoint waits for the write lock before it is skipped. */
   patienceMs: number;
+  /**
+   * A PASSIVE checkpoint on the writer's own connection, on this thread (what
+   * SQLite's automatic checkpoint would do); its result. For a checkpoint
+   * the thread has not run when the WAL is overdue.
+   */
+  checkpointHere: () => CheckpointResult;
 }
 
 /**
@@ -94,13 +107,21 @@ export class WalSync {
   }
 
   private maybeCheckpoint(guard: FileGuard): void {
-    if (this.checkpoint) return;
     const frames = this.frames(guard);
+    if (frames !== undefined && frames < this.backfilled) this.backfilled = 0; // the WAL started over
     // When the WAL's length cannot be read, checkpoint anyway: with SQLite's
     // automatic checkpoint off, skipping would let the WAL grow without bound.
-    if (frames !== undefined) {
-      if (frames < this.backfilled) this.backfilled = 0; // the WAL started over
-      if (frames - this.backfilled < this.options.pages) return;
+    const behind = frames === undefined ? Number.POSITIVE_INFINITY : frames - this.backfilled;
+    if (behind < this.options.pages) return;
+    if (this.checkpoint) {
+      // The thread's checkpoint has not run: its thread is still starting
+      // (its "ready" arrives as an event, which a caller writing in a loop
+      // of resolved promises never lets in), or it never answers. The WAL
+      // must not grow without bound meanwhile: past OVERDUE_THRESHOLDS, this
+      // commit's writer checkpoints on its own connection, on this thread,
+      // as SQLite's automatic checkpoint would.
+      if (behind >= OVERDUE_THRESHOLDS * this.options.pages) this.checkpointedHere(frames);
+      return;
     }
     const { path, key, locks } = this.host;
     this.checkpoint = checkpointThreadReady()
@@ -111,13 +132,7 @@ export class WalSync {
         ),
       )
       .then(
-        (result: CheckpointResult) => {
-          // A checkpoint that could not run, or stopped at a reader's snapshot
-          // (a backup), is tried again after another `pages` frames.
-          this.backfilled = result.ok
-            ? Math.max(result.checkpointed, 0)
-            : (frames ?? this.backfilled);
-        },
+        (result: CheckpointResult) => this.recordCheckpoint(result, frames),
         () => {
           this.backfilled = frames ?? this.backfilled;
         },
@@ -125,6 +140,24 @@ export class WalSync {
       .finally(() => {
         this.checkpoint = undefined;
       });
+  }
+
+  private checkpointedHere(frames: number | undefined): void {
+    let result: CheckpointResult;
+    try {
+      result = this.options.checkpointHere();
+    } catch (err) {
+      result = { ok: false, message: (err as Error).message };
+    }
+    this.recordCheckpoint(result, frames);
+  }
+
+  /**
+   * A checkpoint that could not run, or stopped at a reader's snapshot (a
+   * backup), is tried again after another `pages` frames.
+   */
+  private recordCheckpoint(result: CheckpointResult, frames: number | undefined): void {
+    this.backfilled = result.ok ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
   }
 
   /** Frames in the WAL now, from the wal-index header in -shm (undefined when unreadable). */

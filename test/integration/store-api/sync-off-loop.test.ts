@@ -145,6 +145,31 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     }
   });
 
+  it("a writer that never yields to the event loop still keeps its WAL bounded while the thread starts", async () => {
+    // At NORMAL a write resolves without an fsync to wait for, so a loop of
+    // appends runs on resolved promises alone and never lets the thread's
+    // "ready" event in: its checkpoint never ran, and these 2,000 writes grew
+    // the WAL to 124 MiB. Past OVERDUE_THRESHOLDS × 64 pages the writer now
+    // checkpoints on its own connection.
+    const home = tempHome();
+    const result = await run(process.execPath, [
+      FIXTURE,
+      JSON.stringify({
+        home,
+        syncOffLoop: true,
+        count: 2000,
+        synchronous: "normal",
+        measureWal: true,
+      }),
+    ]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const wal = Number(/^wal (\d+)$/m.exec(result.stdout)?.[1]);
+    // 4 thresholds of 64 pages are 1 MiB; a commit's own frames come on top.
+    expect(wal).toBeGreaterThan(0);
+    expect(wal).toBeLessThan(2 * 1024 * 1024);
+  });
+
   it("checkpoints on the thread keep the WAL bounded, and durability() reads the live state", async () => {
     const home = tempHome();
     const store = await openSqliteStore({
