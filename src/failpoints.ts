@@ -23,6 +23,8 @@ export const FAILPOINTS = {
     "COMMIT returned without a sync of SQLite's own (durability.syncOffLoop); hearth's WAL fsync not yet begun (not acknowledged)",
   "wal.fsync":
     "hearth's fsync of the WAL after a commit (durability.syncOffLoop); `fail` makes it return EIO",
+  "checkpoint.thread-start":
+    "the checkpoint thread loaded its script and has not yet said it is up; `fail` makes it exit there (a thread that never comes up)",
   "backup.mid-publish":
     "the backup copy is written, fsync'd and verified under its staging name, not yet renamed into the backup pattern",
   "repair.mid-promote":
@@ -39,7 +41,7 @@ export const FAILPOINTS = {
 export type FailpointName = keyof typeof FAILPOINTS;
 
 /** The failpoints that take the `fail` action (an injected error instead of a kill). */
-const FAILABLE: ReadonlySet<string> = new Set(["wal.fsync"]);
+const FAILABLE: ReadonlySet<string> = new Set(["wal.fsync", "checkpoint.thread-start"]);
 
 interface Armed {
   action: "kill" | "fail";

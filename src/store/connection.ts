@@ -10,6 +10,13 @@ export type ConnectionRole = "writer" | "reader";
 
 export type SynchronousLevel = "off" | "normal" | "full" | "extra";
 
+/**
+ * How a write-path commit runs beside a WalSync: "loop" keeps SQLite's own
+ * fsync in the commit and leaves only the checkpoint to the WalSync; "pool"
+ * leaves the fsync to it as well.
+ */
+export type OffLoopMode = "loop" | "pool";
+
 /** SQLite's numeric `PRAGMA synchronous` value as its name. */
 export function synchronousName(value: unknown): SynchronousLevel | string {
   return (["off", "normal", "full", "extra"] as const)[Number(value)] ?? String(value);
@@ -33,8 +40,12 @@ export class Connection {
   private readonly commit: Statement | undefined;
   private readonly rollback: Statement | undefined;
   guard: FileGuard | undefined;
-  /** Set on the writer when its commits may leave fsync and checkpoint to a WalSync (see offLoop). */
-  private offLoopPragmas: { enter: Statement[]; leave: Statement[] } | undefined;
+  /** Set on the writer when its commits may leave fsync and checkpoint to a WalSync (see allowOffLoop). */
+  private offLoopPragmas:
+    | Record<OffLoopMode, { enter: Statement[]; leave: Statement[] }>
+    | undefined;
+  /** How long the last COMMIT statement took (ms): SQLite's own fsync included, when it ran one. */
+  lastCommitMs = 0;
 
   constructor(path: string, role: ConnectionRole, config: HearthConfig) {
     this.path = path;
@@ -60,26 +71,28 @@ export class Connection {
   }
 
   /**
-   * @internal Let `transaction(fn, true)` commit without any fsync of
-   * SQLite's own (when `fsync` is true: synchronous OFF for that
-   * transaction only, which also skips the WAL-header fsync when the commit
-   * starts the WAL over; hearth's fsync after the commit covers both) and
-   * without its automatic checkpoint; the caller must then run
-   * WalSync.afterCommit() before acknowledging (src/store/wal-sync).
-   * Every other transaction and statement keeps the configured behaviour.
+   * @internal Let `transaction(fn, mode)` commit without SQLite's automatic
+   * checkpoint ("loop"), and with `fsync` true also without any fsync of
+   * SQLite's own ("pool": synchronous OFF for that transaction only, which
+   * also skips the WAL-header fsync when the commit starts the WAL over;
+   * hearth's fsync after the commit covers both). The caller must then run
+   * WalSync.afterCommit() before acknowledging (src/store/wal-sync). Every
+   * other transaction and statement keeps the configured behaviour.
    */
   allowOffLoop(fsync: boolean, config: HearthConfig): void {
     const pages = config.durability.walAutocheckpointPages;
     const level = config.durability.synchronous.toUpperCase();
+    const noCheckpoint = this.db.prepare("PRAGMA wal_autocheckpoint = 0");
+    const checkpointAgain = this.db.prepare(`PRAGMA wal_autocheckpoint = ${pages}`);
+    const loop = { enter: [noCheckpoint], leave: [checkpointAgain] };
     this.offLoopPragmas = {
-      enter: [
-        ...(fsync ? [this.db.prepare("PRAGMA synchronous = OFF")] : []),
-        this.db.prepare("PRAGMA wal_autocheckpoint = 0"),
-      ],
-      leave: [
-        ...(fsync ? [this.db.prepare(`PRAGMA synchronous = ${level}`)] : []),
-        this.db.prepare(`PRAGMA wal_autocheckpoint = ${pages}`),
-      ],
+      loop,
+      pool: fsync
+        ? {
+            enter: [this.db.prepare("PRAGMA synchronous = OFF"), noCheckpoint],
+            leave: [this.db.prepare(`PRAGMA synchronous = ${level}`), checkpointAgain],
+          }
+        : loop,
     };
   }
 
@@ -105,7 +118,7 @@ export class Connection {
     }
   }
 
-  /** True when transaction(fn, true) commits off the loop (allowOffLoop was called). */
+  /** True when transaction(fn, mode) can commit off the loop (allowOffLoop was called). */
   get offLoop(): boolean {
     return this.offLoopPragmas !== undefined;
   }
@@ -144,15 +157,15 @@ export class Connection {
   /**
    * Run `fn` in one IMMEDIATE transaction. The generation guard runs before
    * (refuse to write to a ghost) and after commit (never acknowledge a write
-   * that went to one). With `offLoop` (and allowOffLoop called), the commit
-   * leaves its fsync and checkpoint to the caller's WalSync.
+   * that went to one). With a `mode` (and allowOffLoop called), the commit
+   * leaves its checkpoint, and with "pool" its fsync, to the caller's WalSync.
    */
-  transaction<T>(fn: () => T, offLoop = false): T {
+  transaction<T>(fn: () => T, mode?: OffLoopMode): T {
     if (!this.begin || !this.commit || !this.rollback) {
       throw new TypeError("transaction() needs the writer connection");
     }
     this.guard?.check();
-    const pragmas = offLoop ? this.offLoopPragmas : undefined;
+    const pragmas = mode ? this.offLoopPragmas?.[mode] : undefined;
     if (!pragmas) return this.commitOrRollback(fn);
     for (const s of pragmas.enter) runPragma(s);
     try {
@@ -182,7 +195,9 @@ export class Connection {
     try {
       result = fn();
       failpoint("write.before-commit");
+      const started = performance.now();
       commit.run();
+      this.lastCommitMs = performance.now() - started;
     } catch (err) {
       if (this.db.inTransaction) rollback.run();
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;

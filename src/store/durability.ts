@@ -120,6 +120,8 @@ export function readDurability(
     offLoop: {
       fsync: Boolean(writer?.offLoop && walSync?.options.fsync),
       checkpoint: Boolean(writer?.offLoop && walSync),
+      lastFsync: (writer?.offLoop && walSync?.policy?.lastCommit) || null,
+      commits: { ...(writer?.offLoop ? walSync?.policy?.commits : undefined) },
     },
   };
 }

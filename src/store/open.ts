@@ -13,6 +13,7 @@ import {
   lstatOrNull,
   readHeader,
 } from "../files/inspect.js";
+import { backupFlagRaised } from "../process/backup-flag.js";
 import { processKind } from "../process/kind.js";
 import type { Store } from "./api.js";
 import type { Connection, ConnectionRole } from "./connection.js";
@@ -191,7 +192,9 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     );
   }
   if (role === "writer") {
-    entry.locks.mark(profileDir(home, profile), profile, processKind(), {
+    const dir = profileDir(home, profile);
+    entry.walSync?.policy?.watchBackups(() => backupFlagRaised(dir));
+    entry.locks.mark(dir, profile, processKind(), {
       synchronous: entry.connection("writer")!.synchronous,
       offLoop: !entry.walSync
         ? "none"

@@ -5,6 +5,7 @@ import { lstatOrNull } from "../files/inspect.js";
 import { InodeLocks } from "../process/inode-locks.js";
 import { Connection, type ConnectionRole } from "./connection.js";
 import { ReaderPool } from "./reader-pool/pool.js";
+import { FSYNC_POLICY } from "./wal-sync/policy.js";
 import { WalSync } from "./wal-sync/sync.js";
 
 /**
@@ -336,6 +337,7 @@ function offLoop(
     fsync: level === "full",
     synchronous: level,
     pages: config.durability.walAutocheckpointPages,
+    policy: FSYNC_POLICY,
     checkpointHere: () => conn.checkpointPassive(),
     patienceMs: config.store.busyTimeoutMs,
   });

@@ -1,5 +1,7 @@
+import { profileDir } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../errors.js";
+import { raiseBackupFlag } from "../process/backup-flag.js";
 import { type HolderReport, readHolders } from "../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
@@ -197,11 +199,17 @@ export class SqliteStore implements Store {
   async copyTo(target: string, onProgress?: OnProgress): Promise<void> {
     return this.through(async () => {
       this.assertOpen();
-      await copyOnline(this.path, target, {
-        busyTimeoutMs: this.config.store.busyTimeoutMs,
-        nice: this.config.backup.nice,
-        ...(onProgress ? { onProgress } : {}),
-      });
+      // Writers of this profile move their fsync off the loop while the copy runs.
+      const lower = await raiseBackupFlag(profileDir(this.home, this.profile));
+      try {
+        await copyOnline(this.path, target, {
+          busyTimeoutMs: this.config.store.busyTimeoutMs,
+          nice: this.config.backup.nice,
+          ...(onProgress ? { onProgress } : {}),
+        });
+      } finally {
+        lower();
+      }
     });
   }
 

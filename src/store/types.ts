@@ -189,6 +189,9 @@ export interface PgDurabilityReport {
   weaknesses: string[];
 }
 
+/** Why a commit's fsync left the event loop (null: it did not). */
+export type OffLoopReason = "busy-loop" | "slow-disk" | "backup" | "fsync-running" | null;
+
 export interface DurabilityReport {
   sqliteVersion: string;
   walResetBug: boolean;
@@ -203,5 +206,20 @@ export interface DurabilityReport {
    * both false for a read-only store, in rollback-journal mode, at OFF or
    * EXTRA, or when the setting is false.
    */
-  offLoop: { fsync: boolean; checkpoint: boolean };
+  offLoop: {
+    fsync: boolean;
+    checkpoint: boolean;
+    /**
+     * Where this process's last write-path commit fsynced the WAL (with
+     * `fsync`; null before the first): "loop" inside SQLite's commit, or
+     * "pool" after it, and why (src/store/wal-sync/policy.ts).
+     */
+    lastFsync: { on: "loop" | "pool"; reason: OffLoopReason } | null;
+    /**
+     * This process's write-path commits since its writer opened, by where
+     * their fsync ran: `loop`, or the reason it left (`busy-loop`,
+     * `slow-disk`, `backup`, `fsync-running`). Keys that never happened are absent.
+     */
+    commits: Partial<Record<"loop" | NonNullable<OffLoopReason>, number>>;
+  };
 }

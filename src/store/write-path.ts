@@ -1,5 +1,5 @@
 import { HearthError, isHearthError } from "../errors.js";
-import type { Connection } from "./connection.js";
+import type { Connection, OffLoopMode } from "./connection.js";
 import type { DatabaseEntry } from "./registry.js";
 
 /**
@@ -25,7 +25,7 @@ export function writeTransaction<T>(
   // transaction runs synchronously to its commit or rollback, and the
   // caller learns which (never HEARTH_ABORTED for a write that happened).
   let begun = false;
-  let committedOn: Connection | undefined;
+  let committed: { mode: OffLoopMode; heldMs: number; commitMs: number } | undefined;
   const run = entry.locks.writeLock.run(async () => {
     let degradedNow = false;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
@@ -33,8 +33,13 @@ export function writeTransaction<T>(
       const conn = writer();
       try {
         begun = true;
-        const result = conn.transaction(() => fn(conn), conn.offLoop);
-        committedOn = conn;
+        const walSync = conn.offLoop ? entry.walSync : undefined;
+        const mode = walSync?.commitMode();
+        const started = performance.now();
+        const result = conn.transaction(() => fn(conn), mode);
+        if (mode) {
+          committed = { mode, heldMs: performance.now() - started, commitMs: conn.lastCommitMs };
+        }
         return result;
       } catch (err) {
         if (isSearchIndexDamage(err) && !degradedNow) {
@@ -53,7 +58,10 @@ export function writeTransaction<T>(
   }, patienceMs);
   // Committed: on the WalSync's fsync (and checkpoint) before it is acknowledged.
   const durable = run.then(async (value) => {
-    if (committedOn?.offLoop) await entry.walSync?.afterCommit();
+    if (committed) {
+      const { mode, heldMs, commitMs } = committed;
+      await entry.walSync?.afterCommit(mode, heldMs, commitMs);
+    }
     return value;
   });
   if (!signal) return durable;

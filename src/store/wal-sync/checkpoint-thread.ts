@@ -11,8 +11,9 @@
  * store between jobs. It never writes a row.
  */
 import { statSync } from "node:fs";
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
+import { failpointFails } from "../../failpoints.js";
 import type { CheckpointJob, CheckpointReply } from "./checkpointer.js";
 
 function run(job: CheckpointJob): CheckpointReply {
@@ -47,4 +48,6 @@ parentPort!.on("message", (job: CheckpointJob) => {
 });
 // Started and loaded (better-sqlite3 included): the writer takes its write
 // lock for a checkpoint only after this, so no writer waits for a start-up.
+if (failpointFails("checkpoint.thread-start")) process.exit(70);
+Atomics.store((workerData as { up: Int32Array }).up, 0, 1);
 parentPort!.postMessage({ ready: true });

@@ -28,22 +28,29 @@ const IDLE_MS = 30_000;
  * time, in order.
  */
 let worker: Worker | undefined;
-/** Resolves once the current thread has started and loaded its script (or has failed). */
-let started: Promise<void> = Promise.resolve();
+/**
+ * Set to 1 by the current thread once it has loaded its script: read
+ * without waiting for an event, so a writer that never yields to the event
+ * loop (a loop of appends on resolved promises) still sees it.
+ */
+let up = new Int32Array(new SharedArrayBuffer(4));
 let idleTimer: NodeJS.Timeout | undefined;
+/** A thread that ended before it came up is not started again before this (Date.now()). */
+let nextStart = 0;
+const RESTART_AFTER_MS = 1_000;
 let nextId = 1;
 const waiting = new Map<number, (reply: CheckpointResult) => void>();
 
 /**
- * Resolves once the checkpoint thread is running, starting it if need be.
- * Starting one (a V8 isolate, better-sqlite3) held writers for 55–75 ms
- * when it happened under the write lock; a caller
- * awaits this before taking its write lock for a checkpoint, so its
- * writers never wait for that.
+ * True once the checkpoint thread is running; starts it when none is. A
+ * start (a V8 isolate, better-sqlite3: tens of milliseconds) held writers
+ * when it happened under the write lock; a caller asks this first and takes
+ * its write lock for a checkpoint only once the thread is up, so no writer
+ * ever waits for a start.
  */
-export function checkpointThreadReady(): Promise<void> {
-  if (!worker) spawn();
-  return started;
+export function checkpointThreadUp(): boolean {
+  if (!worker && Date.now() >= nextStart) spawn();
+  return Atomics.load(up, 0) === 1;
 }
 
 export function checkpointOffLoop(job: Omit<CheckpointJob, "id">): Promise<CheckpointResult> {
@@ -58,21 +65,19 @@ export function checkpointOffLoop(job: Omit<CheckpointJob, "id">): Promise<Check
 }
 
 function spawn(): Worker {
+  up = new Int32Array(new SharedArrayBuffer(4));
   const thread = new Worker(pathToFileURL(builtFile("store/wal-sync/checkpoint-thread.js")), {
     // The caller's own flags (--input-type, loaders, --eval) mean nothing to the thread's script.
     execArgv: [],
-  });
-  let ready: () => void = () => {};
-  started = new Promise((resolve) => {
-    ready = resolve;
+    workerData: { up },
   });
   thread.on("message", (reply: CheckpointReply | { ready: true }) => {
     if ("ready" in reply) {
-      // Held open while it started (someone awaits that); now only by jobs.
-      // Idle from now on too: a checkpoint that then gives up waiting for
-      // the write lock posts no job, and the thread must still end.
+      // Held open while it started; now only by jobs. Idle from now on too:
+      // a checkpoint that then gives up waiting for the write lock posts no
+      // job, and the thread must still end.
       if (waiting.size === 0) idle(thread);
-      return ready();
+      return;
     }
     const resolve = waiting.get(reply.id);
     waiting.delete(reply.id);
@@ -82,16 +87,17 @@ function spawn(): Worker {
   });
   const fail = (why: string) => {
     // A retired thread's exit concerns nobody: the jobs waiting belong to its successor.
-    ready(); // whoever awaits the start goes on, and its job gets this answer
     if (worker !== thread) return;
     worker = undefined;
+    // One that never came up would otherwise be started again at every commit.
+    if (Atomics.load(up, 0) !== 1) nextStart = Date.now() + RESTART_AFTER_MS;
     for (const resolve of waiting.values()) resolve({ ok: false, message: why });
     waiting.clear();
   };
   thread.on("error", (err) => fail(`the checkpoint thread failed: ${err.message}`));
   thread.on("exit", (code) => fail(`the checkpoint thread exited (${code})`));
-  // Not unref'd until it is ready: a caller awaiting the start (a checkpoint
-  // that close() or a park then awaits) must keep the process alive.
+  // Not unref'd until it is ready: a process that ends while its checkpoint
+  // thread starts waits for the start rather than end it half-loaded.
   worker = thread;
   return thread;
 }

@@ -4,7 +4,8 @@ import { HearthError } from "../../errors.js";
 import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
 import type { InodeLocks } from "../../process/inode-locks.js";
-import { type CheckpointResult, checkpointOffLoop, checkpointThreadReady } from "./checkpointer.js";
+import { type CheckpointResult, checkpointOffLoop, checkpointThreadUp } from "./checkpointer.js";
+import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 
 /** Where SQLite's wal-index header keeps mxFrame (frames in the WAL), in the -shm file. */
 const MX_FRAME_OFFSET = 16;
@@ -25,8 +26,12 @@ export interface WalSyncHost {
 }
 
 export interface WalSyncOptions {
-  /** fsync the WAL here before a write is acknowledged (synchronous FULL); false at NORMAL. */
+  /**
+   * A commit's fsync may move here (synchronous FULL), where `policy` says;
+   * false at NORMAL.
+   */
   fsync: boolean;
+  policy: FsyncPolicyOptions;
   /** The synchronous level the checkpoint runs with (its own syncs of WAL and database). */
   synchronous: string;
   /** WAL frames past the last checkpoint before the next one starts. */
@@ -67,18 +72,42 @@ export class WalSync {
   private checkpoint: Promise<void> | undefined;
   private backfilled = 0;
   private readonly header = Buffer.alloc(4);
+  /** Where each commit's fsync runs (only with `fsync`). */
+  readonly policy: FsyncPolicy | undefined;
 
   constructor(
     private readonly host: WalSyncHost,
     readonly options: WalSyncOptions,
-  ) {}
+  ) {
+    this.policy = options.fsync ? new FsyncPolicy(options.policy) : undefined;
+  }
 
-  /** After a commit: resolves when the write may be acknowledged. */
-  afterCommit(): Promise<void> | undefined {
+  /**
+   * How the next write-path commit runs: "pool" when its fsync leaves the
+   * loop (the policy's call, and always while an fsync of ours is running:
+   * SQLite's would queue behind it on the loop), else "loop".
+   */
+  commitMode(): "loop" | "pool" {
+    const policy = this.policy;
+    if (!policy) return "loop";
+    const reason = this.running ? "fsync-running" : policy.offLoop() ? policy.last : null;
+    policy.lastCommit = { on: reason ? "pool" : "loop", reason };
+    const key = reason ?? "loop";
+    policy.commits[key] = (policy.commits[key] ?? 0) + 1;
+    return reason ? "pool" : "loop";
+  }
+
+  /**
+   * After a commit in `mode`, which held the loop for `heldMs` (its COMMIT
+   * statement `commitMs` of it): resolves when the write may be acknowledged.
+   */
+  afterCommit(mode: "loop" | "pool", heldMs: number, commitMs: number): Promise<void> | undefined {
     const guard = this.host.guard;
     if (!guard) return Promise.reject(this.gone());
+    this.policy?.spent(heldMs);
+    if (mode === "loop") this.policy?.synced(commitMs);
     this.maybeCheckpoint(guard);
-    return this.options.fsync ? this.sync(guard) : undefined;
+    return mode === "pool" ? this.sync(guard) : undefined;
   }
 
   /** Resolves once no checkpoint of this process is running (before a park or close). */
@@ -88,8 +117,10 @@ export class WalSync {
 
   private sync(guard: FileGuard): Promise<void> {
     if (!this.running) {
+      const started = performance.now();
       this.running = fsyncWal(guard).finally(() => {
         this.running = undefined;
+        this.policy?.synced(performance.now() - started);
       });
       return this.running;
     }
@@ -113,23 +144,21 @@ export class WalSync {
     // automatic checkpoint off, skipping would let the WAL grow without bound.
     const behind = frames === undefined ? Number.POSITIVE_INFINITY : frames - this.backfilled;
     if (behind < this.options.pages) return;
-    if (this.checkpoint) {
-      // The thread's checkpoint has not run: its thread is still starting
-      // (its "ready" arrives as an event, which a caller writing in a loop
-      // of resolved promises never lets in), or it never answers. The WAL
-      // must not grow without bound meanwhile: past OVERDUE_THRESHOLDS, this
-      // commit's writer checkpoints on its own connection, on this thread,
-      // as SQLite's automatic checkpoint would.
+    if (this.checkpoint || !checkpointThreadUp()) {
+      // A checkpoint of ours is waiting for the write lock, or the thread is
+      // still starting (it is asked again at the next commit). The WAL must
+      // not grow without bound meanwhile (a thread that never comes up, a
+      // lock that never frees): past OVERDUE_THRESHOLDS, this commit's
+      // writer checkpoints on its own connection, on this thread, as
+      // SQLite's automatic checkpoint would.
       if (behind >= OVERDUE_THRESHOLDS * this.options.pages) this.checkpointedHere(frames);
       return;
     }
     const { path, key, locks } = this.host;
-    this.checkpoint = checkpointThreadReady()
-      .then(() =>
-        locks.writeLock.run(
-          () => checkpointOffLoop({ path, key, synchronous: this.options.synchronous }),
-          this.options.patienceMs,
-        ),
+    this.checkpoint = locks.writeLock
+      .run(
+        () => checkpointOffLoop({ path, key, synchronous: this.options.synchronous }),
+        this.options.patienceMs,
       )
       .then(
         (result: CheckpointResult) => this.recordCheckpoint(result, frames),
