@@ -29,7 +29,7 @@ export async function raiseBackupFlag(profileDir: string): Promise<() => void> {
   let fd: number | undefined;
   try {
     ensurePrivateDir(runDir(profileDir));
-    fd = openSync(backupFlagPath(profileDir), "a", 0o600);
+    fd = openSync(backupFlagPath(profileDir), "a+", 0o600); // a read lock needs read access
     // A writer's probe holds the byte exclusively for a few microseconds.
     for (let tries = 0; !fsx.tryLock(fd, 0, 1, { shared: true }); tries++) {
       if (tries >= 20) throw new Error("the backup flag stayed busy");

@@ -1,0 +1,80 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { FsyncPolicy } from "../../src/store/wal-sync/policy.js";
+
+// The policy that decides where a commit's fsync runs (src/store/wal-sync/policy.ts),
+// against this process's real event loop and clock.
+
+const options = { windowMs: 50, busyShare: 0.5, slowMs: 20, holdMs: 150 };
+
+/** Keep the event loop computing for `share` of every 10 ms, for `ms`. */
+async function keepLoopBusy(ms: number, share: number, asCommits?: FsyncPolicy): Promise<void> {
+  const timer = setInterval(() => {
+    const started = performance.now();
+    while (performance.now() - started < 10 * share);
+    asCommits?.spent(performance.now() - started);
+  }, 10);
+  await sleep(ms);
+  clearInterval(timer);
+}
+
+describe("FsyncPolicy: where a commit's fsync runs", () => {
+  it("keeps the fsync in the commit on a quiet loop", async () => {
+    const policy = new FsyncPolicy(options);
+    expect(policy.offLoop()).toBe(false);
+    await sleep(120);
+    expect(policy.offLoop()).toBe(false);
+    expect(policy.last).toBeNull();
+  });
+
+  it("moves it off the loop while other work keeps the loop busy, and back when it stops", async () => {
+    const policy = new FsyncPolicy(options);
+    policy.offLoop();
+    await keepLoopBusy(120, 0.8);
+    expect(policy.offLoop()).toBe(true);
+    expect(policy.last).toBe("busy-loop");
+    await sleep(120);
+    policy.offLoop(); // this window was quiet …
+    await sleep(60);
+    expect(policy.offLoop()).toBe(false); // … and so was the next
+  });
+
+  it("does not count the commits' own time as other work", async () => {
+    const policy = new FsyncPolicy(options);
+    policy.offLoop();
+    await keepLoopBusy(120, 0.8, policy);
+    expect(policy.offLoop()).toBe(false);
+  });
+
+  it("moves it off the loop for holdMs after an fsync of slowMs or more", async () => {
+    const policy = new FsyncPolicy(options);
+    policy.synced(5);
+    expect(policy.offLoop()).toBe(false);
+    policy.synced(25);
+    expect(policy.offLoop()).toBe(true);
+    expect(policy.last).toBe("slow-disk");
+    await sleep(80);
+    expect(policy.offLoop()).toBe(true);
+    await sleep(120);
+    expect(policy.offLoop()).toBe(false);
+  });
+
+  it("moves it off the loop while a backup runs, asking at most once per window", async () => {
+    const policy = new FsyncPolicy(options);
+    let raised = true;
+    let asked = 0;
+    policy.watchBackups(() => {
+      asked++;
+      return raised;
+    });
+    policy.offLoop();
+    await sleep(60);
+    expect(policy.offLoop()).toBe(true);
+    expect(policy.last).toBe("backup");
+    for (let i = 0; i < 100; i++) policy.offLoop();
+    expect(asked).toBe(1);
+    raised = false;
+    await sleep(60);
+    expect(policy.offLoop()).toBe(false);
+  });
+});
