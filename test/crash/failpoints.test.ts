@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { profileDir } from "../../src/config/paths.js";
 import { LATEST_SCHEMA_VERSION, openStore } from "../../src/index.js";
+import { raiseBackupFlag } from "../../src/process/backup-flag.js";
 import { runCli } from "../helpers/cli.js";
 import { tempHome } from "../helpers/home.js";
 import { run as runChild } from "../helpers/process.js";
@@ -72,9 +74,12 @@ describe("named failpoints: a kill at each precise instant loses nothing acknowl
     "write.before-fsync",
   ])("%s: the write that committed but was never acknowledged is there, every acknowledged one too", async (point) => {
     const { home, path, sessionId } = await seeded();
+    // The backup flag up sends every commit's fsync to the pool, where write.before-fsync is.
+    const lower = await raiseBackupFlag(profileDir(home, "default"));
     const writer = await startWorker({ HEARTH_FAILPOINTS: `${point}=kill@5` });
     await writer.call("open", { home });
     expect(await killedDuringLoop(writer, sessionId)).toBe("SIGKILL");
+    lower();
     expect(writer.acks).toEqual(["w-0", "w-1", "w-2", "w-3"]);
     expect(integrity(path)).toBe("ok");
     expect(await storedClientIds(home, sessionId)).toEqual(["w-0", "w-1", "w-2", "w-3", "w-4"]);
@@ -92,6 +97,8 @@ describe("named failpoints: a kill at each precise instant loses nothing acknowl
 
   it("wal.fsync=fail: a write whose WAL fsync fails is refused with HEARTH_SYNC_FAILED, never acknowledged; the next write goes through", async () => {
     const { home, path, sessionId } = await seeded();
+    // The backup flag up sends every commit's fsync to the pool, where wal.fsync is.
+    const lower = await raiseBackupFlag(profileDir(home, "default"));
     const writer = await startWorker({ HEARTH_FAILPOINTS: "wal.fsync=fail@3" });
     await writer.call("open", { home });
     const loop = await writer.request("appendLoop", { sessionId, count: 5, prefix: "w" });
@@ -100,6 +107,7 @@ describe("named failpoints: a kill at each precise instant loses nothing acknowl
     expect(writer.acks).toEqual(["w-0", "w-1"]);
     await writer.call("append", { sessionId, content: "after", clientId: "after" });
     await writer.call("close");
+    lower();
     expect(integrity(path)).toBe("ok");
     // It committed; only its durability against power loss is in doubt, as the error says.
     expect(await storedClientIds(home, sessionId)).toEqual(["w-0", "w-1", "w-2", "after"]);

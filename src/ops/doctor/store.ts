@@ -79,9 +79,10 @@ export function synchronousFinding(
   };
 }
 
-/** " (fsync and checkpoints off the event loop)" and the like, from a writer's marker. */
+/** " (checkpoints off the event loop, fsync when it pays)" and the like, from a writer's marker. */
 function offLoopNote(offLoop: string | null | undefined): string {
-  if (offLoop === "fsync+checkpoint") return " (fsync and checkpoints off the event loop)";
+  if (offLoop === "fsync+checkpoint")
+    return " (checkpoints off the event loop, fsync when it pays)";
   if (offLoop === "checkpoint") return " (checkpoints off the event loop)";
   if (offLoop === "none") return " (syncs inside the commit)";
   return "";

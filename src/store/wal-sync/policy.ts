@@ -72,9 +72,10 @@ export class FsyncPolicy {
     return this.last !== null;
   }
 
-  /** Ask `raised` (at most once per window) whether a backup of the database runs. */
+  /** Ask `raised` now and then at most once per window whether a backup of the database runs. */
   watchBackups(raised: () => boolean): void {
     this.backupRunning = raised;
+    this.backup = raised(); // a writer opened during a backup knows from its first commit
   }
 
   /** A write transaction held the loop for `ms` (its fsync included when SQLite ran it). */
