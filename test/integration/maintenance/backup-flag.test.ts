@@ -2,10 +2,9 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { profileDir } from "../../../src/config/paths.js";
-import { openStore } from "../../../src/index.js";
 import { backup } from "../../../src/ops/backup.js";
 import { backupFlagRaised, raiseBackupFlag } from "../../../src/process/backup-flag.js";
-import { tempHome } from "../../helpers/home.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { Child, run } from "../../helpers/process.js";
 
 // The flag an online backup raises for the writers of its profile
@@ -47,7 +46,7 @@ describe("the backup flag", () => {
 
   it("is up while backup() copies, and a writer of the profile then fsyncs off the loop", async () => {
     const home = tempHome();
-    const store = await openStore({ home });
+    const store = await openSqliteStore({ home });
     const dir = profileDir(home, store.profile);
     const s = await store.sessions.create({ title: "flag" });
     await store.messages.appendBatch(
