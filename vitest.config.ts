@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Two files at a time (the default on 2 cores is one): docs/testing.md.
+    maxWorkers: 2,
     // Rebuilds dist/ (which child processes run) when src/ is newer.
     globalSetup: ["test/helpers/global-setup.ts"],
     // Kills the children a test left running; shows their stderr when it failed.

@@ -83,6 +83,15 @@ async function traceWriter(syncOffLoop: boolean, count: number, busy = false) {
 
 const isSync = (c: Call) => c.name === "fsync" || c.name === "fdatasync";
 
+/** The fixture ended well and its WAL (`wal <bytes>`, its largest) stayed bounded. */
+function expectBoundedWal(result: { code: number | null; stdout: string }): void {
+  expect(result.code).toBe(0);
+  const wal = Number(/^wal (\d+)$/m.exec(result.stdout)?.[1]);
+  // 4 thresholds of 64 pages are 1 MiB; a commit's own frames come on top.
+  expect(wal).toBeGreaterThan(0);
+  expect(wal).toBeLessThan(2 * 1024 * 1024);
+}
+
 describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issue 15)", () => {
   it(
     "while the event loop has other work, its thread never fsyncs the store, and every write resolves after an fsync of the WAL",
@@ -191,11 +200,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       }),
     ]);
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
-    const wal = Number(/^wal (\d+)$/m.exec(result.stdout)?.[1]);
-    // 4 thresholds of 64 pages are 1 MiB; a commit's own frames come on top.
-    expect(wal).toBeGreaterThan(0);
-    expect(wal).toBeLessThan(2 * 1024 * 1024);
+    expectBoundedWal(result);
   });
 
   it("a checkpoint thread that never comes up does not let the WAL grow: the writer checkpoints itself", async () => {
@@ -212,10 +217,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     const lines = result.stderr.trim().split("\n");
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ event: "failpoint.fired" });
-    expect(result.code).toBe(0);
-    const wal = Number(/^wal (\d+)$/m.exec(result.stdout)?.[1]);
-    expect(wal).toBeGreaterThan(0);
-    expect(wal).toBeLessThan(2 * 1024 * 1024);
+    expectBoundedWal(result);
   });
 
   it("checkpoints on the thread keep the WAL bounded, and durability() reads the live state", async () => {
