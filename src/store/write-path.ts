@@ -1,6 +1,7 @@
 import { HearthError, isHearthError } from "../errors.js";
 import type { Connection, OffLoopMode } from "./connection.js";
 import type { DatabaseEntry } from "./registry.js";
+import type { OffLoopReason } from "./types.js";
 
 /**
  * The write path: the fair cross-process write lock (waited for
@@ -25,7 +26,9 @@ export function writeTransaction<T>(
   // transaction runs synchronously to its commit or rollback, and the
   // caller learns which (never HEARTH_ABORTED for a write that happened).
   let begun = false;
-  let committed: { mode: OffLoopMode; heldMs: number; commitMs: number } | undefined;
+  let committed:
+    | { how: { mode: OffLoopMode; reason: OffLoopReason }; heldMs: number; commitMs: number }
+    | undefined;
   const run = entry.locks.writeLock.run(async () => {
     let degradedNow = false;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
@@ -34,11 +37,11 @@ export function writeTransaction<T>(
       try {
         begun = true;
         const walSync = conn.offLoop ? entry.walSync : undefined;
-        const mode = walSync?.commitMode();
+        const how = walSync?.commitMode();
         const started = performance.now();
-        const result = conn.transaction(() => fn(conn), mode);
-        if (mode) {
-          committed = { mode, heldMs: performance.now() - started, commitMs: conn.lastCommitMs };
+        const result = conn.transaction(() => fn(conn), how?.mode);
+        if (how) {
+          committed = { how, heldMs: performance.now() - started, commitMs: conn.lastCommitMs };
         }
         return result;
       } catch (err) {
@@ -59,8 +62,8 @@ export function writeTransaction<T>(
   // Committed: on the WalSync's fsync (and checkpoint) before it is acknowledged.
   const durable = run.then(async (value) => {
     if (committed) {
-      const { mode, heldMs, commitMs } = committed;
-      await entry.walSync?.afterCommit(mode, heldMs, commitMs);
+      const { how, heldMs, commitMs } = committed;
+      await entry.walSync?.afterCommit(how, heldMs, commitMs);
     }
     return value;
   });

@@ -4,6 +4,7 @@ import { HearthError } from "../../errors.js";
 import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
 import type { InodeLocks } from "../../process/inode-locks.js";
+import type { OffLoopReason } from "../types.js";
 import { type CheckpointResult, checkpointOffLoop, checkpointThreadUp } from "./checkpointer.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 
@@ -85,27 +86,35 @@ export class WalSync {
   /**
    * How the next write-path commit runs: "pool" when its fsync leaves the
    * loop (the policy's call, and always while an fsync of ours is running:
-   * SQLite's would queue behind it on the loop), else "loop".
+   * SQLite's would queue behind it on the loop), else "loop"; and why.
    */
-  commitMode(): "loop" | "pool" {
+  commitMode(): { mode: "loop" | "pool"; reason: OffLoopReason } {
     const policy = this.policy;
-    if (!policy) return "loop";
+    if (!policy) return { mode: "loop", reason: null };
     const reason = this.running ? "fsync-running" : policy.offLoop() ? policy.last : null;
-    policy.lastCommit = { on: reason ? "pool" : "loop", reason };
-    const key = reason ?? "loop";
-    policy.commits[key] = (policy.commits[key] ?? 0) + 1;
-    return reason ? "pool" : "loop";
+    return { mode: reason ? "pool" : "loop", reason };
   }
 
   /**
-   * After a commit in `mode`, which held the loop for `heldMs` (its COMMIT
-   * statement `commitMs` of it): resolves when the write may be acknowledged.
+   * After a commit made as `commitMode()` said, which held the loop for
+   * `heldMs` (its COMMIT statement `commitMs` of it): resolves when the
+   * write may be acknowledged.
    */
-  afterCommit(mode: "loop" | "pool", heldMs: number, commitMs: number): Promise<void> | undefined {
+  afterCommit(
+    { mode, reason }: { mode: "loop" | "pool"; reason: OffLoopReason },
+    heldMs: number,
+    commitMs: number,
+  ): Promise<void> | undefined {
     const guard = this.host.guard;
     if (!guard) return Promise.reject(this.gone());
-    this.policy?.spent(heldMs);
-    if (mode === "loop") this.policy?.synced(commitMs);
+    const policy = this.policy;
+    if (policy) {
+      policy.lastCommit = { on: mode, reason };
+      const key = reason ?? "loop";
+      policy.commits[key] = (policy.commits[key] ?? 0) + 1;
+      policy.spent(heldMs);
+      if (mode === "loop") policy.synced(commitMs);
+    }
     this.maybeCheckpoint(guard);
     return mode === "pool" ? this.sync(guard) : undefined;
   }
