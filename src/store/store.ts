@@ -1,7 +1,6 @@
 import { profileDir } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../errors.js";
-import { raiseBackupFlag } from "../process/backup-flag.js";
 import { type HolderReport, readHolders } from "../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
@@ -199,17 +198,12 @@ export class SqliteStore implements Store {
   async copyTo(target: string, onProgress?: OnProgress): Promise<void> {
     return this.through(async () => {
       this.assertOpen();
-      // Writers of this profile move their fsync off the loop while the copy runs.
-      const lower = await raiseBackupFlag(profileDir(this.home, this.profile));
-      try {
-        await copyOnline(this.path, target, {
-          busyTimeoutMs: this.config.store.busyTimeoutMs,
-          nice: this.config.backup.nice,
-          ...(onProgress ? { onProgress } : {}),
-        });
-      } finally {
-        lower();
-      }
+      await copyOnline(this.path, target, {
+        busyTimeoutMs: this.config.store.busyTimeoutMs,
+        nice: this.config.backup.nice,
+        profileDir: profileDir(this.home, this.profile),
+        ...(onProgress ? { onProgress } : {}),
+      });
     });
   }
 

@@ -2,6 +2,7 @@ import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { fromSqliteError, HearthError, type HearthErrorCode } from "../../errors.js";
 import { builtFile } from "../../files/built.js";
+import { raiseBackupFlag } from "../../process/backup-flag.js";
 import type { OnProgress } from "../progress.js";
 import type { BackupJob, BackupMessage } from "./backup-worker.js";
 
@@ -18,8 +19,23 @@ const FLUSH_EVERY_PAGES = 8192;
  * (one read transaction), writers keep committing meanwhile, and its pages
  * are copied as they are (free pages included; nothing is compacted).
  * Rejects with HEARTH_BACKUP_INVALID when the copy fails verification.
+ * While it copies, it holds the backup flag of `profileDir` up
+ * (src/process/backup-flag.ts): the profile's writers then fsync off the loop.
  */
-export function copyOnline(
+export async function copyOnline(
+  source: string,
+  target: string,
+  options: { busyTimeoutMs: number; nice: number; profileDir: string; onProgress?: OnProgress },
+): Promise<{ pages: number }> {
+  const lower = await raiseBackupFlag(options.profileDir);
+  try {
+    return await copyOnThread(source, target, options);
+  } finally {
+    lower();
+  }
+}
+
+function copyOnThread(
   source: string,
   target: string,
   options: { busyTimeoutMs: number; nice: number; onProgress?: OnProgress },

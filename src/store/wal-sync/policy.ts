@@ -83,6 +83,23 @@ export class FsyncPolicy {
     this.commitMs += ms;
   }
 
+  /**
+   * A write-path commit made where `how` said, which held the loop for
+   * `heldMs` (its COMMIT statement `commitMs` of it, SQLite's fsync
+   * included when it ran on the loop).
+   */
+  committed(
+    how: { on: "loop" | "pool"; reason: OffLoopReason },
+    heldMs: number,
+    commitMs: number,
+  ): void {
+    this.lastCommit = how;
+    const key = how.reason ?? "loop";
+    this.commits[key] = (this.commits[key] ?? 0) + 1;
+    this.spent(heldMs);
+    if (how.on === "loop") this.synced(commitMs);
+  }
+
   /** An fsync of the WAL took `ms` (inside a commit, or on the pool). */
   synced(ms: number, now = performance.now()): void {
     if (ms >= this.options.slowMs) this.slowUntil = now + this.options.holdMs;

@@ -4,6 +4,7 @@ import { HearthError } from "../../errors.js";
 import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
 import type { InodeLocks } from "../../process/inode-locks.js";
+import type { OffLoopMode } from "../connection.js";
 import type { OffLoopReason } from "../types.js";
 import { type CheckpointResult, checkpointOffLoop, checkpointThreadUp } from "./checkpointer.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
@@ -88,7 +89,7 @@ export class WalSync {
    * loop (the policy's call, and always while an fsync of ours is running:
    * SQLite's would queue behind it on the loop), else "loop"; and why.
    */
-  commitMode(): { mode: "loop" | "pool"; reason: OffLoopReason } {
+  commitMode(): { mode: OffLoopMode; reason: OffLoopReason } {
     const policy = this.policy;
     if (!policy) return { mode: "loop", reason: null };
     const reason = this.running ? "fsync-running" : policy.offLoop() ? policy.last : null;
@@ -101,20 +102,13 @@ export class WalSync {
    * write may be acknowledged.
    */
   afterCommit(
-    { mode, reason }: { mode: "loop" | "pool"; reason: OffLoopReason },
+    { mode, reason }: { mode: OffLoopMode; reason: OffLoopReason },
     heldMs: number,
     commitMs: number,
   ): Promise<void> | undefined {
     const guard = this.host.guard;
     if (!guard) return Promise.reject(this.gone());
-    const policy = this.policy;
-    if (policy) {
-      policy.lastCommit = { on: mode, reason };
-      const key = reason ?? "loop";
-      policy.commits[key] = (policy.commits[key] ?? 0) + 1;
-      policy.spent(heldMs);
-      if (mode === "loop") policy.synced(commitMs);
-    }
+    this.policy?.committed({ on: mode, reason }, heldMs, commitMs);
     this.maybeCheckpoint(guard);
     return mode === "pool" ? this.sync(guard) : undefined;
   }
@@ -192,10 +186,14 @@ export class WalSync {
 
   /**
    * A checkpoint that could not run, or stopped at a reader's snapshot (a
-   * backup), is tried again after another `pages` frames.
+   * backup), is tried again after another `pages` frames: counting from
+   * what it checkpointed would ask again at the very next commit (and,
+   * with the thread's checkpoint pending, checkpoint on the loop at every
+   * commit while the reader lasts).
    */
   private recordCheckpoint(result: CheckpointResult, frames: number | undefined): void {
-    this.backfilled = result.ok ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
+    const whole = result.ok && result.checkpointed >= result.log;
+    this.backfilled = whole ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
   }
 
   /** Frames in the WAL now, from the wal-index header in -shm (undefined when unreadable). */
