@@ -2,6 +2,7 @@
 // the raw better-sqlite3 baselines. Keep in step with the library.
 import { closeSync, fsyncSync, openSync, renameSync } from "node:fs";
 import Database from "better-sqlite3";
+import { MergeDebt, mergeSearchIndex, totalChanges } from "../../dist/store/fts-merge.js";
 
 export const SLOT_SQL = `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
    token_count = token_count + ?, last_activity_at = max(last_activity_at, ?), updated_at = ?
@@ -31,8 +32,32 @@ export function writerPragmas(db, synchronous, busyTimeoutMs = 5000) {
 }
 
 /**
+ * The search-index merges hearth does (src/store/fts-merge.ts: FTS5's
+ * automatic merge is off in hearth's schema), on a raw connection, the way
+ * a writer without a checkpoint thread does them: `const done =
+ * merging(); … writes …; done()` inside the transaction adds the debt of
+ * the rows it changed and merges a chunk once one is owed. A ceiling
+ * writing to a hearth store does this work too, or it would do less.
+ */
+export function searchMerge(db) {
+  const cache = new Map();
+  const prepare = (sql) => {
+    if (!cache.has(sql)) cache.set(sql, db.prepare(sql));
+    return cache.get(sql);
+  };
+  const debt = new MergeDebt();
+  return () => {
+    const before = totalChanges(prepare);
+    return () => {
+      debt.add(totalChanges(prepare) - before);
+      mergeSearchIndex(prepare, debt.take());
+    };
+  };
+}
+
+/**
  * Statements of one connection, prepared on first use and kept, with the
- * append hearth does (slot, then insert).
+ * append hearth does (slot, then insert, then the search-index merge).
  */
 export function statements(db) {
   const cache = new Map();
@@ -43,6 +68,11 @@ export function statements(db) {
       cache.set(sql, s);
     }
     return s;
+  };
+  let merge; // prepared on the first write: readers never need it
+  const merging = () => {
+    merge ??= searchMerge(db);
+    return merge();
   };
   const one = (sessionId, m) => {
     const now = Date.now();
@@ -65,9 +95,15 @@ export function statements(db) {
   };
   return {
     db,
-    appendOne: db.transaction(one),
+    appendOne: db.transaction((sessionId, m) => {
+      const merged = merging();
+      one(sessionId, m);
+      merged();
+    }),
     appendMany: db.transaction((sessionId, list) => {
+      const merged = merging();
       for (const m of list) one(sessionId, m);
+      merged();
     }),
     load: (sessionId) => stmt(LOAD_SQL).all(sessionId),
     list: (limit) => stmt(LIST_SQL).all(limit),

@@ -120,11 +120,24 @@ export function bulkFill(path, { total, sessions, seed, shapes, onProgress, firs
     chunk(s, Math.min(sessions, s + step));
     onProgress?.(written, total);
   }
+  // Indexed in one go with FTS5's automatic merge on, as a store that grew
+  // by hearth's writes is kept merged (src/store/fts-merge.ts); then the
+  // store's own setting (off, schema version 9) again.
+  const automerge = db
+    .prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'")
+    .pluck()
+    .get();
+  db.exec("INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 4)");
   if (indexedUpTo === 0) db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')");
   else
     db.prepare(
       "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages WHERE id > ?",
     ).run(indexedUpTo);
+  // (FTS5 refuses a bound value for a setting: the number is written in.)
+  if (automerge !== undefined)
+    db.exec(
+      `INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', ${Number(automerge)})`,
+    );
   db.exec(trigger);
   db.pragma("wal_checkpoint(TRUNCATE)");
   db.close();

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { writerPragmas } from "../lib/sql.mjs";
+import { searchMerge, writerPragmas } from "../lib/sql.mjs";
 
 const FIND = `SELECT * FROM sessions WHERE source = ? AND chat_key = ? AND ended_at IS NULL
   ORDER BY created_at DESC LIMIT 1`;
@@ -106,15 +106,19 @@ export function openWriter(path, synchronous) {
     }
   }
 
-  const batch = db.transaction((items, now) =>
-    items.map((item) => {
+  const merging = searchMerge(db);
+  const batch = db.transaction((items, now) => {
+    const merged = merging();
+    const results = items.map((item) => {
       try {
         return { ok: true, message: writeItem(item, now) };
       } catch (err) {
         return { ok: false, error: String(err?.message ?? err) };
       }
-    }),
-  );
+    });
+    merged();
+    return results;
+  });
   const create = db.transaction((platform, chat) => {
     const open = findOnWriter.get(platform, chat);
     if (open) return open.id;

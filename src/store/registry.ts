@@ -4,6 +4,7 @@ import { FileGuard } from "../files/guard.js";
 import { lstatOrNull } from "../files/inspect.js";
 import { InodeLocks } from "../process/inode-locks.js";
 import { Connection, type ConnectionRole } from "./connection.js";
+import { MergeDebt } from "./fts-merge.js";
 import { ReaderPool } from "./reader-pool/pool.js";
 import { FSYNC_POLICY } from "./wal-sync/policy.js";
 import { WalSync } from "./wal-sync/sync.js";
@@ -34,6 +35,9 @@ export class DatabaseEntry {
 
   /** fsync and checkpoints of the writer's commits, off the event loop (undefined: SQLite does both in the commit). */
   walSync: WalSync | undefined;
+
+  /** Search-index merge work this process's writes owe (src/store/fts-merge.ts). */
+  readonly searchMerges = new MergeDebt();
 
   /** Reader threads for large reads, when a store of this process asked for them. */
   private pool: ReaderPool | undefined;
@@ -337,6 +341,7 @@ function offLoop(
     fsync: level === "full",
     synchronous: level,
     pages: config.durability.walAutocheckpointPages,
+    truncateAbove: config.durability.journalSizeLimitBytes,
     policy: FSYNC_POLICY,
     checkpointHere: () => conn.checkpointPassive(),
     patienceMs: config.store.busyTimeoutMs,

@@ -1,5 +1,6 @@
 import { HearthError, isHearthError } from "../errors.js";
 import type { Connection, OffLoopMode } from "./connection.js";
+import { mergeSearchIndex, totalChanges } from "./fts-merge.js";
 import type { DatabaseEntry } from "./registry.js";
 import type { OffLoopReason } from "./types.js";
 
@@ -39,7 +40,15 @@ export function writeTransaction<T>(
         const walSync = conn.offLoop ? entry.walSync : undefined;
         const how = walSync?.commitMode();
         const started = performance.now();
-        const result = conn.transaction(() => fn(conn), how?.mode);
+        const result = conn.transaction(() => {
+          const prepare = (sql: string) => conn.stmt(sql);
+          const before = totalChanges(prepare);
+          const value = fn(conn);
+          entry.searchMerges.add(totalChanges(prepare) - before);
+          // With a WalSync its checkpoint thread merges; otherwise here, as FTS5 would have.
+          if (!walSync) mergeSearchIndex(prepare, entry.searchMerges.take());
+          return value;
+        }, how?.mode);
         if (how) {
           committed = { how, heldMs: performance.now() - started, commitMs: conn.lastCommitMs };
         }

@@ -43,6 +43,9 @@ export function rebuildFts(db: Database.Database): void {
   db.transaction(() => {
     db.exec("DELETE FROM meta WHERE key = 'fts_degraded'");
     db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')");
+    // One segment: with automatic merges off (schema version 9) a rebuild
+    // leaves many, which writes would otherwise merge a few pages at a time.
+    db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')");
   })();
 }
 

@@ -8,11 +8,26 @@ export interface CheckpointJob {
   /** dev:ino of the database the writer holds: the thread refuses any other file. */
   key: string;
   synchronous: string;
+  /** Pages of search-index merge to do first, under the same write lock (src/store/fts-merge.ts); 0: none. */
+  merge: number;
+  /**
+   * A WAL file larger than this (bytes; journal_size_limit) is truncated by
+   * this checkpoint (TRUNCATE mode) instead of by the writer's next commit,
+   * whose ftruncate of 100 MB froze its event loop for ~100 ms. -1: never.
+   */
+  truncateAbove: number;
 }
 
 /** SQLite's answer to wal_checkpoint(PASSIVE) (busy, frames in the log, frames checkpointed), or why it did not run. */
 export type CheckpointResult =
-  | { ok: true; busy: number; log: number; checkpointed: number }
+  | {
+      ok: true;
+      busy: number;
+      log: number;
+      checkpointed: number;
+      /** Whether the merge asked for merged anything, or why it failed (the checkpoint ran anyway). */
+      merged?: boolean | string;
+    }
   | { ok: false; message: string };
 
 export type CheckpointReply = CheckpointResult & { id: number };

@@ -5,6 +5,7 @@ import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
 import type { InodeLocks } from "../../process/inode-locks.js";
 import type { OffLoopMode } from "../connection.js";
+import type { MergeDebt } from "../fts-merge.js";
 import type { OffLoopReason } from "../types.js";
 import { type CheckpointResult, checkpointOffLoop, checkpointThreadUp } from "./checkpointer.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
@@ -25,6 +26,8 @@ export interface WalSyncHost {
   readonly key: string;
   readonly guard: FileGuard | undefined;
   readonly locks: InodeLocks;
+  /** Search-index merges owed, merged by the checkpoint thread before a checkpoint. */
+  readonly searchMerges: MergeDebt;
 }
 
 export interface WalSyncOptions {
@@ -38,6 +41,8 @@ export interface WalSyncOptions {
   synchronous: string;
   /** WAL frames past the last checkpoint before the next one starts. */
   pages: number;
+  /** journal_size_limit: a larger WAL file is truncated by the thread's checkpoint (-1: never). */
+  truncateAbove: number;
   /** How long a checkpoint waits for the write lock before it is skipped. */
   patienceMs: number;
   /**
@@ -157,12 +162,14 @@ export class WalSync {
       if (behind >= OVERDUE_THRESHOLDS * this.options.pages) this.checkpointedHere(frames);
       return;
     }
-    const { path, key, locks } = this.host;
+    const { path, key, locks, searchMerges } = this.host;
     this.checkpoint = locks.writeLock
-      .run(
-        () => checkpointOffLoop({ path, key, synchronous: this.options.synchronous }),
-        this.options.patienceMs,
-      )
+      .run(() => {
+        // Taken once the lock is held: a job that never runs merges nothing, and owes it still.
+        const merge = searchMerges.take();
+        const { synchronous, truncateAbove } = this.options;
+        return checkpointOffLoop({ path, key, synchronous, merge, truncateAbove });
+      }, this.options.patienceMs)
       .then(
         (result: CheckpointResult) => this.recordCheckpoint(result, frames),
         () => {

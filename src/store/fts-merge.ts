@@ -1,0 +1,78 @@
+/**
+ * The search index's merges, off the writer's event loop (schema version 9).
+ *
+ * FTS5 writes each transaction's new entries as a small segment, and merges
+ * segments as later writes come. Its automatic merge does that work inside
+ * a commit: every 64 leaf pages written, 64 pages per level of the index,
+ * ~1,000 pages on a store of a million messages, 30 to 170 ms during which
+ * the writer's event loop is frozen (docs/benchmarks.md, workload 7).
+ * Merging in small steps instead costs more than it saves: each step
+ * resumes the merge of large segments from scratch (20 pages took 20 to
+ * 120 ms on that store).
+ *
+ * So version 9 turns the automatic merge off, and hearth does the same work
+ * in chunks of MERGE_CHUNK_PAGES: each write transaction of the write path
+ * adds MERGE_PAGES_PER_CHANGE pages per row it changed to a debt, and a
+ * chunk is merged once the debt reaches one. With a WalSync, the checkpoint
+ * thread merges it, under the write lock, before its checkpoint
+ * (src/store/wal-sync); without one, the writer merges it inside the write
+ * transaction that reached the chunk, as FTS5 would have. FTS5's crisis
+ * merge (16 segments on one level) stays as a last resort.
+ */
+
+/** Pages of merge work owed per row a write transaction changed (FTS5 does about one per level per leaf page). */
+export const MERGE_PAGES_PER_CHANGE = 5;
+/** Pages merged at once: large enough that resuming a merge costs little beside it. */
+export const MERGE_CHUNK_PAGES = 1000;
+/** The debt never grows past this (a bulk delete changes thousands of rows). */
+const MAX_DEBT_PAGES = 4 * MERGE_CHUNK_PAGES;
+
+const DEGRADED_SQL = "SELECT 1 FROM meta WHERE key = 'fts_degraded'";
+const MERGE_SQL = "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)";
+const TOTAL_CHANGES_SQL = "SELECT total_changes() AS n";
+
+/** Prepared statements of one connection: a Connection's stmt, or a better-sqlite3 Database's prepare. */
+export type Prepare = (sql: string) => { get(): unknown; run(...params: unknown[]): unknown };
+
+/** The merge work a database's writers owe (one per database in a process). */
+export class MergeDebt {
+  private pages = 0;
+
+  /** After a write transaction that changed `changes` rows. */
+  add(changes: number): void {
+    if (changes > 0)
+      this.pages = Math.min(MAX_DEBT_PAGES, this.pages + changes * MERGE_PAGES_PER_CHANGE);
+  }
+
+  /** Pages to merge now: one chunk once the debt reaches it, else 0. */
+  take(): number {
+    if (this.pages < MERGE_CHUNK_PAGES) return 0;
+    this.pages -= MERGE_CHUNK_PAGES;
+    return MERGE_CHUNK_PAGES;
+  }
+
+  /** Pages owed and not yet taken. */
+  get owed(): number {
+    return this.pages;
+  }
+}
+
+/** Rows changed on this connection since it opened, triggers' and FTS5's own rows included. */
+export function totalChanges(prepare: Prepare): number {
+  return (prepare(TOTAL_CHANGES_SQL).get() as { n: number }).n;
+}
+
+/**
+ * Merge up to `pages` pages of the search index, on a connection that may
+ * write now. A degraded index (meta 'fts_degraded') is left alone: repair
+ * rebuilds it, and merging it would only fail. Returns false when nothing
+ * was merged.
+ */
+export function mergeSearchIndex(prepare: Prepare, pages: number): boolean {
+  if (pages <= 0) return false;
+  if (prepare(DEGRADED_SQL).get() !== undefined) return false;
+  const before = totalChanges(prepare);
+  prepare(MERGE_SQL).run(pages);
+  // FTS5 counts a change for the command itself; more means it merged.
+  return totalChanges(prepare) - before > 1;
+}
