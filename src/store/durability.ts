@@ -122,6 +122,7 @@ export function readDurability(
       checkpoint: Boolean(writer?.offLoop && walSync),
       lastFsync: (writer?.offLoop && walSync?.policy?.lastCommit) || null,
       commits: { ...(writer?.offLoop ? walSync?.policy?.commits : undefined) },
+      searchMerges: writer?.offLoop && walSync ? { ...walSync.searchMerges } : null,
     },
   };
 }

@@ -221,5 +221,17 @@ export interface DurabilityReport {
      * `slow-disk`, `backup`, `fsync-running`). Keys that never happened are absent.
      */
     commits: Partial<Record<"loop" | NonNullable<OffLoopReason>, number>>;
+    /**
+     * Chunks of search-index merge this process's checkpoint thread was
+     * asked for (src/store/fts-merge.ts), how many merged something, how
+     * many failed and the last failure. null without the thread: the
+     * writer then merges inside its own write transactions.
+     */
+    searchMerges: {
+      asked: number;
+      merged: number;
+      failed: number;
+      lastError: string | null;
+    } | null;
   };
 }

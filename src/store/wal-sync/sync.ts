@@ -81,6 +81,8 @@ export class WalSync {
   private readonly header = Buffer.alloc(4);
   /** Where each commit's fsync runs (only with `fsync`). */
   readonly policy: FsyncPolicy | undefined;
+  /** The thread's search-index merges (durability().offLoop.searchMerges). */
+  readonly searchMerges = { asked: 0, merged: 0, failed: 0, lastError: null as string | null };
 
   constructor(
     private readonly host: WalSyncHost,
@@ -199,6 +201,15 @@ export class WalSync {
    * commit while the reader lasts).
    */
   private recordCheckpoint(result: CheckpointResult, frames: number | undefined): void {
+    if (result.ok && result.merged !== undefined) {
+      const merges = this.searchMerges;
+      merges.asked++;
+      if (result.merged === true) merges.merged++;
+      else if (typeof result.merged === "string") {
+        merges.failed++;
+        merges.lastError = result.merged;
+      }
+    }
     const whole = result.ok && result.checkpointed >= result.log;
     this.backfilled = whole ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
   }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { run } from "../../helpers/process.js";
+import { type Call, parseTrace } from "../../helpers/strace.js";
 
 // durability.syncOffLoop (src/store/wal-sync): a write's WAL fsync and the
 // WAL checkpoints run off the event loop, and a write still resolves only
@@ -11,46 +12,6 @@ import { run } from "../../helpers/process.js";
 // falls. strace is installed by .ci/run.
 
 const FIXTURE = join(import.meta.dirname, "../../fixtures/off-loop-writer.mjs");
-
-interface Call {
-  tid: number;
-  name: string;
-  file: string;
-  /** The line that completes the call (its own line, or the "resumed" one). */
-  done: number;
-  text: string;
-}
-
-/** The traced calls in completion order, joining strace's unfinished/resumed halves. */
-function parseTrace(text: string): Call[] {
-  const calls: Call[] = [];
-  const open = new Map<string, { name: string; file: string; begun: string }>();
-  const lines = text.split("\n");
-  lines.forEach((line, index) => {
-    const m = /^(\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\((\d+)<([^>]*)>)/.exec(line);
-    if (!m) return;
-    const tid = Number(m[1]);
-    if (m[2]) {
-      const started = open.get(`${tid}:${m[2]}`);
-      open.delete(`${tid}:${m[2]}`);
-      // The text is both halves: the arguments (an ack's bytes) are on the first.
-      if (started && / = 0$|= \d+$/.test(line))
-        calls.push({
-          tid,
-          name: started.name,
-          file: started.file,
-          done: index,
-          text: `${started.begun} ${line}`,
-        });
-      return;
-    }
-    const call = { name: m[3]!, file: m[5]! };
-    if (line.includes("<unfinished ...>"))
-      open.set(`${tid}:${call.name}`, { ...call, begun: line });
-    else if (!/ = -1 /.test(line)) calls.push({ tid, ...call, done: index, text: line });
-  });
-  return calls;
-}
 
 async function traceWriter(syncOffLoop: boolean, count: number, busy = false) {
   const home = tempHome();

@@ -1,0 +1,111 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
+import { run } from "../../helpers/process.js";
+import { parseTrace } from "../../helpers/strace.js";
+
+// The search index's merges and the WAL's truncation leave the writer's
+// event loop (src/store/fts-merge.ts, src/store/wal-sync). FTS5's own
+// automatic merge wrote ~1,000 pages inside one commit every 64 leaf pages,
+// and SQLite cut a grown WAL back inside the first commit after a
+// checkpoint: both froze the writer for ~100 ms on a large store. The proof
+// is a syscall trace of a real writer process: which thread wrote the WAL,
+// and how much, between two acknowledgements.
+
+const FIXTURE = join(import.meta.dirname, "../../fixtures/merge-writer.mjs");
+
+async function traceWriter(count: number, pin: boolean) {
+  const home = tempHome();
+  const out = join(home, "..", "trace.txt");
+  const result = await run("strace", [
+    "-f",
+    "-y",
+    "-s",
+    "12",
+    "-e",
+    "trace=write,pwrite64,ftruncate",
+    "-o",
+    out,
+    process.execPath,
+    FIXTURE,
+    JSON.stringify({ home, count, pin }),
+  ]);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  const calls = parseTrace(readFileSync(out, "utf8"));
+  const acks = calls.filter((c) => c.name === "write" && /"ack \d+/.test(c.text));
+  expect(acks).toHaveLength(count);
+  const main = acks[0]!.tid;
+  const wal = calls.filter((c) => c.file.endsWith("state.db-wal"));
+  const merges = JSON.parse(/^merges (.*)$/m.exec(result.stdout)?.[1] ?? "null");
+  const segments = Number(/^segments (\d+)$/m.exec(result.stdout)?.[1]);
+  return { acks, main, wal, merges, segments };
+}
+
+describe("the search index is merged, and a grown WAL cut back, off the writer's event loop", () => {
+  it("a hearth store leaves FTS5's automatic merge off (schema version 9)", async () => {
+    const home = tempHome();
+    const store = await openSqliteStore({ home });
+    await store.close();
+    const db = new Database(store.path, { readonly: true });
+    const automerge = db
+      .prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'")
+      .pluck()
+      .get();
+    db.close();
+    expect(automerge).toBe(0);
+  });
+
+  it(
+    "the checkpoint thread merges the search index and it stays merged; the loop's thread writes only its appends' pages",
+    { timeout: 120_000 },
+    async () => {
+      const { acks, main, wal, merges, segments } = await traceWriter(2000, false);
+      // The WAL writes of the loop's thread between two acknowledgements:
+      // one append's pages (two pwrites a frame). (On an index this small
+      // FTS5's own merges stay small too: the schema test above is what
+      // keeps them off; this bounds what the loop writes.)
+      let worst = 0;
+      let from = 0;
+      for (const ack of acks) {
+        const between = wal.filter(
+          (c) => c.tid === main && c.name === "pwrite64" && c.done > from && c.done < ack.done,
+        ).length;
+        worst = Math.max(worst, between);
+        from = ack.done;
+      }
+      expect(worst).toBeGreaterThan(0);
+      expect(worst).toBeLessThan(150);
+      // The merges' pages reached the WAL from another thread.
+      expect(wal.some((c) => c.tid !== main && c.name === "pwrite64")).toBe(true);
+      expect(merges).toMatchObject({ failed: 0, lastError: null });
+      expect(merges.merged).toBeGreaterThan(0);
+      // 2,000 one-message segments, merged down (FTS5's crisis merge alone left 20).
+      expect(segments).toBeLessThanOrEqual(12);
+    },
+  );
+
+  it(
+    "a WAL that grew past journal_size_limit while a reader held it is truncated by the checkpoint thread, never by a commit on the loop",
+    { timeout: 120_000 },
+    async () => {
+      const { main, wal } = await traceWriter(1200, true);
+      const truncates = wal.filter((c) => c.name === "ftruncate");
+      expect(truncates.filter((c) => c.tid === main)).toEqual([]);
+      expect(truncates.length).toBeGreaterThan(0);
+    },
+  );
+
+  it("without the checkpoint thread (syncOffLoop false) the writer merges in its own transactions", async () => {
+    const home = tempHome();
+    const result = await run(process.execPath, [
+      FIXTURE,
+      JSON.stringify({ home, count: 2000, syncOffLoop: false }),
+    ]);
+    expect(result.code).toBe(0);
+    expect(/^merges null$/m.test(result.stdout)).toBe(true);
+    expect(Number(/^segments (\d+)$/m.exec(result.stdout)?.[1])).toBeLessThanOrEqual(12);
+  });
+});
