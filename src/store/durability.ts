@@ -5,6 +5,7 @@ import { inspectFilesystem } from "../files/fs-type.js";
 import type { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
 import { type Connection, synchronousName } from "./connection.js";
+import type { MergeDebt } from "./fts-merge.js";
 import { hasWalResetBug } from "./sqlite-version.js";
 import type { DurabilityReport } from "./types.js";
 import type { WalSync } from "./wal-sync/sync.js";
@@ -93,7 +94,7 @@ export function readDurability(
   writer: Connection | undefined,
   config: HearthConfig,
   path: string,
-  walSync: WalSync | undefined,
+  { walSync, searchMerges }: { walSync: WalSync | undefined; searchMerges: MergeDebt },
 ): DurabilityReport {
   const version = sqliteVersion();
   const fs = inspectFilesystem(path);
@@ -122,7 +123,9 @@ export function readDurability(
       checkpoint: Boolean(writer?.offLoop && walSync),
       lastFsync: (writer?.offLoop && walSync?.policy?.lastCommit) || null,
       commits: { ...(writer?.offLoop ? walSync?.policy?.commits : undefined) },
-      searchMerges: writer?.offLoop && walSync ? { ...walSync.searchMerges } : null,
     },
+    searchMerges: writer
+      ? searchMerges.stats(writer.offLoop && walSync ? "thread" : "writer")
+      : null,
   };
 }

@@ -34,9 +34,34 @@ const TOTAL_CHANGES_SQL = "SELECT total_changes() AS n";
 /** Prepared statements of one connection: a Connection's stmt, or a better-sqlite3 Database's prepare. */
 export type Prepare = (sql: string) => { get(): unknown; run(...params: unknown[]): unknown };
 
-/** The merge work a database's writers owe (one per database in a process). */
+/** What this process's merges did: chunks asked for, merged something, failed (and the last failure). */
+export interface SearchMergeStats {
+  /** "thread": the checkpoint thread merges; "writer": the writer, inside its write transactions. */
+  by: "thread" | "writer";
+  asked: number;
+  merged: number;
+  failed: number;
+  lastError: string | null;
+}
+
+/** The merge work a database's writers owe (one per database in a process), and what was merged. */
 export class MergeDebt {
   private pages = 0;
+  private readonly counts = { asked: 0, merged: 0, failed: 0, lastError: null as string | null };
+
+  /** After a chunk was merged: whether it merged anything, or why it failed. */
+  record(outcome: boolean | string): void {
+    this.counts.asked++;
+    if (outcome === true) this.counts.merged++;
+    else if (typeof outcome === "string") {
+      this.counts.failed++;
+      this.counts.lastError = outcome;
+    }
+  }
+
+  stats(by: SearchMergeStats["by"]): SearchMergeStats {
+    return { by, ...this.counts };
+  }
 
   /** After a write transaction that changed `changes` rows. */
   add(changes: number): void {
@@ -44,11 +69,14 @@ export class MergeDebt {
       this.pages = Math.min(MAX_DEBT_PAGES, this.pages + changes * MERGE_PAGES_PER_CHANGE);
   }
 
-  /** Pages to merge now: one chunk once the debt reaches it, else 0. */
-  take(): number {
-    if (this.pages < MERGE_CHUNK_PAGES) return 0;
-    this.pages -= MERGE_CHUNK_PAGES;
-    return MERGE_CHUNK_PAGES;
+  /**
+   * Pages to merge now: whole chunks owed, at most `chunks` of them (a
+   * merger that fell behind catches up), else 0.
+   */
+  take(chunks = 1): number {
+    const pages = Math.min(chunks, Math.floor(this.pages / MERGE_CHUNK_PAGES)) * MERGE_CHUNK_PAGES;
+    this.pages -= pages;
+    return pages;
   }
 
   /** Pages owed and not yet taken. */

@@ -175,7 +175,7 @@ export class SqliteStore implements Store {
   async durability(): Promise<DurabilityReport> {
     return this.through(async () => {
       const writer = this.role === "writer" ? this.connection("writer") : undefined;
-      return readDurability(this.access.read(), writer, this.config, this.path, this.entry.walSync);
+      return readDurability(this.access.read(), writer, this.config, this.path, this.entry);
     });
   }
 

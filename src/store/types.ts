@@ -1,5 +1,6 @@
 /** Public shapes of the store API. No SQLite types leak through here. */
 
+import type { SearchMergeStats } from "./fts-merge.js";
 import type { JsonObject } from "./metadata.js";
 
 export type { JsonObject, JsonValue } from "./metadata.js";
@@ -221,17 +222,13 @@ export interface DurabilityReport {
      * `slow-disk`, `backup`, `fsync-running`). Keys that never happened are absent.
      */
     commits: Partial<Record<"loop" | NonNullable<OffLoopReason>, number>>;
-    /**
-     * Chunks of search-index merge this process's checkpoint thread was
-     * asked for (src/store/fts-merge.ts), how many merged something, how
-     * many failed and the last failure. null without the thread: the
-     * writer then merges inside its own write transactions.
-     */
-    searchMerges: {
-      asked: number;
-      merged: number;
-      failed: number;
-      lastError: string | null;
-    } | null;
   };
+  /**
+   * The search-index merges of this process's writes since its writer
+   * opened (src/store/fts-merge.ts): who merges ("thread": the checkpoint
+   * thread; "writer": the writer, inside its write transactions), chunks
+   * asked for, how many merged something, failed, and the last failure.
+   * null for a reader.
+   */
+  searchMerges: SearchMergeStats | null;
 }

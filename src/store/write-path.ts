@@ -46,7 +46,8 @@ export function writeTransaction<T>(
           const value = fn(conn);
           entry.searchMerges.add(totalChanges(prepare) - before);
           // With a WalSync its checkpoint thread merges; otherwise here, as FTS5 would have.
-          if (!walSync) mergeSearchIndex(prepare, entry.searchMerges.take());
+          const pages = walSync ? 0 : entry.searchMerges.take();
+          if (pages > 0) entry.searchMerges.record(mergeSearchIndex(prepare, pages));
           return value;
         }, how?.mode);
         if (how) {

@@ -20,6 +20,13 @@ const MX_FRAME_OFFSET = 16;
  */
 export const OVERDUE_THRESHOLDS = 4;
 
+/**
+ * Chunks of owed search-index merge one checkpoint job may do: more than
+ * one lets the thread catch up after checkpoints that ran on the writer's
+ * own connection (which never merges: that would be on its loop).
+ */
+const CATCH_UP_CHUNKS = 3;
+
 /** What a WalSync needs of its database entry (src/store/registry.ts). */
 export interface WalSyncHost {
   readonly path: string;
@@ -81,8 +88,6 @@ export class WalSync {
   private readonly header = Buffer.alloc(4);
   /** Where each commit's fsync runs (only with `fsync`). */
   readonly policy: FsyncPolicy | undefined;
-  /** The thread's search-index merges (durability().offLoop.searchMerges). */
-  readonly searchMerges = { asked: 0, merged: 0, failed: 0, lastError: null as string | null };
 
   constructor(
     private readonly host: WalSyncHost,
@@ -168,7 +173,7 @@ export class WalSync {
     this.checkpoint = locks.writeLock
       .run(() => {
         // Taken once the lock is held: a job that never runs merges nothing, and owes it still.
-        const merge = searchMerges.take();
+        const merge = searchMerges.take(CATCH_UP_CHUNKS);
         const { synchronous, truncateAbove } = this.options;
         return checkpointOffLoop({ path, key, synchronous, merge, truncateAbove });
       }, this.options.patienceMs)
@@ -201,15 +206,7 @@ export class WalSync {
    * commit while the reader lasts).
    */
   private recordCheckpoint(result: CheckpointResult, frames: number | undefined): void {
-    if (result.ok && result.merged !== undefined) {
-      const merges = this.searchMerges;
-      merges.asked++;
-      if (result.merged === true) merges.merged++;
-      else if (typeof result.merged === "string") {
-        merges.failed++;
-        merges.lastError = result.merged;
-      }
-    }
+    if (result.ok && result.merged !== undefined) this.host.searchMerges.record(result.merged);
     const whole = result.ok && result.checkpointed >= result.log;
     this.backfilled = whole ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
   }

@@ -211,8 +211,14 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       // 1,500 messages of 6 KB are over 9 MB of WAL without checkpoints; the
       // thread's checkpoints let it start over every ~100 pages.
       expect(largest).toBeLessThan(2 * 1024 * 1024);
-      // A loop that only writes is quiet: SQLite fsynced inside the last commit.
-      expect((await store.durability()).offLoop.lastFsync).toEqual({ on: "loop", reason: null });
+      // A loop that only writes is never judged busy: SQLite fsynced inside
+      // the last commit, unless an fsync of 20 ms or more (a loaded machine)
+      // sent the next 10 s to the pool.
+      const last = (await store.durability()).offLoop.lastFsync;
+      expect([
+        { on: "loop", reason: null },
+        { on: "pool", reason: "slow-disk" },
+      ]).toContainEqual(last);
     } finally {
       await store.close();
     }
