@@ -1,5 +1,9 @@
 // Reading an strace -f -y log of a hearth process: which thread made which
 // call on which file, in completion order. strace is installed by .ci/run.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { run } from "./process.js";
 
 export interface Call {
   tid: number;
@@ -39,4 +43,28 @@ export function parseTrace(text: string): Call[] {
     else if (!/ = -1 /.test(line)) calls.push({ tid, ...call, done: index, text: line });
   });
   return calls;
+}
+
+/**
+ * Run `node <fixture> <json of arg>` under strace (-f -y, the given
+ * syscalls and write), expect it to end well, and return its output, its
+ * traced calls, its "ack N" writes (one per acknowledged write, in order)
+ * and the id of the thread that wrote them: the event loop's.
+ */
+export async function traceFixture(
+  fixture: string,
+  arg: { home: string; count: number } & Record<string, unknown>,
+  syscalls: string,
+) {
+  const out = join(arg.home, "..", "trace.txt");
+  const result = await run("strace", [
+    ...["-f", "-y", "-s", "12", "-e", `trace=write,${syscalls}`, "-o", out],
+    ...[process.execPath, fixture, JSON.stringify(arg)],
+  ]);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  const calls = parseTrace(readFileSync(out, "utf8"));
+  const acks = calls.filter((c) => c.name === "write" && /"ack \d+/.test(c.text));
+  expect(acks).toHaveLength(arg.count);
+  return { result, calls, acks, main: acks[0]!.tid };
 }

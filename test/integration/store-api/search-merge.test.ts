@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { run } from "../../helpers/process.js";
-import { parseTrace } from "../../helpers/strace.js";
+import { traceFixture } from "../../helpers/strace.js";
 
 // The search index's merges and the WAL's truncation leave the writer's
 // event loop (src/store/fts-merge.ts, src/store/wal-sync). FTS5's own
@@ -17,27 +16,11 @@ import { parseTrace } from "../../helpers/strace.js";
 const FIXTURE = join(import.meta.dirname, "../../fixtures/merge-writer.mjs");
 
 async function traceWriter(count: number, pin: boolean) {
-  const home = tempHome();
-  const out = join(home, "..", "trace.txt");
-  const result = await run("strace", [
-    "-f",
-    "-y",
-    "-s",
-    "12",
-    "-e",
-    "trace=write,pwrite64,ftruncate",
-    "-o",
-    out,
-    process.execPath,
+  const { result, calls, acks, main } = await traceFixture(
     FIXTURE,
-    JSON.stringify({ home, count, pin }),
-  ]);
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const calls = parseTrace(readFileSync(out, "utf8"));
-  const acks = calls.filter((c) => c.name === "write" && /"ack \d+/.test(c.text));
-  expect(acks).toHaveLength(count);
-  const main = acks[0]!.tid;
+    { home: tempHome(), count, pin },
+    "pwrite64,ftruncate",
+  );
   const wal = calls.filter((c) => c.file.endsWith("state.db-wal"));
   const merges = JSON.parse(/^merges (.*)$/m.exec(result.stdout)?.[1] ?? "null");
   expect(result.stdout).toMatch(/^index ok [1-9]\d*$/m);

@@ -1,9 +1,9 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { run } from "../../helpers/process.js";
-import { type Call, parseTrace } from "../../helpers/strace.js";
+import { type Call, traceFixture } from "../../helpers/strace.js";
 
 // durability.syncOffLoop (src/store/wal-sync): a write's WAL fsync and the
 // WAL checkpoints run off the event loop, and a write still resolves only
@@ -15,26 +15,11 @@ const FIXTURE = join(import.meta.dirname, "../../fixtures/off-loop-writer.mjs");
 
 async function traceWriter(syncOffLoop: boolean, count: number, busy = false) {
   const home = tempHome();
-  const out = join(home, "..", "trace.txt");
-  const result = await run("strace", [
-    "-f",
-    "-y",
-    "-s",
-    "12",
-    "-e",
-    "trace=write,pwrite64,fsync,fdatasync",
-    "-o",
-    out,
-    process.execPath,
+  const { result, calls, acks, main } = await traceFixture(
     FIXTURE,
-    JSON.stringify({ home, syncOffLoop, count, busy }),
-  ]);
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const calls = parseTrace(readFileSync(out, "utf8"));
-  const acks = calls.filter((c) => c.name === "write" && /"ack \d+/.test(c.text));
-  expect(acks).toHaveLength(count);
-  const main = acks[0]!.tid;
+    { home, syncOffLoop, count, busy },
+    "pwrite64,fsync,fdatasync",
+  );
   const start = calls.find((c) => c.name === "write" && c.text.includes('"start')!)!.done;
   const end = acks.at(-1)!.done;
   const inRun = calls.filter((c) => c.done > start && c.done <= end);
