@@ -5,10 +5,11 @@
  * segments as later writes come. Its automatic merge does that work inside
  * a commit: every 64 leaf pages written, 64 pages per level of the index,
  * ~1,000 pages on a store of a million messages, 30 to 170 ms during which
- * the writer's event loop is frozen (docs/benchmarks.md, workload 7).
- * Merging in small steps instead costs more than it saves: each step
- * resumes the merge of large segments from scratch (20 pages took 20 to
- * 120 ms on that store).
+ * the writer's event loop is frozen (docs/benchmarks-history.md, "The
+ * search index merged off the writer's loop"). Merging a few pages inside
+ * every write transaction was tried: on a freshly built store each step
+ * of 20 pages took 20 to 120 ms, most of it spent picking up the merge of
+ * large segments where the last step left it.
  *
  * So version 9 turns the automatic merge off, and hearth does the same work
  * in chunks of MERGE_CHUNK_PAGES: each write transaction of the write path
