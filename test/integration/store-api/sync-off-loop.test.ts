@@ -83,11 +83,17 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     async () => {
       const { calls, main, commits } = await traceWriter(true, 300);
       const syncs = calls.filter(isSync);
-      // A loop that only writes is never judged busy. Its commits fsynced on
-      // the loop, unless an fsync took 20 ms or more (a loaded test machine
-      // can do that): then the next ones leave it for a while ("slow-disk").
-      expect(commits["busy-loop"]).toBeUndefined();
-      expect((commits.loop ?? 0) + (commits["slow-disk"] ?? 0)).toBe(301); // the session, 300 writes
+      // A loop that only writes is not judged busy: its commits' own time is
+      // not counted as other work. (Counted, nearly every commit would be.)
+      // Under strace on a loaded machine a few windows can still read busy
+      // (one CI run: 14 of 301), so the bound is a tenth. Its commits fsynced
+      // on the loop, unless an fsync took 20 ms or more (a loaded test
+      // machine can do that): then the next ones leave it for a while
+      // ("slow-disk").
+      expect(commits["busy-loop"] ?? 0).toBeLessThanOrEqual(30);
+      expect(
+        (commits.loop ?? 0) + (commits["slow-disk"] ?? 0) + (commits["busy-loop"] ?? 0),
+      ).toBe(301); // the session, 300 writes
       expect(commits.loop).toBeGreaterThan(0);
       // Each commit on the loop fsynced inside the commit, on the loop's thread.
       const walOnLoop = syncs.filter((c) => c.tid === main && c.file.endsWith("-wal"));
