@@ -39,12 +39,7 @@ export function writerPragmas(db, synchronous, busyTimeoutMs = 5000) {
  * the rows it changed and merges a chunk once one is owed. A ceiling
  * writing to a hearth store does this work too, or it would do less.
  */
-export function searchMerge(db) {
-  const cache = new Map();
-  const prepare = (sql) => {
-    if (!cache.has(sql)) cache.set(sql, db.prepare(sql));
-    return cache.get(sql);
-  };
+export function searchMerge(db, prepare = preparedOnce(db)) {
   const debt = new MergeDebt();
   return () => {
     const before = totalChanges(prepare);
@@ -55,13 +50,10 @@ export function searchMerge(db) {
   };
 }
 
-/**
- * Statements of one connection, prepared on first use and kept, with the
- * append hearth does (slot, then insert, then the search-index merge).
- */
-export function statements(db) {
+/** `db.prepare`, each statement prepared on first use and kept. */
+function preparedOnce(db) {
   const cache = new Map();
-  const stmt = (sql) => {
+  return (sql) => {
     let s = cache.get(sql);
     if (!s) {
       s = db.prepare(sql);
@@ -69,9 +61,17 @@ export function statements(db) {
     }
     return s;
   };
-  let merge; // prepared on the first write: readers never need it
+}
+
+/**
+ * Statements of one connection, prepared on first use and kept, with the
+ * append hearth does (slot, then insert, then the search-index merge).
+ */
+export function statements(db) {
+  const stmt = preparedOnce(db);
+  let merge; // set up on the first write: readers never need it
   const merging = () => {
-    merge ??= searchMerge(db);
+    merge ??= searchMerge(db, stmt);
     return merge();
   };
   const one = (sessionId, m) => {

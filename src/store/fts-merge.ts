@@ -22,9 +22,9 @@
  */
 
 /** Pages of merge work owed per row a write transaction changed (FTS5 does about one per level per leaf page). */
-export const MERGE_PAGES_PER_CHANGE = 5;
+const MERGE_PAGES_PER_CHANGE = 5;
 /** Pages merged at once: large enough that resuming a merge costs little beside it. */
-export const MERGE_CHUNK_PAGES = 1000;
+const MERGE_CHUNK_PAGES = 1000;
 /** The debt never grows past this (a bulk delete changes thousands of rows). */
 const MAX_DEBT_PAGES = 4 * MERGE_CHUNK_PAGES;
 
@@ -78,11 +78,6 @@ export class MergeDebt {
     const pages = Math.min(chunks, Math.floor(this.pages / MERGE_CHUNK_PAGES)) * MERGE_CHUNK_PAGES;
     this.pages -= pages;
     return pages;
-  }
-
-  /** Pages owed and not yet taken. */
-  get owed(): number {
-    return this.pages;
   }
 }
 

@@ -18,7 +18,7 @@ export interface CheckpointJob {
   truncateAbove: number;
 }
 
-/** SQLite's answer to wal_checkpoint(PASSIVE) (busy, frames in the log, frames checkpointed), or why it did not run. */
+/** SQLite's answer to wal_checkpoint (PASSIVE or TRUNCATE: busy, frames in the log, frames checkpointed), or why it did not run. */
 export type CheckpointResult =
   | {
       ok: true;
