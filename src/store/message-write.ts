@@ -67,6 +67,20 @@ export function messageValues(m: PreparedMessage): unknown[] {
   ];
 }
 
+/**
+ * The messages this process built from a fresh insert (storedMessage), as
+ * opposed to a clientId replay that returned a row stored before. A fresh
+ * message cannot have been answered yet, so a turn spares the read that
+ * looks for the answer to a replay. Only this object counts: a copy, or a
+ * message loaded later, reads as "cannot tell" and gets the read.
+ */
+const freshInserts = new WeakSet<Message>();
+
+/** Whether `message` is the very object a fresh insert returned (see freshInserts). */
+export function isFreshInsert(message: Message): boolean {
+  return freshInserts.has(message);
+}
+
 /** The Message a fresh insert of `m` stored, without reading it back. */
 export function storedMessage(
   m: PreparedMessage,
@@ -74,7 +88,7 @@ export function storedMessage(
   id: number,
   ordinal: number,
 ): Message {
-  return {
+  const message: Message = {
     id,
     sessionId,
     ordinal,
@@ -91,6 +105,8 @@ export function storedMessage(
     clientId: m.clientId,
     metadata: m.metadata,
   };
+  freshInserts.add(message);
+  return message;
 }
 
 /**

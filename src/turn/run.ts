@@ -1,5 +1,6 @@
 import type { HearthConfig } from "../config/schema.js";
 import type { Store } from "../store/api.js";
+import { isFreshInsert } from "../store/message-write.js";
 import type { Message, Session } from "../store/types.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
@@ -121,8 +122,12 @@ export async function runTurn(
     events.onStored?.(message, session);
     // A retry (same clientId) of a message whose turn already answered (the
     // client never got the answer: a gateway killed after the commit, a cut
-    // connection): that reply, not a second turn.
-    const answered = inbound.clientId ? await replyTo(store, session.id, message) : undefined;
+    // connection): that reply, not a second turn. A message this append
+    // stored fresh has no answer yet: the read is spared.
+    const answered =
+      inbound.clientId && !isFreshInsert(message)
+        ? await replyTo(store, session.id, message)
+        : undefined;
     if (answered) {
       await releaseAlone(store, turn);
       held = false;

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MessageRole, NewMessage, Session, Store } from "../../src/index.js";
 import { isSqliteStore } from "../../src/store/api.js";
+import { isFreshInsert } from "../../src/store/message-write.js";
 import { internals } from "../../src/store/store.js";
 import { backends, expectHearthError, TestHomes } from "./fixture.js";
 
@@ -128,6 +129,11 @@ describe.each(backends)("messages on $name", (backend) => {
       });
       expect(elsewhere.id).not.toBe(first.id);
       expect((await store.counts()).messages).toBe(2);
+      // Only a fresh insert is marked fresh (a turn then skips looking for the
+      // replay's answer); a replay and a loaded copy are not.
+      expect([first, again, elsewhere].map(isFreshInsert)).toEqual([true, false, true]);
+      const [loaded] = await store.messages.load(session.id);
+      expect(isFreshInsert(loaded!)).toBe(false);
     });
 
     it("rejects an invalid role with a TypeError and writes nothing", async () => {
