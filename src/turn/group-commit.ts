@@ -93,7 +93,9 @@ export class GroupCommitter {
       else p.reject(r.error);
     });
     this.flushing = false;
-    // Whatever arrived during this commit goes in the next one, at once.
-    if (this.queue.length > 0) void this.flush();
+    // Whatever arrived during this commit goes in the next one, after the
+    // callers just answered have run on (a turn's reply joins that commit
+    // instead of waiting for the one after).
+    if (this.queue.length > 0) this.schedule();
   }
 }
