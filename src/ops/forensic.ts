@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   copyFileSync,
   mkdirSync,
@@ -9,6 +8,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, join } from "node:path";
+import { nodeCrypto } from "../builtins.js";
 import { backupsDir } from "../config/paths.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { lstatOrNull, SIDECAR_SUFFIXES } from "../files/inspect.js";
@@ -54,7 +54,7 @@ export function takeForensicCopy(
   const total = present.reduce((sum, f) => sum + (f.stats?.size ?? 0), 0);
   assertSpaceFor(root, total, `take a forensic copy of ${dbPath}`);
 
-  const hash = createHash("sha256");
+  const hash = nodeCrypto().createHash("sha256");
   for (const f of present) {
     const bytes = readFileSync(f.path);
     hash.update(`${basename(f.path)}\0${bytes.length}\0`);

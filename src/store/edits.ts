@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { nodeCrypto } from "../builtins.js";
 import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
@@ -208,7 +208,8 @@ export function requestHash(afterOrdinal: number, prepared: readonly PreparedMes
     m.clientId,
     m.metadataJson,
   ]);
-  return createHash("sha256")
+  return nodeCrypto()
+    .createHash("sha256")
     .update(JSON.stringify([afterOrdinal, shape]))
     .digest("hex");
 }

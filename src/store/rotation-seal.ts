@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { nodeCrypto } from "../builtins.js";
 import type { TokenPair } from "./tokens.js";
 
 /**
@@ -16,12 +16,14 @@ const SALT = Buffer.from("hearth refresh rotation v1");
 const INFO = Buffer.from("sealed token pair");
 
 function keyOf(refreshToken: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", Buffer.from(refreshToken, "utf8"), SALT, INFO, 32));
+  return Buffer.from(
+    nodeCrypto().hkdfSync("sha256", Buffer.from(refreshToken, "utf8"), SALT, INFO, 32),
+  );
 }
 
 export function sealPair(refreshToken: string, tokenHash: string, pair: TokenPair): Buffer {
-  const nonce = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", keyOf(refreshToken), nonce);
+  const nonce = nodeCrypto().randomBytes(12);
+  const cipher = nodeCrypto().createCipheriv("aes-256-gcm", keyOf(refreshToken), nonce);
   cipher.setAAD(Buffer.from(tokenHash, "utf8"));
   const body = Buffer.concat([cipher.update(JSON.stringify(pair), "utf8"), cipher.final()]);
   return Buffer.concat([Buffer.from([VERSION]), nonce, cipher.getAuthTag(), body]);
@@ -36,7 +38,11 @@ export function openPair(
   const buf = Buffer.from(sealed);
   if (buf.length < 29 || buf[0] !== VERSION) return undefined;
   try {
-    const decipher = createDecipheriv("aes-256-gcm", keyOf(refreshToken), buf.subarray(1, 13));
+    const decipher = nodeCrypto().createDecipheriv(
+      "aes-256-gcm",
+      keyOf(refreshToken),
+      buf.subarray(1, 13),
+    );
     decipher.setAAD(Buffer.from(tokenHash, "utf8"));
     decipher.setAuthTag(buf.subarray(13, 29));
     const text = Buffer.concat([decipher.update(buf.subarray(29)), decipher.final()]);

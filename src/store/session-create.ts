@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { nodeCrypto } from "../builtins.js";
 import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
@@ -24,7 +24,7 @@ export async function createSession(
   options: CreateOptions & { getOrCreate?: boolean } = {},
 ): Promise<Session> {
   if (input === null || typeof input !== "object") throw new TypeError("input must be an object");
-  const id = input.id ?? randomUUID();
+  const id = input.id ?? nodeCrypto().randomUUID();
   if (typeof id !== "string" || id === "" || id.length > 200) {
     throw new TypeError("id must be a non-empty string of at most 200 characters");
   }

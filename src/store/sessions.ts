@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { nodeCrypto } from "../builtins.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
 import { checkOwnerId, type JsonObject, serializeMetadata } from "./metadata.js";
@@ -83,7 +83,7 @@ export class Sessions {
     const id = await this.access.writeTransaction((conn) => {
       const open = conn.stmt(find).get(platform, chatKey) as { id: string } | undefined;
       if (open) return open.id;
-      const fresh = randomUUID();
+      const fresh = nodeCrypto().randomUUID();
       const now = this.access.now();
       conn
         .stmt(

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
+import { nodeCrypto } from "../builtins.js";
 import { HearthError } from "../errors.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
@@ -35,7 +35,7 @@ const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
 /** SHA-256 of a token: the only form a token is stored in. */
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  return nodeCrypto().createHash("sha256").update(token).digest("hex");
 }
 
 /**
@@ -58,9 +58,9 @@ export class Tokens {
   }): Promise<{ code: string; familyId: string; expiresAt: number }> {
     const code = Array.from(
       { length: 10 },
-      () => PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)],
+      () => PAIRING_ALPHABET[nodeCrypto().randomInt(PAIRING_ALPHABET.length)],
     ).join("");
-    const familyId = randomUUID();
+    const familyId = nodeCrypto().randomUUID();
     const now = this.access.now();
     const expiresAt = now + options.ttlMs;
     await this.access.writeTransaction((conn) => {
@@ -179,8 +179,8 @@ export class Tokens {
   private issue(familyId: string, lifetimes: AuthLifetimes): TokenPair {
     const conn = this.access.write();
     const now = this.access.now();
-    const accessToken = `hat_${randomBytes(32).toString("base64url")}`;
-    const refreshToken = `hrt_${randomBytes(32).toString("base64url")}`;
+    const accessToken = `hat_${nodeCrypto().randomBytes(32).toString("base64url")}`;
+    const refreshToken = `hrt_${nodeCrypto().randomBytes(32).toString("base64url")}`;
     const insert = conn.stmt(
       "INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
     );

@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline";
 import type { Command } from "commander";
 import { resolveHome } from "../../config/paths.js";
 import { isHearthError } from "../../errors.js";
@@ -73,6 +72,8 @@ export function registerChat(program: Command, setExit: (code: number) => void):
       const say = (event: Record<string, unknown>, text: string) =>
         process.stdout.write(g.json ? `${JSON.stringify(event)}\n` : text);
       let failed = false;
+      // Loaded here: every other command would pay for node:readline at start-up.
+      const { createInterface } = await import("node:readline");
       try {
         for await (const line of createInterface({ input: process.stdin, terminal: false })) {
           const text = line.trim();

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { Cron } from "croner";
+import { nodeCrypto } from "../../builtins.js";
 import type { JobConfig } from "../../config/schema.js";
 
 /** At most this many due times of one gap are recorded one by one; older ones are summarised. */
@@ -75,6 +75,6 @@ export function periodsSince(
  */
 export function jitterFor(job: Pick<JobConfig, "name" | "jitterMs">, profile: string): number {
   if (job.jitterMs <= 0) return 0;
-  const h = createHash("sha256").update(`${job.name}\0${profile}`).digest();
+  const h = nodeCrypto().createHash("sha256").update(`${job.name}\0${profile}`).digest();
   return h.readUInt32BE(0) % (job.jitterMs + 1);
 }

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   closeSync,
   fstatSync,
@@ -9,6 +8,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { nodeCrypto } from "../../builtins.js";
 import { HearthError } from "../../errors.js";
 import { lstatOrNull } from "../../files/inspect.js";
 
@@ -34,7 +34,12 @@ export function fingerprintFile(path: string): string {
     }
     const tail = Buffer.alloc(Math.min(SAMPLE, size));
     readSync(fd, tail, 0, tail.length, Math.max(0, size - tail.length));
-    return createHash("sha256").update(`${size}\0`).update(head).update(tail).digest("hex");
+    return nodeCrypto()
+      .createHash("sha256")
+      .update(`${size}\0`)
+      .update(head)
+      .update(tail)
+      .digest("hex");
   } finally {
     closeSync(fd);
   }

@@ -1,5 +1,6 @@
 import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { nodeWorkerThreads } from "../../builtins.js";
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import { builtFile } from "../../files/built.js";
@@ -149,7 +150,7 @@ export class ReaderPool {
   }
 
   private spawn(): Thread {
-    const worker = new Worker(threadScript(), {
+    const worker = new (nodeWorkerThreads().Worker)(threadScript(), {
       workerData: { path: this.init.path, profile: this.init.profile, config: this.init.config },
       // The caller's own flags (--input-type, loaders, --eval) mean nothing to the thread's script.
       execArgv: [],

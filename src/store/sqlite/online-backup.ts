@@ -1,5 +1,5 @@
 import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import { nodeWorkerThreads } from "../../builtins.js";
 import { fromSqliteError, HearthError, type HearthErrorCode } from "../../errors.js";
 import { builtFile } from "../../files/built.js";
 import { raiseBackupFlag } from "../../process/backup-flag.js";
@@ -49,7 +49,7 @@ function copyOnThread(
     nice: options.nice,
   };
   return new Promise((resolve, reject) => {
-    const worker = new Worker(workerFile(), { workerData: job });
+    const worker = new (nodeWorkerThreads().Worker)(workerFile(), { workerData: job });
     let settled = false;
     const settle = (fn: () => void) => {
       if (settled) return;

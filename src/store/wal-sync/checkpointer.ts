@@ -1,5 +1,6 @@
 import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { nodeWorkerThreads } from "../../builtins.js";
 import { builtFile } from "../../files/built.js";
 
 export interface CheckpointJob {
@@ -81,11 +82,14 @@ export function checkpointOffLoop(job: Omit<CheckpointJob, "id">): Promise<Check
 
 function spawn(): Worker {
   up = new Int32Array(new SharedArrayBuffer(4));
-  const thread = new Worker(pathToFileURL(builtFile("store/wal-sync/checkpoint-thread.js")), {
-    // The caller's own flags (--input-type, loaders, --eval) mean nothing to the thread's script.
-    execArgv: [],
-    workerData: { up },
-  });
+  const thread = new (nodeWorkerThreads().Worker)(
+    pathToFileURL(builtFile("store/wal-sync/checkpoint-thread.js")),
+    {
+      // The caller's own flags (--input-type, loaders, --eval) mean nothing to the thread's script.
+      execArgv: [],
+      workerData: { up },
+    },
+  );
   thread.on("message", (reply: CheckpointReply | { ready: true }) => {
     if ("ready" in reply) {
       // Held open while it started; now only by jobs. Idle from now on too:

@@ -1,4 +1,5 @@
-import { type EventLoopUtilization, performance } from "node:perf_hooks";
+// The global `performance`: importing node:perf_hooks would load all of it in every process that opens a store.
+import type { EventLoopUtilization } from "node:perf_hooks";
 
 import type { OffLoopReason } from "../types.js";
 
