@@ -52,6 +52,17 @@ describe("what a CLI command loads", () => {
       expect(list.packages).not.toContain(resolver);
   });
 
+  it("sessions list and doctor load neither node:crypto nor node:readline (each costs milliseconds at start)", async () => {
+    const home = await smallStore();
+    for (const args of [["sessions", "list"], ["doctor"]]) {
+      const run = await loadedBy(home, args);
+      expect(run.stdout).not.toBe("");
+      expect(run.builtins).toContain("fs"); // the recording sees what it claims to
+      for (const lazy of ["crypto", "readline", "readline/promises", "perf_hooks"])
+        expect(run.builtins, args.join(" ")).not.toContain(lazy);
+    }
+  });
+
   it("doctor still counts a job's missed due times, loading the cron engine only then", async () => {
     const home = await smallStore();
     writeFileSync(
