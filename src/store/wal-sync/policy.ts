@@ -1,4 +1,5 @@
-// The global `performance`: importing node:perf_hooks would load all of it in every process that opens a store.
+// Types only: `performance` below is the global one. Importing it from
+// node:perf_hooks would load that module in every process that opens a store.
 import type { EventLoopUtilization } from "node:perf_hooks";
 
 import type { OffLoopReason } from "../types.js";

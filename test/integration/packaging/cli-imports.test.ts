@@ -52,7 +52,7 @@ describe("what a CLI command loads", () => {
       expect(list.packages).not.toContain(resolver);
   });
 
-  it("sessions list and doctor load neither node:crypto nor node:readline (each costs milliseconds at start)", async () => {
+  it("sessions list and doctor load none of node:crypto, node:readline, node:perf_hooks (each costs milliseconds at start)", async () => {
     const home = await smallStore();
     for (const args of [["sessions", "list"], ["doctor"]]) {
       const run = await loadedBy(home, args);
