@@ -11,19 +11,19 @@ import type * as WorkerThreads from "node:worker_threads";
  * (docs/benchmarks.md, workload 12). `require` caches: later calls are a
  * lookup.
  */
-const require = createRequire(import.meta.url);
+const load = createRequire(import.meta.url);
 
 let crypto: typeof Crypto | undefined;
 let workerThreads: typeof WorkerThreads | undefined;
 
 /** node:crypto, loaded on the first call. */
 export function nodeCrypto(): typeof Crypto {
-  crypto ??= require("node:crypto") as typeof Crypto;
+  crypto ??= load("node:crypto") as typeof Crypto;
   return crypto;
 }
 
 /** node:worker_threads, loaded on the first call. */
 export function nodeWorkerThreads(): typeof WorkerThreads {
-  workerThreads ??= require("node:worker_threads") as typeof WorkerThreads;
+  workerThreads ??= load("node:worker_threads") as typeof WorkerThreads;
   return workerThreads;
 }

@@ -88,4 +88,7 @@ process.stdout.on("error", (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-process.exitCode = await main(process.argv);
+// No top-level await: the CLI is bundled as CommonJS (scripts/bundle-cli.mjs).
+main(process.argv).then((code) => {
+  process.exitCode = code;
+});
