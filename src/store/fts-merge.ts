@@ -28,7 +28,7 @@ const MERGE_CHUNK_PAGES = 1000;
 /** The debt never grows past this (a bulk delete changes thousands of rows). */
 const MAX_DEBT_PAGES = 4 * MERGE_CHUNK_PAGES;
 
-const DEGRADED_SQL = "SELECT 1 FROM meta WHERE key = 'fts_degraded'";
+const DEGRADED_SQL = "SELECT value FROM meta WHERE key = 'fts_degraded'";
 const MERGE_SQL = "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)";
 const TOTAL_CHANGES_SQL = "SELECT total_changes() AS n";
 
@@ -70,6 +70,11 @@ export class MergeDebt {
       this.pages = Math.min(MAX_DEBT_PAGES, this.pages + changes * MERGE_PAGES_PER_CHANGE);
   }
 
+  /** Pages taken for a merge that never ran (its checkpoint job failed): owed again. */
+  giveBack(pages: number): void {
+    if (pages > 0) this.pages = Math.min(MAX_DEBT_PAGES, this.pages + pages);
+  }
+
   /**
    * Pages to merge now: whole chunks owed, at most `chunks` of them (a
    * merger that fell behind catches up), else 0.
@@ -79,6 +84,16 @@ export class MergeDebt {
     this.pages -= pages;
     return pages;
   }
+}
+
+/**
+ * Why the search index is marked degraded (meta 'fts_degraded': found
+ * damaged, its triggers stand aside until a repair rebuilds it), or null
+ * when it is in service.
+ */
+export function searchDegradedReason(prepare: Prepare): string | null {
+  const row = prepare(DEGRADED_SQL).get() as { value: string } | undefined;
+  return row ? row.value : null;
 }
 
 /** Rows changed on this connection since it opened, triggers' and FTS5's own rows included. */
@@ -94,7 +109,7 @@ export function totalChanges(prepare: Prepare): number {
  */
 export function mergeSearchIndex(prepare: Prepare, pages: number): boolean {
   if (pages <= 0) return false;
-  if (prepare(DEGRADED_SQL).get() !== undefined) return false;
+  if (searchDegradedReason(prepare) !== null) return false;
   const before = totalChanges(prepare);
   prepare(MERGE_SQL).run(pages);
   // FTS5 counts a change for the command itself; more means it merged.

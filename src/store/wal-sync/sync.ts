@@ -170,15 +170,21 @@ export class WalSync {
       return;
     }
     const { path, key, locks, searchMerges } = this.host;
+    let merge = 0;
     this.checkpoint = locks.writeLock
       .run(() => {
         // Taken once the lock is held: a job that never runs merges nothing, and owes it still.
-        const merge = searchMerges.take(CATCH_UP_CHUNKS);
+        merge = searchMerges.take(CATCH_UP_CHUNKS);
         const { synchronous, truncateAbove } = this.options;
         return checkpointOffLoop({ path, key, synchronous, merge, truncateAbove });
       }, this.options.patienceMs)
       .then(
-        (result: CheckpointResult) => this.recordCheckpoint(result, frames),
+        (result: CheckpointResult) => {
+          // A job that did not run (the thread died, the file was not the
+          // writer's) merged nothing: the next job owes its chunks.
+          if (!result.ok) searchMerges.giveBack(merge);
+          this.recordCheckpoint(result, frames);
+        },
         () => {
           this.backfilled = frames ?? this.backfilled;
         },
