@@ -3,6 +3,7 @@ import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isSqliteError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { FileGuard } from "../files/guard.js";
+import { walCheckpoint } from "./wal-sync/wal-checkpoint.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -102,17 +103,7 @@ export class Connection {
    */
   checkpointPassive(): { ok: true; busy: number; log: number; checkpointed: number } {
     try {
-      const [row] = this.db.pragma("wal_checkpoint(PASSIVE)") as {
-        busy: number;
-        log: number;
-        checkpointed: number;
-      }[];
-      return {
-        ok: true,
-        busy: row?.busy ?? 1,
-        log: row?.log ?? -1,
-        checkpointed: row?.checkpointed ?? -1,
-      };
+      return { ok: true, ...walCheckpoint(this.db, "PASSIVE") };
     } catch (err) {
       throw fromSqliteError(err, this.path);
     }

@@ -1,5 +1,6 @@
 import { fromSqliteError, HearthError } from "../errors.js";
 import type { Access } from "./access.js";
+import { searchDegradedReason } from "./fts-merge.js";
 import { toFtsQuery } from "./fts-query.js";
 import type { MessageRole, SearchHit, SearchOptions } from "./types.js";
 
@@ -40,10 +41,8 @@ export async function searchMessages(
   const params: unknown[] = windowed ? [query, query] : [query];
   params.push(...scope.params);
   const conn = access.read();
-  const degraded = conn.stmt("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
-    | { value: string }
-    | undefined;
-  if (degraded) throw searchDegraded(access.path, degraded.value);
+  const degraded = searchDegradedReason((sql) => conn.stmt(sql));
+  if (degraded !== null) throw searchDegraded(access.path, degraded);
   let rows: HitRow[];
   try {
     rows = conn

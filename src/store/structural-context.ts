@@ -3,6 +3,7 @@ import type { Holder } from "../process/holders.js";
 import type { StructuralOptions } from "../process/structural.js";
 import type { Connection } from "./connection.js";
 import type { SqliteStore } from "./store.js";
+import { walCheckpoint } from "./wal-sync/wal-checkpoint.js";
 
 /** What a structural operation may do while it holds the gate exclusively. */
 export interface StructuralContext {
@@ -41,8 +42,8 @@ export function structuralOperations(
     vacuum: () => exec("VACUUM"),
     truncateWal: () => {
       conn.guard?.check();
-      const [row] = conn.db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number; log: number }[];
-      if (!row || row.log < 0) return "no-wal";
+      const row = walCheckpoint(conn.db, "TRUNCATE");
+      if (row.log < 0) return "no-wal";
       return row.busy !== 0 ? "busy" : "done";
     },
   };

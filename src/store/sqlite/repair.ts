@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { HearthError } from "../../errors.js";
 import { HEARTH_APPLICATION_ID } from "../../files/inspect.js";
+import { searchDegradedReason } from "../fts-merge.js";
 import { MIGRATIONS } from "../migrations.js";
 
 export interface Health {
@@ -51,10 +52,7 @@ export function rebuildFts(db: Database.Database): void {
 
 function degradedFlag(db: Database.Database): string | null {
   try {
-    const row = db.prepare("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
-      | { value: string }
-      | undefined;
-    return row?.value ?? null;
+    return searchDegradedReason((sql) => db.prepare<unknown[]>(sql));
   } catch {
     return null;
   }

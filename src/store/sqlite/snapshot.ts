@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { lstatOrNull } from "../../files/inspect.js";
+import { searchDegradedReason } from "../fts-merge.js";
 import { JOB_HEALTH_SQL, type JobHealth, toJobHealth } from "../runs.js";
 import type { StoreCounts } from "../types.js";
 import { openInMemory } from "./file.js";
@@ -98,9 +99,7 @@ export function inspectContent(
       const sessions = scalar("SELECT count(*) FROM sessions");
       const messages = scalar("SELECT count(*) FROM messages");
       const active = scalar("SELECT count(*) FROM messages WHERE active = 1");
-      const degraded = db.prepare("SELECT value FROM meta WHERE key = 'fts_degraded'").get() as
-        | { value: string }
-        | undefined;
+      const degraded = searchDegradedReason((sql) => db.prepare<unknown[]>(sql));
       return {
         snapshot: snapshot.kind,
         note: snapshot.note,
@@ -115,7 +114,7 @@ export function inspectContent(
           "SELECT count(*) FROM sessions WHERE handoff_state IN ('pending', 'running') AND handoff_updated_at < ?",
           options.staleBefore,
         ),
-        searchDegraded: degraded?.value ?? null,
+        searchDegraded: degraded,
         synchronousProbe,
         jobs:
           scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'job_runs'") >

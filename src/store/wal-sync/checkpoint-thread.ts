@@ -18,6 +18,7 @@ import Database from "better-sqlite3";
 import { failpointFails } from "../../failpoints.js";
 import { mergeSearchIndex } from "../fts-merge.js";
 import type { CheckpointJob, CheckpointReply } from "./checkpointer.js";
+import { walCheckpoint } from "./wal-checkpoint.js";
 
 function run(job: CheckpointJob): CheckpointReply {
   let db: Database.Database | undefined;
@@ -34,12 +35,8 @@ function run(job: CheckpointJob): CheckpointReply {
     db.pragma("busy_timeout = 0");
     db.pragma(`synchronous = ${job.synchronous}`);
     const merged = mergeFirst(db, job.merge);
-    const [result] = db.pragma(`wal_checkpoint(${checkpointMode(job)})`) as {
-      busy: number;
-      log: number;
-      checkpointed: number;
-    }[];
-    return { id: job.id, ok: true, ...result!, ...(merged === undefined ? {} : { merged }) };
+    const result = walCheckpoint(db, checkpointMode(job));
+    return { id: job.id, ok: true, ...result, ...(merged === undefined ? {} : { merged }) };
   } catch (err) {
     return { id: job.id, ok: false, message: (err as Error).message };
   } finally {
