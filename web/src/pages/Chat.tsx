@@ -33,6 +33,8 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
   const [error, setError] = useState<unknown>(null);
   const [loaded, setLoaded] = useState(!id);
   const bottom = useRef<HTMLDivElement>(null);
+  /** The ordinal of the message this turn stored: its reply comes after it. */
+  const turnStored = useRef<number | null>(null);
   const sessionId = session?.id ?? id;
 
   const scroll = () =>
@@ -96,6 +98,7 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
     const content = text.trim();
     if (!content || pending !== null) return;
     setPending(content);
+    turnStored.current = null;
     setStreaming("");
     setError(null);
     setText("");
@@ -107,6 +110,7 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
             const d = data as { session: Session; message: Message };
             setSession(d.session);
             setPending(null);
+            turnStored.current = d.message.ordinal;
             merge([d.message]);
             if (d.session.id !== id)
               window.history.replaceState(
@@ -136,6 +140,19 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
       setStreaming(null);
     }
   };
+
+  // The live stream may bring the committed reply before the chat stream's
+  // "reply" event ends the streaming: show the reply once, not twice.
+  const streamed =
+    streaming !== null &&
+    messages.some(
+      (m) =>
+        m.role === "assistant" &&
+        m.ordinal > (turnStored.current ?? Number.POSITIVE_INFINITY) &&
+        contentText(m.content) === streaming,
+    )
+      ? null
+      : streaming;
 
   if (!loaded) return <Loading what="the conversation" />;
   return (
@@ -171,12 +188,12 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
             <div class="content">{pending}</div>
           </li>
         ) : null}
-        {streaming !== null ? (
+        {streamed !== null ? (
           <li class="message assistant streaming">
             <div class="message-head">
               <span class="role">assistant</span> <span class="muted">writing…</span>
             </div>
-            <div class="content">{streaming}</div>
+            <div class="content">{streamed}</div>
           </li>
         ) : null}
       </ol>
