@@ -5,14 +5,6 @@ import type { DatabaseEntry } from "./registry.js";
 import type { OffLoopReason } from "./types.js";
 
 /**
- * total_changes() of each writer connection after its last write-path
- * transaction. Rows its other statements changed meanwhile (a prune, a
- * repair of the index) count toward the next transaction's merge debt:
- * they changed the index too.
- */
-const changesCounted = new WeakMap<Connection, number>();
-
-/**
  * The write path: the fair cross-process write lock (waited for
  * asynchronously, bounded by the patience), then one IMMEDIATE transaction.
  * A foreign writer (not hearth) holding SQLite's own lock is waited out
@@ -50,12 +42,9 @@ export function writeTransaction<T>(
         const started = performance.now();
         const result = conn.transaction(() => {
           const prepare = (sql: string) => conn.stmt(sql);
-          // One total_changes() per transaction: counted from where the last one left off.
-          const before = changesCounted.get(conn) ?? totalChanges(prepare);
+          const before = totalChanges(prepare);
           const value = fn(conn);
-          const after = totalChanges(prepare);
-          changesCounted.set(conn, after);
-          entry.searchMerges.add(after - before);
+          entry.searchMerges.add(totalChanges(prepare) - before);
           // With a WalSync its checkpoint thread merges; otherwise here, as FTS5 would have.
           const pages = walSync ? 0 : entry.searchMerges.take();
           if (pages > 0) entry.searchMerges.record(mergeSearchIndex(prepare, pages));

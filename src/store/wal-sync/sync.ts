@@ -186,6 +186,8 @@ export class WalSync {
           this.recordCheckpoint(result, frames);
         },
         () => {
+          // No lock (nothing taken), or no job posted after the chunks were taken.
+          searchMerges.giveBack(merge);
           this.backfilled = frames ?? this.backfilled;
         },
       )

@@ -58,3 +58,30 @@ describe("a checkpoint job that does not run keeps its search-index merge owed",
     }
   });
 });
+
+// Without a WalSync (syncOffLoop false) the writer merges inside its own
+// write transactions. The debt counts the rows a transaction's statements
+// changed: 5 pages each, a 1,000-page chunk about every 50 appends of this
+// shape. Counting also the segment FTS5 writes at COMMIT, or a merge's own
+// rows, would merge about every 20.
+describe("the writer's own merges follow the debt of its writes", () => {
+  it("200 appends merge at most 5 chunks", async () => {
+    const store = await openSqliteStore({
+      home: tempHome(),
+      config: { durability: { synchronous: "normal", syncOffLoop: false } },
+    });
+    try {
+      const session = await store.sessions.create({ title: "cadence" });
+      const words = (i: number) =>
+        Array.from({ length: 12 }, (_, k) => `w${(i * 7 + k * 131) % 5000}`).join(" ");
+      for (let i = 0; i < 200; i++)
+        await store.messages.append(session.id, { role: "user", content: `${i} ${words(i)}` });
+      const merges = (await store.durability()).searchMerges;
+      expect(merges?.by).toBe("writer");
+      expect(merges?.asked).toBeGreaterThanOrEqual(1);
+      expect(merges?.asked).toBeLessThanOrEqual(5);
+    } finally {
+      await store.close();
+    }
+  });
+});
