@@ -83,7 +83,7 @@ export class Browse {
       params.push(options.after.lastActivityAt, options.after.lastActivityAt, options.after.id);
     }
     const sql = `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY last_activity_at DESC, id DESC LIMIT ?`;
+      ORDER BY last_activity_at DESC, id DESC LIMIT +?`;
     const rows = this.access
       .read()
       .stmt(sql)
@@ -106,7 +106,7 @@ export class Browse {
   async children(id: string, limit = 50): Promise<Session[]> {
     const rows = this.access
       .read()
-      .stmt("SELECT * FROM sessions WHERE parent_id = ? ORDER BY created_at DESC LIMIT ?")
+      .stmt("SELECT * FROM sessions WHERE parent_id = ? ORDER BY created_at DESC LIMIT +?")
       .all(id, limit) as SessionRow[];
     return rows.map(toSession);
   }
@@ -125,8 +125,8 @@ export class Browse {
     const rows = conn
       .stmt(
         options.includeHistory
-          ? "SELECT * FROM messages WHERE session_id = ? AND ordinal < ? ORDER BY ordinal DESC LIMIT ?"
-          : "SELECT * FROM messages WHERE session_id = ? AND active = 1 AND ordinal < ? ORDER BY ordinal DESC LIMIT ?",
+          ? "SELECT * FROM messages WHERE session_id = ? AND ordinal < ? ORDER BY ordinal DESC LIMIT +?"
+          : "SELECT * FROM messages WHERE session_id = ? AND active = 1 AND ordinal < ? ORDER BY ordinal DESC LIMIT +?",
       )
       .all(sessionId, before, options.limit) as MessageRow[];
     if (rows.length === 0 && !conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
@@ -169,12 +169,12 @@ export class Browse {
             .read()
             .stmt(
               `SELECT * FROM messages WHERE id > ? AND id <= ?
-               AND session_id IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?`,
+               AND session_id IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT +?`,
             )
             .all(afterId, upto, JSON.stringify(only.sessionIds), limit)
         : this.access
             .read()
-            .stmt("SELECT * FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?")
+            .stmt("SELECT * FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT +?")
             .all(afterId, upto, limit)
     ) as MessageRow[];
     return rows.map(toMessage);

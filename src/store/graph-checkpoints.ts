@@ -292,7 +292,7 @@ export class GraphCheckpoints {
       );
     }
     const sql = `SELECT * FROM graph_checkpoints ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT ?`;
+      ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC LIMIT +?`;
     const conn = this.access.read();
     return snapshot(conn, () =>
       (conn.stmt(sql).all(...params, query.limit) as CheckpointRow[]).map((row) =>

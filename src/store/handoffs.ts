@@ -84,7 +84,7 @@ export class Handoffs {
   async list(state: HandoffState, limit = 100): Promise<Session[]> {
     const rows = this.access
       .read()
-      .stmt(`SELECT * FROM sessions WHERE handoff_state = ? ORDER BY handoff_updated_at LIMIT ?`)
+      .stmt(`SELECT * FROM sessions WHERE handoff_state = ? ORDER BY handoff_updated_at LIMIT +?`)
       .all(state, limit) as SessionRow[];
     return rows.map(toSession);
   }

@@ -29,7 +29,7 @@ export class JsonTail {
     const contents = conn
       .stmt(
         `SELECT CASE content_type WHEN 'json' THEN content END FROM messages
-         WHERE session_id = ? AND active = 1 ORDER BY ordinal DESC LIMIT ?`,
+         WHERE session_id = ? AND active = 1 ORDER BY ordinal DESC LIMIT +?`,
       )
       .pluck()
       .all(sessionId, limit ?? -1) as (string | null)[];

@@ -284,7 +284,7 @@ export function readWindow(
   const rows = conn
     .stmt(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ${history} ${where}
-       ORDER BY ordinal ${order}${limit === undefined ? "" : " LIMIT ?"}`,
+       ORDER BY ordinal ${order}${limit === undefined ? "" : " LIMIT +?"}`,
     )
     .raw(true)
     .all(sessionId, ...params, ...(limit === undefined ? [] : [limit])) as unknown[][];

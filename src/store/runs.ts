@@ -357,10 +357,10 @@ export class Runs {
       throw new RangeError(`limit must be a positive integer, got ${limit}`);
     const rows = (
       options.job === undefined
-        ? this.access.read().stmt("SELECT * FROM job_runs ORDER BY id DESC LIMIT ?").all(limit)
+        ? this.access.read().stmt("SELECT * FROM job_runs ORDER BY id DESC LIMIT +?").all(limit)
         : this.access
             .read()
-            .stmt("SELECT * FROM job_runs WHERE job = ? ORDER BY id DESC LIMIT ?")
+            .stmt("SELECT * FROM job_runs WHERE job = ? ORDER BY id DESC LIMIT +?")
             .all(options.job, limit)
     ) as Row[];
     return rows.map(toRun);

@@ -51,7 +51,7 @@ export async function searchMessages(
               snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
        FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
        WHERE messages_fts MATCH ? ${window} ${filters}
-       ORDER BY rank LIMIT ?`,
+       ORDER BY rank LIMIT +?`,
       )
       .all(...params, limit) as HitRow[];
   } catch (err) {

@@ -136,7 +136,7 @@ export class Sessions {
       params.push(value, value, id);
     }
     const sql = `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY ${column} DESC, id DESC LIMIT ?`;
+      ORDER BY ${column} DESC, id DESC LIMIT +?`;
     const rows = this.access
       .read()
       .stmt(sql)

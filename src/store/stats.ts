@@ -89,7 +89,7 @@ export class Stats {
   async samples(options: { since: number; limit?: number }): Promise<HealthSample[]> {
     const rows = this.access
       .read()
-      .stmt("SELECT * FROM health_samples WHERE at >= ? ORDER BY at LIMIT ?")
+      .stmt("SELECT * FROM health_samples WHERE at >= ? ORDER BY at LIMIT +?")
       .all(options.since, options.limit ?? 20_000) as SampleRow[];
     return rows.map(toSample);
   }

@@ -147,6 +147,14 @@ export function contentFindings(
           fix: "hearth sessions repair",
         }
       : { code: "search_index", severity: "ok", message: "search index in service" },
+    content.plannerSamples > 0
+      ? {
+          code: "planner_samples",
+          severity: "warning",
+          message: `sqlite_stat4 holds ${content.plannerSamples} planner sample(s) (an ANALYZE outside hearth): SQLite prepares every indexed lookup again on each call, so reads are slower`,
+          fix: "hearth sessions optimize   # keeps the statistics, drops the samples; then restart long-running hearth processes",
+        }
+      : { code: "planner_samples", severity: "ok", message: "no planner samples (sqlite_stat4)" },
     walSizeFinding(path, config),
   ];
 }

@@ -61,7 +61,7 @@ export function readChunk(
   const marks = spec.key.map(() => "?").join(", ");
   const past = after === undefined ? "" : ` AND (${key}) > (${marks})`;
   const stmt = db.prepare(
-    `SELECT ${cols} FROM ${spec.name} WHERE ${where(spec)}${past} ORDER BY ${key} LIMIT ?`,
+    `SELECT ${cols} FROM ${spec.name} WHERE ${where(spec)}${past} ORDER BY ${key} LIMIT +?`,
   );
   stmt.safeIntegers(true);
   return stmt.all(...(after === undefined ? [] : keyParams(spec, after)), limit) as Row[];

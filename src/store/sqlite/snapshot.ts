@@ -60,6 +60,8 @@ export interface ContentReport {
   staleHandoffs: number;
   /** The search index's degraded mark, or null when it is in service. */
   searchDegraded: string | null;
+  /** Rows in sqlite_stat4 (0 when there is no such table): samples the planner plans bound values by. */
+  plannerSamples: number;
   /** The synchronous level a connection set to the configured one reads back. */
   synchronousProbe: string;
   /** Last outcome and consecutive failures of each scheduled job (empty before schema 4). */
@@ -115,6 +117,10 @@ export function inspectContent(
           options.staleBefore,
         ),
         searchDegraded: degraded,
+        plannerSamples:
+          scalar("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat4'") > 0
+            ? scalar("SELECT count(*) FROM sqlite_stat4")
+            : 0,
         synchronousProbe,
         jobs:
           scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'job_runs'") >

@@ -1,0 +1,116 @@
+// Prepared statements that SQLite would plan again on every call. Two
+// cases, both measured first (bench workload 11, docs/benchmarks-history.md):
+// - a bare `LIMIT ?`: SQLite 3.53 compiles the bound limit into the
+//   program, so every new binding expires the statement and the next step
+//   prepares it again (getItems(20) went from 0.885x to 1.3x MemorySession
+//   once the store wrote `LIMIT +?`);
+// - sqlite_stat4 samples: with them, `column = ?` on an indexed column is
+//   planned for the value bound, with the same cost (a 5-row tail read took
+//   2-3x as long after ANALYZE). optimize() keeps stat1 and drops stat4.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { optimize } from "../../../src/ops/optimize.js";
+import { runCli } from "../../helpers/cli.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
+
+async function seededStore() {
+  const home = tempHome();
+  const store = await openSqliteStore({ home });
+  const s = await store.sessions.create({ title: "replan" });
+  await store.messages.appendBatch(
+    s.id,
+    Array.from({ length: 300 }, (_, i) => ({ role: "user" as const, content: `m${i}` })),
+  );
+  return { home, store, sessionId: s.id };
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+describe("statements SQLite would prepare again on every call", () => {
+  it("LIMIT +? returns what LIMIT ? returns, for every kind of limit", async () => {
+    const { store, sessionId } = await seededStore();
+    const db = new Database(store.path, { readonly: true });
+    try {
+      const tail = (limit: string) =>
+        db
+          .prepare(
+            `SELECT content FROM messages WHERE session_id = ? AND active = 1
+             ORDER BY ordinal DESC LIMIT ${limit}`,
+          )
+          .pluck();
+      for (const n of [7, 1, 0, -1, 300, 301]) {
+        const plus = tail("+?").all(sessionId, n) as string[];
+        expect(plus).toEqual(tail("?").all(sessionId, n));
+        expect(plus).toHaveLength(n < 0 ? 300 : Math.min(n, 300));
+      }
+      expect(() => tail("+?").all(sessionId, "seven")).toThrow(/datatype mismatch/);
+      expect(() => tail("?").all(sessionId, "seven")).toThrow(/datatype mismatch/);
+    } finally {
+      db.close();
+      await store.close();
+    }
+  });
+
+  it("no SQLite statement in src binds its LIMIT or OFFSET bare", () => {
+    const offenders = sourceFiles(join(__dirname, "../../../src"))
+      .filter((path) => !path.includes("/pg/"))
+      .flatMap((path) =>
+        readFileSync(path, "utf8")
+          .split("\n")
+          .map((line, i) => ({ where: `${path}:${i + 1}`, line }))
+          .filter(({ line }) => /\b(LIMIT|OFFSET)\s+\?/.test(line)),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it("optimize() keeps the planner's stat1 and leaves no stat4 samples, read from an old and a new connection", async () => {
+    const { store } = await seededStore();
+    // One connection has read the schema (and would hold loaded samples) before optimize; one opens after.
+    const before = new Database(store.path, { readonly: true });
+    before.prepare("SELECT count(*) FROM messages").get();
+    try {
+      const result = await optimize(store);
+      expect(result.steps.find((s) => s.step === "analyze")?.done).toBe(true);
+      const after = new Database(store.path, { readonly: true });
+      for (const db of [before, after]) {
+        expect(db.prepare("SELECT count(*) FROM sqlite_stat1").pluck().get()).toBeGreaterThan(0);
+        expect(db.prepare("SELECT count(*) FROM sqlite_stat4").pluck().get()).toBe(0);
+      }
+      after.close();
+    } finally {
+      before.close();
+      await store.close();
+    }
+  });
+
+  it("doctor warns of samples an outside ANALYZE left; hearth sessions optimize drops them", async () => {
+    const { home, store } = await seededStore();
+    await store.close();
+    const raw = new Database(join(home, "state.db"));
+    raw.exec("ANALYZE");
+    const samples = raw.prepare("SELECT count(*) FROM sqlite_stat4").pluck().get() as number;
+    raw.close();
+    expect(samples).toBeGreaterThan(0);
+    const finding = async () =>
+      (
+        JSON.parse((await runCli(["--json", "doctor"], { home })).stdout).findings as {
+          code: string;
+          severity: string;
+          message: string;
+        }[]
+      ).find((f) => f.code === "planner_samples");
+    expect(await finding()).toMatchObject({
+      severity: "warning",
+      message: expect.stringContaining(`${samples} planner sample(s)`),
+    });
+    expect((await runCli(["--json", "sessions", "optimize"], { home })).code).toBe(0);
+    expect(await finding()).toMatchObject({ severity: "ok" });
+  });
+});
