@@ -70,8 +70,10 @@ export class Browse {
     if (options.source !== undefined) where.push("source = ?") && params.push(options.source);
     if (options.text !== undefined && options.text !== "") {
       // LIKE with an escape character: the user's text is matched literally.
+      // `+?`: a bare pattern parameter would have SQLite prepare the
+      // statement again for every pattern (test/.../statement-replan.test.ts).
       const escaped = options.text.replace(/[\\%_]/g, (c) => `\\${c}`);
-      where.push("(title LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')");
+      where.push("(title LIKE +? ESCAPE '\\' OR id LIKE +? ESCAPE '\\')");
       params.push(`%${escaped}%`, `${escaped}%`);
     }
     if (options.activeSince !== undefined)

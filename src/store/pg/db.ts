@@ -31,6 +31,17 @@ export function storeDb(db: PgDb, role: ConnectionRole): StoreDb {
     for (const wake of idle.splice(0)) wake();
   };
   const readOnly = (err: unknown) => unwrapMisuse(readOnlyOr(err));
+  /** One call counted in flight, its errors made this store's. */
+  const guarded = async <T>(call: () => Promise<T>): Promise<T> => {
+    enter();
+    try {
+      return await call();
+    } catch (err) {
+      throw readOnly(err);
+    } finally {
+      leave();
+    }
+  };
   const readOnlyOr = (err: unknown) =>
     (isHearthError(err) &&
       (err.details as { sqlstate?: unknown } | undefined)?.sqlstate === "25006") ||
@@ -44,36 +55,11 @@ export function storeDb(db: PgDb, role: ConnectionRole): StoreDb {
     get stopped() {
       return stopped;
     },
-    async query(doing, text, params) {
-      enter();
-      try {
-        return await db.query(doing, text, params);
-      } catch (err) {
-        throw readOnly(err);
-      } finally {
-        leave();
-      }
-    },
-    async queryArrays(doing, text, params) {
-      enter();
-      try {
-        return await db.queryArrays(doing, text, params);
-      } catch (err) {
-        throw readOnly(err);
-      } finally {
-        leave();
-      }
-    },
+    query: (doing, text, params) => guarded(() => db.query(doing, text, params)),
+    queryArrays: (doing, text, params) => guarded(() => db.queryArrays(doing, text, params)),
     async transaction(doing, fn, options) {
       if (role !== "writer") throw readOnlyError(resource);
-      enter();
-      try {
-        return await db.transaction(doing, fn, options);
-      } catch (err) {
-        throw readOnly(err);
-      } finally {
-        leave();
-      }
+      return guarded(() => db.transaction(doing, fn, options));
     },
     stop() {
       stopped = true;
