@@ -1,4 +1,4 @@
-import { HearthError } from "../errors.js";
+import { fromSqliteError, HearthError, isSqliteError } from "../errors.js";
 import type { Access } from "./access.js";
 import {
   type ArchiveAfterOptions,
@@ -104,7 +104,9 @@ export class Messages {
         } catch (err) {
           conn.stmt("ROLLBACK TO hearth_item").run();
           conn.stmt("RELEASE hearth_item").run();
-          results[i] = { ok: false, error: err as Error };
+          // Coded as a single append's error would be (the store's wrapper never sees these).
+          const error = isSqliteError(err) ? fromSqliteError(err, this.access.path) : err;
+          results[i] = { ok: false, error: error as Error };
         }
       });
     });

@@ -1,7 +1,8 @@
 // messages.appendMany, the gateway's group commit: one transaction, and an
 // item that fails fails alone. On PostgreSQL the first attempt runs without
 // savepoints and a failing item sends the batch round again, isolated; the
-// items before it must then be written once, not twice.
+// items before it must then be written once, not twice. An item's error is
+// coded on both backends, as a single append's would be.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Session, Store } from "../../src/index.js";
 import { backends, TestHomes } from "./fixture.js";
@@ -46,6 +47,8 @@ describe.each(backends)("group commit (messages.appendMany) on $name", (backend)
     expect(results.map((r) => (r.ok ? r.message.ordinal : null))).toEqual([0, 0, null, null, 1]);
     const failed = results.filter((r) => !r.ok) as { error: { code?: string; message: string } }[];
     expect(failed[0]!.error.message).toContain("poison refused");
+    // Coded as the same refusal of a single append is.
+    expect(failed[0]!.error.code).toBe(backend.dbErrorCode);
     expect(failed[1]!.error.code).toBe("HEARTH_SESSION_NOT_FOUND");
 
     // Exactly what the results say was written: no row twice, none of the failed ones.
