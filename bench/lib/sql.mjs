@@ -1,5 +1,7 @@
 // The SQL hearth runs (src/store/messages.ts, sessions.ts, search.ts), for
-// the raw better-sqlite3 baselines. Keep in step with the library.
+// the raw better-sqlite3 baselines. Keep in step with the library: limits
+// are bound as `LIMIT +?`, as hearth binds them (a bare bound limit is
+// prepared again on every call; docs/benchmarks-history.md).
 import { closeSync, fsyncSync, openSync, renameSync } from "node:fs";
 import Database from "better-sqlite3";
 import { MergeDebt, mergeSearchIndex, totalChanges } from "../../dist/store/fts-merge.js";
@@ -13,14 +15,14 @@ export const INSERT_SQL = `INSERT INTO messages (session_id, ordinal, role, cont
 export const LOAD_SQL =
   "SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY ordinal";
 export const LIST_SQL = `SELECT * FROM sessions WHERE archived = 0 AND hidden = 0
-      ORDER BY last_activity_at DESC, id DESC LIMIT ?`;
+      ORDER BY last_activity_at DESC, id DESC LIMIT +?`;
 /** search.ts refuses to search a damaged index: it reads this flag first. */
 export const DEGRADED_SQL = "SELECT value FROM meta WHERE key = 'fts_degraded'";
 export const SEARCH_SQL = `SELECT m.session_id, m.id, m.ordinal, m.role, m.active, m.created_at,
               snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
        FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
        WHERE messages_fts MATCH ? AND m.active = 1
-       ORDER BY rank LIMIT ?`;
+       ORDER BY rank LIMIT +?`;
 
 /** The pragmas hearth sets on its writer connection (src/store/connection.ts). */
 export function writerPragmas(db, synchronous, busyTimeoutMs = 5000) {

@@ -12,8 +12,9 @@ import { bulkFill, newStore, removeDir } from "../lib/stores.mjs";
 
 const TOTAL = 10_000;
 const TAIL = 200;
+// `LIMIT +?` as hearth binds it (tail.mjs says why).
 const TAIL_SQL =
-  "SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY ordinal DESC LIMIT ?";
+  "SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY ordinal DESC LIMIT +?";
 
 async function measure({ label, shapes, iterations, rounds, warm, log }) {
   const { home, path } = await newStore("resume", "full");

@@ -13,8 +13,10 @@ import { bulkFill, newStore, removeDir } from "../lib/stores.mjs";
 
 const TAIL = 200;
 // messages.ts: load(id, { limit, order: "newest-first" }), then reverse.
+// `LIMIT +?` as hearth binds it: a bare bound limit has SQLite prepare the
+// statement again on every call, work hearth does not do.
 export const TAIL_SQL =
-  "SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY ordinal DESC LIMIT ?";
+  "SELECT * FROM messages WHERE session_id = ? AND active = 1 ORDER BY ordinal DESC LIMIT +?";
 
 async function measure({ label, total, sessions, iterations, rounds, warm, log }) {
   const { home, path } = await newStore("tail", "full");

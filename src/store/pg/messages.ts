@@ -279,10 +279,10 @@ function coded(err: unknown, url: string): Error {
     : fromPgError(err, url, "append a message");
 }
 
-/** An error one group-commit item owns (bad input, unknown session, a refused CAS), not the transaction's. */
 /** An item of a group commit failed in the attempt without savepoints (appendMany runs it again). */
 class ItemFailed extends Error {}
 
+/** An error one group-commit item owns (bad input, unknown session, a refused CAS), not the transaction's. */
 function isItemError(err: unknown): boolean {
   const state = (err as { code?: unknown }).code;
   if (typeof state === "string" && /^(08|40|57|53)/.test(state)) return false;

@@ -144,15 +144,7 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
   // The live stream may bring the committed reply before the chat stream's
   // "reply" event ends the streaming: show the reply once, not twice.
   const streamed =
-    streaming !== null &&
-    messages.some(
-      (m) =>
-        m.role === "assistant" &&
-        m.ordinal > (turnStored.current ?? Number.POSITIVE_INFINITY) &&
-        contentText(m.content) === streaming,
-    )
-      ? null
-      : streaming;
+    streaming !== null && replyShown(messages, turnStored.current, streaming) ? null : streaming;
 
   if (!loaded) return <Loading what="the conversation" />;
   return (
@@ -285,4 +277,18 @@ async function streamChat(
       cut = buffer.indexOf("\n\n");
     }
   }
+}
+
+/**
+ * Whether an assistant message after ordinal `after` already holds `text`:
+ * `messages` are in ordinal order, so only the turn's own tail is read, not
+ * the whole transcript on every streamed delta.
+ */
+function replyShown(messages: Message[], after: number | null, text: string): boolean {
+  if (after === null) return false;
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.ordinal > after; i--) {
+    const m = messages[i]!;
+    if (m.role === "assistant" && contentText(m.content) === text) return true;
+  }
+  return false;
 }
