@@ -120,9 +120,14 @@ describe("liveness (P1)", () => {
   });
 
   it("says a zombie is dead while its parent, which never reaps it, is alive", async () => {
-    // sh forks `sleep 0`, prints its pid and blocks in `read` without reaping it:
-    // the child stays a zombie until stdin closes and `wait` reaps it.
-    const parent = spawnChild("sh", ["-c", "sleep 0 & echo $!; read x; wait"]);
+    // perl forks a child that exits at once, prints its pid and blocks on stdin: perl
+    // reaps nothing until `waitpid`, so the child stays a zombie until stdin closes.
+    // (A shell is no good here: dash may reap a finished background job whenever a
+    // SIGCHLD interrupts `read`, which once made this test read a vanished pid.)
+    const parent = spawnChild("perl", [
+      "-e",
+      '$| = 1; my $p = fork // die "fork: $!"; exit 0 unless $p; print "$p\\n"; <STDIN>; waitpid($p, 0);',
+    ]);
     const zombiePid = Number(await parent.line(() => true, "the child's pid"));
     expect(Number.isInteger(zombiePid) && zombiePid > 0).toBe(true);
     await until(
