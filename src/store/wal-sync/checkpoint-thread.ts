@@ -1,16 +1,19 @@
 /**
- * The checkpoint thread: runs PASSIVE checkpoints of a database's WAL into
- * the database file, off the event loop of the process that writes it.
+ * The checkpoint thread: runs checkpoints of a database's WAL into the
+ * database file, off the event loop of the process that writes it.
  *
  * A checkpoint copies WAL pages to scattered places in the database file and
  * fsyncs it: 40–120 ms on a 1 GB store, which SQLite's automatic checkpoint
- * spends inside a commit, on the writer's event loop. Here each job opens a
- * connection of its own, checks that it landed on the inode the writer
- * holds (F3: never checkpoint a file the writer does not use), runs the
- * checkpoint and closes again, so the thread keeps no descriptor on the
- * store between jobs. Before the checkpoint, a job may merge a chunk of the
- * search index (src/store/fts-merge.ts), the one write it makes: derived
- * pages only, never a row of the store's own tables.
+ * spends inside a commit, on the writer's event loop. Here a checkpoint is
+ * two jobs (src/store/wal-sync/checkpointer.ts): passes while the writer
+ * goes on, then a final one under the write lock. The passes open a
+ * connection of their own and check that it landed on the inode the writer
+ * holds (F3: never checkpoint a file the writer does not use); the final job
+ * checks that again, runs on that connection and closes it, so the thread
+ * keeps no descriptor on the store between checkpoints. Before its
+ * checkpoint, the final job may merge a chunk of the search index
+ * (src/store/fts-merge.ts), the one write the thread makes: derived pages
+ * only, never a row of the store's own tables.
  */
 import { statSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
@@ -18,30 +21,84 @@ import Database from "better-sqlite3";
 import { failpointFails } from "../../failpoints.js";
 import { mergeSearchIndex } from "../fts-merge.js";
 import type { CheckpointJob, CheckpointReply } from "./checkpointer.js";
-import { walCheckpoint } from "./wal-checkpoint.js";
+import { type WalCheckpointRow, walCheckpoint } from "./wal-checkpoint.js";
 
-function run(job: CheckpointJob): CheckpointReply {
-  let db: Database.Database | undefined;
+type Passes = Extract<CheckpointJob, { kind: "passes" }>;
+type Final = Extract<CheckpointJob, { kind: "final" }>;
+
+/** Connections the passes kept for their final job, by the passes' job id. */
+const kept = new Map<number, Database.Database>();
+
+/** A connection to the writer's file (F3), or why not; SQLite's automatic checkpoint off. */
+function connect(job: Passes | Final): Database.Database | string {
+  const db = new Database(job.path, { fileMustExist: true });
+  if (!sameFile(job)) {
+    db.close();
+    return moved(job);
+  }
+  db.pragma("busy_timeout = 0");
+  // The merge's own commit must not checkpoint: the job's checkpoint does, in the mode it chose.
+  db.pragma("wal_autocheckpoint = 0");
+  db.pragma(`synchronous = ${job.synchronous}`);
+  return db;
+}
+
+const moved = (job: Passes | Final) => `${job.path} is no longer the file the writer holds`;
+
+function sameFile(job: Passes | Final): boolean {
+  const stats = statSync(job.path, { throwIfNoEntry: false });
+  return stats !== undefined && `${stats.dev}:${stats.ino}` === job.key;
+}
+
+function passes(job: Passes): CheckpointReply {
+  let db: Database.Database | string | undefined;
   try {
-    db = new Database(job.path, { fileMustExist: true });
-    const stats = statSync(job.path, { throwIfNoEntry: false });
-    if (!stats || `${stats.dev}:${stats.ino}` !== job.key) {
-      return {
-        id: job.id,
-        ok: false,
-        message: `${job.path} is no longer the file the writer holds`,
-      };
+    db = connect(job);
+    if (typeof db === "string") return { id: job.id, ok: false, message: db };
+    let row: WalCheckpointRow | undefined;
+    let before = 0;
+    let first: number | undefined;
+    for (let pass = 1; pass <= job.maxPasses; pass++) {
+      row = walCheckpoint(db, "PASSIVE");
+      const copied = row.checkpointed - before;
+      before = row.checkpointed;
+      first ??= row.log;
+      // Over when little was left to copy, when it stopped short, or when the
+      // writer outpaces the passes (the WAL grew by `growth` frames meanwhile).
+      if (row.busy !== 0 || row.log < 0 || copied <= job.finalFrames) break;
+      if (row.log - first >= job.growth) break;
     }
-    db.pragma("busy_timeout = 0");
-    db.pragma(`synchronous = ${job.synchronous}`);
+    kept.set(job.id, db);
+    return { id: job.id, ok: true, ...row! };
+  } catch (err) {
+    if (typeof db === "object") db.close();
+    return { id: job.id, ok: false, message: (err as Error).message };
+  } finally {
+    Atomics.store(job.done, 0, 1);
+  }
+}
+
+function final(job: Final): CheckpointReply {
+  let db: Database.Database | string | undefined = kept.get(job.passesId);
+  kept.delete(job.passesId);
+  try {
+    if (db && !sameFile(job)) return { id: job.id, ok: false, message: moved(job) };
+    db ??= connect(job);
+    if (typeof db === "string") return { id: job.id, ok: false, message: db };
     const merged = mergeFirst(db, job.merge);
     const result = walCheckpoint(db, checkpointMode(job));
     return { id: job.id, ok: true, ...result, ...(merged === undefined ? {} : { merged }) };
   } catch (err) {
     return { id: job.id, ok: false, message: (err as Error).message };
   } finally {
-    db?.close();
+    if (typeof db === "object") db.close();
   }
+}
+
+function drop(job: Extract<CheckpointJob, { kind: "drop" }>): CheckpointReply {
+  kept.get(job.passesId)?.close();
+  kept.delete(job.passesId);
+  return { id: job.id, ok: false, message: "dropped" };
 }
 
 /**
@@ -51,7 +108,7 @@ function run(job: CheckpointJob): CheckpointReply {
  * here the thread does. TRUNCATE never waits: with busy_timeout 0 a reader
  * still on the WAL makes it stop where PASSIVE would, and the WAL is kept.
  */
-function checkpointMode(job: CheckpointJob): "PASSIVE" | "TRUNCATE" {
+function checkpointMode(job: Final): "PASSIVE" | "TRUNCATE" {
   if (job.truncateAbove < 0) return "PASSIVE";
   const wal = statSync(`${job.path}-wal`, { throwIfNoEntry: false });
   return wal && wal.size > job.truncateAbove ? "TRUNCATE" : "PASSIVE";
@@ -68,7 +125,8 @@ function mergeFirst(db: Database.Database, pages: number): boolean | string | un
 }
 
 parentPort!.on("message", (job: CheckpointJob) => {
-  parentPort!.postMessage(run(job));
+  const reply = job.kind === "passes" ? passes(job) : job.kind === "final" ? final(job) : drop(job);
+  parentPort!.postMessage(reply);
 });
 // Started and loaded (better-sqlite3 included): the writer takes its write
 // lock for a checkpoint only after this, so no writer waits for a start-up.

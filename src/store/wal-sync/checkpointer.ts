@@ -3,23 +3,65 @@ import type { Worker } from "node:worker_threads";
 import { nodeWorkerThreads } from "../../builtins.js";
 import { builtFile } from "../../files/built.js";
 
-export interface CheckpointJob {
-  id: number;
+/** The database a job concerns. */
+interface JobTarget {
   path: string;
   /** dev:ino of the database the writer holds: the thread refuses any other file. */
   key: string;
   synchronous: string;
-  /** Pages of search-index merge to do first, under the same write lock (src/store/fts-merge.ts); 0: none. */
-  merge: number;
-  /**
-   * A WAL file larger than this (bytes; journal_size_limit) is truncated by
-   * this checkpoint (TRUNCATE mode) instead of by the writer's next commit,
-   * whose ftruncate of 100 MB froze its event loop for ~100 ms. -1: never.
-   */
-  truncateAbove: number;
 }
 
-/** SQLite's answer to wal_checkpoint (PASSIVE or TRUNCATE: busy, frames in the log, frames checkpointed), or why it did not run. */
+/**
+ * A checkpoint comes in two jobs (issue 15: the writer must not wait for
+ * the whole of it).
+ *
+ * - "passes", posted without the write lock: PASSIVE checkpoints while the
+ *   writer goes on committing, each copying what the last one left (the
+ *   frames committed meanwhile), until one has little left to copy, one
+ *   stops short (a reader's snapshot, another checkpointer), or `maxPasses`.
+ *   The thread then keeps its connection for the final job and sets
+ *   `done[0]` to 1: a writer that never yields to the event loop sees that
+ *   without the reply.
+ * - "final", posted under the write lock: the search-index merge owed, then
+ *   the last checkpoint, on the connection the passes kept (a new one if
+ *   there is none). Nothing commits meanwhile, so it can copy every frame and
+ *   the next commit starts the WAL over, as SQLite's automatic checkpoint
+ *   would have; only the frames the passes left are copied with the writer
+ *   waiting.
+ * - "drop": the final will not come (the store closes, parks, or runs a
+ *   structural operation, or the write lock was not had): the connection
+ *   the passes kept is closed.
+ */
+export type CheckpointJob = { id: number } & (
+  | (JobTarget & {
+      kind: "passes";
+      /** A pass that copied this many frames or fewer is the last one. */
+      finalFrames: number;
+      /** No pass starts once the WAL has grown this many frames since the first. */
+      growth: number;
+      maxPasses: number;
+      done: Int32Array;
+    })
+  | (JobTarget & {
+      kind: "final";
+      /** The passes job whose connection to use. */
+      passesId: number;
+      /** Pages of search-index merge to do first, under the same write lock (src/store/fts-merge.ts); 0: none. */
+      merge: number;
+      /**
+       * A WAL file larger than this (bytes; journal_size_limit) is truncated by
+       * this checkpoint (TRUNCATE mode) instead of by the writer's next commit,
+       * whose ftruncate of 100 MB froze its event loop for ~100 ms. -1: never.
+       */
+      truncateAbove: number;
+    })
+  | { kind: "drop"; passesId: number }
+);
+
+/** A job as posted: the id is given by checkpointOffLoop. */
+export type CheckpointJobSpec = WithoutId<CheckpointJob>;
+type WithoutId<J> = J extends unknown ? Omit<J, "id"> : never;
+
 export type CheckpointResult =
   | {
       ok: true;
@@ -69,15 +111,20 @@ export function checkpointThreadUp(): boolean {
   return Atomics.load(up, 0) === 1;
 }
 
-export function checkpointOffLoop(job: Omit<CheckpointJob, "id">): Promise<CheckpointResult> {
+/** Post a job to the thread: its id (a final names its passes by it) and its reply. */
+export function checkpointOffLoop(job: CheckpointJobSpec): {
+  id: number;
+  reply: Promise<CheckpointResult>;
+} {
   clearTimeout(idleTimer);
   const thread = worker ?? spawn();
   const id = nextId++;
-  return new Promise((resolve) => {
+  const reply = new Promise<CheckpointResult>((resolve) => {
     waiting.set(id, resolve);
     thread.ref();
-    thread.postMessage({ ...job, id } satisfies CheckpointJob);
+    thread.postMessage({ ...job, id } as CheckpointJob);
   });
+  return { id, reply };
 }
 
 function spawn(): Worker {

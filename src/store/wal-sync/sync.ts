@@ -3,61 +3,24 @@ import { endianness } from "node:os";
 import { HearthError } from "../../errors.js";
 import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
-import type { InodeLocks } from "../../process/inode-locks.js";
 import type { OffLoopMode } from "../connection.js";
-import type { MergeDebt } from "../fts-merge.js";
 import type { OffLoopReason } from "../types.js";
-import { type CheckpointResult, checkpointOffLoop, checkpointThreadUp } from "./checkpointer.js";
+import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./checkpoints.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 
 /** Where SQLite's wal-index header keeps mxFrame (frames in the WAL), in the -shm file. */
 const MX_FRAME_OFFSET = 16;
 
-/**
- * How many thresholds of frames past the last checkpoint the WAL may hold
- * while the thread's checkpoint has not run, before the writer checkpoints
- * on its own connection instead (`checkpointHere`).
- */
-export const OVERDUE_THRESHOLDS = 4;
-
-/**
- * Chunks of owed search-index merge one checkpoint job may do: more than
- * one lets the thread catch up after checkpoints that ran on the writer's
- * own connection (which never merges: that would be on its loop).
- */
-const CATCH_UP_CHUNKS = 3;
-
 /** What a WalSync needs of its database entry (src/store/registry.ts). */
-export interface WalSyncHost {
-  readonly path: string;
-  readonly key: string;
-  readonly guard: FileGuard | undefined;
-  readonly locks: InodeLocks;
-  /** Search-index merges owed, merged by the checkpoint thread before a checkpoint. */
-  readonly searchMerges: MergeDebt;
-}
+export type WalSyncHost = CheckpointHost;
 
-export interface WalSyncOptions {
+export interface WalSyncOptions extends CheckpointOptions {
   /**
    * A commit's fsync may move here (synchronous FULL), where `policy` says;
    * false at NORMAL.
    */
   fsync: boolean;
   policy: FsyncPolicyOptions;
-  /** The synchronous level the checkpoint runs with (its own syncs of WAL and database). */
-  synchronous: string;
-  /** WAL frames past the last checkpoint before the next one starts. */
-  pages: number;
-  /** journal_size_limit: a larger WAL file is truncated by the thread's checkpoint (-1: never). */
-  truncateAbove: number;
-  /** How long a checkpoint waits for the write lock before it is skipped. */
-  patienceMs: number;
-  /**
-   * A PASSIVE checkpoint on the writer's own connection, on this thread (what
-   * SQLite's automatic checkpoint would do); its result. For a checkpoint
-   * the thread has not run when the WAL is overdue.
-   */
-  checkpointHere: () => CheckpointResult;
 }
 
 /**
@@ -75,16 +38,16 @@ export interface WalSyncOptions {
  *   other connections may see a commit a few milliseconds before it is on
  *   disk (docs/durability.md).
  * - checkpoint: when the WAL has grown `pages` frames past the last
- *   checkpoint, a PASSIVE checkpoint runs on the checkpoint thread while
- *   this process holds the write lock (its writers wait asynchronously), so
- *   it can finish and the next commit starts the WAL over, as an automatic
- *   checkpoint would.
+ *   checkpoint, the checkpoint thread copies it into the database, most of
+ *   it while this process goes on committing, the rest while it holds the
+ *   write lock (its writers wait asynchronously), so the checkpoint is whole
+ *   and the next commit starts the WAL over, as an automatic checkpoint
+ *   would (src/store/wal-sync/checkpoints.ts).
  */
 export class WalSync {
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
-  private checkpoint: Promise<void> | undefined;
-  private backfilled = 0;
+  private readonly checkpoints: Checkpoints;
   private readonly header = Buffer.alloc(4);
   /** Where each commit's fsync runs (only with `fsync`). */
   readonly policy: FsyncPolicy | undefined;
@@ -94,6 +57,7 @@ export class WalSync {
     readonly options: WalSyncOptions,
   ) {
     this.policy = options.fsync ? new FsyncPolicy(options.policy) : undefined;
+    this.checkpoints = new Checkpoints(host, options);
   }
 
   /**
@@ -121,13 +85,18 @@ export class WalSync {
     const guard = this.host.guard;
     if (!guard) return Promise.reject(this.gone());
     this.policy?.committed({ on: mode, reason }, heldMs, commitMs);
-    this.maybeCheckpoint(guard);
+    this.checkpoints.afterCommit(this.frames(guard));
     return mode === "pool" ? this.sync(guard) : undefined;
   }
 
   /** Resolves once no checkpoint of this process is running (before a park or close). */
-  async settled(): Promise<void> {
-    await this.checkpoint;
+  settled(): Promise<void> {
+    return this.checkpoints.settled();
+  }
+
+  /** Resolves once no checkpoint passes of this process run (before its own structural operation). */
+  quiet(): Promise<void> {
+    return this.checkpoints.quiet();
   }
 
   private sync(guard: FileGuard): Promise<void> {
@@ -150,73 +119,6 @@ export class WalSync {
   private next(guard: FileGuard): Promise<void> {
     this.queued = undefined;
     return this.sync(guard);
-  }
-
-  private maybeCheckpoint(guard: FileGuard): void {
-    const frames = this.frames(guard);
-    if (frames !== undefined && frames < this.backfilled) this.backfilled = 0; // the WAL started over
-    // When the WAL's length cannot be read, checkpoint anyway: with SQLite's
-    // automatic checkpoint off, skipping would let the WAL grow without bound.
-    const behind = frames === undefined ? Number.POSITIVE_INFINITY : frames - this.backfilled;
-    if (behind < this.options.pages) return;
-    if (this.checkpoint || !checkpointThreadUp()) {
-      // A checkpoint of ours is waiting for the write lock, or the thread is
-      // still starting (it is asked again at the next commit). The WAL must
-      // not grow without bound meanwhile (a thread that never comes up, a
-      // lock that never frees): past OVERDUE_THRESHOLDS, this commit's
-      // writer checkpoints on its own connection, on this thread, as
-      // SQLite's automatic checkpoint would.
-      if (behind >= OVERDUE_THRESHOLDS * this.options.pages) this.checkpointedHere(frames);
-      return;
-    }
-    const { path, key, locks, searchMerges } = this.host;
-    let merge = 0;
-    this.checkpoint = locks.writeLock
-      .run(() => {
-        // Taken once the lock is held: a job that never runs merges nothing, and owes it still.
-        merge = searchMerges.take(CATCH_UP_CHUNKS);
-        const { synchronous, truncateAbove } = this.options;
-        return checkpointOffLoop({ path, key, synchronous, merge, truncateAbove });
-      }, this.options.patienceMs)
-      .then(
-        (result: CheckpointResult) => {
-          // A job that did not run (the thread died, the file was not the
-          // writer's) merged nothing: the next job owes its chunks.
-          if (!result.ok) searchMerges.giveBack(merge);
-          this.recordCheckpoint(result, frames);
-        },
-        () => {
-          // No lock (nothing taken), or no job posted after the chunks were taken.
-          searchMerges.giveBack(merge);
-          this.backfilled = frames ?? this.backfilled;
-        },
-      )
-      .finally(() => {
-        this.checkpoint = undefined;
-      });
-  }
-
-  private checkpointedHere(frames: number | undefined): void {
-    let result: CheckpointResult;
-    try {
-      result = this.options.checkpointHere();
-    } catch (err) {
-      result = { ok: false, message: (err as Error).message };
-    }
-    this.recordCheckpoint(result, frames);
-  }
-
-  /**
-   * A checkpoint that could not run, or stopped at a reader's snapshot (a
-   * backup), is tried again after another `pages` frames: counting from
-   * what it checkpointed would ask again at the very next commit (and,
-   * with the thread's checkpoint pending, checkpoint on the loop at every
-   * commit while the reader lasts).
-   */
-  private recordCheckpoint(result: CheckpointResult, frames: number | undefined): void {
-    if (result.ok && result.merged !== undefined) this.host.searchMerges.record(result.merged);
-    const whole = result.ok && result.checkpointed >= result.log;
-    this.backfilled = whole ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
   }
 
   /** Frames in the WAL now, from the wal-index header in -shm (undefined when unreadable). */

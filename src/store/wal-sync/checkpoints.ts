@@ -1,0 +1,215 @@
+import type { FileGuard } from "../../files/guard.js";
+import type { InodeLocks } from "../../process/inode-locks.js";
+import type { MergeDebt } from "../fts-merge.js";
+import { type CheckpointResult, checkpointOffLoop, checkpointThreadUp } from "./checkpointer.js";
+
+/**
+ * How many thresholds of frames past the last checkpoint the WAL may hold
+ * while the thread's checkpoint has not run, before the writer checkpoints
+ * on its own connection instead (`checkpointHere`).
+ */
+export const OVERDUE_THRESHOLDS = 4;
+
+/**
+ * Chunks of owed search-index merge one checkpoint may do: more than one
+ * lets the thread catch up after checkpoints that ran on the writer's own
+ * connection (which never merges: that would be on its loop).
+ */
+const CATCH_UP_CHUNKS = 3;
+
+/** At most this many passes before the final job (each copies what the last one left). */
+const MAX_PASSES = 8;
+
+/**
+ * Thresholds of frames past the last checkpoint at which a writer asks for
+ * the final job while the passes still run: one that writes faster than
+ * they copy would otherwise grow the WAL for as long as they last.
+ */
+const PASSES_OUTPACED = 3;
+
+/** What the checkpoints of a WalSync need of its database entry (src/store/registry.ts). */
+export interface CheckpointHost {
+  readonly path: string;
+  readonly key: string;
+  readonly guard: FileGuard | undefined;
+  readonly locks: InodeLocks;
+  /** Search-index merges owed, merged by the checkpoint thread before a checkpoint. */
+  readonly searchMerges: MergeDebt;
+}
+
+export interface CheckpointOptions {
+  /** The synchronous level the checkpoint runs with (its own syncs of WAL and database). */
+  synchronous: string;
+  /** WAL frames past the last checkpoint before the next one starts. */
+  pages: number;
+  /** journal_size_limit: a larger WAL file is truncated by the thread's checkpoint (-1: never). */
+  truncateAbove: number;
+  /** How long a checkpoint's final job waits for the write lock before it is skipped. */
+  patienceMs: number;
+  /**
+   * A PASSIVE checkpoint on the writer's own connection, on this thread (what
+   * SQLite's automatic checkpoint would do); its result. For a checkpoint
+   * the thread has not run when the WAL is overdue.
+   */
+  checkpointHere: () => CheckpointResult;
+}
+
+/** A checkpoint's passes, running or done, whose final job is not asked yet. */
+interface Passes {
+  id: number;
+  /** Set to 1 by the thread when the passes are over. */
+  done: Int32Array;
+  /** The WAL's length when they started. */
+  frames: number | undefined;
+}
+
+/**
+ * The WAL checkpoints of one writer, on the checkpoint thread: when the WAL
+ * has grown `pages` frames past the last checkpoint, the thread copies it
+ * into the database in passes while this process goes on committing, then
+ * (once the passes are over: the thread's flag, read at each commit, or its
+ * reply) copies the rest in a final job under this process's write lock
+ * (its writers wait asynchronously), so the checkpoint is whole and the
+ * next commit starts the WAL over, as an automatic checkpoint would. The
+ * writer waits only for the frames committed during the passes, not for
+ * the whole copy.
+ */
+export class Checkpoints {
+  private passes: Passes | undefined;
+  private final: Promise<void> | undefined;
+  private backfilled = 0;
+
+  constructor(
+    private readonly host: CheckpointHost,
+    private readonly options: CheckpointOptions,
+  ) {}
+
+  /** After a commit, with the WAL's length in frames now (undefined: unreadable). */
+  afterCommit(frames: number | undefined): void {
+    if (frames !== undefined && frames < this.backfilled) this.backfilled = 0; // the WAL started over
+    // When the WAL's length cannot be read, checkpoint anyway: with SQLite's
+    // automatic checkpoint off, skipping would let the WAL grow without bound.
+    const behind = frames === undefined ? Number.POSITIVE_INFINITY : frames - this.backfilled;
+    const passes = this.passes;
+    if (passes && !this.final) {
+      // The passes are over, or this writer outpaces them: the rest under the
+      // write lock (this writer waits for it at its next write).
+      const over = Atomics.load(passes.done, 0) === 1;
+      if (over || behind >= PASSES_OUTPACED * this.options.pages) this.finish(passes, frames);
+      return;
+    }
+    if (behind < this.options.pages) return;
+    if (this.final || !checkpointThreadUp()) {
+      // A final job of ours waits for the write lock, or the thread is still
+      // starting (it is asked again at the next commit). The WAL must not
+      // grow without bound meanwhile (a thread that never comes up, a lock
+      // that never frees): past OVERDUE_THRESHOLDS, this commit's
+      // writer checkpoints on its own connection, on this thread, as SQLite's
+      // automatic checkpoint would.
+      if (behind >= OVERDUE_THRESHOLDS * this.options.pages) this.checkpointedHere(frames);
+      return;
+    }
+    this.start(frames);
+  }
+
+  /**
+   * Resolves once no checkpoint of this process is running (before a park or
+   * close): passes whose final job is not asked yet are dropped.
+   */
+  async settled(): Promise<void> {
+    await this.quiet();
+    await this.final;
+  }
+
+  /**
+   * Resolves once the thread runs no passes of ours and keeps no connection
+   * for them, unless their final job is already asked (it waits for the
+   * write lock). For a structural operation of this process, which holds the
+   * write queue: a final job behind it runs after it, re-checking the file.
+   */
+  async quiet(): Promise<void> {
+    const passes = this.passes;
+    if (!passes || this.final) return;
+    this.passes = undefined;
+    await checkpointOffLoop({ kind: "drop", passesId: passes.id }).reply;
+  }
+
+  private start(frames: number | undefined): void {
+    const { path, key } = this.host;
+    const { synchronous, pages } = this.options;
+    const done = new Int32Array(new SharedArrayBuffer(4));
+    const { id, reply } = checkpointOffLoop({
+      kind: "passes",
+      path,
+      key,
+      synchronous,
+      // A pass that copied an eighth of a threshold or less is the last.
+      finalFrames: Math.max(16, Math.floor(pages / 8)),
+      // A writer faster than the passes: the final job comes before the WAL is overdue.
+      growth: pages,
+      maxPasses: MAX_PASSES,
+      done,
+    });
+    const passes: Passes = { id, done, frames };
+    this.passes = passes;
+    // A writer that stopped committing learns here that the passes are over.
+    void reply.then(() => {
+      if (this.passes === passes && !this.final) this.finish(passes, passes.frames);
+    });
+  }
+
+  /** Ask for the final job of `passes`, under the write lock. */
+  private finish(passes: Passes, frames: number | undefined): void {
+    const { path, key, locks, searchMerges } = this.host;
+    const { synchronous, truncateAbove, patienceMs } = this.options;
+    let merge = 0;
+    this.final = locks.writeLock
+      .run(() => {
+        // Taken once the lock is held: a job that never runs merges nothing, and owes it still.
+        merge = searchMerges.take(CATCH_UP_CHUNKS);
+        const job = { path, key, synchronous, merge, truncateAbove };
+        return checkpointOffLoop({ kind: "final", passesId: passes.id, ...job }).reply;
+      }, patienceMs)
+      .then(
+        (result: CheckpointResult) => {
+          // A job that did not run (the thread died, the file was not the
+          // writer's) merged nothing: the next job owes its chunks.
+          if (!result.ok) searchMerges.giveBack(merge);
+          this.recordCheckpoint(result, frames);
+        },
+        async () => {
+          // No lock (nothing taken), or no job posted after the chunks were taken.
+          searchMerges.giveBack(merge);
+          this.backfilled = frames ?? this.backfilled;
+          await checkpointOffLoop({ kind: "drop", passesId: passes.id }).reply;
+        },
+      )
+      .finally(() => {
+        this.final = undefined;
+        if (this.passes === passes) this.passes = undefined;
+      });
+  }
+
+  private checkpointedHere(frames: number | undefined): void {
+    let result: CheckpointResult;
+    try {
+      result = this.options.checkpointHere();
+    } catch (err) {
+      result = { ok: false, message: (err as Error).message };
+    }
+    this.recordCheckpoint(result, frames);
+  }
+
+  /**
+   * A checkpoint that could not run, or stopped at a reader's snapshot (a
+   * backup), is tried again after another `pages` frames: counting from
+   * what it checkpointed would ask again at the very next commit (and,
+   * with the thread's checkpoint pending, checkpoint on the loop at every
+   * commit while the reader lasts).
+   */
+  private recordCheckpoint(result: CheckpointResult, frames: number | undefined): void {
+    if (result.ok && result.merged !== undefined) this.host.searchMerges.record(result.merged);
+    const whole = result.ok && result.checkpointed >= result.log;
+    this.backfilled = whole ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
+  }
+}
