@@ -62,8 +62,9 @@ export function structuralOperations(
     truncateWal: () => {
       conn.guard?.check();
       const row = walCheckpoint(conn.db, "TRUNCATE");
-      if (row.log < 0) return "no-wal";
-      return row.busy !== 0 ? "busy" : "done";
+      // A checkpoint that could not start (another checkpointer) reads (1, -1, -1); outside WAL mode (0, -1, -1).
+      if (row.busy !== 0) return "busy";
+      return row.log < 0 ? "no-wal" : "done";
     },
   };
 }

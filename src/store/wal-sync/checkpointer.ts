@@ -28,9 +28,8 @@ interface JobTarget {
  *   the next commit starts the WAL over, as SQLite's automatic checkpoint
  *   would have; only the frames the passes left are copied with the writer
  *   waiting.
- * - "drop": the final will not come (the store closes, parks, or runs a
- *   structural operation, or the write lock was not had): the connection
- *   the passes kept is closed.
+ * - "drop": the final will not come (its write lock was not had in time):
+ *   the connection the passes kept is closed.
  */
 export type CheckpointJob = { id: number } & (
   | (JobTarget & {

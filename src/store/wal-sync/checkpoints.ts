@@ -61,6 +61,8 @@ interface Passes {
   done: Int32Array;
   /** The WAL's length when they started. */
   frames: number | undefined;
+  /** Settles once the thread has replied: it runs none of them any more. */
+  over: Promise<void>;
 }
 
 /**
@@ -112,26 +114,20 @@ export class Checkpoints {
     this.start(frames);
   }
 
-  /**
-   * Resolves once no checkpoint of this process is running (before a park or
-   * close): passes whose final job is not asked yet are dropped.
-   */
+  /** Resolves once no checkpoint of this process is running (before a park or close). */
   async settled(): Promise<void> {
     await this.quiet();
     await this.final;
   }
 
   /**
-   * Resolves once the thread runs no passes of ours and keeps no connection
-   * for them, unless their final job is already asked (it waits for the
-   * write lock). For a structural operation of this process, which holds the
-   * write queue: a final job behind it runs after it, re-checking the file.
+   * Resolves once the thread runs no passes of ours. Their reply asks for the
+   * final job, which waits for the write lock: a structural operation of
+   * this process, which holds the write queue, runs before it (the final job
+   * checks the file again).
    */
   async quiet(): Promise<void> {
-    const passes = this.passes;
-    if (!passes || this.final) return;
-    this.passes = undefined;
-    await checkpointOffLoop({ kind: "drop", passesId: passes.id }).reply;
+    await this.passes?.over;
   }
 
   private start(frames: number | undefined): void {
@@ -150,12 +146,12 @@ export class Checkpoints {
       maxPasses: MAX_PASSES,
       done,
     });
-    const passes: Passes = { id, done, frames };
-    this.passes = passes;
     // A writer that stopped committing learns here that the passes are over.
-    void reply.then(() => {
+    const over = reply.then(() => {
       if (this.passes === passes && !this.final) this.finish(passes, passes.frames);
     });
+    const passes: Passes = { id, done, frames, over };
+    this.passes = passes;
   }
 
   /** Ask for the final job of `passes`, under the write lock. */

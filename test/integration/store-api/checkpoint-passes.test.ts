@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { tempHome } from "../../helpers/home.js";
+import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { type Call, traceFixture } from "../../helpers/strace.js";
 
 // A checkpoint copies most of the WAL while the writer goes on committing
@@ -48,4 +48,32 @@ describe("checkpoint passes run beside the writer's commits", () => {
       expect(beside.length).toBeGreaterThan(0);
     },
   );
+});
+
+describe("a structural operation of the writer's own process", () => {
+  it("starts only once its checkpoint passes are over: a TRUNCATE checkpoint never finds one running", async () => {
+    // A threshold of 16 pages: every few appends start passes, so most
+    // bursts end with passes on the thread. A TRUNCATE checkpoint that ran
+    // beside one would find the checkpoint lock taken ("busy").
+    const store = await openSqliteStore({
+      home: tempHome(),
+      config: { durability: { synchronous: "normal", walAutocheckpointPages: 16 } },
+    });
+    try {
+      const session = await store.sessions.create({ title: "gate" });
+      const outcomes: string[] = [];
+      for (let round = 0; round < 80; round++) {
+        for (let i = 0; i < 12; i++) {
+          await store.messages.append(session.id, {
+            role: "user",
+            content: `${round}.${i} ${"z".repeat(3000)}`,
+          });
+        }
+        outcomes.push(await store.withStructuralGate("truncate", (ctx) => ctx.truncateWal()));
+      }
+      expect(outcomes.filter((o) => o !== "done")).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
 });

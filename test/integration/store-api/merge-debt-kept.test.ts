@@ -50,11 +50,9 @@ describe("a checkpoint job that does not run keeps its search-index merge owed",
         await new Promise((r) => setTimeout(r, 25));
       expect(checkpointThreadUp()).toBe(true);
       // The commit starts the checkpoint's passes, which the thread refuses;
-      // its reply asks for the final job, which takes the chunks under the
-      // write lock and is refused too. (settled() before that reply would
-      // drop the passes, and no chunk would ever be taken.)
+      // their reply asks for the final job, which takes the chunks under the
+      // write lock and is refused too. settled() waits for both.
       await sync.afterCommit({ mode: "loop", reason: null }, 0, 0);
-      await new Promise((r) => setTimeout(r, 300));
       await sync.settled();
       expect(debt.stats("thread")).toMatchObject({ asked: 0, merged: 0 });
       expect(debt.take(3)).toBe(2_000);
