@@ -231,8 +231,7 @@ export class SqliteStore implements Store {
     const conn = this.access.write();
     const locks = this.entry.locks;
     return locks.writeLock.exclusive(async () => {
-      // Checkpoint passes of this process run without the write lock: none while the file is rewritten.
-      await this.entry.walSync?.quiet();
+      await this.entry.walSync?.quiet(); // no checkpoint pass of ours (they skip the write lock) beside fn
       const readers = claimStructural(locks, op, options);
       try {
         return await fn({

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -6,6 +6,9 @@ import { openStore } from "../../../src/index.js";
 import { CLI } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
 import { runRecordingPackages } from "../../helpers/loaded.js";
+import { run } from "../../helpers/process.js";
+
+const THREADS_PROBE = join(import.meta.dirname, "../../fixtures/record-worker-threads.cjs");
 
 /** `hearth --home <home> <args>` with every package it loads recorded. */
 function loadedBy(home: string, args: string[]) {
@@ -60,6 +63,29 @@ describe("what a CLI command loads", () => {
       expect(run.builtins).toContain("fs"); // the recording sees what it claims to
       for (const lazy of ["crypto", "readline", "readline/promises", "perf_hooks"])
         expect(run.builtins, args.join(" ")).not.toContain(lazy);
+    }
+  });
+
+  it("sessions list, doctor and --help load no node:worker_threads (reader and checkpoint threads start at first use)", async () => {
+    const home = await smallStore();
+    const unset = Object.keys(process.env).filter((k) => k.startsWith("HEARTH_"));
+    let probed = 0;
+    const probe = async (args: string[]) => {
+      const file = join(home, "..", `threads-${(probed += 1)}.txt`);
+      writeFileSync(file, "");
+      const result = await run(process.execPath, ["--require", THREADS_PROBE, ...args], {
+        env: { ...Object.fromEntries(unset.map((k) => [k, undefined])), HEARTH_TEST_LOADED: file },
+      });
+      return { result, loaded: readFileSync(file, "utf8").trim() };
+    };
+    // The probe sees a load when there is one.
+    expect((await probe(["-e", "require('node:worker_threads')"])).loaded).toBe(
+      "worker_threads: yes",
+    );
+    for (const args of [["sessions", "list"], ["doctor"], ["--help"]]) {
+      const { result, loaded } = await probe([CLI, "--home", home, ...args]);
+      expect(result.stdout, args.join(" ")).not.toBe("");
+      expect(loaded, args.join(" ")).toBe("worker_threads: no");
     }
   });
 
