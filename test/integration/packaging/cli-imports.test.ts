@@ -71,7 +71,8 @@ describe("what a CLI command loads", () => {
     const unset = Object.keys(process.env).filter((k) => k.startsWith("HEARTH_"));
     let probed = 0;
     const probe = async (args: string[]) => {
-      const file = join(home, "..", `threads-${(probed += 1)}.txt`);
+      probed += 1;
+      const file = join(home, "..", `threads-${probed}.txt`);
       writeFileSync(file, "");
       const result = await run(process.execPath, ["--require", THREADS_PROBE, ...args], {
         env: { ...Object.fromEntries(unset.map((k) => [k, undefined])), HEARTH_TEST_LOADED: file },
