@@ -8,7 +8,7 @@ import { type CheckpointResult, checkpointOffLoop, checkpointThreadUp } from "./
  * while the thread's checkpoint has not run, before the writer checkpoints
  * on its own connection instead (`checkpointHere`).
  */
-export const OVERDUE_THRESHOLDS = 4;
+const OVERDUE_THRESHOLDS = 4;
 
 /**
  * Chunks of owed search-index merge one checkpoint may do: more than one
@@ -156,6 +156,13 @@ export class Checkpoints {
 
   /** Ask for the final job of `passes`, under the write lock. */
   private finish(passes: Passes, frames: number | undefined): void {
+    if (!checkpointThreadUp()) {
+      // The thread ended with the passes (their reply says so). No writer
+      // waits for a new one to start: the next commit past the threshold
+      // asks again, or checkpoints here once the WAL is overdue.
+      if (this.passes === passes) this.passes = undefined;
+      return;
+    }
     const { path, key, locks, searchMerges } = this.host;
     const { synchronous, truncateAbove, patienceMs } = this.options;
     let merge = 0;
