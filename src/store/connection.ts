@@ -73,7 +73,7 @@ export class Connection {
 
   /**
    * @internal Let `transaction(fn, mode)` commit without SQLite's automatic
-   * checkpoint ("loop"), and with `fsync` true also without any fsync of
+   * checkpoint or its cut of a grown WAL ("loop"), and with `fsync` true also without any fsync of
    * SQLite's own ("pool": synchronous OFF for that transaction only, which
    * also skips the WAL-header fsync when the commit starts the WAL over;
    * hearth's fsync after the commit covers both). The caller must then run
@@ -83,15 +83,26 @@ export class Connection {
   allowOffLoop(fsync: boolean, config: HearthConfig): void {
     const pages = config.durability.walAutocheckpointPages;
     const level = config.durability.synchronous.toUpperCase();
-    const noCheckpoint = this.db.prepare("PRAGMA wal_autocheckpoint = 0");
-    const checkpointAgain = this.db.prepare(`PRAGMA wal_autocheckpoint = ${pages}`);
-    const loop = { enter: [noCheckpoint], leave: [checkpointAgain] };
+    const limit = config.durability.journalSizeLimitBytes;
+    // Neither a checkpoint nor the cut of a grown WAL back to
+    // journal_size_limit: SQLite cuts it in the first commit that starts the
+    // WAL over after a checkpoint copied all of it, and the WalSync's thread
+    // may copy all of it between two commits. Its checkpoint cuts instead.
+    const enter = [
+      this.db.prepare("PRAGMA wal_autocheckpoint = 0"),
+      this.db.prepare("PRAGMA journal_size_limit = -1"),
+    ];
+    const leave = [
+      this.db.prepare(`PRAGMA wal_autocheckpoint = ${pages}`),
+      this.db.prepare(`PRAGMA journal_size_limit = ${limit}`),
+    ];
+    const loop = { enter, leave };
     this.offLoopPragmas = {
       loop,
       pool: fsync
         ? {
-            enter: [this.db.prepare("PRAGMA synchronous = OFF"), noCheckpoint],
-            leave: [this.db.prepare(`PRAGMA synchronous = ${level}`), checkpointAgain],
+            enter: [this.db.prepare("PRAGMA synchronous = OFF"), ...enter],
+            leave: [this.db.prepare(`PRAGMA synchronous = ${level}`), ...leave],
           }
         : loop,
     };
