@@ -3,7 +3,7 @@ import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isSqliteError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { FileGuard } from "../files/guard.js";
-import { walCheckpoint } from "./wal-sync/wal-checkpoint.js";
+import { checkpointModeFor, walCheckpoint } from "./wal-sync/wal-checkpoint.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -45,6 +45,7 @@ export class Connection {
   private offLoopPragmas:
     | Record<OffLoopMode, { enter: Statement[]; leave: Statement[] }>
     | undefined;
+  private readonly busyTimeoutMs: number;
   /** How long the last COMMIT statement took (ms): SQLite's own fsync included, when it ran one. */
   lastCommitMs = 0;
 
@@ -53,7 +54,8 @@ export class Connection {
     this.role = role;
     try {
       this.db = new Database(path, { readonly: role === "reader", fileMustExist: true });
-      this.db.pragma(`busy_timeout = ${config.store.busyTimeoutMs}`);
+      this.busyTimeoutMs = config.store.busyTimeoutMs;
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
       // Explicit on every connection: the level never depends on the build's default (C2).
       this.db.pragma(`synchronous = ${config.durability.synchronous.toUpperCase()}`);
       // Read back, never echoed: the level that matters is the one SQLite runs.
@@ -109,12 +111,26 @@ export class Connection {
   }
 
   /**
-   * @internal A PASSIVE checkpoint on this connection, on the caller's
-   * thread: the WalSync's fallback when its thread's checkpoint is overdue.
+   * @internal A checkpoint on this connection, on the caller's thread: the
+   * WalSync's fallback when its thread's checkpoint is overdue. PASSIVE, or
+   * TRUNCATE without waiting when the WAL file is past `truncateAbove` (the
+   * off-loop commits never cut it: allowOffLoop).
    */
-  checkpointPassive(): { ok: true; busy: number; log: number; checkpointed: number } {
+  checkpointHere(truncateAbove: number): {
+    ok: true;
+    busy: number;
+    log: number;
+    checkpointed: number;
+  } {
     try {
-      return { ok: true, ...walCheckpoint(this.db, "PASSIVE") };
+      const mode = checkpointModeFor(this.path, truncateAbove);
+      if (mode === "PASSIVE") return { ok: true, ...walCheckpoint(this.db, mode) };
+      this.db.pragma("busy_timeout = 0");
+      try {
+        return { ok: true, ...walCheckpoint(this.db, mode) };
+      } finally {
+        this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      }
     } catch (err) {
       throw fromSqliteError(err, this.path);
     }

@@ -21,7 +21,7 @@ import Database from "better-sqlite3";
 import { failpointFails } from "../../failpoints.js";
 import { mergeSearchIndex } from "../fts-merge.js";
 import type { CheckpointJob, CheckpointReply } from "./checkpointer.js";
-import { type WalCheckpointRow, walCheckpoint } from "./wal-checkpoint.js";
+import { checkpointModeFor, type WalCheckpointRow, walCheckpoint } from "./wal-checkpoint.js";
 
 type Passes = Extract<CheckpointJob, { kind: "passes" }>;
 type Final = Extract<CheckpointJob, { kind: "final" }>;
@@ -86,7 +86,7 @@ function final(job: Final): CheckpointReply {
     db ??= connect(job);
     if (typeof db === "string") return { id: job.id, ok: false, message: db };
     const merged = mergeFirst(db, job.merge);
-    const result = walCheckpoint(db, checkpointMode(job));
+    const result = walCheckpoint(db, checkpointModeFor(job.path, job.truncateAbove));
     return { id: job.id, ok: true, ...result, ...(merged === undefined ? {} : { merged }) };
   } catch (err) {
     return { id: job.id, ok: false, message: (err as Error).message };
@@ -99,19 +99,6 @@ function drop(job: Extract<CheckpointJob, { kind: "drop" }>): CheckpointReply {
   kept.get(job.passesId)?.close();
   kept.delete(job.passesId);
   return { id: job.id, ok: false, message: "dropped" };
-}
-
-/**
- * PASSIVE, or TRUNCATE when the WAL file has grown past the job's limit (a
- * reader held the WAL while writes went on: a backup). SQLite would cut it
- * back at the first commit that starts the WAL over, on the writer's loop;
- * here the thread does. TRUNCATE never waits: with busy_timeout 0 a reader
- * still on the WAL makes it stop where PASSIVE would, and the WAL is kept.
- */
-function checkpointMode(job: Final): "PASSIVE" | "TRUNCATE" {
-  if (job.truncateAbove < 0) return "PASSIVE";
-  const wal = statSync(`${job.path}-wal`, { throwIfNoEntry: false });
-  return wal && wal.size > job.truncateAbove ? "TRUNCATE" : "PASSIVE";
 }
 
 /** The merge asked for, if any: whether it merged, or why it failed (the checkpoint still runs). */

@@ -81,6 +81,28 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
     },
   );
 
+  it(
+    "with the checkpoint thread down, the writer's own checkpoint cuts a WAL that grew past journal_size_limit",
+    { timeout: 120_000 },
+    async () => {
+      // Every checkpoint thread exits before it is up (failpoint): past
+      // OVERDUE_THRESHOLDS the writer checkpoints on its own connection. Its
+      // off-loop commits never cut the WAL (journal_size_limit -1 inside
+      // them), so that checkpoint must: ~30 MB grew while the reader held
+      // the WAL, and 600 appends later it must be back near the limit.
+      const result = await run(
+        process.execPath,
+        [FIXTURE, JSON.stringify({ home: tempHome(), count: 1200, pin: true })],
+        { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.thread-start=fail" } },
+      );
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^index ok [1-9]\d*$/m);
+      const wal = Number(/^wal bytes (\d+)$/m.exec(result.stdout)?.[1]);
+      // Four thresholds of 64 pages (4 KiB) and the last append: never the grown file.
+      expect(wal).toBeLessThan(2 * 1024 * 1024);
+    },
+  );
+
   it("without the checkpoint thread (syncOffLoop false) the writer merges in its own transactions", async () => {
     const home = tempHome();
     const result = await run(process.execPath, [
