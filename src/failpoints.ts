@@ -25,6 +25,8 @@ export const FAILPOINTS = {
     "hearth's fsync of the WAL after a commit (durability.syncOffLoop); `fail` makes it return EIO",
   "checkpoint.thread-start":
     "the checkpoint thread loaded its script and has not yet said it is up; `fail` makes it exit there (a thread that never comes up)",
+  "checkpoint.mid-passes":
+    "the checkpoint thread ran the first pass of a checkpoint (pages copied without the write lock), the rest not yet run; `fail` makes the thread exit there",
   "backup.mid-publish":
     "the backup copy is written, fsync'd and verified under its staging name, not yet renamed into the backup pattern",
   "repair.mid-promote":
@@ -41,7 +43,11 @@ export const FAILPOINTS = {
 export type FailpointName = keyof typeof FAILPOINTS;
 
 /** The failpoints that take the `fail` action (an injected error instead of a kill). */
-const FAILABLE: ReadonlySet<string> = new Set(["wal.fsync", "checkpoint.thread-start"]);
+const FAILABLE: ReadonlySet<string> = new Set([
+  "wal.fsync",
+  "checkpoint.thread-start",
+  "checkpoint.mid-passes",
+]);
 
 interface Armed {
   action: "kill" | "fail";

@@ -63,6 +63,7 @@ function passes(job: Passes): CheckpointReply {
       const copied = row.checkpointed - before;
       before = row.checkpointed;
       first ??= row.log;
+      if (pass === 1 && failpointFails("checkpoint.mid-passes")) process.exit(70);
       // Over when little was left to copy, when it stopped short, or when the
       // writer outpaces the passes (the WAL grew by `growth` frames meanwhile).
       if (row.busy !== 0 || row.log < 0 || copied <= job.finalFrames) break;

@@ -171,6 +171,35 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     expectBoundedWal(result);
   });
 
+  it(
+    "checkpoint threads that die in the middle of their passes lose no write, hold no close, and leave the WAL bounded",
+    { timeout: 60_000 },
+    async () => {
+      // Each checkpoint thread exits after its first pass (failpoint; a
+      // thread counts its own hits), holding a connection and a checkpoint
+      // half done. The writer's wait for the passes must end with the
+      // thread (or close would hang), the next threshold starts a new one,
+      // and while none finishes, the writer's own checkpoint bounds the WAL.
+      const home = tempHome();
+      const result = await run(
+        process.execPath,
+        [FIXTURE, JSON.stringify({ home, syncOffLoop: true, count: 2000, measureWal: true })],
+        { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.mid-passes=fail" } },
+      );
+      const fired = result.stderr
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { event: string; name: string });
+      // More than one thread got that far: each death was followed by a new thread.
+      expect(fired.length).toBeGreaterThan(1);
+      for (const f of fired)
+        expect(f).toMatchObject({ event: "failpoint.fired", name: "checkpoint.mid-passes" });
+      expectBoundedWal(result);
+      expect(result.stdout).toMatch(/^rows 2000$/m);
+      expect(result.stdout.trim().split("\n").at(-1)).toBe("closed");
+    },
+  );
+
   it("checkpoints on the thread keep the WAL bounded, and durability() reads the live state", async () => {
     const home = tempHome();
     const store = await openSqliteStore({
