@@ -125,7 +125,7 @@ export function readDurability(
       commits: { ...(writer?.offLoop ? walSync?.policy?.commits : undefined) },
     },
     searchMerges: writer
-      ? searchMerges.stats(writer.offLoop && walSync ? "thread" : "writer")
+      ? searchMerges.stats(writer.offLoop && walSync?.threadMerges ? "thread" : "writer")
       : null,
   };
 }

@@ -45,8 +45,8 @@ export function writeTransaction<T>(
           const before = totalChanges(prepare);
           const value = fn(conn);
           entry.searchMerges.add(totalChanges(prepare) - before);
-          // With a WalSync its checkpoint thread merges; otherwise here, as FTS5 would have.
-          const pages = walSync ? 0 : entry.searchMerges.take();
+          // With a WalSync its checkpoint thread merges (while it can start); otherwise here, as FTS5 would have.
+          const pages = walSync?.threadMerges ? 0 : entry.searchMerges.take();
           if (pages > 0) entry.searchMerges.record(mergeSearchIndex(prepare, pages));
           return value;
         }, how?.mode);

@@ -94,7 +94,13 @@ let up = new Int32Array(new SharedArrayBuffer(4));
 let idleTimer: NodeJS.Timeout | undefined;
 /** A thread that ended before it came up is not started again before this (Date.now()). */
 let nextStart = 0;
+/** The last thread ended before it came up, and none has come up since. */
+let startFailed = false;
+/** When the current thread was started (Date.now()). */
+let startedAt = 0;
 const RESTART_AFTER_MS = 1_000;
+/** A thread not up this long after its start counts as failing (they come up in tens of ms). */
+const START_GRACE_MS = 1_000;
 let nextId = 1;
 const waiting = new Map<number, (reply: CheckpointResult) => void>();
 
@@ -105,6 +111,18 @@ const waiting = new Map<number, (reply: CheckpointResult) => void>();
  * its write lock for a checkpoint only once the thread is up, so no writer
  * ever waits for a start.
  */
+/**
+ * True while the thread fails to start: the last one ended before it came
+ * up and none has come up since, or the current one is not up a second
+ * after its start (read without an event: a writer that never yields to
+ * the loop never sees the exit). Its final jobs, which merge the search
+ * index, do not run then, so the writer merges in its own transactions.
+ */
+export function checkpointThreadFailing(): boolean {
+  if (Atomics.load(up, 0) === 1) return false;
+  return startFailed || (worker !== undefined && Date.now() - startedAt > START_GRACE_MS);
+}
+
 export function checkpointThreadUp(): boolean {
   if (!worker && Date.now() >= nextStart) spawn();
   return Atomics.load(up, 0) === 1;
@@ -128,6 +146,7 @@ export function checkpointOffLoop(job: CheckpointJobSpec): {
 
 function spawn(): Worker {
   up = new Int32Array(new SharedArrayBuffer(4));
+  startedAt = Date.now();
   const thread = new (nodeWorkerThreads().Worker)(
     pathToFileURL(builtFile("store/wal-sync/checkpoint-thread.js")),
     {
@@ -138,6 +157,7 @@ function spawn(): Worker {
   );
   thread.on("message", (reply: CheckpointReply | { ready: true }) => {
     if ("ready" in reply) {
+      startFailed = false;
       // Held open while it started; now only by jobs. Idle from now on too:
       // a checkpoint that then gives up waiting for the write lock posts no
       // job, and the thread must still end.
@@ -155,7 +175,10 @@ function spawn(): Worker {
     if (worker !== thread) return;
     worker = undefined;
     // One that never came up would otherwise be started again at every commit.
-    if (Atomics.load(up, 0) !== 1) nextStart = Date.now() + RESTART_AFTER_MS;
+    if (Atomics.load(up, 0) !== 1) {
+      nextStart = Date.now() + RESTART_AFTER_MS;
+      startFailed = true;
+    }
     for (const resolve of waiting.values()) resolve({ ok: false, message: why });
     waiting.clear();
   };

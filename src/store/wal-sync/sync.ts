@@ -5,6 +5,7 @@ import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
 import type { OffLoopMode } from "../connection.js";
 import type { OffLoopReason } from "../types.js";
+import { checkpointThreadFailing } from "./checkpointer.js";
 import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./checkpoints.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 
@@ -87,6 +88,15 @@ export class WalSync {
     this.policy?.committed({ on: mode, reason }, heldMs, commitMs);
     this.checkpoints.afterCommit(this.frames(guard));
     return mode === "pool" ? this.sync(guard) : undefined;
+  }
+
+  /**
+   * Whether the checkpoint thread merges the search index (its final jobs
+   * do). Not while the thread fails to start: the writer then merges in its
+   * own transactions, as without a WalSync, so the debt cannot grow forever.
+   */
+  get threadMerges(): boolean {
+    return !checkpointThreadFailing();
   }
 
   /** Resolves once no checkpoint of this process is running (before a park or close). */
