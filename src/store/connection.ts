@@ -3,7 +3,11 @@ import type { HearthConfig } from "../config/schema.js";
 import { fromSqliteError, HearthError, isSqliteError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { FileGuard } from "../files/guard.js";
-import { checkpointModeFor, walCheckpoint } from "./wal-sync/wal-checkpoint.js";
+import {
+  checkpointModeFor,
+  type WalCheckpointRow,
+  walCheckpoint,
+} from "./wal-sync/wal-checkpoint.js";
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -116,12 +120,7 @@ export class Connection {
    * TRUNCATE without waiting when the WAL file is past `truncateAbove` (the
    * off-loop commits never cut it: allowOffLoop).
    */
-  checkpointHere(truncateAbove: number): {
-    ok: true;
-    busy: number;
-    log: number;
-    checkpointed: number;
-  } {
+  checkpointHere(truncateAbove: number): { ok: true } & WalCheckpointRow {
     try {
       const mode = checkpointModeFor(this.path, truncateAbove);
       if (mode === "PASSIVE") return { ok: true, ...walCheckpoint(this.db, mode) };

@@ -343,7 +343,7 @@ function offLoop(
     pages: config.durability.walAutocheckpointPages,
     truncateAbove: config.durability.journalSizeLimitBytes,
     policy: FSYNC_POLICY,
-    checkpointHere: () => conn.checkpointHere(config.durability.journalSizeLimitBytes),
+    checkpointHere: (truncateAbove) => conn.checkpointHere(truncateAbove),
     patienceMs: config.store.busyTimeoutMs,
   });
 }

@@ -188,6 +188,12 @@ export async function run(
   };
 }
 
+/** The JSON a fixture printed on its line `<name> <json>`, or null when it printed none. */
+export function printedJson<T = ApiJson>(stdout: string, name: string): T | null {
+  const line = stdout.split("\n").find((l) => l.startsWith(`${name} `));
+  return line === undefined ? null : (JSON.parse(line.slice(name.length + 1)) as T);
+}
+
 /** Kill every tracked child still running and wait for each (setup.ts calls it after each test). */
 export async function killLeftovers(): Promise<void> {
   await Promise.all([...live].map((c) => c.kill("SIGKILL")));

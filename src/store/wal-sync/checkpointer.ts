@@ -105,13 +105,6 @@ let nextId = 1;
 const waiting = new Map<number, (reply: CheckpointResult) => void>();
 
 /**
- * True once the checkpoint thread is running; starts it when none is. A
- * start (a V8 isolate, better-sqlite3: tens of milliseconds) held writers
- * when it happened under the write lock; a caller asks this first and takes
- * its write lock for a checkpoint only once the thread is up, so no writer
- * ever waits for a start.
- */
-/**
  * True while the thread fails to start: the last one ended before it came
  * up and none has come up since, or the current one is not up a second
  * after its start (read without an event: a writer that never yields to
@@ -123,6 +116,13 @@ export function checkpointThreadFailing(): boolean {
   return startFailed || (worker !== undefined && Date.now() - startedAt > START_GRACE_MS);
 }
 
+/**
+ * True once the checkpoint thread is running; starts it when none is. A
+ * start (a V8 isolate, better-sqlite3: tens of milliseconds) held writers
+ * when it happened under the write lock; a caller asks this first and takes
+ * its write lock for a checkpoint only once the thread is up, so no writer
+ * ever waits for a start.
+ */
 export function checkpointThreadUp(): boolean {
   if (!worker && Date.now() >= nextStart) spawn();
   return Atomics.load(up, 0) === 1;

@@ -47,11 +47,13 @@ export interface CheckpointOptions {
   /** How long a checkpoint's final job waits for the write lock before it is skipped. */
   patienceMs: number;
   /**
-   * A PASSIVE checkpoint on the writer's own connection, on this thread (what
-   * SQLite's automatic checkpoint would do); its result. For a checkpoint
-   * the thread has not run when the WAL is overdue.
+   * A checkpoint on the writer's own connection, on this thread (what
+   * SQLite's automatic checkpoint would do: PASSIVE, or TRUNCATE when the
+   * WAL file is past `truncateAbove`, which the off-loop commits never cut);
+   * its result. For a checkpoint the thread has not run when the WAL is
+   * overdue.
    */
-  checkpointHere: () => CheckpointResult;
+  checkpointHere: (truncateAbove: number) => CheckpointResult;
 }
 
 /** A checkpoint's passes, running or done, whose final job is not asked yet. */
@@ -196,7 +198,7 @@ export class Checkpoints {
   private checkpointedHere(frames: number | undefined): void {
     let result: CheckpointResult;
     try {
-      result = this.options.checkpointHere();
+      result = this.options.checkpointHere(this.options.truncateAbove);
     } catch (err) {
       result = { ok: false, message: (err as Error).message };
     }

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
-import { run } from "../../helpers/process.js";
+import { printedJson, run } from "../../helpers/process.js";
 import { traceFixture } from "../../helpers/strace.js";
 
 // The search index's merges and the WAL's truncation leave the writer's
@@ -22,7 +22,7 @@ async function traceWriter(count: number, pin: boolean, stall = false) {
     "pwrite64,ftruncate",
   );
   const wal = calls.filter((c) => c.file.endsWith("state.db-wal"));
-  const merges = JSON.parse(/^merges (.*)$/m.exec(result.stdout)?.[1] ?? "null");
+  const merges = printedJson(result.stdout, "merges");
   expect(result.stdout).toMatch(/^index ok [1-9]\d*$/m);
   return { acks, main, wal, merges };
 }
@@ -110,7 +110,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
       JSON.stringify({ home, count: 2000, syncOffLoop: false }),
     ]);
     expect(result.code).toBe(0);
-    const merges = JSON.parse(/^merges (.*)$/m.exec(result.stdout)?.[1] ?? "null");
+    const merges = printedJson(result.stdout, "merges");
     expect(merges).toMatchObject({ by: "writer", failed: 0, lastError: null });
     expect(merges.merged).toBeGreaterThan(0);
     expect(result.stdout).toMatch(/^index ok [1-9]\d*$/m);

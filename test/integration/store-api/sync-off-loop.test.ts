@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
-import { run } from "../../helpers/process.js";
+import { printedJson, run } from "../../helpers/process.js";
 import { type Call, traceFixture } from "../../helpers/strace.js";
 
 // durability.syncOffLoop (src/store/wal-sync): a write's WAL fsync and the
@@ -23,7 +23,7 @@ async function traceWriter(syncOffLoop: boolean, count: number, busy = false) {
   const start = calls.find((c) => c.name === "write" && c.text.includes('"start')!)!.done;
   const end = acks.at(-1)!.done;
   const inRun = calls.filter((c) => c.done > start && c.done <= end);
-  const commits = JSON.parse(/^offloop (.*)$/m.exec(result.stdout)?.[1] ?? "null");
+  const commits = printedJson(result.stdout, "offloop");
   return { home, calls: inRun, acks, main, commits };
 }
 
@@ -173,7 +173,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ event: "failpoint.fired" });
     expectBoundedWal(result);
     // Nor the search index's merge debt: without a thread to merge it, the writer does.
-    const merges = JSON.parse(/^merges (.*)$/m.exec(result.stdout)?.[1] ?? "null");
+    const merges = printedJson(result.stdout, "merges");
     expect(merges).toMatchObject({ by: "writer", failed: 0, lastError: null });
     expect(merges.merged).toBeGreaterThan(0);
   });
