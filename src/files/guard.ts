@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
 import fsx from "fs-native-extensions";
 import { HearthError } from "../errors.js";
 import { SQLITE_SHARED_FIRST, SQLITE_SHARED_SIZE, SQLITE_SHM_DMS } from "./sqlite-lock-bytes.js";
@@ -7,6 +7,41 @@ interface Watched {
   path: string;
   fd: number;
   ino: number;
+  /** How check() tells that this file lost its name. */
+  gone: (file: Watched) => boolean;
+}
+
+/**
+ * The name this descriptor was opened by is gone: unlinked, or another file
+ * renamed over it (`/proc/self/fd/N` then ends in " (deleted)", even while
+ * a second hard link keeps the inode alive). Not fstat: since Linux 6.13 a
+ * stat that reads a file's timestamps makes the next write stamp it with a
+ * fine-grained time, so the -wal's inode turns dirty at every commit and
+ * every commit's fsync writes it too (docs/benchmarks-history.md).
+ * readlink reads no timestamp.
+ */
+const nameDeleted = (file: Watched) => readlinkSync(procFd(file.fd)).endsWith(DELETED);
+const DELETED = " (deleted)";
+
+/** Where /proc cannot tell: the inode has no name left. */
+const noLinks = (file: Watched) => fstatSync(file.fd).nlink === 0;
+
+const procFd = (fd: number) => `/proc/self/fd/${fd}`;
+
+/**
+ * How to watch a descriptor just opened by `path`: by its name when
+ * /proc/self/fd names it as expected, else (no /proc, or a path that itself
+ * ends in " (deleted)") by its link count.
+ */
+function watchFor(fd: number, path: string): Watched["gone"] {
+  try {
+    const name = readlinkSync(procFd(fd));
+    const base = path.slice(path.lastIndexOf("/"));
+    if (!name.endsWith(DELETED) && name.endsWith(base)) return nameDeleted;
+  } catch {
+    // no /proc: the link count still tells an unlink or a replacement
+  }
+  return noLinks;
 }
 
 /**
@@ -44,7 +79,7 @@ export class FileGuard {
       for (const suffix of suffixes) {
         const path = dbPath + suffix;
         const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-        this.files.push({ path, fd, ino: fstatSync(fd).ino });
+        this.files.push({ path, fd, ino: fstatSync(fd).ino, gone: watchFor(fd, path) });
       }
       if (walMode) this.lock();
     } catch (err) {
@@ -72,12 +107,12 @@ export class FileGuard {
     this.locked = true;
   }
 
-  /** Throws when the generation this process uses is gone. Cheap: one fstat per file. */
+  /** Throws when the generation this process uses is gone. Cheap: one readlink per file. */
   check(): void {
     if (this.ghost !== undefined) throw this.ghostError();
     for (const file of this.files) {
-      if (fstatSync(file.fd).nlink === 0) {
-        this.ghost = `${file.path} was unlinked or replaced under this process (inode ${file.ino} has no name left)`;
+      if (file.gone(file)) {
+        this.ghost = `${file.path} was unlinked or replaced under this process (inode ${file.ino} lost that name)`;
         throw this.ghostError();
       }
     }
@@ -130,3 +165,4 @@ export class FileGuard {
     );
   }
 }
+

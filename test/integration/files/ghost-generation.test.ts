@@ -1,4 +1,4 @@
-import { existsSync, unlinkSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, renameSync, unlinkSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
@@ -52,7 +52,6 @@ describe("the generation guard (F3)", () => {
     const home = tempHome();
     const store = await openStore({ home });
     const session = await store.sessions.create({ title: "replaced" });
-    const { renameSync, copyFileSync } = await import("node:fs");
     copyFileSync(store.path, `${store.path}.copy`);
     renameSync(`${store.path}.copy`, store.path);
     await expect(
@@ -60,6 +59,32 @@ describe("the generation guard (F3)", () => {
     ).rejects.toMatchObject({
       code: "HEARTH_GENERATION_CHANGED",
     });
+    await store.close();
+  });
+
+  it("stops a writer whose -wal was replaced by a rename", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    const session = await store.sessions.create({ title: "wal renamed over" });
+    copyFileSync(`${store.path}-wal`, `${store.path}-wal.copy`);
+    renameSync(`${store.path}-wal.copy`, `${store.path}-wal`);
+    const refused = store.messages.append(session.id, { role: "user", content: "x" });
+    await expect(refused).rejects.toMatchObject({ code: "HEARTH_GENERATION_CHANGED" });
+    await expect(refused).rejects.toThrow(`${store.path}-wal was unlinked or replaced`);
+    await store.close();
+  });
+
+  it("stops a writer whose -wal lost its name while a hard link keeps the file", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    const session = await store.sessions.create({ title: "wal kept by a link" });
+    // A backup tool's hard link keeps the inode (link count 1), but the name
+    // every other process opens now leads to a new, empty -wal.
+    linkSync(`${store.path}-wal`, `${home}/kept-wal`);
+    unlinkSync(`${store.path}-wal`);
+    await expect(
+      store.messages.append(session.id, { role: "user", content: "x" }),
+    ).rejects.toMatchObject({ code: "HEARTH_GENERATION_CHANGED" });
     await store.close();
   });
 
