@@ -14,22 +14,23 @@ interface Watched {
 /**
  * The name this descriptor was opened by is gone: unlinked, or another file
  * renamed over it (`/proc/self/fd/N` then ends in " (deleted)", even while
- * a second hard link keeps the inode alive). Not fstat: since Linux 6.13 a
- * stat that reads a file's timestamps makes the next write stamp it with a
- * fine-grained time, so the -wal's inode turns dirty at every commit and
- * every commit's fsync writes it too (docs/benchmarks-history.md).
- * readlink reads no timestamp.
+ * a second hard link keeps the inode alive). For the -wal, not fstat:
+ * since Linux 6.13 a stat that reads a file's timestamps makes the next
+ * write stamp it with a fine-grained time, so the -wal's inode turned dirty
+ * at every commit and every commit's fsync wrote it too. readlink reads no
+ * timestamp, but costs ~2 µs more than fstat, so the database and -shm,
+ * which no commit fsyncs, keep the link count (docs/benchmarks-history.md).
  */
 const nameDeleted = (file: Watched) => readlinkSync(procFd(file.fd)).endsWith(DELETED);
 const DELETED = " (deleted)";
 
-/** Where /proc cannot tell: the inode has no name left. */
+/** The database and -shm, and the -wal where /proc cannot tell: the inode has no name left. */
 const noLinks = (file: Watched) => fstatSync(file.fd).nlink === 0;
 
 const procFd = (fd: number) => `/proc/self/fd/${fd}`;
 
 /**
- * How to watch a descriptor just opened by `path`: by its name when
+ * How to watch the -wal's descriptor just opened by `path`: by its name when
  * /proc/self/fd names it as expected, else (no /proc, or a path that itself
  * ends in " (deleted)") by its link count.
  */
@@ -79,7 +80,8 @@ export class FileGuard {
       for (const suffix of suffixes) {
         const path = dbPath + suffix;
         const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-        this.files.push({ path, fd, ino: fstatSync(fd).ino, gone: watchFor(fd, path) });
+        const gone = suffix === "-wal" ? watchFor(fd, path) : noLinks;
+        this.files.push({ path, fd, ino: fstatSync(fd).ino, gone });
       }
       if (walMode) this.lock();
     } catch (err) {
@@ -107,7 +109,7 @@ export class FileGuard {
     this.locked = true;
   }
 
-  /** Throws when the generation this process uses is gone. Cheap: one readlink per file. */
+  /** Throws when the generation this process uses is gone. Cheap: one fstat or readlink per file. */
   check(): void {
     if (this.ghost !== undefined) throw this.ghostError();
     for (const file of this.files) {

@@ -101,17 +101,26 @@ let startedAt = 0;
 const RESTART_AFTER_MS = 1_000;
 /** A thread not up this long after its start counts as failing (they come up in tens of ms). */
 const START_GRACE_MS = 1_000;
+/**
+ * Threads that came up and then died with a job in flight, since a job last
+ * succeeded. From CRASHES_FAILING on the thread counts as failing: the
+ * final jobs, which merge the search index, never finish then either.
+ */
+let crashes = 0;
+const CRASHES_FAILING = 2;
 let nextId = 1;
 const waiting = new Map<number, (reply: CheckpointResult) => void>();
 
 /**
- * True while the thread fails to start: the last one ended before it came
- * up and none has come up since, or the current one is not up a second
- * after its start (read without an event: a writer that never yields to
- * the loop never sees the exit). Its final jobs, which merge the search
- * index, do not run then, so the writer merges in its own transactions.
+ * True while the thread fails: the last one ended before it came up and
+ * none has come up since, or the current one is not up a second after its
+ * start (read without an event: a writer that never yields to the loop
+ * never sees the exit), or threads keep dying in their jobs
+ * (CRASHES_FAILING). Its final jobs, which merge the search index, do not
+ * run then, so the writer merges in its own transactions.
  */
 export function checkpointThreadFailing(): boolean {
+  if (crashes >= CRASHES_FAILING) return true;
   if (Atomics.load(up, 0) === 1) return false;
   return startFailed || (worker !== undefined && Date.now() - startedAt > START_GRACE_MS);
 }
@@ -168,12 +177,14 @@ function spawn(): Worker {
     waiting.delete(reply.id);
     if (waiting.size === 0) idle(thread);
     const { id: _id, ...result } = reply;
+    if (result.ok) crashes = 0;
     resolve?.(result);
   });
   const fail = (why: string) => {
     // A retired thread's exit concerns nobody: the jobs waiting belong to its successor.
     if (worker !== thread) return;
     worker = undefined;
+    if (Atomics.load(up, 0) === 1 && waiting.size > 0) crashes++;
     // One that never came up would otherwise be started again at every commit.
     if (Atomics.load(up, 0) !== 1) {
       nextStart = Date.now() + RESTART_AFTER_MS;

@@ -92,8 +92,9 @@ export class WalSync {
 
   /**
    * Whether the checkpoint thread merges the search index (its final jobs
-   * do). Not while the thread fails to start: the writer then merges in its
-   * own transactions, as without a WalSync, so the debt cannot grow forever.
+   * do). Not while the thread fails (to start, or threads keep dying in
+   * their jobs): the writer then merges in its own transactions, as without
+   * a WalSync, so the debt cannot grow forever.
    */
   get threadMerges(): boolean {
     return !checkpointThreadFailing();

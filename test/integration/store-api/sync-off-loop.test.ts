@@ -205,6 +205,10 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       // the death (at its next wait for the lock), so the WAL runs a few
       // thresholds longer than with a live thread: 1.97–2.27 MB in 18 runs.
       expectBoundedWal(result, 3 * 1024 * 1024);
+      // No final job ever finishes, so nor would a merge: the writer merges.
+      const merges = printedJson(result.stdout, "merges");
+      expect(merges).toMatchObject({ by: "writer", failed: 0, lastError: null });
+      expect(merges.merged).toBeGreaterThan(0);
       expect(result.stdout).toMatch(/^rows 2000$/m);
       expect(result.stdout.trim().split("\n").at(-1)).toBe("closed");
     },
