@@ -27,6 +27,8 @@ export const FAILPOINTS = {
     "the checkpoint thread loaded its script and has not yet said it is up; `fail` makes it exit there (a thread that never comes up)",
   "checkpoint.mid-passes":
     "the checkpoint thread ran the first pass of a checkpoint (pages copied without the write lock), the rest not yet run; `fail` makes the thread exit there",
+  "checkpoint.in-final":
+    "the checkpoint thread's final job runs under the writer's write lock, its merge and checkpoint not yet begun; `fail` makes the thread exit there",
   "backup.mid-publish":
     "the backup copy is written, fsync'd and verified under its staging name, not yet renamed into the backup pattern",
   "repair.mid-promote":
@@ -47,6 +49,7 @@ const FAILABLE: ReadonlySet<string> = new Set([
   "wal.fsync",
   "checkpoint.thread-start",
   "checkpoint.mid-passes",
+  "checkpoint.in-final",
 ]);
 
 interface Armed {

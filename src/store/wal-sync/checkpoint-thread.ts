@@ -86,6 +86,7 @@ function final(job: Final): CheckpointReply {
     if (db && !sameFile(job)) return { id: job.id, ok: false, message: moved(job) };
     db ??= connect(job);
     if (typeof db === "string") return { id: job.id, ok: false, message: db };
+    if (failpointFails("checkpoint.in-final")) process.exit(70);
     const merged = mergeFirst(db, job.merge);
     const result = walCheckpoint(db, checkpointModeFor(job.path, job.truncateAbove));
     return { id: job.id, ok: true, ...result, ...(merged === undefined ? {} : { merged }) };

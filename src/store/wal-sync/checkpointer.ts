@@ -102,12 +102,14 @@ const RESTART_AFTER_MS = 1_000;
 /** A thread not up this long after its start counts as failing (they come up in tens of ms). */
 const START_GRACE_MS = 1_000;
 /**
- * Threads that came up and then died with a job in flight, since a job last
- * succeeded. From CRASHES_FAILING on the thread counts as failing: the
- * final jobs, which merge the search index, never finish then either.
+ * Threads that came up and then died with a job in flight, since a final
+ * job last succeeded. From CRASHES_FAILING on the thread counts as failing:
+ * the final jobs, which merge the search index, do not finish then.
  */
 let crashes = 0;
 const CRASHES_FAILING = 2;
+/** Ids of the final jobs posted and not answered yet. */
+const finals = new Set<number>();
 let nextId = 1;
 const waiting = new Map<number, (reply: CheckpointResult) => void>();
 
@@ -147,6 +149,7 @@ export function checkpointOffLoop(job: CheckpointJobSpec): {
   const id = nextId++;
   const reply = new Promise<CheckpointResult>((resolve) => {
     waiting.set(id, resolve);
+    if (job.kind === "final") finals.add(id);
     thread.ref();
     thread.postMessage({ ...job, id } as CheckpointJob);
   });
@@ -177,7 +180,7 @@ function spawn(): Worker {
     waiting.delete(reply.id);
     if (waiting.size === 0) idle(thread);
     const { id: _id, ...result } = reply;
-    if (result.ok) crashes = 0;
+    if (finals.delete(reply.id) && result.ok) crashes = 0;
     resolve?.(result);
   });
   const fail = (why: string) => {
@@ -192,6 +195,7 @@ function spawn(): Worker {
     }
     for (const resolve of waiting.values()) resolve({ ok: false, message: why });
     waiting.clear();
+    finals.clear();
   };
   thread.on("error", (err) => fail(`the checkpoint thread failed: ${err.message}`));
   thread.on("exit", (code) => fail(`the checkpoint thread exited (${code})`));

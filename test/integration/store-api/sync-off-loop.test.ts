@@ -178,20 +178,25 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     expect(merges.merged).toBeGreaterThan(0);
   });
 
-  it(
-    "checkpoint threads that die in the middle of their passes lose no write, hold no close, and leave the WAL bounded",
+  it.each([
+    ["in the middle of their passes", "checkpoint.mid-passes"],
+    ["in their final job, under the write lock", "checkpoint.in-final"],
+  ])(
+    "checkpoint threads that die %s lose no write, hold no close, leave the WAL bounded and the merges to the writer",
     { timeout: 60_000 },
-    async () => {
-      // Each checkpoint thread exits after its first pass (failpoint; a
-      // thread counts its own hits), holding a connection and a checkpoint
-      // half done. The writer's wait for the passes must end with the
-      // thread (or close would hang), the next threshold starts a new one,
-      // and while none finishes, the writer's own checkpoint bounds the WAL.
+    async (_where, point) => {
+      // Each checkpoint thread exits there (failpoint; a thread counts its
+      // own hits), holding a connection and a checkpoint half done. The
+      // writer's wait for the thread must end with it (or close would
+      // hang), the next threshold starts a new one, and while none
+      // finishes, the writer's own checkpoint bounds the WAL. At the final
+      // job, the passes before it have each replied: a thread that answers
+      // some jobs and dies in every final one still never merges.
       const home = tempHome();
       const result = await run(
         process.execPath,
         [FIXTURE, JSON.stringify({ home, syncOffLoop: true, count: 2000, measureWal: true })],
-        { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.mid-passes=fail" } },
+        { env: { ...process.env, HEARTH_FAILPOINTS: `${point}=fail` } },
       );
       const fired = result.stderr
         .trim()
@@ -199,8 +204,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
         .map((l) => JSON.parse(l) as { event: string; name: string });
       // More than one thread got that far: each death was followed by a new thread.
       expect(fired.length).toBeGreaterThan(1);
-      for (const f of fired)
-        expect(f).toMatchObject({ event: "failpoint.fired", name: "checkpoint.mid-passes" });
+      for (const f of fired) expect(f).toMatchObject({ event: "failpoint.fired", name: point });
       // A dead thread's passes count as running until the writer hears of
       // the death (at its next wait for the lock), so the WAL runs a few
       // thresholds longer than with a live thread: 1.97–2.27 MB in 18 runs.
