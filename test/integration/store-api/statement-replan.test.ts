@@ -13,6 +13,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { optimize } from "../../../src/ops/optimize.js";
+import { internals } from "../../../src/store/store.js";
 import { runCli } from "../../helpers/cli.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
@@ -93,6 +94,36 @@ describe("statements SQLite would prepare again on every call", () => {
       after.close();
     } finally {
       before.close();
+      await store.close();
+    }
+  });
+
+  it("the structural analyze leaves the writer planning from stat1 alone: the samples its own ANALYZE loaded are dropped", async () => {
+    const { store } = await seededStore();
+    // A table whose best plan the samples change: stat4 knows a = 1 holds
+    // 9,990 of 10,000 rows (scan), stat1 only that a value averages ~900
+    // (the index on a beats the one on b, whose two values average 5,000).
+    const raw = new Database(store.path);
+    raw.exec("CREATE TABLE skew (id INTEGER PRIMARY KEY, a INTEGER, b INTEGER)");
+    raw.exec("CREATE INDEX skew_a ON skew (a); CREATE INDEX skew_b ON skew (b)");
+    const insert = raw.prepare("INSERT INTO skew (a, b) VALUES (?, ?)");
+    raw.transaction(() => {
+      for (let i = 0; i < 10_000; i++) insert.run(i < 9_990 ? 1 : i, i % 2);
+    })();
+    raw.close();
+    const writer = store[internals].connection("writer").db;
+    const plan = () =>
+      writer
+        .prepare("EXPLAIN QUERY PLAN SELECT id FROM skew WHERE a = ? AND b = ?")
+        .all(1, 0)
+        .map((r) => (r as { detail: string }).detail)
+        .join("; ");
+    try {
+      // Alone, as optimize()'s VACUUM right after it would reload the schema anyway.
+      await store.withStructuralGate("analyze", (ctx) => ctx.analyze());
+      // With the samples ANALYZE loaded still in memory: "SCAN skew".
+      expect(plan()).toContain("USING INDEX skew_a");
+    } finally {
       await store.close();
     }
   });
