@@ -258,7 +258,7 @@ export class SqliteStore implements Store {
   /**
    * True when the files this store uses were unlinked or replaced under it
    * (F3), or a reopen() failed part-way: what reopen() repairs. Cheap (one
-   * fstat per file); changes nothing.
+   * fstat or readlink per file); changes nothing.
    */
   async generationChanged(): Promise<boolean> {
     this.assertOpen();
