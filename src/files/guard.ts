@@ -8,7 +8,7 @@ interface Watched {
   fd: number;
   ino: number;
   /** How check() tells that this file lost its name. */
-  gone: (file: Watched) => boolean;
+  gone: () => boolean;
 }
 
 /**
@@ -21,13 +21,15 @@ interface Watched {
  * timestamp, but costs ~2 µs more than fstat, so the database and -shm,
  * which no commit fsyncs, keep the link count (docs/benchmarks-history.md).
  */
-const nameDeleted = (file: Watched) => readlinkSync(procFd(file.fd)).endsWith(DELETED);
+function nameDeleted(link: string): () => boolean {
+  return () => readlinkSync(link).endsWith(DELETED);
+}
 const DELETED = " (deleted)";
 
 /** The database and -shm, and the -wal where /proc cannot tell: the inode has no name left. */
-const noLinks = (file: Watched) => fstatSync(file.fd).nlink === 0;
-
-const procFd = (fd: number) => `/proc/self/fd/${fd}`;
+function noLinks(fd: number): () => boolean {
+  return () => fstatSync(fd).nlink === 0;
+}
 
 /**
  * How to watch the -wal's descriptor just opened by `path`: by its name when
@@ -35,14 +37,15 @@ const procFd = (fd: number) => `/proc/self/fd/${fd}`;
  * ends in " (deleted)") by its link count.
  */
 function watchFor(fd: number, path: string): Watched["gone"] {
+  const link = `/proc/self/fd/${fd}`;
   try {
-    const name = readlinkSync(procFd(fd));
+    const name = readlinkSync(link);
     const base = path.slice(path.lastIndexOf("/"));
-    if (!name.endsWith(DELETED) && name.endsWith(base)) return nameDeleted;
+    if (!name.endsWith(DELETED) && name.endsWith(base)) return nameDeleted(link);
   } catch {
     // no /proc: the link count still tells an unlink or a replacement
   }
-  return noLinks;
+  return noLinks(fd);
 }
 
 /**
@@ -80,7 +83,7 @@ export class FileGuard {
       for (const suffix of suffixes) {
         const path = dbPath + suffix;
         const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-        const gone = suffix === "-wal" ? watchFor(fd, path) : noLinks;
+        const gone = suffix === "-wal" ? watchFor(fd, path) : noLinks(fd);
         this.files.push({ path, fd, ino: fstatSync(fd).ino, gone });
       }
       if (walMode) this.lock();
@@ -113,7 +116,7 @@ export class FileGuard {
   check(): void {
     if (this.ghost !== undefined) throw this.ghostError();
     for (const file of this.files) {
-      if (file.gone(file)) {
+      if (file.gone()) {
         this.ghost = `${file.path} was unlinked or replaced under this process (inode ${file.ino} lost that name)`;
         throw this.ghostError();
       }

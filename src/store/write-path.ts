@@ -45,7 +45,7 @@ export function writeTransaction<T>(
           const before = totalChanges(prepare);
           const value = fn(conn);
           entry.searchMerges.add(totalChanges(prepare) - before);
-          // With a WalSync its checkpoint thread merges (while it can start); otherwise here, as FTS5 would have.
+          // With a WalSync its checkpoint thread merges (unless the thread fails); otherwise here, as FTS5 would have.
           const pages = walSync?.threadMerges ? 0 : entry.searchMerges.take();
           if (pages > 0) entry.searchMerges.record(mergeSearchIndex(prepare, pages));
           return value;

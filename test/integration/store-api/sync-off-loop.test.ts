@@ -207,7 +207,8 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       for (const f of fired) expect(f).toMatchObject({ event: "failpoint.fired", name: point });
       // A dead thread's passes count as running until the writer hears of
       // the death (at its next wait for the lock), so the WAL runs a few
-      // thresholds longer than with a live thread: 1.97–2.27 MB in 18 runs.
+      // thresholds longer than with a live thread: 1.97–2.27 MB in 18 runs
+      // with checkpoint.mid-passes.
       expectBoundedWal(result, 3 * 1024 * 1024);
       // No final job ever finishes, so nor would a merge: the writer merges.
       const merges = printedJson(result.stdout, "merges");
