@@ -1,5 +1,6 @@
 import { fromSqliteError, HearthError, isSqliteError } from "../errors.js";
 import type { Access } from "./access.js";
+import type { Connection } from "./connection.js";
 import {
   type ArchiveAfterOptions,
   archiveAfter,
@@ -21,7 +22,14 @@ import {
 import { casOn, type MetaCas } from "./meta.js";
 import { MESSAGE_COLUMNS, messageFromRaw } from "./rows.js";
 import { sessionNotFound } from "./session-create.js";
-import { asyncParts, type JsonParts, jsonTextParts, LOOP_PART_CHARS } from "./transcript-json.js";
+import {
+  asyncParts,
+  type JsonParts,
+  jsonTextParts,
+  LOOP_PART_CHARS,
+  MESSAGE_JSON,
+  type MessageTexts,
+} from "./transcript-json.js";
 import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
 
 export class Messages {
@@ -151,7 +159,9 @@ export class Messages {
    * or encodes the text.
    */
   async loadJson(sessionId: string, options: LoadOptions = {}): Promise<Uint8Array> {
-    return new TextEncoder().encode(JSON.stringify(await this.load(sessionId, options)));
+    const texts = readWindowJson(this.access, sessionId, options);
+    const [whole] = jsonTextParts(sessionId, texts, Number.POSITIVE_INFINITY);
+    return new TextEncoder().encode(whole);
   }
 
   /**
@@ -166,7 +176,7 @@ export class Messages {
    */
   async loadJsonParts(sessionId: string, options: LoadOptions = {}): Promise<JsonParts> {
     return asyncParts(
-      jsonTextParts(sessionId, readWindow(this.access, sessionId, options), LOOP_PART_CHARS),
+      jsonTextParts(sessionId, readWindowJson(this.access, sessionId, options), LOOP_PART_CHARS),
     );
   }
 
@@ -278,18 +288,62 @@ export function readWindow(
   sessionId: string,
   options: LoadOptions = {},
 ): unknown[][] {
-  const { where, params, order, limit } = loadWindow(options);
+  return selectWindow<unknown[]>(access.read(), sessionId, options, MESSAGE_COLUMNS, [], "raw");
+}
+
+/**
+ * The rows of a `load()` window as `jsonTextParts` joins them
+ * (transcript-json.ts): most as their message's JSON text, built by
+ * SQLite; the others (JSON content, tool calls, metadata) as columns, read
+ * by id in the same read transaction (one snapshot).
+ */
+export function readWindowJson(
+  access: Access,
+  sessionId: string,
+  options: LoadOptions = {},
+): MessageTexts {
   const conn = access.read();
+  return conn.db.transaction(() => {
+    const rows = selectWindow<string | number>(
+      conn,
+      sessionId,
+      options,
+      MESSAGE_JSON,
+      [sessionId],
+      "pluck",
+    );
+    const ids = rows.filter((row) => typeof row === "number");
+    if (ids.length === 0) return rows as string[];
+    const columns = conn
+      .stmt(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id IN (SELECT value FROM json_each(?))`)
+      .raw(true)
+      .all(JSON.stringify(ids)) as unknown[][];
+    const byId = new Map(columns.map((row) => [row[0], row]));
+    return rows.map((row) => (typeof row === "string" ? row : byId.get(row)!));
+  })();
+}
+
+/** Keyset reads on (session_id, active, ordinal): a window of N rows costs about N rows, however long the transcript is. */
+function selectWindow<Row>(
+  conn: Connection,
+  sessionId: string,
+  options: LoadOptions,
+  select: string,
+  selectParams: unknown[],
+  mode: "raw" | "pluck",
+): Row[] {
+  const { where, params, order, limit } = loadWindow(options);
   const history = options.includeHistory ? "" : "AND active = 1";
-  // Keyset reads on (session_id, active, ordinal): a window of N rows costs about N rows,
-  // however long the transcript is.
-  const rows = conn
-    .stmt(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ${history} ${where}
-       ORDER BY ordinal ${order}${limit === undefined ? "" : " LIMIT +?"}`,
-    )
-    .raw(true)
-    .all(sessionId, ...params, ...(limit === undefined ? [] : [limit])) as unknown[][];
+  const statement = conn.stmt(
+    `SELECT ${select} FROM messages WHERE session_id = ? ${history} ${where}
+     ORDER BY ordinal ${order}${limit === undefined ? "" : " LIMIT +?"}`,
+  );
+  const rows = (mode === "raw" ? statement.raw(true) : statement.pluck(true)).all(
+    ...selectParams,
+    sessionId,
+    ...params,
+    ...(limit === undefined ? [] : [limit]),
+  ) as Row[];
   if (rows.length === 0 && !conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
     throw sessionNotFound(sessionId);
   }

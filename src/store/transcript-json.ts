@@ -18,29 +18,75 @@ export const JSON_PART_CHARS = 1024 * 1024;
 export const LOOP_PART_CHARS = 64 * 1024;
 
 /**
+ * Where a message row holds only what SQLite spells as `JSON.stringify`
+ * does: text content, no tool calls, no metadata. Those three are stored
+ * JSON text, which `JSON.parse` then `JSON.stringify` may respell (spaces,
+ * escapes, number forms). The table is STRICT: every other column holds
+ * the type hearth writes (an integer, a text, or NULL), whoever wrote it.
+ */
+const PLAIN_ROW = "content_type = 'text' AND tool_calls IS NULL AND metadata IS NULL";
+
+/**
+ * A message row as the JSON text of its Message, built by SQLite (one
+ * column, read with `pluck`): exactly what `JSON.stringify` gives for
+ * `messageFromRaw` of the row, the same keys in the same order, without a
+ * row array, an object and a stringify per message on the thread that
+ * reads it (about 40 % of the CPU of a 100,000-message transcript:
+ * docs/benchmarks-history.md). Rows that are not PLAIN_ROW come as their
+ * id (a number), to be read as columns and built in JavaScript. The first
+ * parameter is the session id.
+ */
+export const MESSAGE_JSON = `CASE WHEN ${PLAIN_ROW}
+  THEN json_object('id', id, 'sessionId', ?, 'ordinal', ordinal, 'role', role, 'content', content,
+    'name', name, 'toolCalls', NULL, 'toolCallId', tool_call_id, 'tokensIn', tokens_in,
+    'tokensOut', tokens_out, 'createdAt', created_at, 'active', json(iif(active = 1, 'true', 'false')),
+    'archivedReason', archived_reason, 'clientId', client_id, 'metadata', NULL)
+  ELSE id END`;
+
+/**
+ * Rows of a transcript window as `readWindowJson` gives them: each a
+ * message's JSON text (MESSAGE_JSON), or its MESSAGE_COLUMNS as an array.
+ */
+export type MessageTexts = readonly (string | unknown[])[];
+
+/** The JSON text of one row of MessageTexts. */
+function messageText(sessionId: string, row: string | unknown[]): string {
+  return typeof row === "string" ? row : JSON.stringify(messageFromRaw(sessionId, row));
+}
+
+/**
  * A transcript's JSON (exactly `JSON.stringify` of `messages.load()`'s
- * array) as text parts, each built when it is asked for, from rows read
+ * array) as text parts, each joined when it is asked for, from rows read
  * beforehand in one statement (one consistent snapshot, whatever is written
  * while the parts are sent).
  */
 export function* jsonTextParts(
   sessionId: string,
-  rows: readonly unknown[][],
+  rows: MessageTexts,
   partChars: number,
 ): Generator<string, void, undefined> {
-  yield* jsonArrayParts(rows, (row) => messageFromRaw(sessionId, row), partChars);
+  yield* textArrayParts(rows, (row) => messageText(sessionId, row), partChars);
 }
 
 /** `JSON.stringify(items.map(toValue))` as text parts of about `partChars` characters. */
-export function* jsonArrayParts<T>(
+export function jsonArrayParts<T>(
   items: readonly T[],
   toValue: (item: T) => unknown,
+  partChars: number,
+): Generator<string, void, undefined> {
+  return textArrayParts(items, (item) => JSON.stringify(toValue(item)), partChars);
+}
+
+/** `[` + the items' JSON texts joined by `,` + `]`, as text parts of about `partChars` characters. */
+function* textArrayParts<T>(
+  items: readonly T[],
+  toText: (item: T) => string,
   partChars: number,
 ): Generator<string, void, undefined> {
   let text = "[";
   for (let i = 0; i < items.length; i++) {
     if (i > 0) text += ",";
-    text += JSON.stringify(toValue(items[i]!));
+    text += toText(items[i]!);
     if (text.length >= partChars) {
       yield text;
       text = "";

@@ -16,7 +16,7 @@ import { fromSqliteError, HearthError, isSqliteError } from "../../errors.js";
 import type { Access } from "../access.js";
 import { Connection } from "../connection.js";
 import { exportStep } from "../export.js";
-import { Messages, readWindow } from "../messages.js";
+import { Messages, readWindowJson } from "../messages.js";
 import { searchMessages } from "../search.js";
 import { JSON_PART_CHARS, jsonTextParts } from "../transcript-json.js";
 import {
@@ -94,7 +94,7 @@ const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | u
 
 const streamOps: Record<StreamOp, (a: Access, args: unknown[]) => Generator<string, void>> = {
   "messages.loadJsonParts": (a, [id, options]) =>
-    jsonTextParts(id as string, readWindow(a, id as string, options as never), JSON_PART_CHARS),
+    jsonTextParts(id as string, readWindowJson(a, id as string, options as never), JSON_PART_CHARS),
 };
 
 /** Open byte streams (their rows read, their parts built on `pull`), by job id. */
