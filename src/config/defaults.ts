@@ -20,6 +20,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     busyTimeoutMs: 5000,
     gateWaitMs: 10000,
     readerThreads: 2,
+    readerNice: 10,
   },
   backup: {
     keep: 7,

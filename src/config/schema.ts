@@ -54,6 +54,14 @@ const store = z
      */
     readerThreads: z.number().int().min(0).max(8).default(2),
     /**
+     * The nice value of those threads (Linux renices only the thread): their
+     * reads are bulk work, and yield the CPU to the event loops that serve
+     * turns whenever both want it; on an idle machine it changes nothing.
+     * Raise it (up to 19) when turns matter more than the searches and
+     * transcripts served beside them; 0 runs them at the process's priority.
+     */
+    readerNice: z.number().int().min(0).max(19).default(10),
+    /**
      * A postgres:// URL: the store lives in that PostgreSQL database instead
      * of the profile's SQLite file (HEARTH_STORE_URL_INVALID when it is not
      * one). One database holds one profile's store.

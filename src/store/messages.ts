@@ -319,7 +319,13 @@ export function readWindowJson(
       .raw(true)
       .all(JSON.stringify(ids)) as unknown[][];
     const byId = new Map(columns.map((row) => [row[0], row]));
-    return rows.map((row) => (typeof row === "string" ? row : byId.get(row)!));
+    return rows.map((row) => {
+      if (typeof row === "string") return row;
+      const found = byId.get(row);
+      // Impossible inside one read transaction; never a transcript with a hole.
+      if (!found) throw new HearthError("HEARTH_INTERNAL", `internal: message ${row} vanished`);
+      return found;
+    });
   })();
 }
 

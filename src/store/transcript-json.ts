@@ -57,8 +57,8 @@ function messageText(sessionId: string, row: string | unknown[]): string {
 /**
  * A transcript's JSON (exactly `JSON.stringify` of `messages.load()`'s
  * array) as text parts, each joined when it is asked for, from rows read
- * beforehand in one statement (one consistent snapshot, whatever is written
- * while the parts are sent).
+ * beforehand in one read transaction (one consistent snapshot, whatever is
+ * written while the parts are sent).
  */
 export function* jsonTextParts(
   sessionId: string,

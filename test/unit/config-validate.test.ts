@@ -23,7 +23,7 @@ describe("validateConfig", () => {
         walAutocheckpointPages: 1000,
         syncOffLoop: true,
       },
-      store: { busyTimeoutMs: 5000, gateWaitMs: 10000, readerThreads: 2 },
+      store: { busyTimeoutMs: 5000, gateWaitMs: 10000, readerThreads: 2, readerNice: 10 },
       backup: { keep: 7, forensicKeep: 3, nice: 10 },
       maintenance: { maxParkMs: 30_000, healthSampleMs: 900_000, healthKeepDays: 90 },
       gateway: {

@@ -28,9 +28,6 @@ import {
   toWire,
 } from "./wire.js";
 
-/** The nice value of a reader thread. */
-const READER_NICE = 10;
-
 interface ThreadInit {
   path: string;
   profile: string;
@@ -42,7 +39,7 @@ const init = workerData as ThreadInit;
 // Linux renices only the calling thread: a large read yields the CPU to the
 // event loop that serves turns (the process's own thread) whenever both want it.
 try {
-  setPriority(READER_NICE);
+  if (init.config.store.readerNice > 0) setPriority(init.config.store.readerNice);
 } catch {
   // Not permitted here (some containers): the read still runs, at the process's priority.
 }

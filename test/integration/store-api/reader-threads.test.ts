@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, readlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
@@ -184,6 +184,31 @@ describe("reader threads: large reads off the caller's event loop", () => {
     let bytes = 0;
     for await (const part of again) bytes += part.byteLength;
     expect(bytes).toBe((await threaded.messages.loadJson(id)).byteLength);
+  });
+
+  it("a reader thread runs at store.readerNice, the caller's thread at its own priority", async () => {
+    const home = tempHome();
+    await filled(home, 10);
+    /** The nice value of each thread of this process (field 19 of /proc/self/task/<tid>/stat). */
+    const nices = (): number[] =>
+      readdirSync("/proc/self/task").flatMap((tid) => {
+        try {
+          const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+          return [Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])];
+        } catch {
+          return []; // ended meanwhile
+        }
+      });
+    expect(nices()).not.toContain(7);
+    const threaded = await openSqliteStore({
+      home,
+      readerThreads: 1,
+      config: { store: { readerNice: 7 } },
+    });
+    open.push(threaded);
+    await threaded.search("harbours"); // the thread starts, and renices itself first
+    expect(nices()).toContain(7);
+    expect(readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")[16]).toBe("0");
   });
 
   it("errors cross the thread with their code and kind", async () => {
