@@ -12,17 +12,20 @@ interface Watched {
 }
 
 /**
- * The name this descriptor was opened by is gone: unlinked, or another file
- * renamed over it (`/proc/self/fd/N` then ends in " (deleted)", even while
- * a second hard link keeps the inode alive). For the -wal, not fstat:
- * since Linux 6.13 a stat that reads a file's timestamps makes the next
- * write stamp it with a fine-grained time, so the -wal's inode turned dirty
- * at every commit and every commit's fsync wrote it too. readlink reads no
- * timestamp, but costs ~2 µs more than fstat, so the database and -shm,
- * which no commit fsyncs, keep the link count (docs/benchmarks-history.md).
+ * The name this descriptor was opened by is gone: `/proc/self/fd/N` no
+ * longer reads `opened`. It ends in " (deleted)" once the file is unlinked
+ * or another file is renamed over it, even while a second hard link keeps
+ * the inode alive, and it reads another path once the file (or a directory
+ * above it) is renamed away, where every other process now finds no -wal.
+ * For the -wal, not fstat: since Linux 6.13 a stat that reads a file's
+ * timestamps makes the next write stamp it with a fine-grained time, so
+ * the -wal's inode turned dirty at every commit and every commit's fsync
+ * wrote it too. readlink reads no timestamp, but costs ~2 µs more than
+ * fstat, so the database and -shm, which no commit fsyncs, keep the link
+ * count (docs/benchmarks-history.md).
  */
-function nameDeleted(link: string): () => boolean {
-  return () => readlinkSync(link).endsWith(DELETED);
+function nameChanged(link: string, opened: string): () => boolean {
+  return () => readlinkSync(link) !== opened;
 }
 const DELETED = " (deleted)";
 
@@ -41,7 +44,7 @@ function watchFor(fd: number, path: string): Watched["gone"] {
   try {
     const name = readlinkSync(link);
     const base = path.slice(path.lastIndexOf("/"));
-    if (!name.endsWith(DELETED) && name.endsWith(base)) return nameDeleted(link);
+    if (!name.endsWith(DELETED) && name.endsWith(base)) return nameChanged(link, name);
   } catch {
     // no /proc: the link count still tells an unlink or a replacement
   }

@@ -88,6 +88,18 @@ describe("the generation guard (F3)", () => {
     await store.close();
   });
 
+  it("stops a writer whose -wal was renamed away", async () => {
+    const home = tempHome();
+    const store = await openStore({ home });
+    const session = await store.sessions.create({ title: "wal moved" });
+    // The inode keeps its one link, under a name no other process opens: they would start a new -wal.
+    renameSync(`${store.path}-wal`, `${home}/moved-wal`);
+    await expect(
+      store.messages.append(session.id, { role: "user", content: "x" }),
+    ).rejects.toMatchObject({ code: "HEARTH_GENERATION_CHANGED" });
+    await store.close();
+  });
+
   it("never acknowledges a write whose files were replaced while it ran", async () => {
     const home = tempHome();
     const store = await openSqliteStore({ home });
