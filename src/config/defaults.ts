@@ -15,6 +15,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     journalSizeLimitBytes: 67108864,
     walAutocheckpointPages: 1000,
     syncOffLoop: true,
+    checkpointOffLoop: "with-fsync",
   },
   store: {
     busyTimeoutMs: 5000,

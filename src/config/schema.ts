@@ -25,12 +25,19 @@ const durability = z
     /** Pages in the WAL before a commit runs a passive checkpoint. */
     walAutocheckpointPages: z.number().int().min(1).default(1000),
     /**
-     * At synchronous FULL or NORMAL in WAL mode, a write's WAL fsync runs on
-     * the libuv pool and checkpoints on a thread of their own, so a slow disk
-     * never freezes the event loop; the write is still acknowledged only
-     * after its fsync. false: SQLite does both inside the commit.
+     * At synchronous FULL or NORMAL in WAL mode, a write's WAL fsync may run
+     * on the libuv pool and checkpoints on a thread of their own, so a slow
+     * disk never freezes the event loop; the write is still acknowledged
+     * only after its fsync. false: SQLite does both inside the commit.
      */
     syncOffLoop: z.boolean().default(true),
+    /**
+     * With syncOffLoop at FULL: "with-fsync" checkpoints inside the commit,
+     * as SQLite would, whenever the fsync policy keeps that commit's fsync
+     * there too (a quiet loop, a fast disk, no backup), and on the thread
+     * otherwise; "always" always on the thread.
+     */
+    checkpointOffLoop: z.enum(["with-fsync", "always"]).default("with-fsync"),
   })
   .strict();
 

@@ -122,10 +122,15 @@ export function readDurability(
       fsync: Boolean(writer?.offLoop && walSync?.options.fsync),
       checkpoint: Boolean(writer?.offLoop && walSync),
       lastFsync: (writer?.offLoop && walSync?.policy?.lastCommit) || null,
+      lastCheckpoint: (writer?.offLoop && walSync?.lastCheckpoint) || null,
       commits: { ...(writer?.offLoop ? walSync?.policy?.commits : undefined) },
     },
     searchMerges: writer
-      ? searchMerges.stats(writer.offLoop && walSync?.threadMerges ? "thread" : "writer")
+      ? searchMerges.stats(
+          writer.offLoop && walSync?.threadMerges && walSync.lastCheckpoint !== "commit"
+            ? "thread"
+            : "writer",
+        )
       : null,
   };
 }

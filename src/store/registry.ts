@@ -343,6 +343,7 @@ function offLoop(
     pages: config.durability.walAutocheckpointPages,
     truncateAbove: config.durability.journalSizeLimitBytes,
     policy: FSYNC_POLICY,
+    inlineCheckpoints: config.durability.checkpointOffLoop === "with-fsync",
     checkpointHere: (truncateAbove) => conn.checkpointHere(truncateAbove),
     patienceMs: config.store.busyTimeoutMs,
   });

@@ -217,6 +217,12 @@ export interface DurabilityReport {
      */
     lastFsync: { on: "loop" | "pool"; reason: OffLoopReason } | null;
     /**
+     * Where the last write-path commit left its checkpoint (null before the
+     * first): "commit", inside it as SQLite would (a commit whose fsync stayed
+     * on a quiet loop, durability.checkpointOffLoop "with-fsync"), or "thread".
+     */
+    lastCheckpoint: "commit" | "thread" | null;
+    /**
      * This process's write-path commits since its writer opened, by where
      * their fsync ran: `loop`, or the reason it left (`busy-loop`,
      * `slow-disk`, `backup`, `fsync-running`). Keys that never happened are absent.

@@ -1,8 +1,8 @@
 import { HearthError, isHearthError } from "../errors.js";
-import type { Connection, OffLoopMode } from "./connection.js";
+import type { Connection } from "./connection.js";
 import { mergeSearchIndex, totalChanges } from "./fts-merge.js";
 import type { DatabaseEntry } from "./registry.js";
-import type { OffLoopReason } from "./types.js";
+import type { CommitHow } from "./wal-sync/sync.js";
 
 /**
  * The write path: the fair cross-process write lock (waited for
@@ -27,9 +27,7 @@ export function writeTransaction<T>(
   // transaction runs synchronously to its commit or rollback, and the
   // caller learns which (never HEARTH_ABORTED for a write that happened).
   let begun = false;
-  let committed:
-    | { how: { mode: OffLoopMode; reason: OffLoopReason }; heldMs: number; commitMs: number }
-    | undefined;
+  let committed: { how: CommitHow; heldMs: number; commitMs: number } | undefined;
   const run = entry.locks.writeLock.run(async () => {
     let degradedNow = false;
     for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
@@ -45,11 +43,12 @@ export function writeTransaction<T>(
           const before = totalChanges(prepare);
           const value = fn(conn);
           entry.searchMerges.add(totalChanges(prepare) - before);
-          // With a WalSync its checkpoint thread merges (unless the thread fails); otherwise here, as FTS5 would have.
-          const pages = walSync?.threadMerges ? 0 : entry.searchMerges.take();
+          // With a WalSync its checkpoint thread merges (unless the thread fails, or this commit checkpoints inline); otherwise here, as FTS5 would have.
+          const threadMerges = walSync?.threadMerges && how?.mode !== "inline";
+          const pages = threadMerges ? 0 : entry.searchMerges.take();
           if (pages > 0) entry.searchMerges.record(mergeSearchIndex(prepare, pages));
           return value;
-        }, how?.mode);
+        }, offLoopMode(how));
         if (how) {
           committed = { how, heldMs: performance.now() - started, commitMs: conn.lastCommitMs };
         }
@@ -96,6 +95,11 @@ export function writeTransaction<T>(
       },
     );
   });
+}
+
+/** The commit's OffLoopMode for Connection.transaction: none (SQLite's own behaviour) when inline. */
+function offLoopMode(how: CommitHow | undefined) {
+  return how?.mode === "inline" ? undefined : how?.mode;
 }
 
 /** HEARTH_ABORTED: the caller's signal ended the call before it wrote anything. */

@@ -22,6 +22,7 @@ describe("validateConfig", () => {
         journalSizeLimitBytes: 64 * 1024 * 1024,
         walAutocheckpointPages: 1000,
         syncOffLoop: true,
+        checkpointOffLoop: "with-fsync",
       },
       store: { busyTimeoutMs: 5000, gateWaitMs: 10000, readerThreads: 2, readerNice: 10 },
       backup: { keep: 7, forensicKeep: 3, nice: 10 },
@@ -81,6 +82,7 @@ describe("validateConfig", () => {
       journalSizeLimitBytes: 64 * 1024 * 1024,
       walAutocheckpointPages: 1000,
       syncOffLoop: true,
+      checkpointOffLoop: "with-fsync",
     });
     expect(config.store.busyTimeoutMs).toBe(5000);
   });

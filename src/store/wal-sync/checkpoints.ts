@@ -116,6 +116,20 @@ export class Checkpoints {
     this.start(frames);
   }
 
+  /** No passes run and no final job waits: a commit may checkpoint inline. */
+  get idle(): boolean {
+    return this.passes === undefined && this.final === undefined;
+  }
+
+  /**
+   * After an inline commit (SQLite's own automatic checkpoint in it), with
+   * the frames the wal-index now says are checkpointed: what the thread
+   * counts from once commits leave their checkpoints to it again.
+   */
+  afterInline(backfilled: number | undefined): void {
+    if (backfilled !== undefined) this.backfilled = backfilled;
+  }
+
   /** Resolves once no checkpoint of this process is running (before a park or close). */
   async settled(): Promise<void> {
     await this.quiet();

@@ -1,5 +1,4 @@
-import { fsync, readSync } from "node:fs";
-import { endianness } from "node:os";
+import { fsync } from "node:fs";
 import { HearthError } from "../../errors.js";
 import { failpoint, failpointFails } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
@@ -8,9 +7,26 @@ import type { OffLoopReason } from "../types.js";
 import { checkpointThreadFailing } from "./checkpointer.js";
 import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./checkpoints.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
+import { WalIndexReader } from "./wal-index.js";
 
-/** Where SQLite's wal-index header keeps mxFrame (frames in the WAL), in the -shm file. */
-const MX_FRAME_OFFSET = 16;
+/**
+ * A database larger than this never checkpoints (nor merges its search
+ * index) inside a commit: its pages are less likely to be in memory, and
+ * FTS5's merges on a store of a million messages took 30–170 ms each
+ * (docs/durability.md).
+ */
+const INLINE_MAX_DB_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How a write-path commit runs beside a WalSync: an OffLoopMode
+ * (Connection.transaction), or "inline": exactly as SQLite would without
+ * hearth, its fsync and any automatic checkpoint inside the commit, the
+ * search-index merge inside the transaction.
+ */
+export interface CommitHow {
+  mode: OffLoopMode | "inline";
+  reason: OffLoopReason;
+}
 
 /** What a WalSync needs of its database entry (src/store/registry.ts). */
 export type WalSyncHost = CheckpointHost;
@@ -22,6 +38,12 @@ export interface WalSyncOptions extends CheckpointOptions {
    */
   fsync: boolean;
   policy: FsyncPolicyOptions;
+  /**
+   * A commit whose fsync the policy keeps on the loop also checkpoints
+   * there, as SQLite would ("inline"), unless the thread's checkpoint is
+   * under way (durability.checkpointOffLoop "with-fsync").
+   */
+  inlineCheckpoints: boolean;
 }
 
 /**
@@ -49,7 +71,10 @@ export class WalSync {
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
   private readonly checkpoints: Checkpoints;
-  private readonly header = Buffer.alloc(4);
+  private readonly walIndex = new WalIndexReader();
+  /** The database, as of the last commit, is small enough for inline checkpoints. */
+  private small = false;
+  private lastMode: CommitHow["mode"] | undefined;
   /** Where each commit's fsync runs (only with `fsync`). */
   readonly policy: FsyncPolicy | undefined;
 
@@ -64,13 +89,21 @@ export class WalSync {
   /**
    * How the next write-path commit runs: "pool" when its fsync leaves the
    * loop (the policy's call, and always while an fsync of ours is running:
-   * SQLite's would queue behind it on the loop), else "loop"; and why.
+   * SQLite's would queue behind it on the loop), and why; else "inline"
+   * when its checkpoint may stay in the commit too (`inlineCheckpoints`, a
+   * database of INLINE_MAX_DB_BYTES or less at the last commit, and no
+   * checkpoint of the thread's under way), else "loop".
    */
-  commitMode(): { mode: OffLoopMode; reason: OffLoopReason } {
+  commitMode(): CommitHow {
     const policy = this.policy;
     if (!policy) return { mode: "loop", reason: null };
     const reason = this.running ? "fsync-running" : policy.offLoop() ? policy.last : null;
-    return { mode: reason ? "pool" : "loop", reason };
+    if (reason) return { mode: "pool", reason };
+    return {
+      mode:
+        this.options.inlineCheckpoints && this.small && this.checkpoints.idle ? "inline" : "loop",
+      reason,
+    };
   }
 
   /**
@@ -79,14 +112,18 @@ export class WalSync {
    * write may be acknowledged.
    */
   afterCommit(
-    { mode, reason }: { mode: OffLoopMode; reason: OffLoopReason },
+    { mode, reason }: CommitHow,
     heldMs: number,
     commitMs: number,
   ): Promise<void> | undefined {
     const guard = this.host.guard;
     if (!guard) return Promise.reject(this.gone());
-    this.policy?.committed({ on: mode, reason }, heldMs, commitMs);
-    this.checkpoints.afterCommit(this.frames(guard));
+    this.lastMode = mode;
+    this.policy?.committed({ on: mode === "pool" ? "pool" : "loop", reason }, heldMs, commitMs);
+    const index = this.walIndex.read(guard.shmFd);
+    this.small = index !== undefined && index.dbBytes <= INLINE_MAX_DB_BYTES;
+    if (mode === "inline") this.checkpoints.afterInline(index?.backfilled);
+    else this.checkpoints.afterCommit(index?.frames);
     return mode === "pool" ? this.sync(guard) : undefined;
   }
 
@@ -98,6 +135,15 @@ export class WalSync {
    */
   get threadMerges(): boolean {
     return !checkpointThreadFailing();
+  }
+
+  /**
+   * Where the last write-path commit left its checkpoint: "commit" (inline,
+   * SQLite's automatic one, and its search-index merge in the transaction),
+   * or "thread"; null before the first.
+   */
+  get lastCheckpoint(): "commit" | "thread" | null {
+    return this.lastMode === undefined ? null : this.lastMode === "inline" ? "commit" : "thread";
   }
 
   /** Resolves once no checkpoint of this process is running (before a park or close). */
@@ -130,16 +176,6 @@ export class WalSync {
   private next(guard: FileGuard): Promise<void> {
     this.queued = undefined;
     return this.sync(guard);
-  }
-
-  /** Frames in the WAL now, from the wal-index header in -shm (undefined when unreadable). */
-  private frames(guard: FileGuard): number | undefined {
-    try {
-      if (readSync(guard.shmFd, this.header, 0, 4, MX_FRAME_OFFSET) !== 4) return undefined;
-    } catch {
-      return undefined;
-    }
-    return endianness() === "LE" ? this.header.readUInt32LE(0) : this.header.readUInt32BE(0);
   }
 
   private gone(): HearthError {

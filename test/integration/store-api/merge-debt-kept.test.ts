@@ -39,6 +39,7 @@ describe("a checkpoint job that does not run keeps its search-index merge owed",
         {
           fsync: false,
           policy: FSYNC_POLICY,
+          inlineCheckpoints: false,
           synchronous: "normal",
           pages: 1,
           truncateAbove: -1,

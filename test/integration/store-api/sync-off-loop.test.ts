@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { printedJson, run } from "../../helpers/process.js";
@@ -13,11 +14,15 @@ import { type Call, traceFixture } from "../../helpers/strace.js";
 
 const FIXTURE = join(import.meta.dirname, "../../fixtures/off-loop-writer.mjs");
 
-async function traceWriter(syncOffLoop: boolean, count: number, busy = false) {
+async function traceWriter(
+  syncOffLoop: boolean,
+  count: number,
+  { busy = false, checkpointOffLoop = "with-fsync" } = {},
+) {
   const home = tempHome();
   const { result, calls, acks, main } = await traceFixture(
     FIXTURE,
-    { home, syncOffLoop, count, busy },
+    { home, syncOffLoop, count, busy, checkpointOffLoop },
     "pwrite64,fsync,fdatasync",
   );
   const start = calls.find((c) => c.name === "write" && c.text.includes('"start')!)!.done;
@@ -26,6 +31,9 @@ async function traceWriter(syncOffLoop: boolean, count: number, busy = false) {
   const commits = printedJson(result.stdout, "offloop");
   return { home, calls: inRun, acks, main, commits };
 }
+
+/** Every checkpoint on the thread, even on a quiet loop: for the tests of the thread itself. */
+const THREAD = { checkpointOffLoop: "always" };
 
 const isSync = (c: Call) => c.name === "fsync" || c.name === "fdatasync";
 
@@ -46,7 +54,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     "while the event loop has other work, its thread never fsyncs the store, and every write resolves after an fsync of the WAL",
     { timeout: 60_000 },
     async () => {
-      const { calls, acks, main, commits } = await traceWriter(true, 300, true);
+      const { calls, acks, main, commits } = await traceWriter(true, 300, { busy: true });
       expect(commits["busy-loop"]).toBeGreaterThan(200);
       // The first policy window (100 ms) measures the loop before it moves
       // the fsync: judge the run from the 50th acknowledgement on.
@@ -80,31 +88,62 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     },
   );
 
+  /** A quiet writer's trace: its commits' fsyncs stayed in SQLite's commit, on the loop's thread. */
+  async function quietWriter(checkpointOffLoop: string) {
+    const trace = await traceWriter(true, 300, { checkpointOffLoop });
+    const { calls, main, commits } = trace;
+    const syncs = calls.filter(isSync);
+    // A loop that only writes is not judged busy: its commits' own time is
+    // not counted as other work. (Counted, nearly every commit would be.)
+    // Under strace on a loaded machine a few windows can still read busy
+    // (one CI run: 14 of 301), so the bound is a tenth. Its commits fsynced
+    // on the loop, unless an fsync took 20 ms or more (a loaded test
+    // machine can do that): then the next ones leave it for a while
+    // ("slow-disk").
+    const busy = commits["busy-loop"] ?? 0;
+    expect(busy).toBeLessThanOrEqual(30);
+    expect((commits.loop ?? 0) + (commits["slow-disk"] ?? 0) + busy).toBe(301); // the session, 300 writes
+    expect(commits.loop).toBeGreaterThan(0);
+    // Each commit on the loop fsynced inside the commit, on the loop's thread.
+    const walOnLoop = syncs.filter((c) => c.tid === main && c.file.endsWith("-wal"));
+    expect(walOnLoop.length).toBeGreaterThanOrEqual(commits.loop - 1); // the session's came before the trace window
+    // The checkpoints' fsyncs of the database file, by thread.
+    const dbSyncs = syncs.filter((c) => c.file.endsWith("state.db"));
+    return {
+      onLoop: dbSyncs.filter((c) => c.tid === main).length,
+      elsewhere: dbSyncs.filter((c) => c.tid !== main).length,
+      quietCommits: commits.loop ?? 0,
+    };
+  }
+
   it(
-    "on a quiet event loop SQLite fsyncs inside the commit (no thread hop), and checkpoints still leave the loop",
+    'on a quiet event loop SQLite fsyncs and checkpoints inside the commit, as without hearth (checkpointOffLoop "with-fsync")',
     { timeout: 60_000 },
     async () => {
-      const { calls, main, commits } = await traceWriter(true, 300);
-      const syncs = calls.filter(isSync);
-      // A loop that only writes is not judged busy: its commits' own time is
-      // not counted as other work. (Counted, nearly every commit would be.)
-      // Under strace on a loaded machine a few windows can still read busy
-      // (one CI run: 14 of 301), so the bound is a tenth. Its commits fsynced
-      // on the loop, unless an fsync took 20 ms or more (a loaded test
-      // machine can do that): then the next ones leave it for a while
-      // ("slow-disk").
-      const busy = commits["busy-loop"] ?? 0;
-      expect(busy).toBeLessThanOrEqual(30);
-      expect((commits.loop ?? 0) + (commits["slow-disk"] ?? 0) + busy).toBe(301); // the session, 300 writes
-      expect(commits.loop).toBeGreaterThan(0);
-      // Each commit on the loop fsynced inside the commit, on the loop's thread.
-      const walOnLoop = syncs.filter((c) => c.tid === main && c.file.endsWith("-wal"));
-      expect(walOnLoop.length).toBeGreaterThanOrEqual(commits.loop - 1); // the session's came before the trace window
-      // Checkpoints ran on the thread (their fsync of the database file). The
-      // writer never yields to the event loop here, and still sees the thread
-      // come up (an atomic flag, not an event).
-      const dbSyncs = syncs.filter((c) => c.file.endsWith("state.db"));
-      expect(dbSyncs.filter((c) => c.tid !== main).length).toBeGreaterThan(0);
+      // 300 writes of 3 KB cross the 64-page threshold about 25 times. A
+      // commit whose fsync the policy sends off the loop (a busy window, or
+      // an fsync of 20 ms or more: then every commit for 10 s) sends its
+      // checkpoint to the thread too. Under a loaded test run that can be
+      // the whole run (onLoop 1 in one), so the claim is judged on a run
+      // whose commits nearly all stayed on the loop: up to three tries.
+      let run = await quietWriter("with-fsync");
+      for (let tries = 1; run.quietCommits < 290 && tries < 3; tries++)
+        run = await quietWriter("with-fsync");
+      expect(run.quietCommits).toBeGreaterThanOrEqual(290);
+      expect(run.onLoop).toBeGreaterThan(10);
+      expect(run.onLoop).toBeGreaterThan(run.elsewhere);
+    },
+  );
+
+  it(
+    'with checkpointOffLoop "always", a quiet loop fsyncs inside the commit and every checkpoint still leaves the loop',
+    { timeout: 60_000 },
+    async () => {
+      // The writer never yields to the event loop here, and still sees the
+      // thread come up (an atomic flag, not an event). Until it is up, a
+      // WAL past OVERDUE_THRESHOLDS is checkpointed by the writer itself.
+      const { onLoop, elsewhere } = await quietWriter("always");
+      expect(elsewhere).toBeGreaterThan(onLoop);
     },
   );
 
@@ -128,7 +167,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       const home = tempHome();
       const result = await run(process.execPath, [
         FIXTURE,
-        JSON.stringify({ home, syncOffLoop: true, count: 30 }),
+        JSON.stringify({ home, syncOffLoop: true, count: 30, checkpointOffLoop: "always" }),
       ]);
       expect(result.stderr).toBe("");
       expect(result.code).toBe(0);
@@ -164,7 +203,10 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     const home = tempHome();
     const result = await run(
       process.execPath,
-      [FIXTURE, JSON.stringify({ home, syncOffLoop: true, count: 2000, measureWal: true })],
+      [
+        FIXTURE,
+        JSON.stringify({ home, syncOffLoop: true, count: 2000, measureWal: true, ...THREAD }),
+      ],
       { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.thread-start=fail" } },
     );
     // Each thread said so on its way out (a line per start, a second apart at most).
@@ -195,7 +237,10 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       const home = tempHome();
       const result = await run(
         process.execPath,
-        [FIXTURE, JSON.stringify({ home, syncOffLoop: true, count: 2000, measureWal: true })],
+        [
+          FIXTURE,
+          JSON.stringify({ home, syncOffLoop: true, count: 2000, measureWal: true, ...THREAD }),
+        ],
         { env: { ...process.env, HEARTH_FAILPOINTS: `${point}=fail` } },
       );
       const fired = result.stderr
@@ -225,7 +270,13 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       home,
       // A WAL that starts over is cut back to 256 KiB, so its size shows
       // whether checkpoints keep up.
-      config: { durability: { walAutocheckpointPages: 100, journalSizeLimitBytes: 256 * 1024 } },
+      config: {
+        durability: {
+          walAutocheckpointPages: 100,
+          journalSizeLimitBytes: 256 * 1024,
+          checkpointOffLoop: "always",
+        },
+      },
     });
     try {
       const report = await store.durability();
@@ -233,6 +284,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
         fsync: true,
         checkpoint: true,
         lastFsync: null,
+        lastCheckpoint: null,
         commits: {},
       });
       expect(report.synchronous).toEqual({ configured: "full", actual: "full" });
@@ -252,11 +304,69 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       // A loop that only writes is never judged busy: SQLite fsynced inside
       // the last commit, unless an fsync of 20 ms or more (a loaded machine)
       // sent the next 10 s to the pool.
-      const last = (await store.durability()).offLoop.lastFsync;
+      const { lastFsync, lastCheckpoint } = (await store.durability()).offLoop;
       expect([
         { on: "loop", reason: null },
         { on: "pool", reason: "slow-disk" },
-      ]).toContainEqual(last);
+      ]).toContainEqual(lastFsync);
+      expect(lastCheckpoint).toBe("thread");
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('checkpoints inside quiet commits ("with-fsync") keep the WAL bounded too, and durability() says where they ran', async () => {
+    const store = await openSqliteStore({
+      home: tempHome(),
+      config: { durability: { walAutocheckpointPages: 100, journalSizeLimitBytes: 256 * 1024 } },
+    });
+    try {
+      const session = await store.sessions.create({ title: "bounded inline" });
+      const body = "y".repeat(6000);
+      let largest = 0;
+      for (let i = 0; i < 1500; i++) {
+        await store.messages.append(session.id, { role: "user", content: `${i} ${body}` });
+        largest = Math.max(largest, statSync(`${store.path}-wal`).size);
+      }
+      expect(largest).toBeLessThan(2 * 1024 * 1024);
+      // Quiet: fsync and checkpoint inside the commit; after a slow fsync, both off the loop.
+      const { lastFsync, lastCheckpoint } = (await store.durability()).offLoop;
+      expect([
+        { lastFsync: { on: "loop", reason: null }, lastCheckpoint: "commit" },
+        { lastFsync: { on: "pool", reason: "slow-disk" }, lastCheckpoint: "thread" },
+      ]).toContainEqual({ lastFsync, lastCheckpoint });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("a database over 64 MiB leaves every checkpoint to the thread, however quiet the loop", async () => {
+    // The pages of a large store are less likely to be in memory, and its
+    // search-index merges are larger: inside a commit they would stall the
+    // loop (INLINE_MAX_DB_BYTES in src/store/wal-sync/sync.ts).
+    const home = tempHome();
+    const first = await openSqliteStore({ home });
+    const path = first.path;
+    await first.close();
+    const raw = new Database(path);
+    raw.exec(
+      "CREATE TABLE padding (x BLOB); INSERT INTO padding VALUES (zeroblob(70 * 1024 * 1024))",
+    );
+    raw.close();
+    const store = await openSqliteStore({
+      home,
+      config: { durability: { walAutocheckpointPages: 100 } },
+    });
+    try {
+      const session = await store.sessions.create({ title: "large" });
+      for (let i = 0; i < 300; i++)
+        await store.messages.append(session.id, {
+          role: "user",
+          content: `${i} ${"q".repeat(6000)}`,
+        });
+      const { lastFsync, lastCheckpoint } = (await store.durability()).offLoop;
+      expect(lastFsync?.on === "loop" || lastFsync?.reason === "slow-disk").toBe(true);
+      expect(lastCheckpoint).toBe("thread");
     } finally {
       await store.close();
     }
@@ -273,6 +383,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
         fsync: false,
         checkpoint: false,
         lastFsync: null,
+        lastCheckpoint: null,
         commits: {},
       });
       expect(report.walAutocheckpointPages).toBe(250);
@@ -292,6 +403,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
         fsync: false,
         checkpoint: true,
         lastFsync: null,
+        lastCheckpoint: null,
         commits: {},
       });
       expect(report.synchronous.actual).toBe("normal");
