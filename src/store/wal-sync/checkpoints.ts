@@ -82,6 +82,8 @@ export class Checkpoints {
   private passes: Passes | undefined;
   private final: Promise<void> | undefined;
   private backfilled = 0;
+  /** Whole checkpoints of the thread's (or the writer's fallback) so far. */
+  wholeCheckpoints = 0;
 
   constructor(
     private readonly host: CheckpointHost,
@@ -229,6 +231,7 @@ export class Checkpoints {
   private recordCheckpoint(result: CheckpointResult, frames: number | undefined): void {
     if (result.ok && result.merged !== undefined) this.host.searchMerges.record(result.merged);
     const whole = result.ok && result.checkpointed >= result.log;
+    if (whole) this.wholeCheckpoints++;
     this.backfilled = whole ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
   }
 }

@@ -16,6 +16,8 @@ export interface WalIndex {
   backfilled: number;
   /** nPage × szPage: the database's size as of the last commit. */
   dbBytes: number;
+  /** szPage: bytes per page (a WAL frame is a page and a 24-byte header). */
+  pageSize: number;
 }
 
 const LENGTH = 100;
@@ -38,10 +40,12 @@ export class WalIndexReader {
     }
     const u32 = (at: number) => (LE ? b.readUInt32LE(at) : b.readUInt32BE(at));
     const size = LE ? b.readUInt16LE(PAGE_SIZE_OFFSET) : b.readUInt16BE(PAGE_SIZE_OFFSET);
+    const pageSize = size === 1 ? 65_536 : size;
     return {
       frames: u32(MX_FRAME_OFFSET),
       backfilled: u32(N_BACKFILL_OFFSET),
-      dbBytes: u32(N_PAGE_OFFSET) * (size === 1 ? 65_536 : size),
+      dbBytes: u32(N_PAGE_OFFSET) * pageSize,
+      pageSize,
     };
   }
 }
