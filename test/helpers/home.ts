@@ -10,11 +10,12 @@ const homes: string[] = [];
 const fileHomes: string[] = [];
 
 /**
- * A fresh temp directory to use as a hearth home. Made in a test, it is
- * removed after that test; made in a beforeAll, after the file (setup.ts).
+ * A fresh temp directory to use as a hearth home (under `base`, the OS's
+ * temp directory unless given). Made in a test, it is removed after that
+ * test; made in a beforeAll, after the file (setup.ts).
  */
-export function tempHome(): string {
-  const dir = mkdtempSync(join(tmpdir(), "hearth-test-"));
+export function tempHome(base = tmpdir()): string {
+  const dir = mkdtempSync(join(base, "hearth-test-"));
   (scope.inTest ? homes : fileHomes).push(dir);
   return join(dir, "home");
 }
