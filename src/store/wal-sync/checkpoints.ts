@@ -82,8 +82,7 @@ export class Checkpoints {
   private passes: Passes | undefined;
   private final: Promise<void> | undefined;
   private backfilled = 0;
-  /** Whole checkpoints of the thread's (or the writer's fallback) so far. */
-  wholeCheckpoints = 0;
+  private whole = 0;
 
   constructor(
     private readonly host: CheckpointHost,
@@ -116,6 +115,11 @@ export class Checkpoints {
       return;
     }
     this.start(frames);
+  }
+
+  /** Whole checkpoints of the thread's (or the writer's fallback) so far. */
+  get wholeCheckpoints(): number {
+    return this.whole;
   }
 
   /** No passes run and no final job waits: a commit may checkpoint inline. */
@@ -231,7 +235,7 @@ export class Checkpoints {
   private recordCheckpoint(result: CheckpointResult, frames: number | undefined): void {
     if (result.ok && result.merged !== undefined) this.host.searchMerges.record(result.merged);
     const whole = result.ok && result.checkpointed >= result.log;
-    if (whole) this.wholeCheckpoints++;
+    if (whole) this.whole++;
     this.backfilled = whole ? Math.max(result.checkpointed, 0) : (frames ?? this.backfilled);
   }
 }

@@ -7,6 +7,7 @@ import type { OffLoopReason } from "../types.js";
 import { checkpointThreadFailing } from "./checkpointer.js";
 import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./checkpoints.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
+import { checkpointModeFor } from "./wal-checkpoint.js";
 import { type WalIndex, WalIndexReader } from "./wal-index.js";
 
 /**
@@ -72,9 +73,9 @@ export class WalSync {
   private queued: Promise<void> | undefined;
   private readonly checkpoints: Checkpoints;
   private readonly walIndex = new WalIndexReader();
-  /** The wal-index, as of the last commit, allows inline checkpoints (inlineFits). */
-  private small = false;
-  /** The WAL file grew past truncateAbove when the thread had made this many whole checkpoints. */
+  /** The last commit left the next one free to checkpoint inline (inlineFits). */
+  private inlineNext = false;
+  /** The WAL file was found past truncateAbove when the thread had made this many whole checkpoints. */
   private grewAt: number | undefined;
   private lastMode: CommitHow["mode"] | undefined;
   /** Where each commit's fsync runs (only with `fsync`). */
@@ -92,20 +93,16 @@ export class WalSync {
    * How the next write-path commit runs: "pool" when its fsync leaves the
    * loop (the policy's call, and always while an fsync of ours is running:
    * SQLite's would queue behind it on the loop), and why; else "inline"
-   * when its checkpoint may stay in the commit too (`inlineCheckpoints`, a
-   * database of INLINE_MAX_DB_BYTES or less at the last commit, and no
-   * checkpoint of the thread's under way), else "loop".
+   * when its checkpoint may stay in the commit too (inlineFits, judged after
+   * the last commit, and still no checkpoint of the thread's under way),
+   * else "loop".
    */
   commitMode(): CommitHow {
     const policy = this.policy;
     if (!policy) return { mode: "loop", reason: null };
     const reason = this.running ? "fsync-running" : policy.offLoop() ? policy.last : null;
     if (reason) return { mode: "pool", reason };
-    return {
-      mode:
-        this.options.inlineCheckpoints && this.small && this.checkpoints.idle ? "inline" : "loop",
-      reason,
-    };
+    return { mode: this.inlineNext && this.checkpoints.idle ? "inline" : "loop", reason };
   }
 
   /**
@@ -123,7 +120,7 @@ export class WalSync {
     this.lastMode = mode;
     this.policy?.committed({ on: mode === "pool" ? "pool" : "loop", reason }, heldMs, commitMs);
     const index = this.walIndex.read(guard.shmFd);
-    this.small = index !== undefined && this.inlineFits(index);
+    this.inlineNext = index !== undefined && this.inlineFits(index);
     if (mode === "inline") this.checkpoints.afterInline(index?.backfilled);
     else this.checkpoints.afterCommit(index?.frames);
     return mode === "pool" ? this.sync(guard) : undefined;
@@ -131,24 +128,35 @@ export class WalSync {
 
   /**
    * Whether the next commit may checkpoint inline, by the wal-index after
-   * this one: a database of INLINE_MAX_DB_BYTES or less; a WAL no more
+   * this one: a database of INLINE_MAX_DB_BYTES or less, a WAL no more
    * than two thresholds long (a longer one is a backlog, a copy of many
-   * pages); and no WAL file grown past `truncateAbove` since the last
-   * whole checkpoint of the thread's: SQLite would cut that file back
-   * inside the commit that starts the WAL over (70–120 ms on the loop
-   * after a backup of 1 GB), and the thread's TRUNCATE checkpoint does it
-   * instead.
+   * pages), no checkpoint of the thread's under way, and no WAL file found
+   * past `truncateAbove` since the thread's last whole checkpoint. SQLite
+   * cuts such a file back inside the commit that starts the WAL over (70–120
+   * ms on the loop after a backup of 1 GB); the thread's TRUNCATE
+   * checkpoint does it instead. The file's size is read only when the next
+   * commit starts the WAL over (every frame in it checkpointed): once per
+   * checkpoint, not per commit, since a stat of the -wal dirties its inode
+   * at the next commit (src/files/guard.ts). It finds a file grown by any
+   * process, this one or another.
    */
   private inlineFits(index: WalIndex): boolean {
     const { pages, truncateAbove } = this.options;
-    const walBytes = index.frames * (index.pageSize + 24);
-    if (truncateAbove >= 0 && walBytes > truncateAbove)
-      this.grewAt = this.checkpoints.wholeCheckpoints;
-    if (this.grewAt !== undefined && this.checkpoints.wholeCheckpoints > this.grewAt)
-      this.grewAt = undefined;
-    return (
-      index.dbBytes <= INLINE_MAX_DB_BYTES && index.frames <= 2 * pages && this.grewAt === undefined
-    );
+    const whole = this.checkpoints.wholeCheckpoints;
+    if (this.grewAt !== undefined && whole > this.grewAt) this.grewAt = undefined;
+    const fits =
+      this.options.inlineCheckpoints &&
+      this.checkpoints.idle &&
+      index.dbBytes <= INLINE_MAX_DB_BYTES &&
+      index.frames <= 2 * pages &&
+      this.grewAt === undefined;
+    if (!fits) return false;
+    const startsOver = index.frames > 0 && index.backfilled >= index.frames;
+    if (startsOver && checkpointModeFor(this.host.path, truncateAbove) === "TRUNCATE") {
+      this.grewAt = whole;
+      return false;
+    }
+    return true;
   }
 
   /**

@@ -15,16 +15,22 @@ import { traceFixture } from "../../helpers/strace.js";
 
 const FIXTURE = join(import.meta.dirname, "../../fixtures/merge-writer.mjs");
 
-async function traceWriter(count: number, pin: boolean, stall = false, synchronous = "normal") {
+async function traceWriter(
+  count: number,
+  pin: boolean,
+  stall = false,
+  synchronous = "normal",
+  grown = false,
+) {
   const { result, calls, acks, main } = await traceFixture(
     FIXTURE,
-    { home: tempHome(), count, pin, stall, synchronous },
+    { home: tempHome(), count, pin, stall, synchronous, grown },
     "pwrite64,ftruncate",
   );
   const wal = calls.filter((c) => c.file.endsWith("state.db-wal"));
   const merges = printedJson(result.stdout, "merges");
   expect(result.stdout).toMatch(/^index ok [1-9]\d*$/m);
-  return { acks, main, wal, merges };
+  return { acks, main, wal, merges, stdout: result.stdout };
 }
 
 describe("the search index is merged, and a grown WAL cut back, off the writer's event loop", () => {
@@ -78,6 +84,21 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
       // SQLite would (checkpointOffLoop "with-fsync"), but not while its WAL
       // file has grown past the limit since the thread's last whole checkpoint.
       const { main, wal } = await traceWriter(1200, true, true, synchronous);
+      const truncates = wal.filter((c) => c.name === "ftruncate");
+      expect(truncates.filter((c) => c.tid === main)).toEqual([]);
+      expect(truncates.length).toBeGreaterThan(0);
+    },
+  );
+
+  it(
+    "a WAL file another connection grew and started over is cut by the checkpoint thread too, never by a quiet commit at FULL",
+    { timeout: 120_000 },
+    async () => {
+      // The writer's own frames never show this growth: the file's size is
+      // read when a commit is about to start the WAL over (inlineFits).
+      const { main, wal, stdout } = await traceWriter(600, false, false, "full", true);
+      const grownBytes = Number(/^grown wal bytes (\d+)$/m.exec(stdout)?.[1]);
+      expect(grownBytes).toBeGreaterThan(2 * 1024 * 1024);
       const truncates = wal.filter((c) => c.name === "ftruncate");
       expect(truncates.filter((c) => c.tid === main)).toEqual([]);
       expect(truncates.length).toBeGreaterThan(0);
