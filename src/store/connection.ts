@@ -11,6 +11,9 @@ import {
 
 type Statement = Database.Statement<unknown[], unknown>;
 
+/** A transaction's generation check leans on the last commit's for no longer than this (FileGuard.checkUnlessWithin). */
+const GUARD_LEAN_MAX_MS = 1;
+
 export type ConnectionRole = "writer" | "reader";
 
 export type SynchronousLevel = "off" | "normal" | "full" | "extra";
@@ -52,6 +55,9 @@ export class Connection {
   private readonly busyTimeoutMs: number;
   /** How long the last COMMIT statement took (ms): SQLite's own fsync included, when it ran one. */
   lastCommitMs = 0;
+  /** When the running transaction began (before its generation check), and how long the last one took to its commit. */
+  private txnStarted = 0;
+  private lastTxnMs = 0;
 
   constructor(path: string, role: ConnectionRole, config: HearthConfig) {
     this.path = path;
@@ -173,15 +179,18 @@ export class Connection {
 
   /**
    * Run `fn` in one IMMEDIATE transaction. The generation guard runs before
-   * (refuse to write to a ghost) and after commit (never acknowledge a write
-   * that went to one). With a `mode` (and allowOffLoop called), the commit
+   * (refuse to write to a ghost; skipped when the check after the last
+   * commit is younger than that transaction took, see
+   * FileGuard.checkUnlessWithin) and after commit (never acknowledge a
+   * write that went to one). With a `mode` (and allowOffLoop called), the commit
    * leaves its checkpoint, and with "pool" its fsync, to the caller's WalSync.
    */
   transaction<T>(fn: () => T, mode?: OffLoopMode): T {
     if (!this.begin || !this.commit || !this.rollback) {
       throw new TypeError("transaction() needs the writer connection");
     }
-    this.guard?.check();
+    this.txnStarted = performance.now();
+    this.guard?.checkUnlessWithin(Math.min(this.lastTxnMs, GUARD_LEAN_MAX_MS));
     const pragmas = mode ? this.offLoopPragmas?.[mode] : undefined;
     if (!pragmas) return this.commitOrRollback(fn);
     for (const s of pragmas.enter) runPragma(s);
@@ -214,7 +223,9 @@ export class Connection {
       failpoint("write.before-commit");
       const started = performance.now();
       commit.run();
-      this.lastCommitMs = performance.now() - started;
+      const ended = performance.now();
+      this.lastCommitMs = ended - started;
+      this.lastTxnMs = ended - this.txnStarted;
     } catch (err) {
       if (this.db.inTransaction) rollback.run();
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, linkSync, renameSync, unlinkSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { internals } from "../../../src/store/store.js";
@@ -97,6 +97,49 @@ describe("the generation guard (F3)", () => {
     await expect(
       store.messages.append(session.id, { role: "user", content: "x" }),
     ).rejects.toMatchObject({ code: "HEARTH_GENERATION_CHANGED" });
+    await store.close();
+  });
+
+  it("leans on the last commit's check only within the window; past it, the check runs again", async () => {
+    const home = tempHome();
+    const store = await openSqliteStore({ home });
+    await store.sessions.create({ title: "lean" });
+    const guard = store[internals].connection("writer").guard!;
+    guard.check();
+    renameSync(`${store.path}-wal`, `${home}/moved-wal`);
+    // Within the window the check before a write is skipped (the one after its commit refuses it) ...
+    expect(() => guard.checkUnlessWithin(60_000)).not.toThrow();
+    // ... past it, the move is found at once, and from then on every check refuses.
+    expect(() => guard.checkUnlessWithin(0)).toThrow(`${store.path}-wal was unlinked or replaced`);
+    expect(() => guard.checkUnlessWithin(60_000)).toThrow(/unlinked or replaced/);
+    await store.close();
+  });
+
+  it("refuses, after its commit, a write that leaned on the last commit's check", async () => {
+    const home = tempHome();
+    const store = await openSqliteStore({ home });
+    const session = await store.sessions.create({ title: "back to back" });
+    const path = store.path;
+    const conn = store[internals].connection("writer");
+    const insert = (content: string) =>
+      conn
+        .stmt("INSERT INTO meta (key, value, updated_at) VALUES (?, ?, 0)")
+        .run(`${session.id}-${content}`, content);
+    // A first transaction of 2 ms opens the widest window (1 ms); the -wal
+    // moves away right after its commit, and the next transaction begins at
+    // once: its check leans on the last one, so it writes into the moved
+    // file, and the check after its commit refuses to acknowledge it.
+    conn.transaction(() => {
+      const until = performance.now() + 2;
+      while (performance.now() < until);
+      insert("first");
+    });
+    renameSync(`${path}-wal`, `${home}/moved-wal`);
+    const before = statSync(`${home}/moved-wal`).size;
+    expect(() => conn.transaction(() => insert("second"))).toThrow(
+      expect.objectContaining({ code: "HEARTH_GENERATION_CHANGED" }),
+    );
+    expect(statSync(`${home}/moved-wal`).size).toBeGreaterThan(before);
     await store.close();
   });
 
