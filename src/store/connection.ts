@@ -50,8 +50,10 @@ export class Connection {
   guard: FileGuard | undefined;
   /** Set on the writer when its commits may leave fsync and checkpoint to a WalSync (see allowOffLoop). */
   private offLoopPragmas:
-    | Record<OffLoopMode, { enter: Statement[]; leave: Statement[] }>
+    | { enter: string; leave: string; pool: { enter: string; leave: string } | undefined }
     | undefined;
+  /** The off-loop settings are in force now (enterOffLoop). */
+  private offLoopInForce = false;
   private readonly busyTimeoutMs: number;
   /** How long the last COMMIT statement took (ms): SQLite's own fsync included, when it ran one. */
   lastCommitMs = 0;
@@ -100,24 +102,41 @@ export class Connection {
     // journal_size_limit: SQLite cuts it in the first commit that starts the
     // WAL over after a checkpoint copied all of it, and the WalSync's thread
     // may copy all of it between two commits. Its checkpoint cuts instead.
-    const enter = [
-      this.db.prepare("PRAGMA wal_autocheckpoint = 0"),
-      this.db.prepare("PRAGMA journal_size_limit = -1"),
-    ];
-    const leave = [
-      this.db.prepare(`PRAGMA wal_autocheckpoint = ${pages}`),
-      this.db.prepare(`PRAGMA journal_size_limit = ${limit}`),
-    ];
-    const loop = { enter, leave };
+    // SQL run with exec(), never as statements prepared once: SQLite applies
+    // a pragma when it compiles it, so a prepared one's first run repeats
+    // what its preparation already did (only later runs recompile it).
     this.offLoopPragmas = {
-      loop,
+      enter: "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = -1",
+      leave: `PRAGMA wal_autocheckpoint = ${pages}; PRAGMA journal_size_limit = ${limit}`,
+      // Never left in force past the transaction: a statement run between two would not be durable.
       pool: fsync
-        ? {
-            enter: [this.db.prepare("PRAGMA synchronous = OFF"), ...enter],
-            leave: [this.db.prepare(`PRAGMA synchronous = ${level}`), ...leave],
-          }
-        : loop,
+        ? { enter: "PRAGMA synchronous = OFF", leave: `PRAGMA synchronous = ${level}` }
+        : undefined,
     };
+  }
+
+  /**
+   * The off-loop settings (no automatic checkpoint, no cut of the WAL) stay
+   * in force from one write-path commit to the next while this task of the
+   * event loop runs: back-to-back writes set them once, not twice each (~7
+   * µs a write). The configured behaviour comes back before anything else
+   * uses the connection (a transaction without a mode, a setting read, a
+   * checkpoint, a structural operation: configured()), and at the latest
+   * when the loop turns (setImmediate). Synchronous OFF (the "pool" mode)
+   * never outlives its transaction.
+   */
+  private enterOffLoop(): void {
+    if (this.offLoopInForce || !this.offLoopPragmas) return;
+    this.db.exec(this.offLoopPragmas.enter);
+    this.offLoopInForce = true;
+    setImmediate(() => this.configured());
+  }
+
+  /** @internal Put the configured checkpoint settings back when a write-path commit left its own in force. */
+  configured(): void {
+    if (!this.offLoopInForce || !this.offLoopPragmas || !this.db.open) return;
+    this.offLoopInForce = false;
+    this.db.exec(this.offLoopPragmas.leave);
   }
 
   /**
@@ -127,6 +146,7 @@ export class Connection {
    * off-loop commits never cut it: allowOffLoop).
    */
   checkpointHere(truncateAbove: number): { ok: true } & WalCheckpointRow {
+    this.configured();
     try {
       const mode = checkpointModeFor(this.path, truncateAbove);
       if (mode === "PASSIVE") return { ok: true, ...walCheckpoint(this.db, mode) };
@@ -164,12 +184,14 @@ export class Connection {
   setting(
     name: "synchronous" | "busy_timeout" | "journal_size_limit" | "wal_autocheckpoint",
   ): unknown {
+    this.configured();
     return this.db.pragma(name, { simple: true });
   }
 
   /** Read a pragma's single value, counted like a statement. */
   pragma(name: string): unknown {
     this.uses++;
+    this.configured();
     try {
       return this.db.pragma(name, { simple: true });
     } catch (err) {
@@ -191,13 +213,18 @@ export class Connection {
     }
     this.txnStarted = performance.now();
     this.guard?.checkUnlessWithin(Math.min(this.lastTxnMs, GUARD_LEAN_MAX_MS));
-    const pragmas = mode ? this.offLoopPragmas?.[mode] : undefined;
-    if (!pragmas) return this.commitOrRollback(fn);
-    for (const s of pragmas.enter) runPragma(s);
+    if (!mode || !this.offLoopPragmas) {
+      this.configured();
+      return this.commitOrRollback(fn);
+    }
+    this.enterOffLoop();
+    const pool = mode === "pool" ? this.offLoopPragmas.pool : undefined;
+    if (!pool) return this.commitOrRollback(fn);
+    this.db.exec(pool.enter);
     try {
       return this.commitOrRollback(fn);
     } finally {
-      for (const s of pragmas.leave) runPragma(s);
+      this.db.exec(pool.leave);
     }
   }
 
@@ -236,13 +263,8 @@ export class Connection {
   }
 
   close(): void {
+    this.configured();
     this.statements.clear();
     this.db.close();
   }
-}
-
-/** Run a setting pragma (some return their new value as a row, some return nothing). */
-function runPragma(statement: Statement): void {
-  if (statement.reader) statement.get();
-  else statement.run();
 }
