@@ -113,10 +113,13 @@ Workloads (sizes of this ${s.mode} run):
    and its largest event-loop stall (a 10 ms interval) are taken over the
    appends and samples that overlap the backup. The ceiling runs the steps
    hearth's backup ran before it moved to the online backup, in raw
-   better-sqlite3 (\`VACUUM INTO\`, fsync, \`quick_check\`, rename), on this
-   process's loop. The backup caller's lateness is sampled every 10 ms from
+   better-sqlite3 (\`VACUUM INTO\`, fsync, \`quick_check\`, rename), on the
+   caller's loop. The caller of either is a process of its own
+   (bench/workers/backup-caller.mjs) holding only the store it backs up, as a
+   gateway or scheduler would, not the bench process, whose heap holds the
+   corpora of the workloads before; its lateness is sampled every 10 ms from
    the call to its return. Quiet store (bench/workloads/backup-quiet.mjs):
-   the same two, no writer, in this one process on the same store, order
+   the same two, no writer, in the same kind of caller process, order
    rotated; time ratio and the caller's largest lateness. Then \`optimize()\` (dist/ops/optimize.js) vs the
    same four statements on a raw connection, each on a fresh copy of a quiet
    ${n(s.optimizeMessages)}-message store.

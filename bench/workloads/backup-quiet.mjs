@@ -1,17 +1,14 @@
 // Workload 7, quiet part: hearth's backup() against today's way, VACUUM INTO,
-// in this one process on the same quiet large store, the loop sampled every
-// 10 ms meanwhile. hearth: backup() on a reader store (online backup on a
-// worker thread, fsync, quick_check, rename) | ceiling: VACUUM INTO on a
-// read-only connection, fsync, quick_check, rename (rawBackup, the steps
-// hearth's backup ran before) on this thread.
+// on the same quiet large store, each in a caller process of its own
+// (bench/workers/backup-caller.mjs), its loop sampled every 10 ms meanwhile.
+// hearth: backup() on a reader store (online backup on a worker thread,
+// fsync, quick_check, rename) | ceiling: VACUUM INTO on a read-only
+// connection, fsync, quick_check, rename (rawBackup, the steps hearth's
+// backup ran before) on the caller's thread.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
-import { openStore } from "../../dist/index.js";
-import { backup } from "../../dist/ops/backup.js";
-import { killChildren, lagMonitor, startChild } from "../lib/procs.mjs";
+import { killChildren, startChild } from "../lib/procs.mjs";
 import { row } from "../lib/rows.mjs";
-import { rawBackup } from "../lib/sql.mjs";
 import { rotate } from "../lib/stats.mjs";
 
 // The loop is sampled from just before the backup call to its return (opening
@@ -19,40 +16,31 @@ import { rotate } from "../lib/stats.mjs";
 // sibling process samples its own loop over the same span: the machine's
 // noise floor, which no backup can go below.
 async function once(variant, large, target) {
-  if (variant === "hearth") {
-    const store = await openStore({ home: large.home, role: "reader" });
-    const idle = startChild("idle-lag.mjs", {});
-    try {
+  const caller = startChild("backup-caller.mjs", { home: large.home, path: large.path });
+  const idle = variant === "hearth" ? startChild("idle-lag.mjs", {}) : undefined;
+  try {
+    await caller.line((l) => l.ready === true);
+    if (idle) {
       await idle.line((l) => l.ready === true);
       idle.send({ op: "start" });
       await idle.line((l) => l.op === "start");
-      const lag = lagMonitor();
-      const t0 = performance.now();
-      const result = await backup(store);
-      const ms = performance.now() - t0;
-      const lateMs = Math.max(...lag.stop().map((s) => s.lateMs));
-      idle.send({ op: "stop" });
-      const floorMs = (await idle.line((l) => l.op === "stop")).result;
-      await store.close();
-      rmSync(result.path, { force: true });
-      return { ms, lateMs, floorMs };
-    } finally {
-      await killChildren();
     }
+    caller.send({ op: "backup", variant, target });
+    const answer = await caller.line((l) => l.op === "backup");
+    if (!answer.ok) throw new Error(`backup caller: ${answer.error.message}`);
+    const { from, to, callerStallMs: lateMs, path } = answer.result;
+    rmSync(path, { force: true });
+    if (!idle) return { ms: to - from, lateMs };
+    idle.send({ op: "stop" });
+    const floorMs = (await idle.line((l) => l.op === "stop")).result;
+    return { ms: to - from, lateMs, floorMs };
+  } finally {
+    await killChildren();
   }
-  const db = new Database(large.path, { readonly: true, fileMustExist: true });
-  const lag = lagMonitor();
-  const t0 = performance.now();
-  rawBackup(db, target);
-  const ms = performance.now() - t0;
-  const lateMs = Math.max(...lag.stop().map((s) => s.lateMs));
-  db.close();
-  rmSync(target, { force: true });
-  return { ms, lateMs };
 }
 
 export async function quietBackupRows({ large, rounds, scratch, log, workload }) {
-  log(`7. backup of the quiet store: backup() vs VACUUM INTO, same process × ${rounds} rounds`);
+  log(`7. backup of the quiet store: backup() vs VACUUM INTO, each in a caller process × ${rounds} rounds`);
   const r = { hearth: [], ceiling: [] };
   for (let round = 0; round < rounds; round++) {
     for (const v of rotate(["hearth", "ceiling"], round))

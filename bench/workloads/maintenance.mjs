@@ -1,27 +1,26 @@
 // Workload 7: maintenance under load. An online backup of the large store
 // while a writer process appends (WAL+FULL), then optimize on a quiet store.
-//   backup: hearth's backup() on a reader store in this process, a hearth
-//     writer process appending | ceiling: the same steps in raw
-//     better-sqlite3 (VACUUM INTO, fsync, quick_check, rename) on a
-//     read-only connection, a raw writer process | naive: the writer
-//     process runs that backup itself on its own connection.
+//   backup: hearth's backup() on a reader store in a caller process of its
+//     own (bench/workers/backup-caller.mjs), a hearth writer process
+//     appending | ceiling: the same steps in raw better-sqlite3 (VACUUM
+//     INTO, fsync, quick_check, rename) on a read-only connection in that
+//     caller process, a raw writer process | naive: the writer process runs
+//     that backup itself on its own connection.
 //   optimize: hearth's optimize() vs the same four statements on a raw
 //     connection, each on a fresh copy of one generated store.
 import { copyFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { openStore } from "../../dist/index.js";
-import { backup } from "../../dist/ops/backup.js";
 import { optimize } from "../../dist/ops/optimize.js";
-import { killChildren, lagMonitor, startChild } from "../lib/procs.mjs";
+import { killChildren, startChild } from "../lib/procs.mjs";
 import { row } from "../lib/rows.mjs";
-import { rawBackup, writerPragmas } from "../lib/sql.mjs";
+import { writerPragmas } from "../lib/sql.mjs";
 import { rotate } from "../lib/stats.mjs";
 import { bulkFill, fileSize, newStore, removeDir, tempDir } from "../lib/stores.mjs";
 import { quietBackupRows } from "./backup-quiet.mjs";
 
 const MiB = 1024 * 1024;
-const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function backupOnce(variant, large, round, scratch, settleMs) {
@@ -47,22 +46,16 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
       writer.send({ op: "backup", target });
       ({ from, to } = (await writer.line((l) => l.op === "backup")).result);
     } else {
-      const lag = lagMonitor();
-      if (variant === "hearth") {
-        const store = await openStore({ home: large.home, role: "reader" });
-        from = now();
-        const result = await backup(store);
-        to = now();
-        callerStallMs = Math.max(...lag.stop().map((s) => s.lateMs));
-        await store.close();
-        rmSync(result.path, { force: true });
-      } else {
-        const db = new Database(large.path, { readonly: true, fileMustExist: true });
-        from = now();
-        rawBackup(db, target);
-        to = now();
-        callerStallMs = Math.max(...lag.stop().map((s) => s.lateMs));
-        db.close();
+      const caller = startChild("backup-caller.mjs", { home: large.home, path: large.path });
+      try {
+        await caller.line((l) => l.ready === true);
+        caller.send({ op: "backup", variant, target });
+        const answer = await caller.line((l) => l.op === "backup");
+        if (!answer.ok) throw new Error(`backup caller: ${answer.error.message}`);
+        ({ from, to, callerStallMs } = answer.result);
+        if (variant === "hearth") rmSync(answer.result.path, { force: true });
+      } finally {
+        await caller.stop();
       }
     }
     rmSync(target, { force: true });
