@@ -78,4 +78,62 @@ describe.each(backends)("group commit (messages.appendMany) on $name", (backend)
       Array.from({ length: 20 }, (_, i) => i),
     );
   });
+  it("decides each item's meta on what the items before it left, and replays a stored clientId", async () => {
+    const stored = await store.messages.append(a.id, {
+      role: "user",
+      content: "first",
+      clientId: "c-1",
+    });
+    await store.meta.set("count", "0");
+    const bump = { key: "count", decide: (v: string | null) => String(Number(v) + 1) };
+    const seen: (string | null)[] = [];
+    const watch = { key: "count", decide: (v: string | null) => (seen.push(v), undefined) };
+    const results = await store.messages.appendMany([
+      { sessionId: a.id, message: { role: "user", content: "x", tokensIn: 3 }, metaBefore: bump },
+      // The same clientId and content: the stored message, nothing inserted.
+      {
+        sessionId: a.id,
+        message: { role: "user", content: "first", clientId: "c-1" },
+        metaBefore: bump,
+      },
+      { sessionId: b.id, message: { role: "user", content: "y", clientId: "c-2" } },
+      {
+        sessionId: a.id,
+        message: { role: "assistant", content: "z", tokensOut: 4 },
+        metaBefore: watch,
+        metaAfter: { key: "gone", decide: () => null },
+      },
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([true, true, true, true]);
+    const messages = results.map((r) => (r.ok ? r.message : undefined));
+    expect(messages[1]).toEqual(stored);
+    expect(messages.map((m) => m?.ordinal)).toEqual([1, 0, 0, 2]);
+    // Ids grow with the ordinals of one session.
+    expect(messages[3]!.id).toBeGreaterThan(messages[0]!.id);
+    expect(seen).toEqual(["2"]);
+    expect(await store.meta.get("count")).toBe("2");
+    const session = await store.sessions.require(a.id);
+    expect(session.messageCount).toBe(3);
+    expect(session.tokenCount).toBe(7);
+    expect((await store.messages.load(a.id)).map((m) => m.content)).toEqual(["first", "x", "z"]);
+    expect((await store.messages.load(b.id)).map((m) => m.clientId)).toEqual(["c-2"]);
+  });
+
+  it("a decision that throws fails its item alone; the items around it commit", async () => {
+    const refuse = {
+      key: "lease",
+      decide: () => {
+        throw new Error("lease held elsewhere");
+      },
+    };
+    const results = await store.messages.appendMany([
+      { sessionId: a.id, message: { role: "user", content: "kept" } },
+      { sessionId: a.id, message: { role: "user", content: "refused" }, metaBefore: refuse },
+      { sessionId: b.id, message: { role: "user", content: "also kept" } },
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([true, false, true]);
+    expect((await store.messages.load(a.id)).map((m) => m.content)).toEqual(["kept"]);
+    expect((await store.sessions.require(a.id)).messageCount).toBe(1);
+    expect((await store.messages.load(b.id)).map((m) => m.content)).toEqual(["also kept"]);
+  });
 });

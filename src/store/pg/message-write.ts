@@ -17,9 +17,9 @@ import { messageRow, num } from "./rows.js";
 /**
  * One append in one round trip: the UPDATE takes (or already holds) the
  * session's row lock until commit and hands its ordinal to the INSERT; no
- * session row, no slot, nothing inserted. Every message of a group commit
- * pays each round trip (docs/benchmarks.md, workload 17), and the bench's
- * raw-pg ceiling issues this same statement. Parameters: session id, role,
+ * session row, no slot, nothing inserted. The bench's raw-pg ceiling issues
+ * this same statement (workload 17); a group commit's first attempt writes
+ * all its messages with one statement instead (group-append.ts). Parameters: session id, role,
  * stored content, content type, name, tool calls, tool call id, tokens in,
  * tokens out, created at, client id, metadata, tokens to add.
  */

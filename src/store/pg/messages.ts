@@ -12,7 +12,7 @@ import type {
   ReplaceSuffixResult,
   WaitOptions,
 } from "../edits.js";
-import { type LoadOptions, loadWindow, prepare } from "../message-input.js";
+import { type LoadOptions, loadWindow, type PreparedMessage, prepare } from "../message-input.js";
 import { checkAfterOrdinal } from "../message-write.js";
 import type { AppendResult, Messages } from "../messages.js";
 import type { MetaCas } from "../meta.js";
@@ -22,9 +22,10 @@ import { sessionNotFound } from "../session-create.js";
 import { asyncParts, type JsonParts, jsonArrayParts, LOOP_PART_CHARS } from "../transcript-json.js";
 import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "../types.js";
 import { archiveAfter, pop, replaceSuffix } from "./edits.js";
+import { appendGroup, GroupItemFails } from "./group-append.js";
 import { archiveSuffix, insertMessage, lockSession, requireLiveOrdinal } from "./message-write.js";
 import { casOn } from "./meta.js";
-import { fromPgError, type PgDb } from "./pool.js";
+import { fromPgError, type PgClient, type PgDb } from "./pool.js";
 import { messageFromArray, num, refuseNulMessage } from "./rows.js";
 import { write } from "./write.js";
 
@@ -61,11 +62,12 @@ export class PgMessages implements Public<Messages> {
   /**
    * Group commit: append to any sessions in ONE transaction (each item with
    * its meta compare-and-sets before and after), so one bad item fails alone
-   * while the rest commit together. The first attempt runs the items without
-   * savepoints (two round trips fewer per item); when an item fails, that
-   * attempt is rolled back and the batch runs again with each item in its own
-   * savepoint. Results are known only after the COMMIT; a transaction retried
-   * after a deadlock starts every item again.
+   * while the rest commit together. The first attempt writes every item in
+   * a few statements (group-append.ts: ~7 round trips for the batch instead
+   * of 4 to 10 per item); when an item would fail, that attempt is rolled
+   * back and the batch runs again item by item, each in its own savepoint.
+   * Results are known only after the COMMIT; a transaction retried after a
+   * deadlock starts every item again.
    */
   async appendMany(
     items: readonly {
@@ -94,37 +96,54 @@ export class PgMessages implements Public<Messages> {
           },
       );
     if (prepared.every((p) => p === undefined)) return initial();
-    const attempt = (isolated: boolean) =>
-      this.db.transaction("append messages (group commit)", async (client) => {
-        const results = initial();
-        for (let i = 0; i < items.length; i++) {
-          const p = prepared[i];
-          const item = items[i]!;
-          if (!p) continue;
-          if (isolated) await client.query("SAVEPOINT hearth_item");
-          try {
-            if (item.metaBefore)
-              await casOn(client, item.metaBefore.key, item.metaBefore.decide, now);
-            results[i] = { ok: true, message: await insertMessage(client, item.sessionId, p) };
-            if (item.metaAfter) await casOn(client, item.metaAfter.key, item.metaAfter.decide, now);
-            if (isolated) await client.query("RELEASE SAVEPOINT hearth_item");
-          } catch (err) {
-            // A lost connection or a deadlock is the whole transaction's, not this item's.
-            if (!isItemError(err)) throw err;
-            // Without a savepoint the failure aborted the transaction: start again, isolated.
-            if (!isolated) throw new ItemFailed();
-            await client.query("ROLLBACK TO SAVEPOINT hearth_item");
-            await client.query("RELEASE SAVEPOINT hearth_item");
-            results[i] = { ok: false, error: coded(err, this.db.url) };
-          }
+    // First all items in a few statements (src/store/pg/group-append.ts).
+    const grouped = (client: PgClient) => {
+      const ready = items
+        .map((item, i) => ({ ...item, message: prepared[i], i }))
+        .filter((x): x is typeof x & { message: PreparedMessage } => x.message !== undefined);
+      return appendGroup(client, ready, now).then(
+        (stored) => {
+          const results = initial();
+          ready.forEach((x, k) => {
+            results[x.i] = { ok: true, message: stored[k]! };
+          });
+          return results;
+        },
+        (err: unknown) => {
+          // A lost connection or a deadlock is the whole transaction's, not an item's.
+          throw err instanceof GroupItemFails || isItemError(err) ? new ItemFailed() : err;
+        },
+      );
+    };
+    // When one item fails there: again, item by item, each in its own savepoint.
+    const isolated = async (client: PgClient) => {
+      const results = initial();
+      for (let i = 0; i < items.length; i++) {
+        const p = prepared[i];
+        const item = items[i]!;
+        if (!p) continue;
+        await client.query("SAVEPOINT hearth_item");
+        try {
+          if (item.metaBefore)
+            await casOn(client, item.metaBefore.key, item.metaBefore.decide, now);
+          results[i] = { ok: true, message: await insertMessage(client, item.sessionId, p) };
+          if (item.metaAfter) await casOn(client, item.metaAfter.key, item.metaAfter.decide, now);
+          await client.query("RELEASE SAVEPOINT hearth_item");
+        } catch (err) {
+          if (!isItemError(err)) throw err;
+          await client.query("ROLLBACK TO SAVEPOINT hearth_item");
+          await client.query("RELEASE SAVEPOINT hearth_item");
+          results[i] = { ok: false, error: coded(err, this.db.url) };
         }
-        return results;
-      });
+      }
+      return results;
+    };
+    const doing = "append messages (group commit)";
     try {
-      return await attempt(false);
+      return await this.db.transaction(doing, grouped);
     } catch (err) {
       if (err instanceof ItemFailed || (err as { cause?: unknown }).cause instanceof ItemFailed)
-        return attempt(true);
+        return this.db.transaction(doing, isolated);
       throw err;
     }
   }
@@ -279,7 +298,7 @@ function coded(err: unknown, url: string): Error {
     : fromPgError(err, url, "append a message");
 }
 
-/** An item of a group commit failed in the attempt without savepoints (appendMany runs it again). */
+/** An item of a group commit would fail in the grouped attempt (appendMany runs it again, item by item). */
 class ItemFailed extends Error {}
 
 /** An error one group-commit item owns (bad input, unknown session, a refused CAS), not the transaction's. */

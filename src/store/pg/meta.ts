@@ -11,7 +11,7 @@ import type { PgClient, PgDb } from "./pool.js";
 import { refuseNul } from "./rows.js";
 
 /** The advisory lock class of meta keys ('meta' as a 32-bit tag); the key's hash is the object. */
-const META_LOCK = 0x6d657461;
+export const META_LOCK = 0x6d657461;
 
 export class PgMeta implements Public<Meta> {
   constructor(private readonly db: PgDb) {}

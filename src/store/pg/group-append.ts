@@ -1,0 +1,216 @@
+/**
+ * The first attempt of a PostgreSQL group commit (PgMessages.appendMany) in
+ * a fixed number of round trips, whatever the number of items: the meta
+ * keys' advisory locks in one statement, their values in one, the
+ * sessions' row locks in one, the clientId probe in one, every message in
+ * one INSERT, the meta writes in one or two. Item by item it took 4 to 10
+ * round trips per message (benchmark workload 17).
+ *
+ * The items' meta decisions run here, in item order, on the values read
+ * under the locks, exactly as one casOn after the other would see them; the
+ * rows are written after. Whenever an item would fail (an unknown session,
+ * a refused or throwing decision, a clientId stored with other content or
+ * used twice in the batch), nothing is written: the caller rolls back and
+ * runs the batch again item by item, each in its own savepoint, where that
+ * item fails alone. Locks are taken in one order (advisory locks by key
+ * hash, then session rows by id), so two hosts' batches never deadlock
+ * each other.
+ */
+import type { PreparedMessage } from "../message-input.js";
+import { messageValues, sameContent, storedMessage } from "../message-write.js";
+import type { MetaCas } from "../meta.js";
+import { toMessage } from "../rows.js";
+import type { Message } from "../types.js";
+import { META_LOCK } from "./meta.js";
+import type { PgClient } from "./pool.js";
+import { messageRow, num, refuseNul } from "./rows.js";
+
+export interface GroupItem {
+  sessionId: string;
+  message: PreparedMessage;
+  metaBefore?: MetaCas | undefined;
+  metaAfter?: MetaCas | undefined;
+}
+
+/** An item of the batch would fail: run the batch item by item instead. */
+export class GroupItemFails extends Error {}
+
+/** Every item's stored message, in order; throws GroupItemFails (nothing written) when one would fail. */
+export async function appendGroup(
+  client: PgClient,
+  items: readonly GroupItem[],
+  now: number,
+): Promise<Message[]> {
+  const meta = await decideMeta(client, items);
+  const sessions = [...new Set(items.map((i) => i.sessionId))].sort();
+  const locked = await client.query(
+    "SELECT id FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+    [sessions],
+  );
+  if (locked.rowCount !== sessions.length) throw new GroupItemFails();
+  const replays = await storedReplays(client, items);
+  const fresh = items.filter((_, i) => !replays.has(i));
+  const inserted = fresh.length > 0 ? await insertAll(client, fresh) : [];
+  await writeMeta(client, meta, now);
+  let next = 0;
+  return items.map((item, i) => replays.get(i) ?? inserted[next++]!);
+}
+
+/**
+ * Lock every meta key of the batch, read their values, and run each item's
+ * decisions in order on them. Returns the keys to write: a value, or null
+ * to delete.
+ */
+async function decideMeta(
+  client: PgClient,
+  items: readonly GroupItem[],
+): Promise<Map<string, string | null>> {
+  const keys = [
+    ...new Set(items.flatMap((i) => [i.metaBefore?.key, i.metaAfter?.key].filter(isString))),
+  ];
+  const changed = new Map<string, string | null>();
+  if (keys.length === 0) return changed;
+  await client.query(
+    `SELECT pg_advisory_xact_lock($1, h)
+     FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($2::text[]) AS k ORDER BY 1 OFFSET 0) AS s`,
+    [META_LOCK, keys],
+  );
+  const { rows } = await client.query("SELECT key, value FROM meta WHERE key = ANY($1::text[])", [
+    keys,
+  ]);
+  const values = new Map<string, string | null>(
+    rows.map((r) => [r.key as string, r.value as string]),
+  );
+  const decide = (cas: MetaCas | undefined) => {
+    if (!cas) return;
+    let next: string | null | undefined;
+    try {
+      next = cas.decide(values.get(cas.key) ?? null);
+      if (next !== undefined && next !== null) refuseNul(next, "value");
+    } catch {
+      throw new GroupItemFails();
+    }
+    if (next === undefined) return;
+    values.set(cas.key, next);
+    changed.set(cas.key, next);
+  };
+  for (const item of items) {
+    decide(item.metaBefore);
+    decide(item.metaAfter);
+  }
+  return changed;
+}
+
+/**
+ * The items whose clientId is already stored in their session with the same
+ * content, by index: they return the stored message and insert nothing.
+ */
+async function storedReplays(
+  client: PgClient,
+  items: readonly GroupItem[],
+): Promise<Map<number, Message>> {
+  const replays = new Map<number, Message>();
+  const keyed = items.filter((i) => i.message.clientId !== null);
+  if (keyed.length === 0) return replays;
+  const pairs = new Set(keyed.map((i) => `${i.sessionId}\u0000${i.message.clientId}`));
+  // One clientId twice in a batch: the second is a replay of the first, which the savepoint path handles.
+  if (pairs.size !== keyed.length) throw new GroupItemFails();
+  const { rows } = await client.query(
+    `SELECT m.* FROM messages m
+     JOIN unnest($1::text[], $2::text[]) AS k(session_id, client_id)
+       ON m.session_id = k.session_id AND m.client_id = k.client_id`,
+    [keyed.map((i) => i.sessionId), keyed.map((i) => i.message.clientId)],
+  );
+  const stored = new Map(
+    rows.map((r) => {
+      const row = messageRow(r);
+      return [`${row.session_id}\u0000${row.client_id}`, row] as const;
+    }),
+  );
+  items.forEach((item, i) => {
+    if (item.message.clientId === null) return;
+    const row = stored.get(`${item.sessionId}\u0000${item.message.clientId}`);
+    if (!row) return;
+    if (!sameContent(row, item.message)) throw new GroupItemFails();
+    replays.set(i, toMessage(row));
+  });
+  return replays;
+}
+
+/**
+ * One INSERT for every new message: each session's counters move once by
+ * its count, and its messages take the ordinals after its last, in item
+ * order (so do their ids). The same columns and values as APPEND_SQL.
+ */
+const INSERT_ALL_SQL = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+      $7::text[], $8::integer[], $9::integer[], $10::bigint[], $11::text[], $12::text[],
+      $13::bigint[])
+    WITH ORDINALITY AS t(session_id, role, content, content_type, name, tool_calls,
+      tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata, tokens, idx)),
+  per AS (
+    SELECT session_id, count(*) AS n, sum(tokens) AS tokens, max(created_at) AS latest,
+      (array_agg(created_at ORDER BY idx DESC))[1] AS last
+    FROM input GROUP BY session_id),
+  slot AS (
+    UPDATE sessions s SET next_ordinal = s.next_ordinal + per.n,
+      message_count = s.message_count + per.n, token_count = s.token_count + per.tokens,
+      last_activity_at = greatest(s.last_activity_at, per.latest), updated_at = per.last
+    FROM per WHERE s.id = per.session_id
+    RETURNING s.id, s.next_ordinal - per.n AS first)
+  INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
+    tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
+  SELECT i.session_id, slot.first + row_number() OVER (PARTITION BY i.session_id ORDER BY i.idx) - 1,
+    i.role, i.content, i.content_type, i.name, i.tool_calls, i.tool_call_id, i.tokens_in,
+    i.tokens_out, i.created_at, i.client_id, i.metadata
+  FROM input i JOIN slot ON slot.id = i.session_id
+  ORDER BY i.idx
+  RETURNING id, session_id, ordinal`;
+
+async function insertAll(client: PgClient, items: readonly GroupItem[]): Promise<Message[]> {
+  const columns: unknown[][] = Array.from({ length: 13 }, () => []);
+  for (const { sessionId, message: m } of items) {
+    const values = [sessionId, ...messageValues(m), (m.tokensIn ?? 0) + (m.tokensOut ?? 0)];
+    values.forEach((v, c) => columns[c]!.push(v));
+  }
+  const { rows } = await client.query(INSERT_ALL_SQL, columns);
+  if (rows.length !== items.length) throw new GroupItemFails();
+  // Per session, the ordinals in item order.
+  const ordinals = new Map<string, { id: number; ordinal: number }[]>();
+  for (const r of rows) {
+    const list = ordinals.get(r.session_id as string) ?? [];
+    list.push({ id: num(r.id), ordinal: num(r.ordinal) });
+    ordinals.set(r.session_id as string, list);
+  }
+  for (const list of ordinals.values()) list.sort((a, b) => a.ordinal - b.ordinal);
+  const taken = new Map<string, number>();
+  return items.map(({ sessionId, message }) => {
+    const at = taken.get(sessionId) ?? 0;
+    taken.set(sessionId, at + 1);
+    const row = ordinals.get(sessionId)![at]!;
+    return storedMessage(message, sessionId, row.id, row.ordinal);
+  });
+}
+
+/** The batch's meta changes: the values in one upsert, the deletions in one DELETE. */
+async function writeMeta(
+  client: PgClient,
+  changed: ReadonlyMap<string, string | null>,
+  now: number,
+): Promise<void> {
+  const set = [...changed].filter((e): e is [string, string] => e[1] !== null);
+  const gone = [...changed].filter(([, v]) => v === null).map(([k]) => k);
+  if (set.length > 0)
+    await client.query(
+      `INSERT INTO meta (key, value, updated_at)
+       SELECT k, v, $3::bigint FROM unnest($1::text[], $2::text[]) AS t(k, v)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      [set.map(([k]) => k), set.map(([, v]) => v), now],
+    );
+  if (gone.length > 0)
+    await client.query("DELETE FROM meta WHERE key = ANY($1::text[])", [gone]);
+}
+
+function isString(value: string | undefined): value is string {
+  return value !== undefined;
+}
