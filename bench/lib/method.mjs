@@ -233,7 +233,9 @@ Workloads (sizes of this ${s.mode} run):
    process 0 posts to the first, process 1 to the second); one gateway on SQLite for the
    figure beside. Target: two >= 1.6× one (the per-round ratio). Also reported: messages
    per commit, the gateways' and the database backends' CPU time per acknowledged turn
-   (/proc; the backends found in pg_stat_activity), and the p99 turn. No raw-pg ceiling
+   (/proc; the backends found in pg_stat_activity), the whole machine's busy CPU
+   over the window (/proc/stat: a variant that keeps both cores busy leaves none
+   for a second gateway, whatever the store does), and the p99 turn. No raw-pg ceiling
    for the gateway.
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up

@@ -40,7 +40,9 @@ async function once(variant, large, target) {
 }
 
 export async function quietBackupRows({ large, rounds, scratch, log, workload }) {
-  log(`7. backup of the quiet store: backup() vs VACUUM INTO, each in a caller process × ${rounds} rounds`);
+  log(
+    `7. backup of the quiet store: backup() vs VACUUM INTO, each in a caller process × ${rounds} rounds`,
+  );
   const r = { hearth: [], ceiling: [] };
   for (let round = 0; round < rounds; round++) {
     for (const v of rotate(["hearth", "ceiling"], round))

@@ -7,6 +7,7 @@
 //   two:    two gateways (two homes, one fresh database); client process 0
 //           posts to the first, process 1 to the second (32 clients each)
 //   sqlite: one gateway on SQLite (WAL+FULL), for the figure beside
+import { readFileSync } from "node:fs";
 import { commitBatches, cpuMs, startServer } from "../lib/gateway-servers.mjs";
 import { backendPids, dropPgDatabase, freshPgDatabase } from "../lib/pg.mjs";
 import { startChild } from "../lib/procs.mjs";
@@ -25,6 +26,13 @@ const cpuMsOr0 = (pid) => {
     return 0; // a backend that ended (the pool let it go)
   }
 };
+/** The whole machine's busy and total CPU time so far (/proc/stat, clock ticks). */
+function machineTicks() {
+  const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.map(Number);
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy, total: busy + idle + iowait };
+}
 const atTime = (t, fn) =>
   new Promise((resolve) => setTimeout(() => resolve(fn()), Math.max(0, t - Date.now())));
 
@@ -79,7 +87,11 @@ async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
   const at = Date.now() + warmMs;
   const pids = await backends();
   const sumCpu = (list) => list.reduce((t, pid) => t + cpuMsOr0(pid), 0);
-  const cpu = () => ({ gateways: sumCpu(servers.map((s) => s.pid)), server: sumCpu(pids) });
+  const cpu = () => ({
+    gateways: sumCpu(servers.map((s) => s.pid)),
+    server: sumCpu(pids),
+    machine: machineTicks(),
+  });
   const cpuStart = atTime(at, cpu);
   const cpuEnd = atTime(at + ms, cpu);
   const results = await Promise.all(
@@ -94,6 +106,9 @@ async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
   return {
     cpuPerTurn: (c1.gateways - c0.gateways) / turns, // all gateways, per acknowledged turn
     pgCpuPerTurn: (c1.server - c0.server) / turns, // the database's backends of this run
+    // Every process of the machine (clients, gateways, the database): a
+    // variant that keeps the machine busy has no core left for a second gateway.
+    machineBusy: (c1.machine.busy - c0.machine.busy) / (c1.machine.total - c0.machine.total),
     msgPerSec: (2 * turns) / (ms / 1000), // a turn acknowledges two messages
     p99: quantile(
       results.flatMap((r) => r.latencies),
@@ -196,6 +211,16 @@ export async function postgresGatewayWorkload({ sizes, rounds, log }) {
       hearth: pick("one", "pgCpuPerTurn"),
       ceiling: pick("two", "pgCpuPerTurn"),
       baselines: { ceiling: "two gateways" },
+    }),
+    row({
+      workload,
+      metric: "machine CPU busy (all processes, /proc/stat)",
+      unit: "%",
+      better: "lower",
+      hearth: pick("one", "machineBusy").map((f) => 100 * f),
+      ceiling: pick("two", "machineBusy").map((f) => 100 * f),
+      naive: pick("sqlite", "machineBusy").map((f) => 100 * f),
+      baselines: { ceiling: "two gateways", naive: "one gateway on SQLite" },
     }),
     row({
       workload,
