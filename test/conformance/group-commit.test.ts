@@ -87,7 +87,13 @@ describe.each(backends)("group commit (messages.appendMany) on $name", (backend)
     await store.meta.set("count", "0");
     const bump = { key: "count", decide: (v: string | null) => String(Number(v) + 1) };
     const seen: (string | null)[] = [];
-    const watch = { key: "count", decide: (v: string | null) => (seen.push(v), undefined) };
+    const watch = {
+      key: "count",
+      decide: (v: string | null) => {
+        seen.push(v);
+        return undefined;
+      },
+    };
     const results = await store.messages.appendMany([
       { sessionId: a.id, message: { role: "user", content: "x", tokensIn: 3 }, metaBefore: bump },
       // The same clientId and content: the stored message, nothing inserted.

@@ -53,7 +53,7 @@ export async function appendGroup(
   const inserted = fresh.length > 0 ? await insertAll(client, fresh) : [];
   await writeMeta(client, meta, now);
   let next = 0;
-  return items.map((item, i) => replays.get(i) ?? inserted[next++]!);
+  return items.map((_, i) => replays.get(i) ?? inserted[next++]!);
 }
 
 /**
@@ -171,7 +171,7 @@ async function insertAll(client: PgClient, items: readonly GroupItem[]): Promise
   const columns: unknown[][] = Array.from({ length: 13 }, () => []);
   for (const { sessionId, message: m } of items) {
     const values = [sessionId, ...messageValues(m), (m.tokensIn ?? 0) + (m.tokensOut ?? 0)];
-    values.forEach((v, c) => columns[c]!.push(v));
+    for (let c = 0; c < values.length; c++) columns[c]!.push(values[c]);
   }
   const { rows } = await client.query(INSERT_ALL_SQL, columns);
   if (rows.length !== items.length) throw new GroupItemFails();
@@ -207,8 +207,7 @@ async function writeMeta(
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
       [set.map(([k]) => k), set.map(([, v]) => v), now],
     );
-  if (gone.length > 0)
-    await client.query("DELETE FROM meta WHERE key = ANY($1::text[])", [gone]);
+  if (gone.length > 0) await client.query("DELETE FROM meta WHERE key = ANY($1::text[])", [gone]);
 }
 
 function isString(value: string | undefined): value is string {
