@@ -78,6 +78,8 @@ export class WalSync {
   /** The WAL file was found past truncateAbove when the thread had made this many whole checkpoints. */
   private grewAt: number | undefined;
   private lastMode: CommitHow["mode"] | undefined;
+  /** nBackfill in the wal-index after the last write-path commit. */
+  private backfilled = 0;
   /** Where each commit's fsync runs (only with `fsync`). */
   readonly policy: FsyncPolicy | undefined;
 
@@ -118,8 +120,13 @@ export class WalSync {
     const guard = this.host.guard;
     if (!guard) return Promise.reject(this.gone());
     this.lastMode = mode;
-    this.policy?.committed({ on: mode === "pool" ? "pool" : "loop", reason }, heldMs, commitMs);
     const index = this.walIndex.read(guard.shmFd);
+    // More frames backfilled than before an inline commit: its automatic checkpoint ran inside it.
+    const checkpointed =
+      mode === "inline" && index !== undefined && index.backfilled > this.backfilled;
+    this.backfilled = index?.backfilled ?? this.backfilled;
+    const on = mode === "pool" ? "pool" : "loop";
+    this.policy?.committed({ on, reason }, heldMs, commitMs, checkpointed);
     this.inlineNext = index !== undefined && this.inlineFits(index);
     if (mode === "inline") this.checkpoints.afterInline(index?.backfilled);
     else this.checkpoints.afterCommit(index?.frames);
