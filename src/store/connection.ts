@@ -49,11 +49,7 @@ export class Connection {
   private readonly rollback: Statement | undefined;
   guard: FileGuard | undefined;
   /** Set on the writer when its commits may leave fsync and checkpoint to a WalSync (see allowOffLoop). */
-  private offLoopPragmas:
-    | { enter: string; leave: string; pool: { enter: string; leave: string } | undefined }
-    | undefined;
-  /** The off-loop settings are in force now (enterOffLoop). */
-  private offLoopInForce = false;
+  private offLoopPragmas: Record<OffLoopMode, { enter: string; leave: string }> | undefined;
   private readonly busyTimeoutMs: number;
   /** How long the last COMMIT statement took (ms): SQLite's own fsync included, when it ran one. */
   lastCommitMs = 0;
@@ -103,40 +99,21 @@ export class Connection {
     // WAL over after a checkpoint copied all of it, and the WalSync's thread
     // may copy all of it between two commits. Its checkpoint cuts instead.
     // SQL run with exec(), never as statements prepared once: SQLite applies
-    // a pragma when it compiles it, so a prepared one's first run repeats
-    // what its preparation already did (only later runs recompile it).
+    // a pragma when it compiles it, so a prepared one's first run repeated
+    // what its preparation had already done (the first off-loop commit ran
+    // with SQLite's automatic checkpoint on); only later runs recompiled it.
+    const enter = "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = -1";
+    const leave = `PRAGMA wal_autocheckpoint = ${pages}; PRAGMA journal_size_limit = ${limit}`;
+    const loop = { enter, leave };
     this.offLoopPragmas = {
-      enter: "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = -1",
-      leave: `PRAGMA wal_autocheckpoint = ${pages}; PRAGMA journal_size_limit = ${limit}`,
-      // Never left in force past the transaction: a statement run between two would not be durable.
+      loop,
       pool: fsync
-        ? { enter: "PRAGMA synchronous = OFF", leave: `PRAGMA synchronous = ${level}` }
-        : undefined,
+        ? {
+            enter: `PRAGMA synchronous = OFF; ${enter}`,
+            leave: `PRAGMA synchronous = ${level}; ${leave}`,
+          }
+        : loop,
     };
-  }
-
-  /**
-   * The off-loop settings (no automatic checkpoint, no cut of the WAL) stay
-   * in force from one write-path commit to the next while this task of the
-   * event loop runs: back-to-back writes set them once, not twice each (~7
-   * µs a write). The configured behaviour comes back before anything else
-   * uses the connection (a transaction without a mode, a setting read, a
-   * checkpoint, a structural operation: configured()), and at the latest
-   * when the loop turns (setImmediate). Synchronous OFF (the "pool" mode)
-   * never outlives its transaction.
-   */
-  private enterOffLoop(): void {
-    if (this.offLoopInForce || !this.offLoopPragmas) return;
-    this.db.exec(this.offLoopPragmas.enter);
-    this.offLoopInForce = true;
-    setImmediate(() => this.configured());
-  }
-
-  /** @internal Put the configured checkpoint settings back when a write-path commit left its own in force. */
-  configured(): void {
-    if (!this.offLoopInForce || !this.offLoopPragmas || !this.db.open) return;
-    this.offLoopInForce = false;
-    this.db.exec(this.offLoopPragmas.leave);
   }
 
   /**
@@ -146,7 +123,6 @@ export class Connection {
    * off-loop commits never cut it: allowOffLoop).
    */
   checkpointHere(truncateAbove: number): { ok: true } & WalCheckpointRow {
-    this.configured();
     try {
       const mode = checkpointModeFor(this.path, truncateAbove);
       if (mode === "PASSIVE") return { ok: true, ...walCheckpoint(this.db, mode) };
@@ -184,14 +160,12 @@ export class Connection {
   setting(
     name: "synchronous" | "busy_timeout" | "journal_size_limit" | "wal_autocheckpoint",
   ): unknown {
-    this.configured();
     return this.db.pragma(name, { simple: true });
   }
 
   /** Read a pragma's single value, counted like a statement. */
   pragma(name: string): unknown {
     this.uses++;
-    this.configured();
     try {
       return this.db.pragma(name, { simple: true });
     } catch (err) {
@@ -213,18 +187,13 @@ export class Connection {
     }
     this.txnStarted = performance.now();
     this.guard?.checkUnlessWithin(Math.min(this.lastTxnMs, GUARD_LEAN_MAX_MS));
-    if (!mode || !this.offLoopPragmas) {
-      this.configured();
-      return this.commitOrRollback(fn);
-    }
-    this.enterOffLoop();
-    const pool = mode === "pool" ? this.offLoopPragmas.pool : undefined;
-    if (!pool) return this.commitOrRollback(fn);
-    this.db.exec(pool.enter);
+    const pragmas = mode ? this.offLoopPragmas?.[mode] : undefined;
+    if (!pragmas) return this.commitOrRollback(fn);
+    this.db.exec(pragmas.enter);
     try {
       return this.commitOrRollback(fn);
     } finally {
-      this.db.exec(pool.leave);
+      this.db.exec(pragmas.leave);
     }
   }
 
@@ -263,7 +232,6 @@ export class Connection {
   }
 
   close(): void {
-    this.configured();
     this.statements.clear();
     this.db.close();
   }

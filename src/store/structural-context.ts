@@ -35,7 +35,6 @@ export function structuralOperations(
 ): Pick<StructuralContext, "optimizeSearchIndex" | "analyze" | "vacuum" | "truncateWal"> {
   const exec = (sql: string) => {
     conn.guard?.check();
-    conn.configured();
     try {
       conn.db.exec(sql);
     } catch (err) {
@@ -48,7 +47,6 @@ export function structuralOperations(
       // One transaction, so no other connection loads the samples in between.
       const stat4 = hasStat4(conn);
       conn.guard?.check();
-      conn.configured();
       try {
         conn.db.transaction(() => {
           conn.db.exec("ANALYZE");
@@ -63,7 +61,6 @@ export function structuralOperations(
     vacuum: () => exec("VACUUM"),
     truncateWal: () => {
       conn.guard?.check();
-      conn.configured();
       const row = walCheckpoint(conn.db, "TRUNCATE");
       // A checkpoint that could not start (another checkpointer) reads (1, -1, -1); outside WAL mode (0, -1, -1).
       if (row.busy !== 0) return "busy";
