@@ -42,6 +42,7 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
     let from;
     let to;
     let callerStallMs = Number.NaN;
+    let callerGcMs = Number.NaN;
     if (variant === "naive") {
       writer.send({ op: "backup", target });
       ({ from, to } = (await writer.line((l) => l.op === "backup")).result);
@@ -52,7 +53,7 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
         caller.send({ op: "backup", variant, target });
         const answer = await caller.line((l) => l.op === "backup");
         if (!answer.ok) throw new Error(`backup caller: ${answer.error.message}`);
-        ({ from, to, callerStallMs } = answer.result);
+        ({ from, to, callerStallMs, gcMaxMs: callerGcMs } = answer.result);
         if (variant === "hearth") rmSync(answer.result.path, { force: true });
       } finally {
         await caller.stop();
@@ -62,7 +63,7 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
     const walMiB = fileSize(`${large.path}-wal`) / MiB;
     writer.send({ op: "stop", from, to });
     const stats = (await writer.line((l) => l.op === "stop")).result;
-    return { backupMs: to - from, callerStallMs, walMiB, ...stats };
+    return { backupMs: to - from, callerStallMs, callerGcMs, walMiB, ...stats };
   } finally {
     await writer.stop();
     await killChildren();
@@ -108,7 +109,12 @@ export async function maintenanceWorkload({ large, sizes, rounds, log }) {
       for (const v of rotate(["hearth", "ceiling", "naive"], round)) {
         const r = await backupOnce(v, large, round, scratch, sizes.warmup ? 500 : 200);
         b[v].push(r);
-        line.push(`${v} ${(r.backupMs / 1000).toFixed(1)} s, stall ${r.maxStallMs.toFixed(0)} ms`);
+        const caller = Number.isNaN(r.callerStallMs)
+          ? ""
+          : `, caller late ≤ ${r.callerStallMs.toFixed(0)} ms (longest GC ${r.callerGcMs.toFixed(0)} ms)`;
+        line.push(
+          `${v} ${(r.backupMs / 1000).toFixed(1)} s, stall ${r.maxStallMs.toFixed(0)} ms${caller}`,
+        );
       }
       log(`  round ${round + 1}/${rounds}: ${line.join("; ")}`);
     }

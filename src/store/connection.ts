@@ -53,8 +53,7 @@ export class Connection {
   private readonly busyTimeoutMs: number;
   /** How long the last COMMIT statement took (ms): SQLite's own fsync included, when it ran one. */
   lastCommitMs = 0;
-  /** When the running transaction began (before its generation check), and how long the last one took to its commit. */
-  private txnStarted = 0;
+  /** How long the last transaction took from its generation check to its commit (ms). */
   private lastTxnMs = 0;
 
   constructor(path: string, role: ConnectionRole, config: HearthConfig) {
@@ -185,19 +184,20 @@ export class Connection {
     if (!this.begin || !this.commit || !this.rollback) {
       throw new TypeError("transaction() needs the writer connection");
     }
-    this.txnStarted = performance.now();
+    const started = performance.now();
     this.guard?.checkUnlessWithin(Math.min(this.lastTxnMs, GUARD_LEAN_MAX_MS));
     const pragmas = mode ? this.offLoopPragmas?.[mode] : undefined;
-    if (!pragmas) return this.commitOrRollback(fn);
+    if (!pragmas) return this.commitOrRollback(fn, started);
     this.db.exec(pragmas.enter);
     try {
-      return this.commitOrRollback(fn);
+      return this.commitOrRollback(fn, started);
     } finally {
       this.db.exec(pragmas.leave);
     }
   }
 
-  private commitOrRollback<T>(fn: () => T): T {
+  /** `started`: when transaction() began, before its generation check. */
+  private commitOrRollback<T>(fn: () => T, started: number): T {
     // transaction() checked that the writer's statements exist.
     const [begin, commit, rollback] = [this.begin!, this.commit!, this.rollback!];
     try {
@@ -217,11 +217,11 @@ export class Connection {
     try {
       result = fn();
       failpoint("write.before-commit");
-      const started = performance.now();
+      const committing = performance.now();
       commit.run();
       const ended = performance.now();
-      this.lastCommitMs = ended - started;
-      this.lastTxnMs = ended - this.txnStarted;
+      this.lastCommitMs = ended - committing;
+      this.lastTxnMs = ended - started;
     } catch (err) {
       if (this.db.inTransaction) rollback.run();
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;

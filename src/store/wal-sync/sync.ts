@@ -8,7 +8,7 @@ import { checkpointThreadFailing } from "./checkpointer.js";
 import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./checkpoints.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 import { checkpointModeFor } from "./wal-checkpoint.js";
-import { type WalIndex, WalIndexReader } from "./wal-index.js";
+import { allBackfilled, type WalIndex, WalIndexReader } from "./wal-index.js";
 
 /**
  * A database larger than this never checkpoints (nor merges its search
@@ -78,8 +78,6 @@ export class WalSync {
   /** The WAL file was found past truncateAbove when the thread had made this many whole checkpoints. */
   private grewAt: number | undefined;
   private lastMode: CommitHow["mode"] | undefined;
-  /** nBackfill in the wal-index after the last write-path commit. */
-  private backfilled = 0;
   /** Where each commit's fsync runs (only with `fsync`). */
   readonly policy: FsyncPolicy | undefined;
 
@@ -121,10 +119,9 @@ export class WalSync {
     if (!guard) return Promise.reject(this.gone());
     this.lastMode = mode;
     const index = this.walIndex.read(guard.shmFd);
-    // More frames backfilled than before an inline commit: its automatic checkpoint ran inside it.
-    const checkpointed =
-      mode === "inline" && index !== undefined && index.backfilled > this.backfilled;
-    this.backfilled = index?.backfilled ?? this.backfilled;
+    // Every frame backfilled right after an inline commit, its own too: its
+    // automatic checkpoint ran inside it.
+    const checkpointed = mode === "inline" && index !== undefined && allBackfilled(index);
     const on = mode === "pool" ? "pool" : "loop";
     this.policy?.committed({ on, reason }, heldMs, commitMs, checkpointed);
     this.inlineNext = index !== undefined && this.inlineFits(index);
@@ -158,7 +155,7 @@ export class WalSync {
       index.frames <= 2 * pages &&
       this.grewAt === undefined;
     if (!fits) return false;
-    const startsOver = index.frames > 0 && index.backfilled >= index.frames;
+    const startsOver = allBackfilled(index);
     if (startsOver && checkpointModeFor(this.host.path, truncateAbove) === "TRUNCATE") {
       this.grewAt = whole;
       return false;

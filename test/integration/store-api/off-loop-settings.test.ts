@@ -24,11 +24,11 @@ describe("the off-loop settings of the writer connection", () => {
       ];
       // What SQLite runs as the write-path transaction begins.
       const inside: unknown[][] = [];
-      const body = conn as unknown as { commitOrRollback: (fn: () => unknown) => unknown };
+      const body = conn as unknown as { commitOrRollback: (...args: unknown[]) => unknown };
       const original = body.commitOrRollback.bind(conn);
-      body.commitOrRollback = (fn) => {
+      body.commitOrRollback = (...args) => {
         inside.push(now());
-        return original(fn);
+        return original(...args);
       };
       // The store's first write-path commit.
       const session = await store.sessions.create({ title: "settings" });
