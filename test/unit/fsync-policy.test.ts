@@ -59,16 +59,6 @@ describe("FsyncPolicy: where a commit's fsync runs", () => {
     expect(policy.offLoop()).toBe(false);
   });
 
-  it("judges the disk by the commits that did not also checkpoint", () => {
-    const policy = new FsyncPolicy(options);
-    const loop = { on: "loop" as const, reason: null };
-    policy.committed(loop, 40, 35, true);
-    expect(policy.offLoop()).toBe(false);
-    policy.committed(loop, 40, 35);
-    expect(policy.offLoop()).toBe(true);
-    expect(policy.last).toBe("slow-disk");
-  });
-
   it("moves it off the loop while a backup runs, asking when it starts watching and then at most once per window", async () => {
     const policy = new FsyncPolicy(options);
     let raised = true;

@@ -88,24 +88,18 @@ export class FsyncPolicy {
   /**
    * A write-path commit made where `how` said, which held the loop for
    * `heldMs` (its COMMIT statement `commitMs` of it, SQLite's fsync
-   * included when it ran on the loop). A COMMIT that also checkpointed
-   * (SQLite's automatic checkpoint, `checkpointed`) took as long as its
-   * copy and the database's fsync as well: it says nothing of the WAL's
-   * fsync, and is not judged (one such COMMIT of 20 ms would send the next
-   * ten seconds of commits to the pool; on a quiet machine here they took
-   * 1.7 ms at the median, 8.7 at most: docs/benchmarks-history.md).
+   * included when it ran on the loop).
    */
   committed(
     how: { on: "loop" | "pool"; reason: OffLoopReason },
     heldMs: number,
     commitMs: number,
-    checkpointed = false,
   ): void {
     this.lastCommit = how;
     const key = how.reason ?? "loop";
     this.commits[key] = (this.commits[key] ?? 0) + 1;
     this.spent(heldMs);
-    if (how.on === "loop" && !checkpointed) this.synced(commitMs);
+    if (how.on === "loop") this.synced(commitMs);
   }
 
   /** An fsync of the WAL took `ms` (inside a commit, or on the pool). */

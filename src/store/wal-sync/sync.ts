@@ -8,7 +8,7 @@ import { checkpointThreadFailing } from "./checkpointer.js";
 import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./checkpoints.js";
 import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 import { checkpointModeFor } from "./wal-checkpoint.js";
-import { allBackfilled, type WalIndex, WalIndexReader } from "./wal-index.js";
+import { type WalIndex, WalIndexReader } from "./wal-index.js";
 
 /**
  * A database larger than this never checkpoints (nor merges its search
@@ -118,12 +118,8 @@ export class WalSync {
     const guard = this.host.guard;
     if (!guard) return Promise.reject(this.gone());
     this.lastMode = mode;
+    this.policy?.committed({ on: mode === "pool" ? "pool" : "loop", reason }, heldMs, commitMs);
     const index = this.walIndex.read(guard.shmFd);
-    // Every frame backfilled right after an inline commit, its own too: its
-    // automatic checkpoint ran inside it.
-    const checkpointed = mode === "inline" && index !== undefined && allBackfilled(index);
-    const on = mode === "pool" ? "pool" : "loop";
-    this.policy?.committed({ on, reason }, heldMs, commitMs, checkpointed);
     this.inlineNext = index !== undefined && this.inlineFits(index);
     if (mode === "inline") this.checkpoints.afterInline(index?.backfilled);
     else this.checkpoints.afterCommit(index?.frames);
@@ -155,7 +151,7 @@ export class WalSync {
       index.frames <= 2 * pages &&
       this.grewAt === undefined;
     if (!fits) return false;
-    const startsOver = allBackfilled(index);
+    const startsOver = index.frames > 0 && index.backfilled >= index.frames;
     if (startsOver && checkpointModeFor(this.host.path, truncateAbove) === "TRUNCATE") {
       this.grewAt = whole;
       return false;

@@ -20,15 +20,6 @@ export interface WalIndex {
   pageSize: number;
 }
 
-/**
- * Every frame of the WAL is in the database: the next commit starts the WAL
- * over. Read right after a commit, its frames included: a checkpoint ran
- * after it wrote them.
- */
-export function allBackfilled(index: WalIndex): boolean {
-  return index.frames > 0 && index.backfilled >= index.frames;
-}
-
 const LENGTH = 100;
 const PAGE_SIZE_OFFSET = 14; // u16; 1 means 65,536
 const MX_FRAME_OFFSET = 16;
