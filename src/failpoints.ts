@@ -6,9 +6,12 @@
  *   HEARTH_FAILPOINTS="write.after-commit=kill@3"   # SIGKILL at the 3rd hit
  *   HEARTH_FAILPOINTS="backup.mid-publish=kill"      # at the first hit
  *   HEARTH_FAILPOINTS="wal.fsync=fail@2"             # an injected I/O error
+ *   HEARTH_FAILPOINTS="checkpoint.thread-start=sleep:400"  # a slow instant
  *
  * `fail` is taken only by the failpoints in FAILABLE, where the code asks
  * failpointFails() and raises the error that instant would really raise.
+ * `sleep:<ms>` blocks the thread that reaches it for that long, then goes on
+ * (a slow disk, a loaded machine), at any failpoint.
  *
  * An unknown name or action is an error at the first failpoint reached, so
  * a misspelled failpoint can never make a crash test pass by not firing.
@@ -53,7 +56,9 @@ const FAILABLE: ReadonlySet<string> = new Set([
 ]);
 
 interface Armed {
-  action: "kill" | "fail";
+  action: "kill" | "fail" | "sleep";
+  /** How long a `sleep` blocks. */
+  ms: number;
   /** Fire at this hit (1-based). */
   at: number;
   hits: number;
@@ -65,15 +70,16 @@ function parse(spec: string | undefined): Map<string, Armed> | null {
   if (spec === undefined || spec.trim() === "") return null;
   const map = new Map<string, Armed>();
   for (const part of spec.split(",")) {
-    const match = /^\s*([a-z.-]+)=(kill|fail)(?:@(\d+))?\s*$/.exec(part);
+    const match = /^\s*([a-z.-]+)=(kill|fail|sleep:(\d+))(?:@(\d+))?\s*$/.exec(part);
     if (!match || !(match[1]! in FAILPOINTS) || (match[2] === "fail" && !FAILABLE.has(match[1]!))) {
       throw new TypeError(
-        `HEARTH_FAILPOINTS: ${JSON.stringify(part)} is not <name>=kill[@N] (or =fail[@N] for ${[...FAILABLE].join(", ")}); names: ${Object.keys(FAILPOINTS).join(", ")}`,
+        `HEARTH_FAILPOINTS: ${JSON.stringify(part)} is not <name>=kill[@N] or <name>=sleep:<ms>[@N] (or =fail[@N] for ${[...FAILABLE].join(", ")}); names: ${Object.keys(FAILPOINTS).join(", ")}`,
       );
     }
     map.set(match[1]!, {
-      action: match[2] as Armed["action"],
-      at: Number(match[3] ?? 1),
+      action: match[3] === undefined ? (match[2] as "kill" | "fail") : "sleep",
+      ms: Number(match[3] ?? 0),
+      at: Number(match[4] ?? 1),
       hits: 0,
     });
   }
@@ -101,5 +107,6 @@ function fired(name: FailpointName): Armed["action"] | undefined {
   const point = armed.get(name);
   if (!point || ++point.hits !== point.at) return undefined;
   process.stderr.write(`${JSON.stringify({ event: "failpoint.fired", name, pid: process.pid })}\n`);
+  if (point.action === "sleep") Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, point.ms);
   return point.action;
 }

@@ -55,13 +55,15 @@ export async function traceFixture(
   fixture: string,
   arg: { home: string; count: number } & Record<string, unknown>,
   syscalls: string,
+  env?: NodeJS.ProcessEnv,
 ) {
   const out = join(arg.home, "..", "trace.txt");
   const result = await run("strace", [
     ...["-f", "-y", "-s", "12", "-e", `trace=write,${syscalls}`, "-o", out],
     ...[process.execPath, fixture, JSON.stringify(arg)],
-  ]);
-  expect(result.stderr).toBe("");
+  ], env ? { env: { ...process.env, ...env } } : undefined);
+  // Nothing on stderr but the failpoints a test armed (src/failpoints.ts).
+  expect(result.stderr.replace(/^\{"event":"failpoint\.fired".*\n/gm, "")).toBe("");
   expect(result.code).toBe(0);
   const calls = parseTrace(readFileSync(out, "utf8"));
   const acks = calls.filter((c) => c.name === "write" && /"ack \d+/.test(c.text));

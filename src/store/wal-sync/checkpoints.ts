@@ -1,7 +1,12 @@
 import type { FileGuard } from "../../files/guard.js";
 import type { InodeLocks } from "../../process/inode-locks.js";
 import type { MergeDebt } from "../fts-merge.js";
-import { type CheckpointResult, checkpointOffLoop, checkpointThreadUp } from "./checkpointer.js";
+import {
+  type CheckpointResult,
+  checkpointOffLoop,
+  checkpointThreadFailing,
+  checkpointThreadUp,
+} from "./checkpointer.js";
 
 /**
  * How many thresholds of frames past the last checkpoint the WAL may hold
@@ -49,7 +54,8 @@ export interface CheckpointOptions {
   /**
    * A checkpoint on the writer's own connection, on this thread (what
    * SQLite's automatic checkpoint would do: PASSIVE, or TRUNCATE when the
-   * WAL file is past `truncateAbove`, which the off-loop commits never cut);
+   * WAL file is past the `truncateAbove` given, which the off-loop commits
+   * never cut; -1 when the thread is only late, and will cut it);
    * its result. For a checkpoint the thread has not run when the WAL is
    * overdue.
    */
@@ -216,9 +222,15 @@ export class Checkpoints {
   }
 
   private checkpointedHere(frames: number | undefined): void {
+    // A WAL file grown past truncateAbove is cut here only when the thread
+    // is down (checkpointThreadFailing): while it merely starts, or its
+    // final job waits for the lock, its next whole checkpoint cuts the file
+    // (a cut on this thread held the loop 70–120 ms after a large backup).
+    // PASSIVE meanwhile bounds the WAL as well: the next commit starts it over.
+    const truncateAbove = checkpointThreadFailing() ? this.options.truncateAbove : -1;
     let result: CheckpointResult;
     try {
-      result = this.options.checkpointHere(this.options.truncateAbove);
+      result = this.options.checkpointHere(truncateAbove);
     } catch (err) {
       result = { ok: false, message: (err as Error).message };
     }

@@ -21,16 +21,18 @@ async function traceWriter(
   stall = false,
   synchronous = "normal",
   grown = false,
+  env?: NodeJS.ProcessEnv,
 ) {
   const { result, calls, acks, main } = await traceFixture(
     FIXTURE,
     { home: tempHome(), count, pin, stall, synchronous, grown },
     "pwrite64,ftruncate",
+    env,
   );
   const wal = calls.filter((c) => c.file.endsWith("state.db-wal"));
   const merges = printedJson(result.stdout, "merges");
   expect(result.stdout).toMatch(/^index ok [1-9]\d*$/m);
-  return { acks, main, wal, merges, stdout: result.stdout };
+  return { acks, main, wal, merges, stdout: result.stdout, stderr: result.stderr };
 }
 
 describe("the search index is merged, and a grown WAL cut back, off the writer's event loop", () => {
@@ -99,6 +101,26 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
       const { main, wal, stdout } = await traceWriter(600, false, false, "full", true);
       const grownBytes = Number(/^grown wal bytes (\d+)$/m.exec(stdout)?.[1]);
       expect(grownBytes).toBeGreaterThan(2 * 1024 * 1024);
+      const truncates = wal.filter((c) => c.name === "ftruncate");
+      expect(truncates.filter((c) => c.tid === main)).toEqual([]);
+      expect(truncates.length).toBeGreaterThan(0);
+    },
+  );
+
+  it(
+    "a checkpoint thread slow to start leaves the cut of a grown WAL file to itself: the writer's overdue checkpoint is PASSIVE",
+    { timeout: 120_000 },
+    async () => {
+      // The thread takes 600 ms to come up (a loaded machine): the writer's
+      // WAL is overdue long before, and it checkpoints on its own
+      // connection. It must not cut the grown file there (an ftruncate on
+      // the loop): the thread does, once up. A thread that is down for
+      // good is the next test's case.
+      const { main, wal, stdout, stderr } = await traceWriter(600, false, false, "full", true, {
+        HEARTH_FAILPOINTS: "checkpoint.thread-start=sleep:600",
+      });
+      expect(stderr).toContain('"name":"checkpoint.thread-start"');
+      expect(Number(/^grown wal bytes (\d+)$/m.exec(stdout)?.[1])).toBeGreaterThan(2 * 1024 * 1024);
       const truncates = wal.filter((c) => c.name === "ftruncate");
       expect(truncates.filter((c) => c.tid === main)).toEqual([]);
       expect(truncates.length).toBeGreaterThan(0);
