@@ -107,6 +107,7 @@ function fired(name: FailpointName): Armed["action"] | undefined {
   const point = armed.get(name);
   if (!point || ++point.hits !== point.at) return undefined;
   process.stderr.write(`${JSON.stringify({ event: "failpoint.fired", name, pid: process.pid })}\n`);
-  if (point.action === "sleep") Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, point.ms);
+  if (point.action === "sleep")
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, point.ms);
   return point.action;
 }

@@ -58,10 +58,14 @@ export async function traceFixture(
   env?: NodeJS.ProcessEnv,
 ) {
   const out = join(arg.home, "..", "trace.txt");
-  const result = await run("strace", [
-    ...["-f", "-y", "-s", "12", "-e", `trace=write,${syscalls}`, "-o", out],
-    ...[process.execPath, fixture, JSON.stringify(arg)],
-  ], env ? { env: { ...process.env, ...env } } : undefined);
+  const result = await run(
+    "strace",
+    [
+      ...["-f", "-y", "-s", "12", "-e", `trace=write,${syscalls}`, "-o", out],
+      ...[process.execPath, fixture, JSON.stringify(arg)],
+    ],
+    env ? { env: { ...process.env, ...env } } : undefined,
+  );
   // Nothing on stderr but the failpoints a test armed (src/failpoints.ts).
   expect(result.stderr.replace(/^\{"event":"failpoint\.fired".*\n/gm, "")).toBe("");
   expect(result.code).toBe(0);
