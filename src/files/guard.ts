@@ -1,6 +1,8 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
+import { dirname } from "node:path";
 import fsx from "fs-native-extensions";
 import { HearthError } from "../errors.js";
+import { QuietDir } from "./quiet-dir.js";
 import { SQLITE_SHARED_FIRST, SQLITE_SHARED_SIZE, SQLITE_SHM_DMS } from "./sqlite-lock-bytes.js";
 
 interface Watched {
@@ -63,7 +65,9 @@ function watchFor(fd: number, path: string): Watched["gone"] {
  * conclude it is alone and reinitialise the -shm.
  *
  * F3: it keeps a descriptor on the database, -wal and -shm, and before and
- * after every write checks that none of them was unlinked or replaced. A
+ * after every write checks that none of them was unlinked or replaced (by
+ * one stat of their directory while nothing in it changed since a check by
+ * file: src/files/quiet-dir.ts). A
  * process writing to a ghost generation is stopped with
  * HEARTH_GENERATION_CHANGED instead of acknowledging lost work.
  *
@@ -79,10 +83,13 @@ export class FileGuard {
   private ghost: string | undefined;
   /** When check() last found every file under its name (performance.now()). */
   private passedAt = Number.NEGATIVE_INFINITY;
+  /** The files' directory: unchanged since a check by file, it answers for them (src/files/quiet-dir.ts). */
+  private readonly dir: QuietDir;
 
   constructor(dbPath: string, walMode: boolean) {
     this.dbPath = dbPath;
     this.walMode = walMode;
+    this.dir = new QuietDir(dirname(dbPath));
     const suffixes = walMode ? ["", "-wal", "-shm"] : [""];
     try {
       for (const suffix of suffixes) {
@@ -117,14 +124,23 @@ export class FileGuard {
     this.locked = true;
   }
 
-  /** Throws when the generation this process uses is gone. Cheap: one fstat or readlink per file. */
+  /**
+   * Throws when the generation this process uses is gone. Cheap: one stat
+   * of the files' directory while no entry in it changed since the last
+   * check by file; else that, and one fstat or readlink per file.
+   */
   check(): void {
     if (this.ghost !== undefined) throw this.ghostError();
-    for (const file of this.files) {
-      if (file.gone()) {
-        this.ghost = `${file.path} was unlinked or replaced under this process (inode ${file.ino} lost that name)`;
-        throw this.ghostError();
+    const dir = this.dir.unchanged();
+    if (dir !== true) {
+      for (const file of this.files) {
+        if (file.gone()) {
+          this.dir.forget();
+          this.ghost = `${file.path} was unlinked or replaced under this process (inode ${file.ino} lost that name)`;
+          throw this.ghostError();
+        }
       }
+      this.dir.vouch(dir);
     }
     this.passedAt = performance.now();
   }
