@@ -60,7 +60,10 @@ Workloads (sizes of this ${s.mode} run):
    message and the reply are each committed before the answer); p99 over the
    turns sent and answered inside the window. Columns: hearth = group commit
    on; naive = the same gateway with \`gateway.groupCommit: false\` (one
-   transaction per message); ceiling = the fair ceiling at the same level,
+   transaction per message, whose fsyncs concurrent commits still share on
+   the pool: \`durability.syncOffLoop\`), and in a row of its own also with
+   \`durability.syncOffLoop: false\` (one transaction and one fsync per
+   message); ceiling = the fair ceiling at the same level,
    bench/workers/gateway-sql-ceiling.mjs: a minimal fastify server (the
    gateway's own fastify) doing a turn's SQL with raw better-sqlite3 on a store
    hearth created (its schema and FTS5 triggers), with hearth's writer pragmas
