@@ -60,7 +60,7 @@ export async function startServer(spec) {
     HEARTH_LOG_LEVEL: "info",
   };
   // spec.nodeArgs: flags for node itself (workload 14 preloads bench/workers/gc-on-signal.mjs).
-  const args = [...(spec.nodeArgs ?? []), CLI, "--home", home, "gateway", "run"];
+  const args = [...(spec.nodeArgs ?? []), spec.cli ?? CLI, "--home", home, "gateway", "run"];
   const child = startProcess(args, { label: "gateway", env });
   const ready = await child.line((l) => l.event === "gateway.ready");
   return {

@@ -221,7 +221,11 @@ Workloads (sizes of this ${s.mode} run):
    ordinal DESC LIMIT 200\`, reversed; search = the one ranked tsvector statement
    (\`ts_rank\`, \`ts_headline\`, limit 20) with the tsquery hearth builds. The third
    column is hearth on SQLite (WAL+FULL) doing the same operation on the same data, in
-   the same rounds; the three variants' order rotates every round. ${n(s.pgAppends ?? 0)}
+   the same rounds; the three variants' order rotates every round, and for the
+   appends hearth and raw pg take turns within it, in blocks of a tenth of a
+   round, the order rotated and every other block reversed
+   (bench/lib/interleaved.mjs: the server's own waves of work then fall on both
+   alike), hearth on SQLite after them, by itself. ${n(s.pgAppends ?? 0)}
    appends and ${n(s.pgBatchTotal ?? 0)} batch-appended messages per variant and round,
    over 100 fresh empty sessions per variant and phase; ${n(s.pgTailCalls ?? 0)} tails of
    200 from a ${n(s.pgTailMessages ?? 0)}-message session; ${n(s.pgSearchQueries ?? 0)} queries

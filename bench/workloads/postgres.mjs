@@ -15,6 +15,7 @@ import { MESSAGE_COLUMNS } from "../../dist/store/rows.js";
 import { RANK_WINDOW } from "../../dist/store/search.js";
 import { messageList, queries } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
+import { runInterleaved } from "../lib/interleaved.mjs";
 import { addPgSessions, bulkFillPg, dropPgDatabase, freshPgDatabase, rawPool } from "../lib/pg.mjs";
 import { row } from "../lib/rows.mjs";
 import { addSessions, bulkFill, newStore, removeDir, tempDir } from "../lib/stores.mjs";
@@ -153,7 +154,17 @@ async function appendRows({ pg, sqlite, batch, perRound, rounds, warm, log }) {
       : (ctx, i) => ctx.store.messages.append(sid(ctx, i), list[i]),
   });
   const warmup = warm ? Math.max(3, Math.min(50, Math.floor(iterations / 20))) : 0;
-  const res = await runRounds({ rounds, iterations, warmup, variants: vs, log });
+  // In turns of a tenth of a round each, on the one server (bench/lib/interleaved.mjs).
+  const block = Math.max(1, Math.ceil(iterations / 10));
+  const res = await runInterleaved({
+    rounds,
+    iterations,
+    block,
+    warmup,
+    // hearth on SQLite by itself after the two on PostgreSQL (its fsyncs and checkpoint thread).
+    variants: vs.map((v) => (v.name === "naive" ? { ...v, alone: true } : v)),
+    log,
+  });
   const rate = (name) => res[name].map((r) => (perCall * 1000) / r.meanMs);
   const workload = batch
     ? "17. postgres: batch append (100/call)"

@@ -1,0 +1,73 @@
+// Rounds in which the variants take turns in blocks of calls, the order
+// rotated block by block, instead of one variant after another: for
+// variants that share a server (PostgreSQL), whose own work (checkpoints,
+// autovacuum, the WAL's disk) comes in waves of seconds. Run one after
+// another, a wave fell on whichever variant's turn it was, and the rounds'
+// ratios spread from 0.65 to 0.94 (docs/benchmarks-history.md). Every
+// other block goes in the reverse order, so no variant always follows the
+// same one. Not for hearth on SQLite against an in-process ceiling: hearth's
+// fsync policy counts the ceiling's calls as its event loop's other work; a
+// variant marked `alone` (hearth on SQLite beside PostgreSQL) runs after
+// the others' blocks, by itself, so its checkpoints and fsyncs fall on no
+// other variant's block either.
+import { quantile, rotate } from "./stats.mjs";
+
+/**
+ * variants: [{ name, setup(round, phase) → ctx, fn(ctx, i) (may return a
+ * promise), teardown?(ctx), alone? }], all with `iterations` calls per
+ * round, in blocks of `block`. A warm-up phase of `warmup` calls per variant runs on
+ * contexts of its own first. Returns { [name]: [{ meanMs, p50, p99, max,
+ * samples }] }, one entry per round (the shape of runRounds).
+ */
+export async function runInterleaved({ rounds, iterations, block, warmup = 0, variants, log }) {
+  const out = Object.fromEntries(variants.map((v) => [v.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    if (warmup > 0) {
+      for (const v of rotate(variants, round)) {
+        const ctx = await v.setup(round, "warmup");
+        for (let i = 0; i < warmup; i++) await v.fn(ctx, i);
+        await v.teardown?.(ctx);
+      }
+    }
+    const ctxs = new Map();
+    for (const v of variants) ctxs.set(v.name, await v.setup(round, "run"));
+    const times = new Map(variants.map((v) => [v.name, []]));
+    const run = async (v, from, to) => {
+      const ctx = ctxs.get(v.name);
+      const list = times.get(v.name);
+      for (let i = from; i < to; i++) {
+        const t = performance.now();
+        await v.fn(ctx, i);
+        list.push(performance.now() - t);
+      }
+    };
+    const together = variants.filter((v) => !v.alone);
+    try {
+      for (let from = 0, b = 0; from < iterations; from += block, b++) {
+        const order = rotate(together, round + b);
+        if (b % 2 === 1) order.reverse();
+        for (const v of order) await run(v, from, Math.min(iterations, from + block));
+      }
+      for (const v of variants.filter((x) => x.alone)) await run(v, 0, iterations);
+    } finally {
+      for (const v of variants) await v.teardown?.(ctxs.get(v.name));
+    }
+    const line = [];
+    for (const v of variants) {
+      const list = times.get(v.name);
+      const meanMs = list.reduce((s, x) => s + x, 0) / list.length;
+      out[v.name].push({
+        meanMs,
+        p50: quantile(list, 0.5),
+        p99: quantile(list, 0.99),
+        max: Math.max(...list),
+        samples: list.length,
+      });
+      line.push(`${v.name} ${meanMs.toFixed(3)} ms`);
+    }
+    log?.(
+      `  round ${round + 1}/${rounds} (interleaved by ${block}): mean per call ${line.join(", ")}`,
+    );
+  }
+  return out;
+}
