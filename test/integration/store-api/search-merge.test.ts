@@ -136,9 +136,13 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
       // off-loop commits never cut the WAL (journal_size_limit -1 inside
       // them), so that checkpoint must: ~30 MB grew while the reader held
       // the WAL, and 600 appends later it must be back near the limit.
+      // Only once the thread is known down: it exited, or has not come up
+      // within START_GRACE_MS (1 s); before, a thread slow to start cuts
+      // the file itself (the test above). The writer pauses 1.5 s once the
+      // reader lets go, so that is known whatever the machine's speed.
       const result = await run(
         process.execPath,
-        [FIXTURE, JSON.stringify({ home: tempHome(), count: 1200, pin: true })],
+        [FIXTURE, JSON.stringify({ home: tempHome(), count: 1200, pin: true, pauseMs: 1500 })],
         { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.thread-start=fail" } },
       );
       expect(result.code).toBe(0);
