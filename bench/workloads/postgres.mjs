@@ -106,6 +106,8 @@ function variants({ pg, sqlite, fresh, hearthFn, rawFn, sqliteFn }) {
     {
       name: "naive",
       async: true,
+      // Interleaved rounds run it by itself after the two on PostgreSQL (its fsyncs and checkpoint thread).
+      alone: true,
       setup: async (round, phase) => {
         const store = await openStore({ home: sqlite.home });
         return { store, ...(await fresh?.("sqlite", round, phase)) };
@@ -161,8 +163,7 @@ async function appendRows({ pg, sqlite, batch, perRound, rounds, warm, log }) {
     iterations,
     block,
     warmup,
-    // hearth on SQLite by itself after the two on PostgreSQL (its fsyncs and checkpoint thread).
-    variants: vs.map((v) => (v.name === "naive" ? { ...v, alone: true } : v)),
+    variants: vs,
     log,
   });
   const rate = (name) => res[name].map((r) => (perCall * 1000) / r.meanMs);

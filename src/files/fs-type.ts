@@ -21,6 +21,26 @@ const UNSAFE_MAGIC: Record<number, string> = {
   198183888: "lustre",
 };
 
+/**
+ * statfs magic numbers of local filesystems whose directories take a new
+ * change time (ctime) at every entry created, unlinked or renamed in or out
+ * of them, as POSIX asks: ext2/3/4, XFS, Btrfs, tmpfs, F2FS. Not overlayfs,
+ * FUSE or network mounts, where what stat reports of a directory is
+ * another layer's (src/files/quiet-dir.ts trusts only these).
+ */
+const DIR_CHANGE_TIME_MAGIC: ReadonlySet<number> = new Set([
+  0xef53, // ext2/3/4
+  0x58465342, // XFS
+  0x9123683e, // Btrfs
+  0x01021994, // tmpfs
+  0xf2f52010, // F2FS
+]);
+
+/** Whether a directory's change time on this filesystem (statfs magic) moves at every entry change. */
+export function dirChangeTimeTrusted(magic: number): boolean {
+  return DIR_CHANGE_TIME_MAGIC.has(magic >>> 0);
+}
+
 /** mountinfo fstype names (or prefixes) that mean the same thing. */
 const UNSAFE_FSTYPE =
   /^(nfs\d*|cifs|smb\d*|smbfs|fuse(\..*)?|fuseblk|virtiofs|9p|ceph|afs|coda|ncpfs|gfs2|ocfs2|lustre|glusterfs|sshfs|davfs|vboxsf|vmhgfs|prl_fs)$/;

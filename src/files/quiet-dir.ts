@@ -1,18 +1,5 @@
 import { type Stats, statfsSync, statSync } from "node:fs";
-
-/**
- * Filesystems whose directories take a new change time (ctime) at every
- * entry created, unlinked or renamed in or out of them, as POSIX asks:
- * ext4, XFS, Btrfs, tmpfs, F2FS. Not overlayfs, FUSE or network mounts,
- * where what stat reports of a directory is another layer's.
- */
-const LOCAL_FILESYSTEMS: ReadonlySet<number> = new Set([
-  0xef53, // ext2/3/4
-  0x58465342, // XFS
-  0x9123683e, // Btrfs
-  0x01021994, // tmpfs
-  0xf2f52010, // F2FS
-]);
+import { dirChangeTimeTrusted } from "./fs-type.js";
 
 /**
  * A change time this many milliseconds older than the moment it was read
@@ -38,7 +25,7 @@ interface Seen {
  * replaced, and one stat answers for three. Whenever that cannot be told
  * (another filesystem, a directory changed, a change time too fresh to
  * trust, a failed stat), `unchanged()` is false and the guard checks each
- * file.
+ * file. Trusted filesystems: dirChangeTimeTrusted (src/files/fs-type.ts).
  *
  * The directory's change time is read, never a file's: reading a file's
  * timestamps makes its next write stamp a fine-grained time on Linux 6.13
@@ -54,7 +41,7 @@ export class QuietDir {
   constructor(readonly path: string) {
     let usable = false;
     try {
-      usable = LOCAL_FILESYSTEMS.has(Number(statfsSync(path).type));
+      usable = dirChangeTimeTrusted(statfsSync(path).type);
     } catch {
       // cannot tell the filesystem: every check looks at each file
     }

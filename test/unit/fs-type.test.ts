@@ -2,7 +2,12 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { classify, findMount, inspectFilesystem } from "../../src/files/fs-type.js";
+import {
+  classify,
+  dirChangeTimeTrusted,
+  findMount,
+  inspectFilesystem,
+} from "../../src/files/fs-type.js";
 
 describe("classify", () => {
   it.each([
@@ -60,6 +65,28 @@ describe("classify", () => {
     "zfs",
   ])("fstype %s is not mistaken for a network filesystem", (fstype) => {
     expect(classify(0x12345678, fstype)).toBeUndefined();
+  });
+});
+
+describe("dirChangeTimeTrusted", () => {
+  it.each([
+    [0xef53, "ext4"],
+    [0x58465342, "xfs"],
+    [0x9123683e, "btrfs"],
+    [0x9123683e | 0, "btrfs, as a negative 32-bit number"],
+    [0x01021994, "tmpfs"],
+    [0xf2f52010, "f2fs"],
+  ])("trusts magic 0x%s (%s)", (magic) => {
+    expect(dirChangeTimeTrusted(magic)).toBe(true);
+  });
+
+  it.each([
+    [0x794c7630, "overlay"],
+    [0x65735546, "fuse"],
+    [0x6969, "nfs"],
+    [0x12345678, "unknown"],
+  ])("does not trust magic 0x%s (%s)", (magic) => {
+    expect(dirChangeTimeTrusted(magic)).toBe(false);
   });
 });
 
