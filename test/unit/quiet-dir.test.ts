@@ -23,13 +23,18 @@ function freshDir(): string {
 }
 
 describe("QuietDir", () => {
-  it("does not vouch for a change time younger than it can trust", () => {
+  it("does not vouch for a change time younger than it can trust", async () => {
     const quiet = new QuietDir(freshDir());
+    await sleep(80);
     const seen = quiet.unchanged();
-    expect(seen).not.toBe(true);
-    quiet.vouch(seen === true ? undefined : seen);
-    // Created a moment ago: a change in the same clock tick could keep that time.
+    if (seen === true || seen === undefined) throw new Error("expected a reading");
+    // The same reading, as if taken 10 ms after the directory last changed:
+    // a change in the same clock tick could keep that time.
+    quiet.vouch({ ...seen, at: seen.ctimeMs + 10 });
     expect(quiet.unchanged()).not.toBe(true);
+    // Taken when it had settled, it is vouched for.
+    quiet.vouch(seen);
+    expect(quiet.unchanged()).toBe(true);
   });
 
   it("answers with one stat once the directory settled, until an entry changes", async () => {
