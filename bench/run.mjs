@@ -15,6 +15,7 @@ import { machine } from "./lib/machine.mjs";
 import { methodMarkdown } from "./lib/method.mjs";
 import { dropPgDatabases } from "./lib/pg.mjs";
 import { killChildren } from "./lib/procs.mjs";
+import { quietMachine } from "./lib/quiet-machine.mjs";
 import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
 import { cleanupAll, removeDir } from "./lib/stores.mjs";
 import { adaptersWorkload } from "./workloads/adapters.mjs";
@@ -194,8 +195,20 @@ async function main() {
   );
   const rows = [];
   const errors = [];
+  const quiet = {}; // per workload: how long the machine took to quieten before it
   const step = async (name, fn) => {
     if (!only.includes(name)) return;
+    // A quick run (the smoke run, also run beside other work) does not wait.
+    const q = await quietMachine({ maxMs: mode === "quick" ? 0 : 30_000 });
+    quiet[name] = {
+      quiet: q.quiet,
+      waitedMs: Math.round(q.waitedMs),
+      busy: Math.round(q.busy * 1000) / 1000,
+      unwrittenMiB: Math.round(q.unwrittenMiB),
+    };
+    log(
+      `${name}: machine ${q.quiet ? "quiet" : "NOT quiet"} after ${(q.waitedMs / 1000).toFixed(1)} s (CPUs ${(q.busy * 100).toFixed(0)}% busy, ${q.unwrittenMiB.toFixed(0)} MiB dirty or in writeback)`,
+    );
     try {
       rows.push(...(await fn()));
     } catch (err) {
@@ -267,6 +280,7 @@ async function main() {
     machine: info,
     loadAfter: os.loadavg().map((v) => Math.round(v * 100) / 100),
     durationSeconds,
+    quiet,
     rows,
     errors,
   };

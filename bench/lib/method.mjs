@@ -18,7 +18,12 @@ percentiles from its per-call samples), and child processes speaking JSON
 lines for the multi-process figures (bench/workers/). Every store lives in
 a fresh directory under \`os.tmpdir()\` and is removed afterwards; every
 store is created by hearth (\`openStore\`), so the raw baselines run on
-hearth's own schema, FTS5 triggers included.
+hearth's own schema, FTS5 triggers included. Before each workload of a full
+run the harness waits (at most 30 s) for a quiet machine: \`sync\`, then
+CPUs at least 90% idle over half a second and under 32 MiB dirty or in
+writeback (bench/lib/quiet-machine.mjs; what it found is in the results
+file under \`quiet\`), so one workload's writeback or stragglers do not
+land in the next one's rounds.
 
 Baselines, measured in the same run:
 
