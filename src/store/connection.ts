@@ -36,8 +36,8 @@ export function synchronousName(value: unknown): SynchronousLevel | string {
  * (C1: read methods never touch the writer).
  */
 export class Connection {
-  /** @internal the driver handle: kept out of the public .d.ts, which must not need @types/better-sqlite3 */
-  readonly db: Database.Database;
+  /** The driver handle, used as is only by the write path (transaction()). */
+  private readonly handle: Database.Database;
   readonly role: ConnectionRole;
   readonly path: string;
   /** The synchronous level of this connection, as SQLite reports it after hearth set it (C2). */
@@ -55,29 +55,61 @@ export class Connection {
   lastCommitMs = 0;
   /** How long the last transaction took from its generation check to its commit (ms). */
   private lastTxnMs = 0;
+  /**
+   * The off-loop pragmas this connection runs with now (undefined: the
+   * configured behaviour). Left in place after an off-loop commit, so a run
+   * of commits in one mode pays for the switch once; every other use of
+   * the connection (a statement outside transaction(), a pragma, a
+   * checkpoint, close, the driver handle) puts the configured behaviour
+   * back first (settle()).
+   */
+  private applied: { enter: string; leave: string } | undefined;
+  /** True while transaction() runs: statements then belong to it and settle() leaves the pragmas be. */
+  private inTransaction = false;
 
   constructor(path: string, role: ConnectionRole, config: HearthConfig) {
     this.path = path;
     this.role = role;
     try {
-      this.db = new Database(path, { readonly: role === "reader", fileMustExist: true });
+      this.handle = new Database(path, { readonly: role === "reader", fileMustExist: true });
       this.busyTimeoutMs = config.store.busyTimeoutMs;
-      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      this.handle.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
       // Explicit on every connection: the level never depends on the build's default (C2).
-      this.db.pragma(`synchronous = ${config.durability.synchronous.toUpperCase()}`);
+      this.handle.pragma(`synchronous = ${config.durability.synchronous.toUpperCase()}`);
       // Read back, never echoed: the level that matters is the one SQLite runs.
-      this.synchronous = synchronousName(this.db.pragma("synchronous", { simple: true }));
+      this.synchronous = synchronousName(this.handle.pragma("synchronous", { simple: true }));
       if (role === "writer") {
-        this.db.pragma("foreign_keys = ON");
-        this.db.pragma(`journal_size_limit = ${config.durability.journalSizeLimitBytes}`);
-        this.db.pragma(`wal_autocheckpoint = ${config.durability.walAutocheckpointPages}`);
-        this.begin = this.db.prepare("BEGIN IMMEDIATE");
-        this.commit = this.db.prepare("COMMIT");
-        this.rollback = this.db.prepare("ROLLBACK");
+        this.handle.pragma("foreign_keys = ON");
+        this.handle.pragma(`journal_size_limit = ${config.durability.journalSizeLimitBytes}`);
+        this.handle.pragma(`wal_autocheckpoint = ${config.durability.walAutocheckpointPages}`);
+        this.begin = this.handle.prepare("BEGIN IMMEDIATE");
+        this.commit = this.handle.prepare("COMMIT");
+        this.rollback = this.handle.prepare("ROLLBACK");
       }
     } catch (err) {
       throw fromSqliteError(err, path);
     }
+  }
+
+  /**
+   * @internal The driver handle, with the configured behaviour in place
+   * (kept out of the public .d.ts, which must not need @types/better-sqlite3).
+   */
+  get db(): Database.Database {
+    this.settle();
+    return this.handle;
+  }
+
+  /**
+   * Put the configured behaviour back (synchronous level, automatic
+   * checkpoint, WAL size limit) when an off-loop commit left its pragmas in
+   * place, unless a transaction() is running.
+   */
+  private settle(): void {
+    if (this.applied === undefined || this.inTransaction) return;
+    // Cleared only once it ran: a leave that threw is tried again before the next use.
+    this.handle.exec(this.applied.leave);
+    this.applied = undefined;
   }
 
   /**
@@ -144,9 +176,10 @@ export class Connection {
   /** @internal A cached prepared statement. */
   stmt(sql: string): Statement {
     this.uses++;
+    this.settle();
     let statement = this.statements.get(sql);
     if (!statement) {
-      statement = this.db.prepare(sql);
+      statement = this.handle.prepare(sql);
       this.statements.set(sql, statement);
     }
     return statement;
@@ -187,12 +220,19 @@ export class Connection {
     const started = performance.now();
     this.guard?.checkUnlessWithin(Math.min(this.lastTxnMs, GUARD_LEAN_MAX_MS));
     const pragmas = mode ? this.offLoopPragmas?.[mode] : undefined;
-    if (!pragmas) return this.commitOrRollback(fn, started);
-    this.db.exec(pragmas.enter);
+    if (this.applied !== pragmas) {
+      this.settle();
+      if (pragmas) {
+        // Marked first: an enter that threw half-way is left (settled) before the next use.
+        this.applied = pragmas;
+        this.handle.exec(pragmas.enter);
+      }
+    }
+    this.inTransaction = true;
     try {
       return this.commitOrRollback(fn, started);
     } finally {
-      this.db.exec(pragmas.leave);
+      this.inTransaction = false;
     }
   }
 
@@ -223,7 +263,7 @@ export class Connection {
       this.lastCommitMs = ended - committing;
       this.lastTxnMs = ended - started;
     } catch (err) {
-      if (this.db.inTransaction) rollback.run();
+      if (this.handle.inTransaction) rollback.run();
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
     }
     this.guard?.check();

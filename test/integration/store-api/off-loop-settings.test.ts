@@ -47,4 +47,49 @@ describe("the off-loop settings of the writer connection", () => {
       await store.close();
     }
   });
+
+  it("stay in place from one off-loop commit to the next, and every other use of the connection finds the configured ones", async () => {
+    const store = await openSqliteStore({
+      home: tempHome(),
+      config: { durability: { synchronous: "full" } },
+    });
+    try {
+      const conn = store[internals].connection("writer");
+      // SQLite's synchronous level as each transaction begins (2: FULL, 0: OFF).
+      const levels: unknown[] = [];
+      const body = conn as unknown as { commitOrRollback: (...args: unknown[]) => unknown };
+      const original = body.commitOrRollback.bind(conn);
+      body.commitOrRollback = (...args) => {
+        levels.push(conn.db.pragma("synchronous", { simple: true }));
+        return original(...args);
+      };
+      let n = 0;
+      const write = () =>
+        conn
+          .stmt(
+            `INSERT INTO meta (key, value, updated_at) VALUES ('lazy', ?, 0)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+          )
+          .run(String(n++));
+      const level = () => conn.stmt("PRAGMA synchronous").pluck().get();
+      // Two commits whose fsync the WalSync makes, then one of SQLite's own.
+      conn.transaction(write, "pool");
+      conn.transaction(write, "pool");
+      conn.transaction(write);
+      expect(levels).toEqual([0, 0, 2]);
+      // A statement outside any transaction after an off-loop commit.
+      conn.transaction(write, "pool");
+      expect(level()).toBe(2);
+      // An autocommit write after one: SQLite's own fsync, at FULL.
+      conn.transaction(write, "pool");
+      write();
+      expect(level()).toBe(2);
+      // Read back as durability() reads it.
+      conn.transaction(write, "pool");
+      expect(conn.setting("synchronous")).toBe(2);
+      expect((await store.durability()).synchronous.actual).toBe("full");
+    } finally {
+      await store.close();
+    }
+  });
 });
