@@ -88,12 +88,45 @@ function final(job: Final): CheckpointReply {
     if (typeof db === "string") return { id: job.id, ok: false, message: db };
     if (failpointFails("checkpoint.in-final")) process.exit(70);
     const merged = mergeFirst(db, job.merge);
-    const result = walCheckpoint(db, checkpointModeFor(job.path, job.truncateAbove));
-    return { id: job.id, ok: true, ...result, ...(merged === undefined ? {} : { merged }) };
+    const { row, waited } = lastCheckpoint(db, job);
+    return {
+      id: job.id,
+      ok: true,
+      ...row,
+      ...(merged === undefined ? {} : { merged }),
+      ...(waited ? { waited } : {}),
+    };
   } catch (err) {
     return { id: job.id, ok: false, message: (err as Error).message };
   } finally {
     if (typeof db === "object") db.close();
+  }
+}
+
+/**
+ * The final checkpoint: PASSIVE, or TRUNCATE past truncateAbove, as SQLite's
+ * automatic checkpoint would. When readers from before the copy keep a WAL
+ * `restartFrames` long from starting over (TRUNCATE stopped by one, or the
+ * WAL copied whole), once more waiting up to `readerWaitMs`
+ * for them: this thread waits, the writers wait for the write lock off
+ * their loops, and new readers read the database file (every frame is in
+ * it), so only the reads already running are waited for.
+ */
+function lastCheckpoint(
+  db: Database.Database,
+  job: Final,
+): { row: WalCheckpointRow; waited: boolean } {
+  const mode = checkpointModeFor(job.path, job.truncateAbove);
+  const row = walCheckpoint(db, mode);
+  // Held: copied whole (PASSIVE) or stopped by a reader (TRUNCATE), and still long.
+  const held =
+    (mode === "TRUNCATE" ? row.busy !== 0 : row.busy === 0) && row.log >= job.restartFrames;
+  if (!held || job.readerWaitMs <= 0) return { row, waited: false };
+  db.pragma(`busy_timeout = ${job.readerWaitMs}`);
+  try {
+    return { row: walCheckpoint(db, mode === "TRUNCATE" ? "TRUNCATE" : "RESTART"), waited: true };
+  } finally {
+    db.pragma("busy_timeout = 0");
   }
 }
 

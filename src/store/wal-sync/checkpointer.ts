@@ -53,6 +53,16 @@ export type CheckpointJob = { id: number } & (
        * whose ftruncate of 100 MB froze its event loop for ~100 ms. -1: never.
        */
       truncateAbove: number;
+      /**
+       * A WAL still this many frames long once the checkpoint copied all of
+       * it has readers from before the copy on it: the next commit appends
+       * to it instead of starting it over, and under steady reads it grows
+       * for as long as they last. The checkpoint then waits up to
+       * `readerWaitMs` for those readers (RESTART, or TRUNCATE past
+       * truncateAbove), so that the next commit starts the WAL over.
+       */
+      restartFrames: number;
+      readerWaitMs: number;
     })
   | { kind: "drop"; passesId: number }
 );
@@ -69,6 +79,8 @@ export type CheckpointResult =
       checkpointed: number;
       /** Whether the merge asked for merged anything, or why it failed (the checkpoint ran anyway). */
       merged?: boolean | string;
+      /** The final job waited for readers holding the WAL (busy 0: they left, and the WAL starts over). */
+      waited?: boolean;
     }
   | { ok: false; message: string };
 

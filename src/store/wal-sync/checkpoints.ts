@@ -32,6 +32,30 @@ const MAX_PASSES = 8;
  */
 const PASSES_OUTPACED = 3;
 
+/**
+ * A WAL still this many thresholds long once the final job copied all of it
+ * is held by readers from before the copy; the final job then waits for
+ * them, up to READER_WAIT_MS (checkpoint-thread.ts, lastCheckpoint). Not
+ * sooner: each wait holds the writers, and beside a reader of whole
+ * 100,000-message transcripts waits from 2 thresholds on took the gateway's
+ * p99 turn latency from 1.4–1.6× to 1.9–2.4× of its figure without the
+ * reader. Under
+ * steady reads from other processes (workload 4: two writers, three
+ * readers) the WAL otherwise grew to 168 MiB in 10 s, past
+ * journal_size_limit, and a raw SQLite writer's to 499 MiB.
+ */
+const HELD_THRESHOLDS = 8;
+/** How long a final job waits for the readers holding the WAL (the writers wait as long for the lock). */
+const READER_WAIT_MS = 25;
+/**
+ * A wait the readers outlasted (a read of a whole 100,000-message
+ * transcript holds its snapshot for hundreds of ms) doubles the length the
+ * WAL must reach before the next wait, up to this many thresholds; a wait
+ * that started the WAL over puts it back to HELD_THRESHOLDS. Without it,
+ * every checkpoint beside such a reader held the writers 25 ms in vain.
+ */
+const HELD_THRESHOLDS_MAX = 64;
+
 /** What the checkpoints of a WalSync need of its database entry (src/store/registry.ts). */
 export interface CheckpointHost {
   readonly path: string;
@@ -88,6 +112,8 @@ export class Checkpoints {
   private passes: Passes | undefined;
   private final: Promise<void> | undefined;
   private backfilled = 0;
+  /** Thresholds of WAL left after a whole copy from which the final job waits for readers. */
+  private heldThresholds = HELD_THRESHOLDS;
   private whole = 0;
 
   constructor(
@@ -198,7 +224,15 @@ export class Checkpoints {
       .run(() => {
         // Taken once the lock is held: a job that never runs merges nothing, and owes it still.
         merge = searchMerges.take(CATCH_UP_CHUNKS);
-        const job = { path, key, synchronous, merge, truncateAbove };
+        const job = {
+          path,
+          key,
+          synchronous,
+          merge,
+          truncateAbove,
+          restartFrames: this.heldThresholds * this.options.pages,
+          readerWaitMs: READER_WAIT_MS,
+        };
         return checkpointOffLoop({ kind: "final", passesId: passes.id, ...job }).reply;
       }, patienceMs)
       .then(
@@ -206,6 +240,11 @@ export class Checkpoints {
           // A job that did not run (the thread died, the file was not the
           // writer's) merged nothing: the next job owes its chunks.
           if (!result.ok) searchMerges.giveBack(merge);
+          if (result.ok && result.waited)
+            this.heldThresholds =
+              result.busy === 0
+                ? HELD_THRESHOLDS
+                : Math.min(this.heldThresholds * 2, HELD_THRESHOLDS_MAX);
           this.recordCheckpoint(result, frames);
         },
         async () => {

@@ -15,7 +15,7 @@ export interface WalCheckpointRow {
  */
 export function walCheckpoint(
   db: Database.Database,
-  mode: "PASSIVE" | "TRUNCATE",
+  mode: "PASSIVE" | "RESTART" | "TRUNCATE",
 ): WalCheckpointRow {
   const [row] = db.pragma(`wal_checkpoint(${mode})`) as WalCheckpointRow[];
   return row ?? { busy: 1, log: -1, checkpointed: -1 };
