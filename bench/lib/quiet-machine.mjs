@@ -1,4 +1,4 @@
-// Before each workload: wait for the machine to be quiet, so one workload's
+// Before each workload of a full run: wait for the machine to be quiet, so one workload's
 // aftermath does not land in the next one's rounds. A workload that wrote a
 // GiB leaves dirty pages the kernel writes back for seconds afterwards (the
 // fsyncs of the next workload queue behind them), and a PostgreSQL or a

@@ -284,7 +284,7 @@ export async function dashboardWorkload({ sizes, rounds, log }) {
   const built = await buildStore({ sessions, messages, log });
   sizes.dashboardBuildSeconds = built.seconds;
   // The freshly built GiB is written back before the rounds start (full runs).
-  await quietMachine({ maxMs: sizes.warmup ? 30_000 : 0 });
+  if (sizes.warmup) await quietMachine();
   const api = await apiRounds({ ...built, sessions, rounds, calls: sizes.dashCalls, log });
   const late = await lateness({ ...built, rounds, loadMs: sizes.dashLoadMs, log });
   const gw = await gatewayWithDashboard({

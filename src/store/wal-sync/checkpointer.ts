@@ -56,10 +56,12 @@ export type CheckpointJob = { id: number } & (
       /**
        * A WAL still this many frames long once the checkpoint copied all of
        * it has readers from before the copy on it: the next commit appends
-       * to it instead of starting it over, and under steady reads it grows
-       * for as long as they last. The checkpoint then waits up to
-       * `readerWaitMs` for those readers (RESTART, or TRUNCATE past
-       * truncateAbove), so that the next commit starts the WAL over.
+       * to it instead of starting it over, and under steady reads from
+       * other processes it grew for as long as they lasted (two writers,
+       * three readers: 168 MiB in 10 s; raw SQLite 499 MiB). The checkpoint
+       * then waits up to `readerWaitMs` for those readers (RESTART, or
+       * TRUNCATE past truncateAbove), so that the next commit starts the
+       * WAL over.
        */
       restartFrames: number;
       readerWaitMs: number;

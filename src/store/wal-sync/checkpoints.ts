@@ -35,14 +35,11 @@ const PASSES_OUTPACED = 3;
 /**
  * A WAL still this many thresholds long once the final job copied all of it
  * is held by readers from before the copy; the final job then waits for
- * them, up to READER_WAIT_MS (checkpoint-thread.ts, lastCheckpoint). Not
- * sooner: each wait holds the writers, and beside a reader of whole
- * 100,000-message transcripts waits from 2 thresholds on took the gateway's
- * p99 turn latency from 1.4–1.6× to 1.9–2.4× of its figure without the
- * reader. Under
- * steady reads from other processes (workload 4: two writers, three
- * readers) the WAL otherwise grew to 168 MiB in 10 s, past
- * journal_size_limit, and a raw SQLite writer's to 499 MiB.
+ * them, up to READER_WAIT_MS (why: checkpointer.ts, the final job's
+ * restartFrames). Not sooner: each wait holds the writers, and beside a
+ * reader of whole 100,000-message transcripts waits from 2 thresholds on
+ * took the gateway's p99 turn latency from 1.4–1.6× to 1.9–2.4× of its
+ * figure without the reader.
  */
 const HELD_THRESHOLDS = 8;
 /** How long a final job waits for the readers holding the WAL (the writers wait as long for the lock). */

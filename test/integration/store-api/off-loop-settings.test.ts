@@ -63,6 +63,14 @@ describe("the off-loop settings of the writer connection", () => {
         levels.push(conn.db.pragma("synchronous", { simple: true }));
         return original(...args);
       };
+      // What the connection runs with exec(): the off-loop settings going in and out.
+      const handle = (conn as unknown as { handle: { exec: (sql: string) => unknown } }).handle;
+      const exec = handle.exec.bind(handle);
+      const execs: string[] = [];
+      handle.exec = (sql) => {
+        execs.push(sql);
+        return exec(sql);
+      };
       let n = 0;
       const write = () =>
         conn
@@ -75,8 +83,12 @@ describe("the off-loop settings of the writer connection", () => {
       // Two commits whose fsync the WalSync makes, then one of SQLite's own.
       conn.transaction(write, "pool");
       conn.transaction(write, "pool");
+      // Set once for both commits, not around each.
+      expect(execs).toEqual([expect.stringContaining("PRAGMA synchronous = OFF")]);
       conn.transaction(write);
       expect(levels).toEqual([0, 0, 2]);
+      expect(execs).toHaveLength(2);
+      expect(execs[1]).toContain("PRAGMA synchronous = FULL");
       // A statement outside any transaction after an off-loop commit.
       conn.transaction(write, "pool");
       expect(level()).toBe(2);
