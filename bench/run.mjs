@@ -1,13 +1,6 @@
 // hearth's benchmark suite. `npm run bench` (builds dist/ first), or
-// `npm run bench -- --quick` for the under-a-minute smoke run.
-//
-//   --quick        small sizes, 3 rounds; writes bench/results/<date>-quick.json
-//   --rounds N     rounds per workload (default 5, quick 3)
-//   --only LIST    comma-separated: append, gateway, mixed, resume, search, maintenance, dashboard,
-//                  readers, adapters, cli, tail, memory, scaling, postgres
-//   --scaling-max N  workload 16 (scaling) stops at N messages (sizes above N skipped)
-//   --docs         also rewrite docs/benchmarks.md in a quick or partial run
-//   --no-docs      never rewrite docs/benchmarks.md
+// `npm run bench -- --quick` for the under-a-minute smoke run; the options
+// are in USAGE below (`node bench/run.mjs --help`).
 import { existsSync } from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
@@ -76,7 +69,7 @@ const SIZES = {
     scalingTails: 300,
     scalingAppends: 500,
     pgAppends: 1_000,
-    pgBatchTotal: 2_000,
+    pgBatchTotal: 6_000,
     pgTailMessages: 10_000,
     pgTailCalls: 300,
     pgSearchMessages: 100_000,
@@ -153,16 +146,35 @@ const ALL = [
   "postgres",
 ];
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: "boolean", default: false },
-    rounds: { type: "string" },
-    only: { type: "string" },
-    docs: { type: "boolean" },
-    "no-docs": { type: "boolean", default: false },
-    "scaling-max": { type: "string" },
-  },
-});
+const USAGE = `usage: node bench/run.mjs [--quick] [--rounds N] [--only LIST] [--scaling-max N] [--docs | --no-docs]
+  --quick          small sizes, 3 rounds; writes bench/results/<date>-quick.json
+  --rounds N       rounds per workload (default 5, quick 3)
+  --only LIST      comma-separated workloads: ${ALL.join(", ")}
+  --scaling-max N  the scaling workload stops at N messages
+  --docs           also rewrite docs/benchmarks.md in a quick or partial run
+  --no-docs        never rewrite docs/benchmarks.md`;
+
+let args;
+try {
+  ({ values: args } = parseArgs({
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      quick: { type: "boolean", default: false },
+      rounds: { type: "string" },
+      only: { type: "string" },
+      docs: { type: "boolean" },
+      "no-docs": { type: "boolean", default: false },
+      "scaling-max": { type: "string" },
+    },
+  }));
+} catch (err) {
+  console.error(`${err.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 if (!existsSync(new URL("../dist/index.js", import.meta.url))) {
   console.error("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`");
   process.exit(2);
