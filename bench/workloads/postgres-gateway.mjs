@@ -13,7 +13,7 @@ import { backendPids, dropPgDatabase, freshPgDatabase } from "../lib/pg.mjs";
 import { startChild } from "../lib/procs.mjs";
 import { row } from "../lib/rows.mjs";
 import { quantile, rotate } from "../lib/stats.mjs";
-import { TURNS_PER_CHAT } from "./gateway.mjs";
+import { TURNS_PER_CHAT, warmClients } from "./gateway.mjs";
 
 const CLIENT_PROCESSES = 2;
 const VARIANTS = ["one", "two", "sqlite"];
@@ -132,6 +132,7 @@ export async function postgresGatewayWorkload({ sizes, rounds, log }) {
   const failures = [];
   try {
     await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
+    await warmClients(clients, { counts: [n], warmMs, ms });
     for (let round = 0; round < rounds; round++) {
       const line = [];
       for (const key of rotate(VARIANTS, round)) {
