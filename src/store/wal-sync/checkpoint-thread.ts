@@ -26,6 +26,9 @@ import { checkpointModeFor, type WalCheckpointRow, walCheckpoint } from "./wal-c
 type Passes = Extract<CheckpointJob, { kind: "passes" }>;
 type Final = Extract<CheckpointJob, { kind: "final" }>;
 
+/** This thread's connections never wait for a lock, except the final job's wait for readers. */
+const NO_WAIT = "busy_timeout = 0";
+
 /** Connections the passes kept for their final job, by the passes' job id. */
 const kept = new Map<number, Database.Database>();
 
@@ -36,7 +39,7 @@ function connect(job: Passes | Final): Database.Database | string {
     db.close();
     return moved(job);
   }
-  db.pragma("busy_timeout = 0");
+  db.pragma(NO_WAIT);
   // The merge's own commit must not checkpoint: the job's checkpoint does, in the mode it chose.
   db.pragma("wal_autocheckpoint = 0");
   db.pragma(`synchronous = ${job.synchronous}`);
@@ -126,7 +129,7 @@ function lastCheckpoint(
   try {
     return { row: walCheckpoint(db, mode === "TRUNCATE" ? "TRUNCATE" : "RESTART"), waited: true };
   } finally {
-    db.pragma("busy_timeout = 0");
+    db.pragma(NO_WAIT);
   }
 }
 
