@@ -168,6 +168,9 @@ Workloads (sizes of this ${s.mode} run):
    default, \`store.readerThreads\` 2) against the same gateway with no reader (the
    ceiling) and with \`store.readerThreads\` 0 (the transcript read and serialized on the
    gateway's event loop, as before); the three gateways interleaved, order rotated.
+   Beside it, the share of the machine's CPU busy over each window (/proc/stat,
+   every process): on a small machine the reader takes the cores the turns would
+   have had spare, whatever its priority.
 
 11. **adapters** (bench/workloads/adapters.mjs): \`getItems(limit)\` (20 and 200) on
    \`hearth/openai-agents\`'s \`HearthSession\` over a 10,000-item conversation (SDK-shaped

@@ -14,13 +14,22 @@ import { readFileSync } from "node:fs";
 const MiB = 1024 * 1024;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Aggregate CPU jiffies from /proc/stat: [busy, total]. */
-function cpuJiffies() {
-  const line = readFileSync("/proc/stat", "utf8").split("\n")[0];
-  const v = line.trim().split(/\s+/).slice(1).map(Number);
-  const idle = v[3] + (v[4] ?? 0); // idle + iowait
-  const total = v.reduce((a, b) => a + b, 0);
-  return [total - idle, total];
+/**
+ * The whole machine's busy and total CPU time so far (/proc/stat, clock
+ * ticks; iowait counts as idle). Two readings give the share of the machine
+ * busy between them (machineBusy).
+ */
+export function machineTicks() {
+  const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.map(Number);
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy, total: busy + idle + (iowait ?? 0) };
+}
+
+/** The share of the machine's CPU time that was busy between two machineTicks() readings (0–1). */
+export function machineBusy(before, after) {
+  const total = after.total - before.total;
+  return total > 0 ? (after.busy - before.busy) / total : 1;
 }
 
 /** Dirty + Writeback from /proc/meminfo, bytes. */
@@ -39,10 +48,9 @@ export async function quietMachine({ maxMs = 30_000, sampleMs = 500 } = {}) {
   const t0 = performance.now();
   spawnSync("sync");
   for (;;) {
-    const [b0, t0j] = cpuJiffies();
+    const before = machineTicks();
     await sleep(sampleMs);
-    const [b1, t1j] = cpuJiffies();
-    const busy = t1j > t0j ? (b1 - b0) / (t1j - t0j) : 1;
+    const busy = machineBusy(before, machineTicks());
     const unwritten = unwrittenBytes();
     const waitedMs = performance.now() - t0;
     const quiet = busy < 0.1 && unwritten < 32 * MiB;

@@ -13,6 +13,7 @@
 // settle, and the largest 100 ms sample during the largest client count.
 import { commitBatches, cpuMs, rssMB, rssSampler, startServer } from "../lib/gateway-servers.mjs";
 import { startChild } from "../lib/procs.mjs";
+import { machineBusy, machineTicks } from "../lib/quiet-machine.mjs";
 import { row } from "../lib/rows.mjs";
 import { quantile, rotate } from "../lib/stats.mjs";
 
@@ -76,6 +77,7 @@ export async function measureWindow(
   const cpu = () => ({
     server: cpuMs(pid),
     clients: parts.reduce((s, x) => s + cpuMs(x.client.pid), 0),
+    machine: machineTicks(),
   });
   const cpuStart = atTime(at, cpu);
   const cpuEnd = atTime(at + ms, cpu);
@@ -94,6 +96,8 @@ export async function measureWindow(
     p99: quantile(latencies, 0.99),
     cpuPerTurn: (c1.server - c0.server) / turns,
     clientCpuPerTurn: (c1.clients - c0.clients) / turns,
+    // Every process of the machine (clients, gateway, a reader beside it), 0–1.
+    machineBusy: machineBusy(c0.machine, c1.machine),
     // Messages per commit over warm-up and window (and the turns still in flight at its end).
     meanBatch: after ? (after.sum - before.sum) / (after.count - before.count) : undefined,
     errors: results.reduce((s, r) => s + r.errors, 0),

@@ -7,10 +7,10 @@
 //   two:    two gateways (two homes, one fresh database); client process 0
 //           posts to the first, process 1 to the second (32 clients each)
 //   sqlite: one gateway on SQLite (WAL+FULL), for the figure beside
-import { readFileSync } from "node:fs";
 import { commitBatches, cpuMs, startServer } from "../lib/gateway-servers.mjs";
 import { backendPids, dropPgDatabase, freshPgDatabase } from "../lib/pg.mjs";
 import { startChild } from "../lib/procs.mjs";
+import { machineBusy, machineTicks } from "../lib/quiet-machine.mjs";
 import { row } from "../lib/rows.mjs";
 import { quantile, rotate } from "../lib/stats.mjs";
 import { TURNS_PER_CHAT, warmClients } from "./gateway.mjs";
@@ -26,13 +26,6 @@ const cpuMsOr0 = (pid) => {
     return 0; // a backend that ended (the pool let it go)
   }
 };
-/** The whole machine's busy and total CPU time so far (/proc/stat, clock ticks). */
-function machineTicks() {
-  const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.map(Number);
-  const busy = user + nice + system + irq + softirq + steal;
-  return { busy, total: busy + idle + iowait };
-}
 const atTime = (t, fn) =>
   new Promise((resolve) => setTimeout(() => resolve(fn()), Math.max(0, t - Date.now())));
 
@@ -108,7 +101,7 @@ async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
     pgCpuPerTurn: (c1.server - c0.server) / turns, // the database's backends of this run
     // Every process of the machine (clients, gateways, the database): a
     // variant that keeps the machine busy has no core left for a second gateway.
-    machineBusy: (c1.machine.busy - c0.machine.busy) / (c1.machine.total - c0.machine.total),
+    machineBusy: machineBusy(c0.machine, c1.machine),
     msgPerSec: (2 * turns) / (ms / 1000), // a turn acknowledges two messages
     p99: quantile(
       results.flatMap((r) => r.latencies),
