@@ -75,6 +75,7 @@ export async function startGateway(options: {
     await closeAll();
     throw err;
   }
+  metrics.watchCommits(() => runtimes.values());
   for (const r of runtimes.values()) {
     r.committer.onBatch = (size, ms) => {
       metrics.batchSize.observe({ profile: r.profile }, size);

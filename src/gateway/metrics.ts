@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Store } from "../store/api.js";
 
 /** The gateway's Prometheus metrics, on their own registry (GET /metrics). */
 export class GatewayMetrics {
@@ -43,5 +44,33 @@ export class GatewayMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: "hearth_" });
+  }
+
+  /**
+   * hearth_write_commits_total{profile,fsync}: each store's write-path
+   * commits since its writer opened, by where their fsync ran ("loop",
+   * inside the commit) or why it left the event loop ("busy-loop",
+   * "slow-disk", "backup", "fsync-running": those share an fsync on the
+   * libuv pool). Read from `durability().offLoop.commits` at every scrape,
+   * never counted here; PostgreSQL stores have none.
+   */
+  watchCommits(stores: () => Iterable<{ profile: string; store: Store }>): void {
+    new Counter({
+      name: "hearth_write_commits_total",
+      help: "Write-path commits since the store's writer opened, by where their fsync ran (loop) or why it left the event loop",
+      labelNames: ["profile", "fsync"],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { profile, store } of stores()) {
+          // A store that cannot answer now (closing, reattaching) is left out of this scrape.
+          const report = await store.durability().catch(() => undefined);
+          if (!report || !("offLoop" in report)) continue;
+          for (const [fsync, count] of Object.entries(report.offLoop.commits)) {
+            if (count) this.inc({ profile, fsync }, count);
+          }
+        }
+      },
+    });
   }
 }

@@ -97,6 +97,16 @@ const batches = (text: string) => {
   return { count, larger: count - single, mean: count ? sum / count : 0 };
 };
 
+/** hearth_write_commits_total, summed over where the fsync ran, and the labels seen. */
+const writeCommits = (text: string) => {
+  const lines = text
+    .split("\n")
+    .filter((l) => l.startsWith('hearth_write_commits_total{profile="default",'));
+  const fsync = lines.map((l) => /fsync="([^"]+)"/.exec(l)?.[1]);
+  const total = lines.reduce((t, l) => t + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+  return { total, fsync };
+};
+
 describe("group commit at synchronous=FULL", () => {
   it("acknowledges many messages per commit; without it, one transaction per message", async () => {
     const grouped = await target(true);
@@ -125,5 +135,14 @@ describe("group commit at synchronous=FULL", () => {
     expect(g.larger).toBeGreaterThan(0);
     expect(g.mean).toBeGreaterThanOrEqual(2);
     expect(batches(sm).count).toBe(0);
+    // The store's own count of write-path commits, read from it at the
+    // scrape: every group commit is one; without grouping each message
+    // (user and reply) is one of its own.
+    const [gc, sc] = [writeCommits(gm), writeCommits(sm)];
+    expect(gc.total).toBeGreaterThanOrEqual(g.count);
+    expect(gc.total).toBeLessThan(2 * grouped.acks.length);
+    expect(sc.total).toBeGreaterThanOrEqual(2 * single.acks.length);
+    for (const where of [...gc.fsync, ...sc.fsync])
+      expect(["loop", "busy-loop", "slow-disk", "backup", "fsync-running"]).toContain(where);
   });
 });
