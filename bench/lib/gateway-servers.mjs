@@ -121,12 +121,20 @@ export function cpuMs(pid) {
 /** The group-commit batch histogram of /metrics so far: { sum (messages), count (commits) }. */
 export async function commitBatches(address) {
   const text = await (await fetch(new URL("/metrics", address))).text();
+  const lines = text.split("\n");
   const value = (name) => {
-    const line = text.split("\n").find((l) => l.startsWith(`${name}{profile="default"} `));
+    const line = lines.find((l) => l.startsWith(`${name}{profile="default"} `));
     return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
   };
+  // hearth_write_commits_total{profile,fsync}: the store's commits by where their fsync ran.
+  const commits = { loop: 0, pool: 0 };
+  for (const l of lines) {
+    const m = /^hearth_write_commits_total\{profile="default",fsync="([^"]+)"\} (\S+)$/.exec(l);
+    if (m) commits[m[1] === "loop" ? "loop" : "pool"] += Number(m[2]);
+  }
   return {
     sum: value("hearth_commit_batch_size_sum"),
     count: value("hearth_commit_batch_size_count"),
+    commits,
   };
 }

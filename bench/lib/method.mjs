@@ -96,7 +96,12 @@ Workloads (sizes of this ${s.mode} run):
    utime + stime of the server process (/proc/<pid>/stat) over the window,
    per turn answered in it, and the same for the two client processes
    together; messages per commit: the gateway's
-   \`hearth_commit_batch_size\` histogram over warm-up and window. **This
+   \`hearth_commit_batch_size\` histogram over warm-up and window; commits
+   whose fsync left the event loop: the share of the store's own
+   \`hearth_write_commits_total\` over the same span whose fsync ran on the
+   pool (shared with every commit made before it began) rather than inside
+   the commit. It is why group commit off moves from round to round: the
+   more of its commits share fsyncs, the closer it comes to group commit. **This
    machine has ${s.cpuCount} logical CPUs**: the server (its event loop, libuv and GC
    threads) and both client processes compete for them, so every figure here
    includes the clients' share of the CPU, and a server needing less CPU per
