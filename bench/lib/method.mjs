@@ -100,8 +100,9 @@ Workloads (sizes of this ${s.mode} run):
    whose fsync left the event loop: the share of the store's own
    \`hearth_write_commits_total\` over the same span whose fsync ran on the
    pool (shared with every commit made before it began) rather than inside
-   the commit. It is why group commit off moves from round to round: the
-   more of its commits share fsyncs, the closer it comes to group commit. **This
+   the commit: whether group commit off shared fsyncs in a round, which
+   would bring it closer to group commit (it shared none in the run at
+   835b840). **This
    machine has ${s.cpuCount} logical CPUs**: the server (its event loop, libuv and GC
    threads) and both client processes compete for them, so every figure here
    includes the clients' share of the CPU, and a server needing less CPU per

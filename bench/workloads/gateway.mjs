@@ -287,8 +287,8 @@ function buildRows({ res, counts, top, failures }) {
       hearth: res.full.byN.get(top).map((w) => w.meanBatch),
       ceiling: res.sqlFull.byN.get(top).map((w) => w.meanBatch),
     }),
-    // Why group commit off moves from round to round: its commits share
-    // fsyncs on the pool whenever the policy moves them off the loop.
+    // Whether group commit off shared fsyncs on the pool (the policy moves
+    // them off a busy loop), which would bring it closer to group commit.
     row({
       workload,
       metric: `WAL+FULL, ${top} clients: commits whose fsync left the event loop (shared on the libuv pool)`,
