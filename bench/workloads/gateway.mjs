@@ -66,6 +66,13 @@ function pooledShare(before, after) {
   return all > 0 ? pool / all : undefined;
 }
 
+/** A window's pooled share in %: never a 0 made up for a count /metrics did not give. */
+function pooledPercent(w) {
+  if (w.pooledShare === undefined)
+    throw new Error("the gateway's /metrics gave no hearth_write_commits_total for this window");
+  return 100 * w.pooledShare;
+}
+
 /** One timed window of `n` clients against `address` (the gateway `pid`). */
 export async function measureWindow(
   clients,
@@ -295,8 +302,8 @@ function buildRows({ res, counts, top, failures }) {
       unit: "%",
       better: "higher",
       baselines,
-      hearth: res.full.byN.get(top).map((w) => 100 * (w.pooledShare ?? 0)),
-      naive: res.fullOff.byN.get(top).map((w) => 100 * (w.pooledShare ?? 0)),
+      hearth: res.full.byN.get(top).map(pooledPercent),
+      naive: res.fullOff.byN.get(top).map(pooledPercent),
     }),
     ...counts.map((n) =>
       row({

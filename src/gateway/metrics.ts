@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { Store } from "../store/api.js";
+import { isSqliteStore, type Store } from "../store/api.js";
 
 /** The gateway's Prometheus metrics, on their own registry (GET /metrics). */
 export class GatewayMetrics {
@@ -51,8 +51,9 @@ export class GatewayMetrics {
    * commits since its writer opened, by where their fsync ran ("loop",
    * inside the commit) or why it left the event loop ("busy-loop",
    * "slow-disk", "backup", "fsync-running": those share an fsync on the
-   * libuv pool). Read from `durability().offLoop.commits` at every scrape,
-   * never counted here; PostgreSQL stores have none.
+   * libuv pool). The store's own count (`durability().offLoop.commits`),
+   * read from its memory at every scrape, never counted here; PostgreSQL
+   * stores have none.
    */
   watchCommits(stores: () => Iterable<{ profile: string; store: Store }>): void {
     new Counter({
@@ -60,13 +61,12 @@ export class GatewayMetrics {
       help: "Write-path commits since the store's writer opened, by where their fsync ran (loop) or why it left the event loop",
       labelNames: ["profile", "fsync"],
       registers: [this.registry],
-      async collect() {
+      collect() {
         this.reset();
         for (const { profile, store } of stores()) {
-          // A store that cannot answer now (closing, reattaching) is left out of this scrape.
-          const report = await store.durability().catch(() => undefined);
-          if (!report || !("offLoop" in report)) continue;
-          for (const [fsync, count] of Object.entries(report.offLoop.commits)) {
+          // A closed store (a reopen under way) is left out of this scrape.
+          if (!isSqliteStore(store) || store.isClosed) continue;
+          for (const [fsync, count] of Object.entries(store.offLoopCommits())) {
             if (count) this.inc({ profile, fsync }, count);
           }
         }

@@ -85,6 +85,18 @@ export function applyJournalMode(
 }
 
 /**
+ * The writer's write-path commits so far by where their fsync ran
+ * (durability().offLoop.commits): a copy of the WalSync's own count, read
+ * from memory, so it touches no connection.
+ */
+export function offLoopCommits(
+  writer: Connection | undefined,
+  walSync: WalSync | undefined,
+): DurabilityReport["offLoop"]["commits"] {
+  return { ...(writer?.offLoop ? walSync?.policy?.commits : undefined) };
+}
+
+/**
  * Configured versus actual durability, read from SQLite now (C2), never
  * echoed from the configuration. The synchronous level that matters is the
  * one writes commit with: the writer connection's when there is one.
@@ -123,7 +135,7 @@ export function readDurability(
       checkpoint: Boolean(writer?.offLoop && walSync),
       lastFsync: (writer?.offLoop && walSync?.policy?.lastCommit) || null,
       lastCheckpoint: (writer?.offLoop && walSync?.lastCheckpoint) || null,
-      commits: { ...(writer?.offLoop ? walSync?.policy?.commits : undefined) },
+      commits: offLoopCommits(writer, walSync),
     },
     searchMerges: writer
       ? searchMerges.stats(

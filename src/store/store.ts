@@ -9,7 +9,7 @@ import { type Store, storeClosed } from "./api.js";
 import { Browse } from "./browse.js";
 import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
 import type { Connection, ConnectionRole } from "./connection.js";
-import { readDurability } from "./durability.js";
+import { offLoopCommits, readDurability } from "./durability.js";
 import type { ExportOptions } from "./export.js";
 import { GraphCheckpoints } from "./graph-checkpoints.js";
 import { Handoffs } from "./handoffs.js";
@@ -177,6 +177,17 @@ export class SqliteStore implements Store {
       const writer = this.role === "writer" ? this.connection("writer") : undefined;
       return readDurability(this.access.read(), writer, this.config, this.path, this.entry);
     });
+  }
+
+  /**
+   * `durability().offLoop.commits` alone, from memory: for a caller that
+   * reads it often (the gateway's /metrics), without reading SQLite or the
+   * filesystem and without disturbing the writer's settings between commits.
+   */
+  offLoopCommits(): DurabilityReport["offLoop"]["commits"] {
+    this.assertOpen();
+    const writer = this.role === "writer" ? this.entry.connection("writer") : undefined;
+    return offLoopCommits(writer, this.entry.walSync);
   }
 
   /** Schema version and application_id as stored in the database. */
