@@ -34,14 +34,21 @@ export {
   type StoreBackend,
   sqliteOnly,
 } from "./store/api.js";
+export type { Logger } from "./store/logger.js";
+export {
+  MAX_METADATA_BYTES,
+  MAX_METADATA_DEPTH,
+  MAX_OWNER_ID_LENGTH,
+} from "./store/metadata.js";
+export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type {
   ArchiveAfterOptions,
   PopOptions,
   ReplaceSuffixOptions,
   ReplaceSuffixResult,
   WaitOptions,
-} from "./store/edits.js";
-export type { ExportFormat, ExportOptions } from "./store/export.js";
+} from "./store/sqlite/edits.js";
+export type { ExportFormat, ExportOptions } from "./store/sqlite/export.js";
 export type {
   GraphBlob,
   GraphCheckpointInput,
@@ -50,23 +57,16 @@ export type {
   GraphCheckpoints,
   GraphListQuery,
   GraphWrite,
-} from "./store/graph-checkpoints.js";
-export type { Logger } from "./store/logger.js";
-export type { AppendResult, LoadOptions, Messages } from "./store/messages.js";
-export type { Meta } from "./store/meta.js";
-export {
-  MAX_METADATA_BYTES,
-  MAX_METADATA_DEPTH,
-  MAX_OWNER_ID_LENGTH,
-} from "./store/metadata.js";
-export { LATEST_SCHEMA_VERSION } from "./store/migrations.js";
-export { type OpenStoreOptions, openStore } from "./store/open.js";
-export type { CreateOptions } from "./store/session-create.js";
-export type { Sessions } from "./store/sessions.js";
-export type { HealthDay, HealthSample, Stats } from "./store/stats.js";
-export { SqliteStore } from "./store/store.js";
-export type { StructuralContext } from "./store/structural-context.js";
-export { withStructuralGate } from "./store/structural-context.js";
+} from "./store/sqlite/graph-checkpoints.js";
+export type { AppendResult, LoadOptions, Messages } from "./store/sqlite/messages.js";
+export type { Meta } from "./store/sqlite/meta.js";
+export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
+export type { CreateOptions } from "./store/sqlite/session-create.js";
+export type { Sessions } from "./store/sqlite/sessions.js";
+export type { HealthDay, HealthSample, Stats } from "./store/sqlite/stats.js";
+export { SqliteStore } from "./store/sqlite/store.js";
+export type { StructuralContext } from "./store/sqlite/structural-context.js";
+export { withStructuralGate } from "./store/sqlite/structural-context.js";
 export type { JsonParts } from "./store/transcript-json.js";
 export type {
   DurabilityReport,

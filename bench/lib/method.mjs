@@ -35,7 +35,7 @@ Baselines, measured in the same run:
   read-only connection. hearth's schema turns FTS5's automatic merge off
   (version 9), so its writers merge the search index themselves: the
   ceiling and naive writers do the same work, inline, in 1,000-page chunks
-  as hearth without its checkpoint thread (src/store/fts-merge.ts).
+  as hearth without its checkpoint thread (src/store/sqlite/fts-merge.ts).
 - **naive**: how agent runtimes commonly do it: a new read-write connection
   per operation with the driver's defaults (its 5 s busy timeout; the level
   set explicitly so only connection handling differs), a deferred \`BEGIN\`,

@@ -1,10 +1,10 @@
-// The SQL hearth runs (src/store/messages.ts, sessions.ts, search.ts), for
+// The SQL hearth runs (src/store/sqlite/messages.ts, sessions.ts, search.ts), for
 // the raw better-sqlite3 baselines. Keep in step with the library: limits
 // are bound as `LIMIT +?`, as hearth binds them (a bare bound limit is
 // prepared again on every call; docs/benchmarks-history.md).
 import { closeSync, fsyncSync, openSync, renameSync } from "node:fs";
 import Database from "better-sqlite3";
-import { MergeDebt, mergeSearchIndex, totalChanges } from "../../dist/store/fts-merge.js";
+import { MergeDebt, mergeSearchIndex, totalChanges } from "../../dist/store/sqlite/fts-merge.js";
 
 export const SLOT_SQL = `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
    token_count = token_count + ?, last_activity_at = max(last_activity_at, ?), updated_at = ?
@@ -24,7 +24,7 @@ export const SEARCH_SQL = `SELECT m.session_id, m.id, m.ordinal, m.role, m.activ
        WHERE messages_fts MATCH ? AND m.active = 1
        ORDER BY rank LIMIT +?`;
 
-/** The pragmas hearth sets on its writer connection (src/store/connection.ts). */
+/** The pragmas hearth sets on its writer connection (src/store/sqlite/connection.ts). */
 export function writerPragmas(db, synchronous, busyTimeoutMs = 5000) {
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
@@ -34,7 +34,7 @@ export function writerPragmas(db, synchronous, busyTimeoutMs = 5000) {
 }
 
 /**
- * The search-index merges hearth does (src/store/fts-merge.ts: FTS5's
+ * The search-index merges hearth does (src/store/sqlite/fts-merge.ts: FTS5's
  * automatic merge is off in hearth's schema), on a raw connection, the way
  * a writer without a checkpoint thread does them: `const done =
  * merging(); … writes …; done()` inside the transaction adds the debt of

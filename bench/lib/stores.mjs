@@ -121,7 +121,7 @@ export function bulkFill(path, { total, sessions, seed, shapes, onProgress, firs
     onProgress?.(written, total);
   }
   // Indexed in one go with FTS5's automatic merge on, as a store that grew
-  // by hearth's writes is kept merged (src/store/fts-merge.ts); then the
+  // by hearth's writes is kept merged (src/store/sqlite/fts-merge.ts); then the
   // store's own setting (off, schema version 9) again.
   const automerge = db
     .prepare("SELECT v FROM messages_fts_config WHERE k = 'automerge'")

@@ -11,7 +11,7 @@
 //
 // POST /v1/messages {platform, chat, content, clientId} does what a gateway
 // turn with the echo responder does to the store (src/turn/run.ts,
-// src/turn/group-commit.ts, src/store/messages.ts appendMany, sessions.ts):
+// src/turn/group-commit.ts, src/store/sqlite/messages.ts appendMany, sessions.ts):
 //   1. find the chat's open session on a read-only connection; when there is
 //      none, create it in a BEGIN IMMEDIATE transaction of its own;
 //   2. the inbound message, group-committed: in a savepoint, read the turn

@@ -5,7 +5,7 @@ import { isHearthError } from "../errors.js";
 import { assertOurs, lstatOrNull, readHeader } from "../files/inspect.js";
 import type { HolderJson } from "../process/holders.js";
 import { warmKernelLocks } from "../process/proc-locks.js";
-import { sqliteMaintenance } from "../store/maintenance.js";
+import { sqliteMaintenance } from "../store/sqlite/maintenance.js";
 import type { StoreCounts } from "../store/types.js";
 import { fileFindings, routingFindings } from "./doctor/files.js";
 import { type Finding, type Severity, worst } from "./doctor/finding.js";

@@ -14,7 +14,7 @@ import type { CopyReport } from "../store/copy/to-pg.js";
 import { openStore } from "../store/open.js";
 import { parseStoreUrl } from "../store/pg/url.js";
 import type { OnProgress } from "../store/progress.js";
-import { internals } from "../store/store.js";
+import { internals } from "../store/sqlite/store.js";
 
 export interface MigrateToOptions {
   home?: string | undefined;

@@ -13,8 +13,12 @@ import {
 } from "../files/inspect.js";
 import { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
-import { type Health, type RepairStrategy, sqliteMaintenance } from "../store/maintenance.js";
 import type { OnProgress } from "../store/progress.js";
+import {
+  type Health,
+  type RepairStrategy,
+  sqliteMaintenance,
+} from "../store/sqlite/maintenance.js";
 import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
 import { phases } from "./phases.js";

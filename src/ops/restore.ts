@@ -14,9 +14,9 @@ import {
 } from "../files/inspect.js";
 import { InodeLocks } from "../process/inode-locks.js";
 import { claimStructural } from "../process/structural.js";
-import { sqliteMaintenance } from "../store/maintenance.js";
-import { LATEST_SCHEMA_VERSION } from "../store/migrations.js";
 import type { OnProgress } from "../store/progress.js";
+import { sqliteMaintenance } from "../store/sqlite/maintenance.js";
+import { LATEST_SCHEMA_VERSION } from "../store/sqlite/migrations.js";
 import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
 import { phases } from "./phases.js";

@@ -9,7 +9,7 @@ import { runDir } from "./markers.js";
  * OFD lock on `run/backup.lock`, held while the copy runs, on a descriptor
  * of the backup's own. A backup reads the whole database and writes as much,
  * which is when a writer's fsync turns slow; writers that see the flag move
- * their fsync off the event loop (src/store/wal-sync/policy.ts).
+ * their fsync off the event loop (src/store/sqlite/wal-sync/policy.ts).
  *
  * The lock lives on a file of its own, not on the database: a descriptor
  * opened and closed on the database file would drop SQLite's POSIX locks

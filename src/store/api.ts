@@ -10,21 +10,21 @@
  */
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
-import type { Browse } from "./browse.js";
-import type { ConnectionRole } from "./connection.js";
-import type { ExportOptions } from "./export.js";
-import type { GraphCheckpoints } from "./graph-checkpoints.js";
-import type { Handoffs } from "./handoffs.js";
-import type { JsonTail } from "./json-tail.js";
-import type { Messages } from "./messages.js";
-import type { Meta } from "./meta.js";
 import type { Public } from "./public.js";
-import type { Runs } from "./runs.js";
-import type { Sessions } from "./sessions.js";
-import type { Stats } from "./stats.js";
-import type { SqliteStore } from "./store.js";
-import type { Tokens } from "./tokens.js";
+import type { Browse } from "./sqlite/browse.js";
+import type { ExportOptions } from "./sqlite/export.js";
+import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
+import type { Handoffs } from "./sqlite/handoffs.js";
+import type { JsonTail } from "./sqlite/json-tail.js";
+import type { Messages } from "./sqlite/messages.js";
+import type { Meta } from "./sqlite/meta.js";
+import type { Runs } from "./sqlite/runs.js";
+import type { Sessions } from "./sqlite/sessions.js";
+import type { Stats } from "./sqlite/stats.js";
+import type { SqliteStore } from "./sqlite/store.js";
+import type { Tokens } from "./sqlite/tokens.js";
 import type {
+  ConnectionRole,
   DurabilityReport,
   PgDurabilityReport,
   SearchHit,

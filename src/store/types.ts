@@ -1,10 +1,12 @@
 /** Public shapes of the store API. No SQLite types leak through here. */
 
-import type { SearchMergeStats } from "./fts-merge.js";
 import type { JsonObject } from "./metadata.js";
+import type { SearchMergeStats } from "./sqlite/fts-merge.js";
 
 export type { JsonObject, JsonValue } from "./metadata.js";
 
+/** A store opened to write ("writer") or only to read ("reader"). */
+export type ConnectionRole = "writer" | "reader";
 export type MessageRole = "system" | "user" | "assistant" | "tool";
 export type HandoffState = "pending" | "running" | "completed" | "failed";
 export type TitleSource = "user" | "auto";
@@ -213,7 +215,7 @@ export interface DurabilityReport {
     /**
      * Where this process's last write-path commit fsynced the WAL (with
      * `fsync`; null before the first): "loop" inside SQLite's commit, or
-     * "pool" after it, and why (src/store/wal-sync/policy.ts).
+     * "pool" after it, and why (src/store/sqlite/wal-sync/policy.ts).
      */
     lastFsync: { on: "loop" | "pool"; reason: OffLoopReason } | null;
     /**
@@ -231,7 +233,7 @@ export interface DurabilityReport {
   };
   /**
    * The search-index merges of this process's writes since its writer
-   * opened (src/store/fts-merge.ts): who merges ("thread": the checkpoint
+   * opened (src/store/sqlite/fts-merge.ts): who merges ("thread": the checkpoint
    * thread; "writer": the writer, inside its write transactions), chunks
    * asked for, how many merged something, failed, and the last failure.
    * null for a reader.

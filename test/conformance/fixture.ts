@@ -15,7 +15,7 @@ import {
   type Store,
   sqliteOnly,
 } from "../../src/index.js";
-import { internals } from "../../src/store/store.js";
+import { internals } from "../../src/store/sqlite/store.js";
 import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 
 export interface Backend {

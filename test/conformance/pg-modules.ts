@@ -11,10 +11,6 @@
  */
 import { afterEach } from "vitest";
 import { openStore } from "../../src/index.js";
-import type { Browse } from "../../src/store/browse.js";
-import type { GraphCheckpoints } from "../../src/store/graph-checkpoints.js";
-import type { Handoffs } from "../../src/store/handoffs.js";
-import type { JsonTail } from "../../src/store/json-tail.js";
 import { PgBrowse } from "../../src/store/pg/browse.js";
 import { PgGraphCheckpoints } from "../../src/store/pg/graph-checkpoints.js";
 import { PgHandoffs } from "../../src/store/pg/handoffs.js";
@@ -25,9 +21,13 @@ import { PgRuns } from "../../src/store/pg/runs.js";
 import { PgStats } from "../../src/store/pg/stats.js";
 import { PgTokens } from "../../src/store/pg/tokens.js";
 import type { Public } from "../../src/store/public.js";
-import type { Runs } from "../../src/store/runs.js";
-import type { Stats } from "../../src/store/stats.js";
-import type { Tokens } from "../../src/store/tokens.js";
+import type { Browse } from "../../src/store/sqlite/browse.js";
+import type { GraphCheckpoints } from "../../src/store/sqlite/graph-checkpoints.js";
+import type { Handoffs } from "../../src/store/sqlite/handoffs.js";
+import type { JsonTail } from "../../src/store/sqlite/json-tail.js";
+import type { Runs } from "../../src/store/sqlite/runs.js";
+import type { Stats } from "../../src/store/sqlite/stats.js";
+import type { Tokens } from "../../src/store/sqlite/tokens.js";
 import { tempHome } from "../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 

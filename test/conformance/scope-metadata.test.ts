@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_METADATA_BYTES, type Store } from "../../src/index.js";
 import { isSqliteStore } from "../../src/store/api.js";
-import { internals } from "../../src/store/store.js";
+import { internals } from "../../src/store/sqlite/store.js";
 import { backends, expectHearthError, TestHomes } from "./fixture.js";
 
 describe.each(backends)("scope-metadata on $name", (backend) => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sqliteOnly } from "../../src/store/api.js";
 import { type OpenStoreOptions, openStore } from "../../src/store/open.js";
-import type { SqliteStore } from "../../src/store/store.js";
+import type { SqliteStore } from "../../src/store/sqlite/store.js";
 import { scope } from "./scope.js";
 
 const homes: string[] = [];

@@ -10,7 +10,7 @@ describe("builtFile", () => {
   it("finds every built file hearth loads by path", () => {
     for (const file of [
       "cli/main.js",
-      "store/reader-pool/thread.js",
+      "store/sqlite/reader-pool/thread.js",
       "store/sqlite/backup-worker.js",
       "web/index.html",
       "../package.json",

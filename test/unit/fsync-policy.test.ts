@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { FsyncPolicy } from "../../src/store/wal-sync/policy.js";
+import { FsyncPolicy } from "../../src/store/sqlite/wal-sync/policy.js";
 
-// The policy that decides where a commit's fsync runs (src/store/wal-sync/policy.ts),
+// The policy that decides where a commit's fsync runs (src/store/sqlite/wal-sync/policy.ts),
 // against this process's real event loop and clock.
 
 const options = { windowMs: 50, busyShare: 0.5, slowMs: 20, holdMs: 150 };

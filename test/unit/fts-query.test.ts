@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toFtsQuery } from "../../src/store/fts-query.js";
+import { toFtsQuery } from "../../src/store/sqlite/fts-query.js";
 
 const ROWS = [
   "the quick brown fox",

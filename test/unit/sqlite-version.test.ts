@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { hasWalResetBug, parseVersion } from "../../src/store/sqlite-version.js";
+import { hasWalResetBug, parseVersion } from "../../src/store/sqlite/sqlite-version.js";
 
 describe("parseVersion", () => {
   it("reads major, minor and patch", () => {

@@ -1,10 +1,10 @@
 import type { HearthConfig } from "../../config/schema.js";
 import { inspectFilesystem } from "../../files/fs-type.js";
 import { HEARTH_APPLICATION_ID, lstatOrNull } from "../../files/inspect.js";
-import { sqliteVersion } from "../../store/durability.js";
-import type { ContentReport } from "../../store/maintenance.js";
-import { LATEST_SCHEMA_VERSION } from "../../store/migrations.js";
-import { hasWalResetBug } from "../../store/sqlite-version.js";
+import { sqliteVersion } from "../../store/sqlite/durability.js";
+import type { ContentReport } from "../../store/sqlite/maintenance.js";
+import { LATEST_SCHEMA_VERSION } from "../../store/sqlite/migrations.js";
+import { hasWalResetBug } from "../../store/sqlite/sqlite-version.js";
 import type { Finding } from "./finding.js";
 
 /** A handoff still pending or running after this long has no live owner. */

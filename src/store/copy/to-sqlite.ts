@@ -20,7 +20,7 @@ import { readVersion } from "../pg/migrate.js";
 import { createPool, fromPgError, maskUrl, type PgClient } from "../pg/pool.js";
 import { PG_LATEST_SCHEMA_VERSION } from "../pg/schema.js";
 import type { OnProgress } from "../progress.js";
-import { internals } from "../store.js";
+import { internals } from "../sqlite/store.js";
 import { assertPgColumns, streamPgRows } from "./pg-side.js";
 import { hashSqliteTables, insertRows, sqliteSpecs } from "./sqlite-side.js";
 import { mismatch, TableHasher, type TableHashes } from "./tables.js";

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import type { Browse, BrowseOptions } from "../browse.js";
-import { SESSION_STATES } from "../browse.js";
 import type { Public } from "../public.js";
 import { MESSAGE_COLUMNS } from "../rows.js";
-import { sessionNotFound } from "../sessions.js";
+import type { Browse, BrowseOptions } from "../sqlite/browse.js";
+import { SESSION_STATES } from "../sqlite/browse.js";
+import { sessionNotFound } from "../sqlite/sessions.js";
 import type { Message, Session } from "../types.js";
 import { int, pgMessage, pgSession } from "./convert.js";
 import type { PgDb } from "./pool.js";

@@ -4,6 +4,8 @@
  * so the last live ordinal it compares cannot move before it commits.
  */
 import { HearthError } from "../../errors.js";
+import { prepare } from "../message-input.js";
+import { toMessage } from "../rows.js";
 import {
   type ArchiveAfterOptions,
   compare,
@@ -12,10 +14,8 @@ import {
   type ReplaceSuffixOptions,
   type ReplaceSuffixResult,
   requestHash,
-} from "../edits.js";
-import { prepare } from "../message-input.js";
-import { checkAfterOrdinal } from "../message-write.js";
-import { toMessage } from "../rows.js";
+} from "../sqlite/edits.js";
+import { checkAfterOrdinal } from "../sqlite/message-write.js";
 import type { Message, NewMessage } from "../types.js";
 import {
   archiveSuffix,

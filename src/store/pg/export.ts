@@ -2,6 +2,8 @@
  * One step of an export on PostgreSQL (mirrors exportStep in ../export.ts:
  * the same cursor, the same chunk format, sessions in bytewise id order).
  */
+
+import { toMessage, toSession } from "../rows.js";
 import {
   EXPORT_PAGE,
   type ExportCursor,
@@ -9,9 +11,8 @@ import {
   type ExportStep,
   markdownHeader,
   markdownMessage,
-} from "../export.js";
-import { toMessage, toSession } from "../rows.js";
-import { sessionNotFound } from "../session-create.js";
+} from "../sqlite/export.js";
+import { sessionNotFound } from "../sqlite/session-create.js";
 import type { Session } from "../types.js";
 import type { PgDb } from "./pool.js";
 import { messageRow, sessionRow } from "./rows.js";

@@ -1,3 +1,4 @@
+import type { Public } from "../public.js";
 import type {
   GraphCheckpointInput,
   GraphCheckpointKey,
@@ -5,8 +6,7 @@ import type {
   GraphCheckpoints,
   GraphListQuery,
   GraphWrite,
-} from "../graph-checkpoints.js";
-import type { Public } from "../public.js";
+} from "../sqlite/graph-checkpoints.js";
 import { refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
 

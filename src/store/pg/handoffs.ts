@@ -1,6 +1,6 @@
-import type { Handoffs } from "../handoffs.js";
 import type { Public } from "../public.js";
-import { sessionNotFound } from "../sessions.js";
+import type { Handoffs } from "../sqlite/handoffs.js";
+import { sessionNotFound } from "../sqlite/sessions.js";
 import type { HandoffState, Session } from "../types.js";
 import { pgSession, refuseNul } from "./convert.js";
 import { OwnerPresence, ownerAlive } from "./owner-presence.js";

@@ -1,6 +1,6 @@
-import type { JsonTail } from "../json-tail.js";
 import type { Public } from "../public.js";
-import { sessionNotFound } from "../sessions.js";
+import type { JsonTail } from "../sqlite/json-tail.js";
+import { sessionNotFound } from "../sqlite/sessions.js";
 import type { PgDb } from "./pool.js";
 
 /** The most messages one read returns (as messages.load). */

@@ -7,9 +7,14 @@
  */
 import { HearthError } from "../../errors.js";
 import type { PreparedMessage } from "../message-input.js";
-import { clientIdReused, messageValues, sameContent, storedMessage } from "../message-write.js";
 import { toMessage } from "../rows.js";
-import { sessionNotFound } from "../session-create.js";
+import {
+  clientIdReused,
+  messageValues,
+  sameContent,
+  storedMessage,
+} from "../sqlite/message-write.js";
+import { sessionNotFound } from "../sqlite/session-create.js";
 import type { Message } from "../types.js";
 import type { PgClient } from "./pool.js";
 import { messageRow, num } from "./rows.js";

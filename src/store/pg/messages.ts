@@ -5,20 +5,20 @@
  */
 
 import { HearthError } from "../../errors.js";
+import { type LoadOptions, loadWindow, type PreparedMessage, prepare } from "../message-input.js";
+import type { Public } from "../public.js";
+import { MESSAGE_COLUMNS } from "../rows.js";
 import type {
   ArchiveAfterOptions,
   PopOptions,
   ReplaceSuffixOptions,
   ReplaceSuffixResult,
   WaitOptions,
-} from "../edits.js";
-import { type LoadOptions, loadWindow, type PreparedMessage, prepare } from "../message-input.js";
-import { checkAfterOrdinal } from "../message-write.js";
-import type { AppendResult, Messages } from "../messages.js";
-import type { MetaCas } from "../meta.js";
-import type { Public } from "../public.js";
-import { MESSAGE_COLUMNS } from "../rows.js";
-import { sessionNotFound } from "../session-create.js";
+} from "../sqlite/edits.js";
+import { checkAfterOrdinal } from "../sqlite/message-write.js";
+import type { AppendResult, Messages } from "../sqlite/messages.js";
+import type { MetaCas } from "../sqlite/meta.js";
+import { sessionNotFound } from "../sqlite/session-create.js";
 import { asyncParts, type JsonParts, jsonArrayParts, LOOP_PART_CHARS } from "../transcript-json.js";
 import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "../types.js";
 import { archiveAfter, pop, replaceSuffix } from "./edits.js";

@@ -5,8 +5,9 @@
  * absent and no row lock could hold its place (two hosts taking one turn
  * lease: one wins).
  */
-import type { Meta, MetaCas } from "../meta.js";
+
 import type { Public } from "../public.js";
+import type { Meta, MetaCas } from "../sqlite/meta.js";
 import type { PgClient, PgDb } from "./pool.js";
 import { refuseNul } from "./rows.js";
 

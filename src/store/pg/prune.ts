@@ -3,7 +3,7 @@
  * a compaction lineage goes whole, in one transaction, or not at all, each
  * member checked again under its row lock inside that transaction.
  */
-import type { PruneOptions, PruneResult, SessionFingerprint } from "../prune.js";
+import type { PruneOptions, PruneResult, SessionFingerprint } from "../sqlite/prune.js";
 import type { PgDb } from "./pool.js";
 import { num } from "./rows.js";
 

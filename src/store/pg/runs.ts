@@ -13,7 +13,7 @@ import {
   type RunTrigger,
   toJobHealth,
   toRun,
-} from "../runs.js";
+} from "../sqlite/runs.js";
 import { int, num, refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
 

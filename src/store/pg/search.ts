@@ -8,7 +8,7 @@
  * comes from the user. Ranked by ts_rank; across the whole store among the
  * newest RANK_WINDOW matches, as on SQLite.
  */
-import { RANK_WINDOW, searchLimit } from "../search.js";
+import { RANK_WINDOW, searchLimit } from "../sqlite/search.js";
 import type { MessageRole, SearchHit, SearchOptions } from "../types.js";
 import type { PgDb } from "./pool.js";
 import { num } from "./rows.js";

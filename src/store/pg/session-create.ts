@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { HearthError } from "../../errors.js";
 import { checkOwnerId, serializeMetadata } from "../metadata.js";
 import { toSession } from "../rows.js";
-import { type CreateOptions, normalizeTitle, sessionNotFound } from "../session-create.js";
+import { type CreateOptions, normalizeTitle, sessionNotFound } from "../sqlite/session-create.js";
 import type { NewSession, Session } from "../types.js";
 import type { PgClient, PgDb } from "./pool.js";
 import { refuseNul, sessionRow } from "./rows.js";

@@ -6,12 +6,12 @@
 
 import { randomUUID } from "node:crypto";
 import { checkOwnerId, type JsonObject, serializeMetadata } from "../metadata.js";
-import type { PruneOptions, PruneResult, SessionFingerprint } from "../prune.js";
 import type { Public } from "../public.js";
 import { toSession } from "../rows.js";
-import { type CreateOptions, normalizeTitle } from "../session-create.js";
-import type { Sessions } from "../sessions.js";
-import { decodeCursor, encodeCursor } from "../sessions.js";
+import type { PruneOptions, PruneResult, SessionFingerprint } from "../sqlite/prune.js";
+import { type CreateOptions, normalizeTitle } from "../sqlite/session-create.js";
+import type { Sessions } from "../sqlite/sessions.js";
+import { decodeCursor, encodeCursor } from "../sqlite/sessions.js";
 import type { ListSessionsOptions, NewSession, Page, Session, TitleSource } from "../types.js";
 import { lockSession } from "./message-write.js";
 import type { PgDb } from "./pool.js";

@@ -1,5 +1,5 @@
 import type { Public } from "../public.js";
-import { type HealthDay, type HealthSample, healthDays, type Stats } from "../stats.js";
+import { type HealthDay, type HealthSample, healthDays, type Stats } from "../sqlite/stats.js";
 import { int } from "./convert.js";
 import type { PgDb } from "./pool.js";
 

@@ -7,8 +7,8 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
-import type { ConnectionRole } from "../connection.js";
-import { type ExportOptions, exportSessions } from "../export.js";
+import type { ConnectionRole } from "../sqlite/connection.js";
+import { type ExportOptions, exportSessions } from "../sqlite/export.js";
 import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";

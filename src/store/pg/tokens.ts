@@ -9,7 +9,7 @@ import {
   type RotateOutcome,
   type TokenPair,
   type Tokens,
-} from "../tokens.js";
+} from "../sqlite/tokens.js";
 import { int, num, refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
 

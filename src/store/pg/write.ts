@@ -1,4 +1,4 @@
-import { abortedError } from "../write-path.js";
+import { abortedError } from "../sqlite/write-path.js";
 import type { PgClient, PgDb } from "./pool.js";
 
 /**

@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import { HearthError } from "../../errors.js";
 import { HEARTH_APPLICATION_ID } from "../../files/inspect.js";
-import { searchDegradedReason } from "../fts-merge.js";
-import { MIGRATIONS } from "../migrations.js";
+import { searchDegradedReason } from "./fts-merge.js";
+import { MIGRATIONS } from "./migrations.js";
 
 export interface Health {
   /** quick_check problems outside the search index. */

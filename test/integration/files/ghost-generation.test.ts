@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, linkSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { startWorker } from "../../helpers/worker.js";
 

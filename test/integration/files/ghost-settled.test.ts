@@ -10,7 +10,7 @@ import {
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SqliteStore as Store } from "../../../src/index.js";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
 // The generation guard answers for the database, -wal and -shm with one stat

@@ -2,7 +2,7 @@ import { unlinkSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SqliteStore as Store } from "../../../src/index.js";
 import type { PsReport } from "../../../src/ops/ps.js";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { runCli } from "../../helpers/cli.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 

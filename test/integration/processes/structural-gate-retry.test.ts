@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { isHearthError } from "../../../src/errors.js";
 import { claimStructural, structuralHooks } from "../../../src/process/structural.js";
-import { inodeLocks } from "../../../src/store/store.js";
+import { inodeLocks } from "../../../src/store/sqlite/store.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { killAndWaitForExit, spawnNode } from "../../helpers/process.js";
 

@@ -4,9 +4,9 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, openStore } from "../../../src/index.js";
 import { InodeLocks } from "../../../src/process/inode-locks.js";
-import { Connection } from "../../../src/store/connection.js";
-import { migrate } from "../../../src/store/migrate.js";
-import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../../src/store/migrations.js";
+import { Connection } from "../../../src/store/sqlite/connection.js";
+import { migrate } from "../../../src/store/sqlite/migrate.js";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../../src/store/sqlite/migrations.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { startWorker } from "../../helpers/worker.js";
 

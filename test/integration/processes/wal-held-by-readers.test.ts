@@ -9,7 +9,7 @@ import { startWorker } from "../../helpers/worker.js";
 // reads from other processes one nearly always was, so the WAL grew with
 // every commit for as long as the reads lasted (workload 4: 168 MiB in 10 s,
 // docs/benchmarks-history.md). The final checkpoint now waits a little for
-// those readers (src/store/wal-sync/checkpoint-thread.ts, lastCheckpoint).
+// those readers (src/store/sqlite/wal-sync/checkpoint-thread.ts, lastCheckpoint).
 
 describe("the WAL under steady reads from other processes (C2)", () => {
   it(

@@ -5,7 +5,7 @@ import { type Call, traceFixture } from "../../helpers/strace.js";
 
 // A checkpoint copies most of the WAL while the writer goes on committing
 // (its passes, without the write lock), and only the rest under the write
-// lock (src/store/wal-sync/checkpoints.ts). The proof is a syscall trace of
+// lock (src/store/sqlite/wal-sync/checkpoints.ts). The proof is a syscall trace of
 // a real writer process: the checkpoint thread's copy into the database file
 // and the loop's commits to the WAL, in the order the kernel saw them.
 

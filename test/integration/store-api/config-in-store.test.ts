@@ -6,7 +6,7 @@ import {
   SYNCHRONOUS_LEVELS,
   type SynchronousLevel,
 } from "../../../src/index.js";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { expectHearthError, TestHomes } from "./fixture.js";
 
 /** C2: configuration reaches the connections, or hearth says loudly that it did not. */
@@ -118,7 +118,7 @@ describe("configuration given to openStore", () => {
 });
 
 describe("configuration of a second store on a database this process already holds", () => {
-  // BUG (src/store/store.ts durability()): the report reads `PRAGMA synchronous`
+  // BUG (src/store/sqlite/store.ts durability()): the report reads `PRAGMA synchronous`
   // from the read-only connection, so it shows the reader's level, not the
   // level the writer connection commits with.
   it("durability() reports the synchronous level the writer connection really uses", async () => {
@@ -134,7 +134,7 @@ describe("configuration of a second store on a database this process already hol
     expect((await writer.durability()).synchronous.actual).toBe("normal");
   });
 
-  // BUG (src/store/open.ts attach()): when the shared writer connection already
+  // BUG (src/store/sqlite/open.ts attach()): when the shared writer connection already
   // exists, the new store's durability settings are dropped without a word.
   it("a different synchronous level is applied or reported in warnings, never dropped silently", async () => {
     const home = homes.makeHome();

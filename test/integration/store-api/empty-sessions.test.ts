@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SqliteStore as Store } from "../../../src/index.js";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { TestHomes, tick } from "./fixture.js";
 
 /**

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
-// durability.checkpointOffLoop "with-fsync" (the default, src/store/wal-sync/sync.ts):
+// durability.checkpointOffLoop "with-fsync" (the default, src/store/sqlite/wal-sync/sync.ts):
 // a commit whose fsync the policy keeps on a quiet loop checkpoints inside
 // itself too, as SQLite would, unless the database or its WAL is large.
 // The syscall traces of this behaviour (and of the busy loop that never
@@ -42,7 +42,7 @@ describe("checkpoints inside a quiet commit (issue 15)", () => {
   it("a database over 64 MiB leaves every checkpoint to the thread, however quiet the loop", async () => {
     // The pages of a large store are less likely to be in memory, and its
     // search-index merges are larger: inside a commit they would stall the
-    // loop (INLINE_MAX_DB_BYTES in src/store/wal-sync/sync.ts).
+    // loop (INLINE_MAX_DB_BYTES in src/store/sqlite/wal-sync/sync.ts).
     const home = tempHome();
     const first = await openSqliteStore({ home });
     const path = first.path;

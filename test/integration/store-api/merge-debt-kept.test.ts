@@ -1,10 +1,10 @@
 import { statSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { MergeDebt } from "../../../src/store/fts-merge.js";
-import { findEntry } from "../../../src/store/registry.js";
-import { checkpointThreadUp } from "../../../src/store/wal-sync/checkpointer.js";
-import { FSYNC_POLICY } from "../../../src/store/wal-sync/policy.js";
-import { WalSync } from "../../../src/store/wal-sync/sync.js";
+import { MergeDebt } from "../../../src/store/sqlite/fts-merge.js";
+import { findEntry } from "../../../src/store/sqlite/registry.js";
+import { checkpointThreadUp } from "../../../src/store/sqlite/wal-sync/checkpointer.js";
+import { FSYNC_POLICY } from "../../../src/store/sqlite/wal-sync/policy.js";
+import { WalSync } from "../../../src/store/sqlite/wal-sync/sync.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
 // A checkpoint job takes the search-index merge it owes when it gets the

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
 // A write-path commit that leaves its checkpoint to the WalSync runs with
 // SQLite's automatic checkpoint and WAL cut off, and the configured
-// settings come back right after it (src/store/connection.ts,
+// settings come back right after it (src/store/sqlite/connection.ts,
 // allowOffLoop). SQLite applies a pragma when it compiles it: run as a
 // statement prepared once, the settings were not in force in the first
 // such commit.

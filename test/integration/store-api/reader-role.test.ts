@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SqliteStore as Store } from "../../../src/index.js";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { spawnNode } from "../../helpers/process.js";
 import { drain, expectHearthError, TestHomes } from "./fixture.js";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SqliteStore as Store } from "../../../src/index.js";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { run } from "../../helpers/process.js";
 

@@ -6,7 +6,7 @@ import { printedJson, run } from "../../helpers/process.js";
 import { traceFixture } from "../../helpers/strace.js";
 
 // The search index's merges and the WAL's truncation leave the writer's
-// event loop (src/store/fts-merge.ts, src/store/wal-sync). FTS5's own
+// event loop (src/store/sqlite/fts-merge.ts, src/store/sqlite/wal-sync). FTS5's own
 // automatic merge wrote ~1,000 pages inside one commit every 64 leaf pages,
 // and SQLite cut a grown WAL back inside the first commit after a
 // checkpoint: both froze the writer for ~100 ms on a large store. The proof

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { optimize } from "../../../src/ops/optimize.js";
-import { internals } from "../../../src/store/store.js";
+import { internals } from "../../../src/store/sqlite/store.js";
 import { runCli } from "../../helpers/cli.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 

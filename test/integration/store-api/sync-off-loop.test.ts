@@ -5,7 +5,7 @@ import { openSqliteStore, tempHome } from "../../helpers/home.js";
 import { printedJson, run } from "../../helpers/process.js";
 import { type Call, traceFixture } from "../../helpers/strace.js";
 
-// durability.syncOffLoop (src/store/wal-sync): a write's WAL fsync and the
+// durability.syncOffLoop (src/store/sqlite/wal-sync): a write's WAL fsync and the
 // WAL checkpoints run off the event loop, and a write still resolves only
 // after its fsync. The proof is a syscall trace of a real writer process:
 // which thread called fsync on which file, and where each acknowledgement

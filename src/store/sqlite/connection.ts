@@ -1,0 +1,280 @@
+import Database from "better-sqlite3";
+import type { HearthConfig } from "../../config/schema.js";
+import { fromSqliteError, HearthError, isSqliteError } from "../../errors.js";
+import { failpoint } from "../../failpoints.js";
+import type { FileGuard } from "../../files/guard.js";
+import {
+  checkpointModeFor,
+  type WalCheckpointRow,
+  walCheckpoint,
+} from "./wal-sync/wal-checkpoint.js";
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+/** A transaction's generation check leans on the last commit's for no longer than this (FileGuard.checkUnlessWithin). */
+const GUARD_LEAN_MAX_MS = 1;
+
+import type { ConnectionRole } from "../types.js";
+
+export type { ConnectionRole };
+
+export type SynchronousLevel = "off" | "normal" | "full" | "extra";
+
+/**
+ * How a write-path commit runs beside a WalSync: "loop" keeps SQLite's own
+ * fsync in the commit and leaves only the checkpoint to the WalSync; "pool"
+ * leaves the fsync to it as well.
+ */
+export type OffLoopMode = "loop" | "pool";
+
+/** SQLite's numeric `PRAGMA synchronous` value as its name. */
+export function synchronousName(value: unknown): SynchronousLevel | string {
+  return (["off", "normal", "full", "extra"] as const)[Number(value)] ?? String(value);
+}
+
+/**
+ * One better-sqlite3 connection with its statement cache. `uses` counts every
+ * statement handed out, so tests can prove which connection served a call
+ * (C1: read methods never touch the writer).
+ */
+export class Connection {
+  /** The driver handle, used as is only by the write path (transaction()). */
+  private readonly handle: Database.Database;
+  readonly role: ConnectionRole;
+  readonly path: string;
+  /** The synchronous level of this connection, as SQLite reports it after hearth set it (C2). */
+  readonly synchronous: SynchronousLevel | string;
+  uses = 0;
+  private readonly statements = new Map<string, Statement>();
+  private readonly begin: Statement | undefined;
+  private readonly commit: Statement | undefined;
+  private readonly rollback: Statement | undefined;
+  guard: FileGuard | undefined;
+  /** Set on the writer when its commits may leave fsync and checkpoint to a WalSync (see allowOffLoop). */
+  private offLoopPragmas: Record<OffLoopMode, { enter: string; leave: string }> | undefined;
+  private readonly busyTimeoutMs: number;
+  /** How long the last COMMIT statement took (ms): SQLite's own fsync included, when it ran one. */
+  lastCommitMs = 0;
+  /** How long the last transaction took from its generation check to its commit (ms). */
+  private lastTxnMs = 0;
+  /**
+   * The off-loop pragmas this connection runs with now (undefined: the
+   * configured behaviour). Left in place after an off-loop commit, so a run
+   * of commits in one mode pays for the switch once; every other use of
+   * the connection (a statement outside transaction(), a pragma, a
+   * checkpoint, close, the driver handle) puts the configured behaviour
+   * back first (settle()).
+   */
+  private applied: { enter: string; leave: string } | undefined;
+  /** True while transaction() runs: statements then belong to it and settle() leaves the pragmas be. */
+  private inTransaction = false;
+
+  constructor(path: string, role: ConnectionRole, config: HearthConfig) {
+    this.path = path;
+    this.role = role;
+    try {
+      this.handle = new Database(path, { readonly: role === "reader", fileMustExist: true });
+      this.busyTimeoutMs = config.store.busyTimeoutMs;
+      this.handle.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      // Explicit on every connection: the level never depends on the build's default (C2).
+      this.handle.pragma(`synchronous = ${config.durability.synchronous.toUpperCase()}`);
+      // Read back, never echoed: the level that matters is the one SQLite runs.
+      this.synchronous = synchronousName(this.handle.pragma("synchronous", { simple: true }));
+      if (role === "writer") {
+        this.handle.pragma("foreign_keys = ON");
+        this.handle.pragma(`journal_size_limit = ${config.durability.journalSizeLimitBytes}`);
+        this.handle.pragma(`wal_autocheckpoint = ${config.durability.walAutocheckpointPages}`);
+        this.begin = this.handle.prepare("BEGIN IMMEDIATE");
+        this.commit = this.handle.prepare("COMMIT");
+        this.rollback = this.handle.prepare("ROLLBACK");
+      }
+    } catch (err) {
+      throw fromSqliteError(err, path);
+    }
+  }
+
+  /**
+   * @internal The driver handle, with the configured behaviour in place
+   * (kept out of the public .d.ts, which must not need @types/better-sqlite3).
+   */
+  get db(): Database.Database {
+    this.settle();
+    return this.handle;
+  }
+
+  /**
+   * Put the configured behaviour back (synchronous level, automatic
+   * checkpoint, WAL size limit) when an off-loop commit left its pragmas in
+   * place, unless a transaction() is running.
+   */
+  private settle(): void {
+    if (this.applied === undefined || this.inTransaction) return;
+    // Cleared only once it ran: a leave that threw is tried again before the next use.
+    this.handle.exec(this.applied.leave);
+    this.applied = undefined;
+  }
+
+  /**
+   * @internal Let `transaction(fn, mode)` commit without SQLite's automatic
+   * checkpoint or its cut of a grown WAL ("loop"), and with `fsync` true also without any fsync of
+   * SQLite's own ("pool": synchronous OFF for that transaction only, which
+   * also skips the WAL-header fsync when the commit starts the WAL over;
+   * hearth's fsync after the commit covers both). The caller must then run
+   * WalSync.afterCommit() before acknowledging (src/store/sqlite/wal-sync). Every
+   * other transaction and statement keeps the configured behaviour.
+   */
+  allowOffLoop(fsync: boolean, config: HearthConfig): void {
+    const pages = config.durability.walAutocheckpointPages;
+    const level = config.durability.synchronous.toUpperCase();
+    const limit = config.durability.journalSizeLimitBytes;
+    // Neither a checkpoint nor the cut of a grown WAL back to
+    // journal_size_limit: SQLite cuts it in the first commit that starts the
+    // WAL over after a checkpoint copied all of it, and the WalSync's thread
+    // may copy all of it between two commits. Its checkpoint cuts instead.
+    // SQL run with exec(), never as statements prepared once: SQLite applies
+    // a pragma when it compiles it, so a prepared one's first run repeated
+    // what its preparation had already done (the first off-loop commit ran
+    // with SQLite's automatic checkpoint on); only later runs recompiled it.
+    const enter = "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = -1";
+    const leave = `PRAGMA wal_autocheckpoint = ${pages}; PRAGMA journal_size_limit = ${limit}`;
+    const loop = { enter, leave };
+    this.offLoopPragmas = {
+      loop,
+      pool: fsync
+        ? {
+            enter: `PRAGMA synchronous = OFF; ${enter}`,
+            leave: `PRAGMA synchronous = ${level}; ${leave}`,
+          }
+        : loop,
+    };
+  }
+
+  /**
+   * @internal A checkpoint on this connection, on the caller's thread: the
+   * WalSync's fallback when its thread's checkpoint is overdue. PASSIVE, or
+   * TRUNCATE without waiting when the WAL file is past `truncateAbove` (the
+   * off-loop commits never cut it: allowOffLoop).
+   */
+  checkpointHere(truncateAbove: number): { ok: true } & WalCheckpointRow {
+    try {
+      const mode = checkpointModeFor(this.path, truncateAbove);
+      if (mode === "PASSIVE") return { ok: true, ...walCheckpoint(this.db, mode) };
+      this.db.pragma("busy_timeout = 0");
+      try {
+        return { ok: true, ...walCheckpoint(this.db, mode) };
+      } finally {
+        this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      }
+    } catch (err) {
+      throw fromSqliteError(err, this.path);
+    }
+  }
+
+  /** True when transaction(fn, mode) can commit off the loop (allowOffLoop was called). */
+  get offLoop(): boolean {
+    return this.offLoopPragmas !== undefined;
+  }
+
+  /** @internal A cached prepared statement. */
+  stmt(sql: string): Statement {
+    this.uses++;
+    this.settle();
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.handle.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /**
+   * Read a setting of this connection (`synchronous`, `busy_timeout`): it
+   * touches no database page and takes no lock, so it is not counted as a use.
+   */
+  setting(
+    name: "synchronous" | "busy_timeout" | "journal_size_limit" | "wal_autocheckpoint",
+  ): unknown {
+    return this.db.pragma(name, { simple: true });
+  }
+
+  /** Read a pragma's single value, counted like a statement. */
+  pragma(name: string): unknown {
+    this.uses++;
+    try {
+      return this.db.pragma(name, { simple: true });
+    } catch (err) {
+      throw fromSqliteError(err, this.path);
+    }
+  }
+
+  /**
+   * Run `fn` in one IMMEDIATE transaction. The generation guard runs before
+   * (refuse to write to a ghost; skipped when the check after the last
+   * commit is younger than that transaction took, see
+   * FileGuard.checkUnlessWithin) and after commit (never acknowledge a
+   * write that went to one). With a `mode` (and allowOffLoop called), the commit
+   * leaves its checkpoint, and with "pool" its fsync, to the caller's WalSync.
+   */
+  transaction<T>(fn: () => T, mode?: OffLoopMode): T {
+    if (!this.begin || !this.commit || !this.rollback) {
+      throw new TypeError("transaction() needs the writer connection");
+    }
+    const started = performance.now();
+    this.guard?.checkUnlessWithin(Math.min(this.lastTxnMs, GUARD_LEAN_MAX_MS));
+    const pragmas = mode ? this.offLoopPragmas?.[mode] : undefined;
+    if (this.applied !== pragmas) {
+      this.settle();
+      if (pragmas) {
+        // Marked first: an enter that threw half-way is left (settled) before the next use.
+        this.applied = pragmas;
+        this.handle.exec(pragmas.enter);
+      }
+    }
+    this.inTransaction = true;
+    try {
+      return this.commitOrRollback(fn, started);
+    } finally {
+      this.inTransaction = false;
+    }
+  }
+
+  /** `started`: when transaction() began, before its generation check. */
+  private commitOrRollback<T>(fn: () => T, started: number): T {
+    // transaction() checked that the writer's statements exist.
+    const [begin, commit, rollback] = [this.begin!, this.commit!, this.rollback!];
+    try {
+      begin.run();
+    } catch (err) {
+      const error = fromSqliteError(err, this.path);
+      if (error.code !== "HEARTH_BUSY") throw error;
+      // Nothing was written: the caller may retry (see Store's write path).
+      throw new HearthError("HEARTH_BUSY", error.message, {
+        resource: this.path,
+        cause: err,
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+        details: { phase: "begin" },
+      });
+    }
+    let result: T;
+    try {
+      result = fn();
+      failpoint("write.before-commit");
+      const committing = performance.now();
+      commit.run();
+      const ended = performance.now();
+      this.lastCommitMs = ended - committing;
+      this.lastTxnMs = ended - started;
+    } catch (err) {
+      if (this.handle.inTransaction) rollback.run();
+      throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
+    }
+    this.guard?.check();
+    failpoint("write.after-commit");
+    return result;
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.db.close();
+  }
+}

@@ -1,0 +1,294 @@
+import { accessSync, constants, lstatSync, type Stats } from "node:fs";
+import { dirname } from "node:path";
+import { backupsDir, databasePath, profileDir } from "../../config/paths.js";
+import type { HearthConfig } from "../../config/schema.js";
+import { HearthError, isHearthError } from "../../errors.js";
+import { createDatabaseFile, ensurePrivateDir } from "../../files/create.js";
+import {
+  assertOurs,
+  assertSafeFile,
+  assertSafeSidecars,
+  assertSingleName,
+  lstatOrNull,
+  readHeader,
+} from "../../files/inspect.js";
+import { backupFlagRaised } from "../../process/backup-flag.js";
+import { processKind } from "../../process/kind.js";
+import type { Logger } from "../logger.js";
+import type { Connection, ConnectionRole } from "./connection.js";
+import { applyJournalMode, assertWalAllowed } from "./durability.js";
+import { migrate, schemaTooNew, userVersion } from "./migrate.js";
+import { LATEST_SCHEMA_VERSION } from "./migrations.js";
+import { createEntry, type DatabaseEntry, dropEntryIfIdle, findEntry } from "./registry.js";
+import { SqliteStore } from "./store.js";
+
+const warned = new Set<string>();
+
+/** What the neutral openStore() resolved, for a SQLite store. */
+export interface SqliteOpenRequest {
+  home: string;
+  profile: string;
+  role: ConnectionRole;
+  config: HearthConfig;
+  logger?: Logger | undefined;
+  readerThreads?: number | boolean | undefined;
+}
+
+/**
+ * Open (creating if needed) a profile's SQLite store: the whole opening
+ * sequence of docs/architecture.md. A read-only mount is HEARTH_READ_ONLY_FS.
+ */
+export async function openSqliteStore(request: SqliteOpenRequest): Promise<SqliteStore> {
+  try {
+    return await open(request);
+  } catch (err) {
+    throw readOnlyFs(err, databasePath(request.home, request.profile)) ?? err;
+  }
+}
+
+/**
+ * A read-only mount (EROFS) as the coded refusal it is: Node's raw EROFS
+ * from creating or opening a file, or SQLite's "unable to open database
+ * file" for a reader whose -shm cannot be created, when the directory is
+ * indeed on a read-only filesystem (access(W_OK) says EROFS). Undefined
+ * for any other error.
+ */
+function readOnlyFs(err: unknown, path: string): HearthError | undefined {
+  const raw = (err as { code?: unknown }).code === "EROFS";
+  const cantOpen =
+    isHearthError(err, "HEARTH_SQLITE") && /SQLITE_CANTOPEN/.test(String(err.sqliteCode));
+  if (!raw && !cantOpen) return undefined;
+  if (!raw) {
+    try {
+      accessSync(dirname(path), constants.W_OK);
+      return undefined; // writable: SQLite could not open it for another reason
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== "EROFS") return undefined;
+    }
+  }
+  return new HearthError(
+    "HEARTH_READ_ONLY_FS",
+    `cannot open ${path}: its filesystem is mounted read-only`,
+    {
+      resource: path,
+      hint: "remount it read-write, or copy the store to a writable disk and use --home there",
+      cause: err,
+    },
+  );
+}
+
+async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
+  const { home, profile, role, config } = options;
+  const path = databasePath(home, profile);
+
+  let stats = checkPath(path);
+  if (!stats) {
+    if (role === "reader") {
+      throw new HearthError("HEARTH_STORE_NOT_FOUND", `no store at ${path}`, {
+        resource: path,
+        hint: `nothing has written to profile ${profile} yet; a writer creates it (openStore() from the library, or npm start for a demo home)`,
+      });
+    }
+    // Refuse WAL where it cannot be shared before anything is created: a
+    // refusal leaves the directory as it found it.
+    if (config.durability.journalMode === "wal") assertWalAllowed(path, "configured");
+    ensurePrivateDir(home);
+    ensurePrivateDir(profileDir(home, profile));
+    createDatabaseFile(path);
+    stats = checkPath(path);
+    if (!stats)
+      throw new HearthError(
+        "HEARTH_PATH_NOT_REGULAR",
+        `${path} vanished while it was being created`,
+        { resource: path },
+      );
+  }
+  const key = `${stats.dev}:${stats.ino}`;
+  const warnings: string[] = [];
+  const entry = findEntry(key) ?? createEntry(key, path);
+  try {
+    // A writer holds the structural gate shared from here until close (P4).
+    if (role === "writer") await entry.locks.enterWriter(config.store.gateWaitMs);
+    try {
+      attach(entry, role, config, home, profile, warnings);
+    } catch (err) {
+      if (role === "writer") entry.locks.leaveWriter();
+      throw err;
+    }
+    entry.locks.enterReader();
+  } catch (err) {
+    dropEntryIfIdle(entry);
+    throw err;
+  }
+  for (const warning of warnings) {
+    if (warned.has(warning)) continue;
+    warned.add(warning);
+    options.logger?.warn({ event: "store.config_not_applied", path }, warning);
+  }
+  // The path must still be the inode we checked (no swap between check and open).
+  const after = lstatSync(path);
+  if (`${after.dev}:${after.ino}` !== key || after.isSymbolicLink()) {
+    entry.locks.leaveReader();
+    if (role === "writer") entry.locks.leaveWriter();
+    releaseRoles(entry, role);
+    throw new HearthError(
+      "HEARTH_PATH_SYMLINK",
+      `refusing ${path}: it was replaced while hearth opened it`,
+      {
+        resource: path,
+        hint: "find the process that replaces files in the hearth home",
+      },
+    );
+  }
+  if (role === "writer") {
+    const dir = profileDir(home, profile);
+    entry.walSync?.policy?.watchBackups(() => backupFlagRaised(dir));
+    entry.locks.mark(dir, profile, processKind(), {
+      synchronous: entry.connection("writer")!.synchronous,
+      offLoop: !entry.walSync
+        ? "none"
+        : entry.walSync.options.fsync
+          ? "fsync+checkpoint"
+          : "checkpoint",
+    });
+  }
+  return new SqliteStore({
+    home,
+    profile,
+    path,
+    role,
+    config,
+    entry,
+    warnings,
+    readerThreads: readerThreadCount(options.readerThreads, config.store.readerThreads),
+    reattach: () => {
+      checkPath(path);
+      entry.reopen(config);
+    },
+  });
+}
+
+/** lstat-only checks of the database and its sidecars (F1). Null when the database is absent. */
+function checkPath(path: string): Stats | null {
+  const stats = lstatOrNull(path);
+  if (stats) {
+    assertSafeFile(path, stats);
+    assertSingleName(path, stats);
+  }
+  assertSafeSidecars(path);
+  return stats;
+}
+
+function attach(
+  entry: DatabaseEntry,
+  role: ConnectionRole,
+  config: HearthConfig,
+  home: string,
+  profile: string,
+  warnings: string[],
+): void {
+  const firstInProcess = entry.idle;
+  if (firstInProcess) {
+    // Only now, with no connection to this inode in the process, may a descriptor be opened and closed on it (F2).
+    const header = readHeader(entry.path);
+    assertOurs(entry.path, header);
+    // A quiet store cut short: refused before SQLite opens it (and creates
+    // -wal and -shm that the refusal would leave behind).
+    if (header.shorterThanHeader && !lstatOrNull(`${entry.path}-wal`)) {
+      throw new HearthError(
+        "HEARTH_NOT_SQLITE",
+        `refusing ${entry.path}: it is shorter than its header says (truncated)`,
+        {
+          resource: entry.path,
+          hint: `move ${entry.path} aside and restore a backup (hearth restore)`,
+        },
+      );
+    }
+    if (header.userVersion > LATEST_SCHEMA_VERSION) {
+      throw schemaTooNew(entry.path, header.userVersion, LATEST_SCHEMA_VERSION);
+    }
+    if (header.wal) assertWalAllowed(entry.path, "file");
+    if (config.durability.journalMode === "wal" && !header.wal)
+      assertWalAllowed(entry.path, "configured");
+  }
+  if (role === "writer") {
+    const locks = entry.locks;
+    entry.acquire("writer", config, (conn) => {
+      if (!firstInProcess) return;
+      const warning = applyJournalMode(conn, config, locks);
+      if (warning) warnings.push(warning);
+      migrate(conn, { backupsDir: backupsDir(home), profile, locks });
+    });
+  }
+  try {
+    entry.acquire("reader", config, (conn) => assertReadable(conn));
+  } catch (err) {
+    if (role === "writer") entry.release("writer");
+    throw err;
+  }
+  warnings.push(...connectionMismatches(entry, role, config, !firstInProcess));
+}
+
+/**
+ * Settings SQLite reports differently from the configuration. A store opened
+ * on a database this process already holds shares its connections (C1), so
+ * its own durability settings cannot apply: say so.
+ */
+function connectionMismatches(
+  entry: DatabaseEntry,
+  role: ConnectionRole,
+  config: HearthConfig,
+  shared: boolean,
+): string[] {
+  const conn = entry.connection(role === "writer" ? "writer" : "reader")!;
+  const warnings: string[] = [];
+  const why = shared
+    ? `this process already holds ${entry.path} through a shared connection; hearth left it as it is`
+    : "SQLite did not take the setting";
+  if (conn.synchronous !== config.durability.synchronous) {
+    warnings.push(
+      `synchronous of ${entry.path} is ${conn.synchronous}, not the configured ${config.durability.synchronous}: ${why}`,
+    );
+  }
+  // A journal mode that could not be changed is reported by applyJournalMode.
+  if (!shared) return warnings;
+  const journal = String(conn.pragma("journal_mode")).toLowerCase();
+  if (journal !== config.durability.journalMode) {
+    warnings.push(
+      `journal mode of ${entry.path} is ${journal}, not the configured ${config.durability.journalMode}: ${why}`,
+    );
+  }
+  return warnings;
+}
+
+function assertReadable(conn: Connection): void {
+  const version = userVersion(conn);
+  if (version > LATEST_SCHEMA_VERSION)
+    throw schemaTooNew(conn.path, version, LATEST_SCHEMA_VERSION);
+  if (version < LATEST_SCHEMA_VERSION) {
+    throw new HearthError(
+      "HEARTH_SCHEMA_OUTDATED",
+      `the schema of ${conn.path} is version ${version}; this build reads version ${LATEST_SCHEMA_VERSION}`,
+      {
+        resource: conn.path,
+        hint: "open the store once with a writer (any hearth command that writes) to migrate it",
+      },
+    );
+  }
+}
+
+function releaseRoles(entry: DatabaseEntry, role: ConnectionRole): void {
+  entry.release("reader");
+  if (role === "writer") entry.release("writer");
+}
+
+function readerThreadCount(option: number | boolean | undefined, configured: number): number {
+  if (option === undefined || option === false) return 0;
+  if (option === true) return configured;
+  if (!Number.isInteger(option) || option < 0 || option > 8) {
+    throw new RangeError(
+      `options.readerThreads must be true, false or an integer from 0 to 8, got ${option}`,
+    );
+  }
+  return option;
+}

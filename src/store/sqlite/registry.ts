@@ -1,0 +1,368 @@
+import type { HearthConfig } from "../../config/schema.js";
+import { HearthError } from "../../errors.js";
+import { FileGuard } from "../../files/guard.js";
+import { lstatOrNull } from "../../files/inspect.js";
+import { InodeLocks } from "../../process/inode-locks.js";
+import { Connection, type ConnectionRole } from "./connection.js";
+import { MergeDebt } from "./fts-merge.js";
+import { ReaderPool } from "./reader-pool/pool.js";
+import { FSYNC_POLICY } from "./wal-sync/policy.js";
+import { WalSync } from "./wal-sync/sync.js";
+
+/**
+ * The per-process registry of connections, keyed by database inode (C1).
+ *
+ * At most one read-write connection per database exists in a process, shared
+ * by every store opened on it; read-only work uses a separate read-only
+ * connection, also shared. The entry owns the file guard (F2/F3), whose
+ * descriptors stay open until the last connection to the inode has closed.
+ */
+export class DatabaseEntry {
+  key: string;
+  readonly path: string;
+  walMode = false;
+  guard: FileGuard | undefined;
+  /** Presence, gate and write locks of this process on the inode. */
+  readonly locks: InodeLocks;
+  /** A slot with refs but no connection is one whose reopen failed: its stores see HEARTH_GENERATION_CHANGED until a reopen succeeds. */
+  private readonly slots: Record<
+    ConnectionRole,
+    { conn: Connection | undefined; refs: number } | undefined
+  > = {
+    writer: undefined,
+    reader: undefined,
+  };
+
+  /** fsync and checkpoints of the writer's commits, off the event loop (undefined: SQLite does both in the commit). */
+  walSync: WalSync | undefined;
+
+  /** Search-index merge work this process's writes owe (src/store/sqlite/fts-merge.ts). */
+  readonly searchMerges = new MergeDebt();
+
+  /** Reader threads for large reads, when a store of this process asked for them. */
+  private pool: ReaderPool | undefined;
+
+  constructor(key: string, path: string) {
+    this.key = key;
+    this.path = path;
+    this.locks = new InodeLocks(path, key);
+  }
+
+  /** The reader threads of this database in this process (started on demand, shared by its stores). */
+  readers(config: HearthConfig, profile: string, size: number): ReaderPool {
+    if (!this.pool) {
+      this.pool = new ReaderPool({ path: this.path, profile, config, size, key: () => this.key });
+    }
+    this.pool.grow(size);
+    return this.pool;
+  }
+
+  connection(role: ConnectionRole): Connection | undefined {
+    return this.slots[role]?.conn;
+  }
+
+  // Maintenance windows (M5): calls in flight, and the promise new calls wait on while parked.
+  private inFlight = 0;
+  private drainWaiters: (() => void)[] = [];
+  private parked: { promise: Promise<void>; resolve: () => void } | undefined;
+
+  /**
+   * Every store call passes this door. Returns undefined (no wait) unless
+   * the process is parked for a window; then a promise that resolves when
+   * it resumes, or rejects with HEARTH_MAINTENANCE_RUNNING after `maxWaitMs`.
+   * A call that entered must leave().
+   */
+  enter(maxWaitMs: number): Promise<void> | undefined {
+    if (!this.parked) {
+      this.inFlight++;
+      return undefined;
+    }
+    const parked = this.parked.promise;
+    return new Promise<void>((resolve, reject) => {
+      let gaveUp = false;
+      const timer = setTimeout(() => {
+        // A call that gave up is never counted in flight, even when the window ends later.
+        gaveUp = true;
+        reject(
+          new HearthError(
+            "HEARTH_MAINTENANCE_RUNNING",
+            `${this.path} is parked for maintenance; this call waited ${maxWaitMs} ms (maintenance.maxParkMs)`,
+            { resource: this.path, hint: "retry shortly; the maintenance window ends by itself" },
+          ),
+        );
+      }, maxWaitMs);
+      void parked.then(() => {
+        clearTimeout(timer);
+        if (gaveUp) return;
+        // Parked again meanwhile? Wait for that window too.
+        const again = this.enter(maxWaitMs);
+        if (again) again.then(resolve, reject);
+        else resolve();
+      });
+    });
+  }
+
+  leave(): void {
+    if (--this.inFlight > 0) return;
+    for (const wake of this.drainWaiters.splice(0)) wake();
+  }
+
+  get isParked(): boolean {
+    return this.parked !== undefined;
+  }
+
+  /**
+   * Park for a maintenance window: new calls wait at the door, calls in
+   * flight finish (up to `maxWaitMs`, else the park is refused and nothing
+   * changed), then every connection closes and the kernel locks are given
+   * back but the gateway lock (the process shows as "parked").
+   */
+  async park(maxWaitMs: number): Promise<void> {
+    if (this.parked) return;
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => {
+      resolve = r;
+    });
+    this.parked = { promise, resolve };
+    if (this.inFlight > 0) {
+      const drained = await new Promise<boolean>((done) => {
+        const timer = setTimeout(() => done(false), maxWaitMs);
+        this.drainWaiters.push(() => {
+          clearTimeout(timer);
+          done(true);
+        });
+      });
+      if (!drained) {
+        this.parked = undefined;
+        resolve();
+        throw new HearthError(
+          "HEARTH_STORE_HELD",
+          `${this.inFlight} call(s) on ${this.path} were still running after ${maxWaitMs} ms`,
+          { resource: this.path, hint: "retry the maintenance when the process is less busy" },
+        );
+      }
+    }
+    await this.pool?.close();
+    await this.walSync?.settled();
+    for (const role of ["writer", "reader"] as const) {
+      const slot = this.slots[role];
+      const conn = slot?.conn;
+      if (!slot || !conn) continue;
+      slot.conn = undefined;
+      this.closeConnection(conn);
+    }
+    this.locks.suspend();
+  }
+
+  /**
+   * Leave the window: take the gate and presence back (waiting while the
+   * structural operation still runs), reopen the connections on the files
+   * as they are now (a restore or repair may have replaced the database:
+   * the entry then moves to the new inode), and let the waiting calls in.
+   * On failure it stays parked; call it again.
+   */
+  async unpark(config: HearthConfig): Promise<void> {
+    if (!this.parked) return;
+    const stats = lstatOrNull(this.path);
+    if (!stats || !stats.isFile()) {
+      throw new HearthError("HEARTH_STORE_NOT_FOUND", `${this.path} is gone after maintenance`, {
+        resource: this.path,
+      });
+    }
+    const key = `${stats.dev}:${stats.ino}`;
+    await this.locks.resume(config.store.gateWaitMs, key);
+    if (key !== this.key) {
+      if (entries.get(this.key) === this) entries.delete(this.key);
+      this.key = key;
+      entries.set(key, this);
+    }
+    for (const role of ["writer", "reader"] as const) {
+      if (this.slots[role] && !this.slots[role]!.conn) this.acquire(role, config, undefined, true);
+    }
+    this.pool?.reopen();
+    const { resolve } = this.parked;
+    this.parked = undefined;
+    resolve();
+  }
+
+  /** A store of this process holds `role` (its connection may be detached after a failed reopen). */
+  hasSlot(role: ConnectionRole): boolean {
+    return this.slots[role] !== undefined;
+  }
+
+  /**
+   * Take a reference on the connection for `role`, opening it when needed.
+   * `setup` runs on a new connection before the guard is taken (journal
+   * mode, migrations). `reattach` (unpark, reopen) opens the connection of a
+   * slot whose references are already counted; any other call is a new
+   * reference, also when the slot's connection is closed for a window (a
+   * store opened while another of this process is parked).
+   */
+  acquire(
+    role: ConnectionRole,
+    config: HearthConfig,
+    setup?: (conn: Connection) => void,
+    reattach = false,
+  ): Connection {
+    const slot = this.slots[role];
+    if (slot?.conn) {
+      slot.refs++;
+      return slot.conn;
+    }
+    const conn = new Connection(this.path, role, config);
+    try {
+      setup?.(conn);
+      // The first read makes SQLite create -wal and -shm before the guard opens them.
+      conn.stmt("SELECT count(*) FROM sqlite_schema").get();
+      if (!this.guard) {
+        this.walMode =
+          String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase() === "wal";
+        this.guard = new FileGuard(this.path, this.walMode);
+      }
+      // In WAL mode BEGIN IMMEDIATE never waits inside SQLite: the store's
+      // write path waits asynchronously instead (rollback journals still need
+      // SQLite's wait at COMMIT for readers to finish).
+      if (role === "writer" && this.walMode) conn.db.pragma("busy_timeout = 0");
+      if (role === "writer") this.walSync = this.walMode ? offLoop(this, conn, config) : undefined;
+    } catch (err) {
+      conn.close();
+      if (!this.connected) this.closeGuard();
+      throw err;
+    }
+    conn.guard = this.guard;
+    if (!slot) this.slots[role] = { conn, refs: 1 };
+    else {
+      slot.conn = conn;
+      if (!reattach) slot.refs++;
+    }
+    return conn;
+  }
+
+  release(role: ConnectionRole): void {
+    const slot = this.slots[role];
+    if (!slot) return;
+    if (--slot.refs > 0) return;
+    this.slots[role] = undefined;
+    if (slot.conn) this.closeConnection(slot.conn);
+    if (this.idle) this.retire();
+  }
+
+  /** No store of this process refers to the inode any more. */
+  get idle(): boolean {
+    return !this.slots.writer && !this.slots.reader;
+  }
+
+  /** True while some slot's connection is open. */
+  private get connected(): boolean {
+    return Boolean(this.slots.writer?.conn || this.slots.reader?.conn);
+  }
+
+  /**
+   * Close every connection and reopen the ones still referenced, on the
+   * current files (F3 recovery). The locks, and with it every kernel
+   * lock this process holds on the inode (presence, the shared structural
+   * gate, the gateway lock), stays held throughout: its descriptors are its
+   * own, so closing the connections cannot drop them. The entry stays in
+   * the registry, so a store opened meanwhile shares these connections (C1).
+   * Throws HEARTH_GENERATION_CHANGED when the database file itself is no
+   * longer the inode this process holds: that store cannot be reattached.
+   */
+  reopen(config: HearthConfig): void {
+    const roles = (["writer", "reader"] as const).filter((r) => this.slots[r]);
+    for (const role of roles) {
+      const slot = this.slots[role]!;
+      const conn = slot.conn;
+      slot.conn = undefined;
+      if (conn) this.closeConnection(conn);
+    }
+    // The reader threads' connections go too: they reopen on the current files on demand.
+    this.pool?.restart();
+    this.assertSameInode();
+    for (const role of roles) this.acquire(role, config, undefined, true);
+  }
+
+  private assertSameInode(): void {
+    const stats = lstatOrNull(this.path);
+    if (!stats || `${stats.dev}:${stats.ino}` !== this.key || stats.isSymbolicLink()) {
+      throw new HearthError(
+        "HEARTH_GENERATION_CHANGED",
+        `${this.path} is no longer the database this process opened (it was ${stats ? "replaced" : "removed"}); this store cannot be reattached`,
+        {
+          resource: this.path,
+          hint: "close this store and open a new one with openStore() (or restart the process)",
+        },
+      );
+    }
+  }
+
+  private closeConnection(conn: Connection): void {
+    const last = !this.connected;
+    const guard = this.guard;
+    // On the last close, SQLite checkpoints and removes the WAL if it can get
+    // an EXCLUSIVE lock. Release our OFD locks first so it can, unless the
+    // generation is a ghost: then keep them, so the ghost WAL is never
+    // checkpointed into the live database.
+    if (last && guard && !guard.isGhost) guard.unlock();
+    conn.close();
+    if (last) this.closeGuard();
+  }
+
+  private closeGuard(): void {
+    if (!this.guard) return;
+    this.guard.unlock();
+    this.guard.closeDescriptors();
+    this.guard = undefined;
+  }
+
+  /** The last store let go: drop the kernel locks and leave the registry. */
+  retire(): void {
+    void this.pool?.close();
+    this.pool = undefined;
+    this.closeGuard();
+    this.locks.close();
+    if (entries.get(this.key) === this) entries.delete(this.key);
+  }
+}
+
+/**
+ * The writer's commits leave their fsync (at FULL) and their checkpoints to
+ * a WalSync, unless durability.syncOffLoop is false or the level is OFF
+ * (nothing to sync) or EXTRA (SQLite keeps every sync in the commit).
+ */
+function offLoop(
+  entry: DatabaseEntry,
+  conn: Connection,
+  config: HearthConfig,
+): WalSync | undefined {
+  const level = config.durability.synchronous;
+  if (!config.durability.syncOffLoop || (level !== "full" && level !== "normal")) return undefined;
+  conn.allowOffLoop(level === "full", config);
+  return new WalSync(entry, {
+    fsync: level === "full",
+    synchronous: level,
+    pages: config.durability.walAutocheckpointPages,
+    truncateAbove: config.durability.journalSizeLimitBytes,
+    policy: FSYNC_POLICY,
+    inlineCheckpoints: config.durability.checkpointOffLoop === "with-fsync",
+    checkpointHere: (truncateAbove) => conn.checkpointHere(truncateAbove),
+    patienceMs: config.store.busyTimeoutMs,
+  });
+}
+
+const entries = new Map<string, DatabaseEntry>();
+
+export function findEntry(key: string): DatabaseEntry | undefined {
+  return entries.get(key);
+}
+
+export function createEntry(key: string, path: string): DatabaseEntry {
+  if (entries.has(key))
+    throw new HearthError("HEARTH_INTERNAL", `internal: registry already holds ${path}`);
+  const entry = new DatabaseEntry(key, path);
+  entries.set(key, entry);
+  return entry;
+}
+
+export function dropEntryIfIdle(entry: DatabaseEntry): void {
+  if (entry.idle && entries.get(entry.key) === entry) entry.retire();
+}

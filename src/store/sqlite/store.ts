@@ -1,0 +1,411 @@
+import { profileDir } from "../../config/paths.js";
+import type { HearthConfig } from "../../config/schema.js";
+import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../../errors.js";
+import { type HolderReport, readHolders } from "../../process/holders.js";
+import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
+import { claimStructural, type StructuralOptions } from "../../process/structural.js";
+import { type Store, storeClosed } from "../api.js";
+import { codedErrors, codedGenerator, type Door } from "../coded-errors.js";
+import type { OnProgress } from "../progress.js";
+import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
+import type { Access } from "./access.js";
+import { Browse } from "./browse.js";
+import type { Connection, ConnectionRole } from "./connection.js";
+import { offLoopCommits, readDurability } from "./durability.js";
+import type { ExportOptions } from "./export.js";
+import { GraphCheckpoints } from "./graph-checkpoints.js";
+import { Handoffs } from "./handoffs.js";
+import { InFlight, uncountedDoor } from "./in-flight.js";
+import { quickCheck, readSchema } from "./inspect.js";
+import { JsonTail } from "./json-tail.js";
+import { Messages } from "./messages.js";
+import { Meta } from "./meta.js";
+import { copyOnline } from "./online-backup.js";
+import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
+import type { DatabaseEntry } from "./registry.js";
+import { Runs } from "./runs.js";
+import { Sessions } from "./sessions.js";
+import { Stats } from "./stats.js";
+import { type StructuralContext, structuralOperations } from "./structural-context.js";
+import { Tokens } from "./tokens.js";
+import { writeTransaction } from "./write-path.js";
+
+/** Test-only window into which connection served which call (C1). */
+export const internals = Symbol("hearth.internals");
+/** This process's lock locks for the store's database (the gateway lock uses it). */
+export { inodeLocks };
+
+export interface StoreInit {
+  home: string;
+  profile: string;
+  path: string;
+  role: ConnectionRole;
+  config: HearthConfig;
+  entry: DatabaseEntry;
+  warnings: string[];
+  /** Re-runs the path checks and reattaches the entry to the current files. */
+  reattach: () => void;
+  /** Reader threads for large reads (search, export, whole transcripts); 0: none. */
+  readerThreads: number;
+}
+
+/**
+ * One profile's state store in a SQLite file: the Store interface (api.ts)
+ * plus the file-level members only a database file has (path on disk, kernel
+ * locks, structural gate, online copy, maintenance windows, reattaching).
+ */
+export class SqliteStore implements Store {
+  readonly backend = "sqlite" as const;
+  readonly home: string;
+  readonly profile: string;
+  /** Absolute path of the database file. */
+  readonly path: string;
+  readonly role: ConnectionRole;
+  readonly config: HearthConfig;
+  /** Configuration that could not be applied (also logged once, loudly). */
+  readonly warnings: readonly string[];
+  readonly sessions: Sessions;
+  readonly messages: Messages;
+  readonly meta: Meta;
+  /** Handoff state machine (D5). */
+  readonly handoffs: Handoffs;
+  /** Pairing codes and rotating tokens for remote clients (D6). */
+  readonly tokens: Tokens;
+  /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
+  readonly browse: Browse;
+  /** Scheduled job runs and their outcomes (M4). */
+  readonly runs: Runs;
+  /** Health samples over time (file sizes, messages stored) for the dashboard's chart. */
+  readonly stats: Stats;
+  /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
+  readonly graphCheckpoints: GraphCheckpoints;
+  /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
+  readonly jsonTail: JsonTail;
+  private readonly entry: DatabaseEntry;
+  private readonly reattach: () => void;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  /** The calls of this store in flight: close() waits for them. */
+  private readonly calls = new InFlight();
+  private readonly access: Access;
+  /** Every call passes it (maintenance windows park the process behind it). */
+  private readonly door: Door;
+  /** Where the large reads run: reader threads, or this thread. */
+  private readonly large: Offload;
+
+  constructor(init: StoreInit) {
+    this.home = init.home;
+    this.profile = init.profile;
+    this.path = init.path;
+    this.role = init.role;
+    this.config = init.config;
+    this.warnings = init.warnings;
+    this.entry = init.entry;
+    this.reattach = init.reattach;
+    this.door = this.calls.door(
+      this.entry,
+      () => this.config.maintenance.maxParkMs,
+      () => this.closedError(),
+    );
+    this.access = {
+      profile: this.profile,
+      path: this.path,
+      read: () => this.connection("reader"),
+      write: () => {
+        if (this.role !== "writer") {
+          throw new HearthError(
+            "HEARTH_READ_ONLY",
+            `this store of ${this.path} was opened read-only`,
+            {
+              resource: this.path,
+              hint: 'open it with openStore({ role: "writer" })',
+            },
+          );
+        }
+        return this.connection("writer");
+      },
+      writeTransaction: (fn, signal) => this.writeTransaction(fn, signal),
+      now: () => Date.now(),
+    };
+    this.sessions = codedErrors(new Sessions(this.access), this.path, this.door);
+    const pool =
+      init.readerThreads > 0
+        ? init.entry.readers(init.config, init.profile, init.readerThreads)
+        : undefined;
+    this.large = offload(this.access, pool);
+    this.messages = codedErrors(
+      offloadLargeLoads(new Messages(this.access), pool),
+      this.path,
+      this.door,
+    );
+    this.meta = codedErrors(new Meta(this.access), this.path, this.door);
+    this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
+    this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
+    this.browse = codedErrors(new Browse(this.access), this.path, this.door);
+    this.runs = codedErrors(new Runs(this.access), this.path, this.door);
+    this.stats = codedErrors(new Stats(this.access), this.path, this.door);
+    this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
+    this.jsonTail = codedErrors(new JsonTail(this.access), this.path, this.door);
+  }
+
+  /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
+  async search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
+    await this.door.enter();
+    try {
+      return await this.large.search(text, options);
+    } catch (err) {
+      throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
+    } finally {
+      this.door.leave();
+    }
+  }
+
+  /** Stream sessions as JSONL or Markdown chunks. */
+  export(options: ExportOptions): AsyncGenerator<string> {
+    // Not counted for close(): a reader may abandon an export half-read.
+    const door = uncountedDoor(this.entry, this.config.maintenance.maxParkMs);
+    return codedGenerator(() => this.large.export(options), this.path, door);
+  }
+
+  counts(): Promise<StoreCounts> {
+    return this.messages.counts();
+  }
+
+  /** Configured versus actual durability settings of this connection. */
+  async durability(): Promise<DurabilityReport> {
+    return this.through(async () => {
+      const writer = this.role === "writer" ? this.connection("writer") : undefined;
+      return readDurability(this.access.read(), writer, this.config, this.path, this.entry);
+    });
+  }
+
+  /**
+   * `durability().offLoop.commits` alone, from memory: for a caller that
+   * reads it often (the gateway's /metrics), without reading SQLite or the
+   * filesystem and without disturbing the writer's settings between commits.
+   */
+  offLoopCommits(): DurabilityReport["offLoop"]["commits"] {
+    this.assertOpen();
+    const writer = this.role === "writer" ? this.entry.connection("writer") : undefined;
+    return offLoopCommits(writer, this.entry.walSync);
+  }
+
+  /** Schema version and application_id as stored in the database. */
+  async schema(): Promise<{ version: number; applicationId: number }> {
+    return this.through(async () => readSchema(this.access.read()));
+  }
+
+  /** SQLite's quick_check, on the read-only connection. */
+  async quickCheck(): Promise<{ ok: boolean; problems: string[] }> {
+    return this.through(async () => quickCheck(this.access.read()));
+  }
+
+  /**
+   * Write a consistent, fsync'd, verified copy of the database to `target`
+   * (which must not exist): SQLite's online backup in paced steps on a worker
+   * thread while writers keep committing. HEARTH_BACKUP_INVALID if the copy
+   * fails verification.
+   */
+  async copyTo(target: string, onProgress?: OnProgress): Promise<void> {
+    return this.through(async () => {
+      this.assertOpen();
+      await copyOnline(this.path, target, {
+        busyTimeoutMs: this.config.store.busyTimeoutMs,
+        nice: this.config.backup.nice,
+        profileDir: profileDir(this.home, this.profile),
+        ...(onProgress ? { onProgress } : {}),
+      });
+    });
+  }
+
+  /** Who holds this store's database right now, from the kernel (P5). */
+  async holders(): Promise<HolderReport> {
+    this.assertOpen();
+    return readHolders(this.path);
+  }
+
+  /**
+   * Run a structural operation (P4): VACUUM, checkpoint TRUNCATE, FTS
+   * rebuild, repair, anything that rewrites the file. Takes the structural
+   * gate exclusively without waiting; refuses with HEARTH_STORE_HELD (CLI
+   * exit 3), naming every holder and changing nothing, while any other
+   * writer lives (or, with `exclusiveFiles`, any other process at all), and
+   * with HEARTH_HOLDERS_UNKNOWN when holders cannot be told. This process's
+   * own writes wait until `fn` is done; writers in other processes that
+   * start meanwhile wait up to store.gateWaitMs.
+   */
+  async withStructuralGate<T>(
+    op: string,
+    fn: (ctx: StructuralContext) => T | Promise<T>,
+    options: StructuralOptions = {},
+  ): Promise<T> {
+    const conn = this.access.write();
+    const locks = this.entry.locks;
+    return locks.writeLock.exclusive(async () => {
+      await this.entry.walSync?.quiet(); // no checkpoint pass of ours (they skip the write lock) beside fn
+      const readers = claimStructural(locks, op, options);
+      try {
+        return await fn({
+          path: this.path,
+          profile: this.profile,
+          readers,
+          ...structuralOperations(conn),
+        });
+      } finally {
+        locks.endStructural();
+      }
+    }, this.config.store.busyTimeoutMs);
+  }
+
+  /**
+   * Reattach to the current files after HEARTH_GENERATION_CHANGED. The ghost
+   * connection is closed without checkpointing its WAL into the database.
+   */
+  async reopen(): Promise<void> {
+    this.assertOpen();
+    this.reattach();
+  }
+
+  /**
+   * True when the files this store uses were unlinked or replaced under it
+   * (F3), or a reopen() failed part-way: what reopen() repairs. Cheap (one
+   * fstat or readlink per file); changes nothing.
+   */
+  async generationChanged(): Promise<boolean> {
+    this.assertOpen();
+    const conn = this.entry.connection(this.role);
+    if (!conn) return true;
+    try {
+      conn.guard?.check();
+      return false;
+    } catch (err) {
+      if (isHearthError(err, "HEARTH_GENERATION_CHANGED")) return true;
+      throw err;
+    }
+  }
+
+  /**
+   * Park this process's use of the database for a maintenance window (M5):
+   * new calls (of every store of this process on it) wait at the door,
+   * calls in flight finish (up to maintenance.maxParkMs, else
+   * HEARTH_STORE_HELD and nothing changed), then the connections close and
+   * the kernel locks are given back, but the gateway lock. `hearth ps` shows
+   * the process as "parked". resume() ends it.
+   */
+  async park(): Promise<void> {
+    this.assertOpen();
+    await this.entry.park(this.config.maintenance.maxParkMs);
+  }
+
+  /**
+   * End a window: take the locks back (waiting while the structural
+   * operation still holds the gate), reopen on the files as they are now,
+   * and let the waiting calls in. On failure the process stays parked.
+   */
+  async resume(): Promise<void> {
+    this.assertOpen();
+    await this.entry.unpark(this.config);
+  }
+
+  get isParked(): boolean {
+    return this.entry.isParked;
+  }
+
+  /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.calls.stop().then(async () => {
+      // A checkpoint this process started finishes before its connections close.
+      await this.entry.walSync?.settled();
+      this.closed = true;
+      // Presence first: the registry closes the lock descriptors with the last connection.
+      this.entry.locks.leaveReader();
+      if (this.role === "writer") this.entry.locks.leaveWriter();
+      this.entry.release("reader");
+      if (this.role === "writer") this.entry.release("writer");
+    });
+    return this.closing;
+  }
+
+  /** `await using store = await openStore()` closes it at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /**
+   * The write path: the fair cross-process write lock (waited for
+   * asynchronously, bounded by store.busyTimeoutMs), then one IMMEDIATE
+   * transaction. A foreign writer (not hearth) holding SQLite's own lock is
+   * waited out with async retries too, never with SQLite's sleeping busy
+   * handler.
+   */
+  private writeTransaction<T>(fn: (conn: Connection) => T, signal?: AbortSignal): Promise<T> {
+    this.access.write();
+    return writeTransaction(
+      this.entry,
+      () => this.connection("writer"),
+      fn,
+      this.config.store.busyTimeoutMs,
+      signal,
+    );
+  }
+
+  /** True from the moment close() is called. */
+  get isClosed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /** Run `fn` through the door: it waits while the process is parked, and a park waits for it. */
+  private async through<T>(fn: () => Promise<T>): Promise<T> {
+    await this.door.enter();
+    try {
+      return await fn();
+    } finally {
+      this.door.leave();
+    }
+  }
+
+  /** @internal */
+  get [inodeLocks](): InodeLocks {
+    this.assertOpen();
+    return this.entry.locks;
+  }
+
+  /** @internal */
+  get [internals](): {
+    uses: (role: ConnectionRole) => number;
+    connection: (role: ConnectionRole) => Connection;
+  } {
+    return {
+      uses: (role) => this.entry.connection(role)?.uses ?? 0,
+      connection: (role) => this.connection(role),
+    };
+  }
+
+  private connection(role: ConnectionRole): Connection {
+    this.assertOpen();
+    const conn = this.entry.connection(role);
+    if (!conn && !this.entry.hasSlot(role)) {
+      throw new HearthError("HEARTH_INTERNAL", `internal: no ${role} connection for ${this.path}`);
+    }
+    if (!conn) {
+      // A reopen() failed part-way: the files this store used are gone and no new ones were attached.
+      throw new HearthError(
+        "HEARTH_GENERATION_CHANGED",
+        `the store of ${this.path} is detached from its files: the last reopen() failed`,
+        {
+          resource: this.path,
+          hint: "call store.reopen() again once the files are back, or close it and open a new store",
+        },
+      );
+    }
+    return conn;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw this.closedError();
+  }
+
+  private closedError(): HearthError {
+    return storeClosed(this.path);
+  }
+}

@@ -1,0 +1,132 @@
+import { HearthError, isHearthError } from "../../errors.js";
+import type { Connection } from "./connection.js";
+import { mergeSearchIndex, totalChanges } from "./fts-merge.js";
+import type { DatabaseEntry } from "./registry.js";
+import type { CommitHow } from "./wal-sync/sync.js";
+
+/**
+ * The write path: the fair cross-process write lock (waited for
+ * asynchronously, bounded by the patience), then one IMMEDIATE transaction.
+ * A foreign writer (not hearth) holding SQLite's own lock is waited out
+ * with async retries too, never with SQLite's sleeping busy handler. When
+ * the derived search index turns out damaged, it is marked degraded (its
+ * triggers then stand aside) and the write goes through anyway. The
+ * promise resolves once the commit is durable: with a WalSync, after its
+ * fsync on the libuv pool (src/store/sqlite/wal-sync/sync.ts).
+ */
+export function writeTransaction<T>(
+  entry: DatabaseEntry,
+  writer: () => Connection,
+  fn: (conn: Connection) => T,
+  patienceMs: number,
+  signal?: AbortSignal,
+): Promise<T> {
+  if (signal?.aborted) return Promise.reject(abortedError(signal));
+  const deadline = Date.now() + patienceMs;
+  // Once a transaction has begun, an abort no longer ends the call: the
+  // transaction runs synchronously to its commit or rollback, and the
+  // caller learns which (never HEARTH_ABORTED for a write that happened).
+  let begun = false;
+  let committed: { how: CommitHow; heldMs: number; commitMs: number } | undefined;
+  const run = entry.locks.writeLock.run(async () => {
+    let degradedNow = false;
+    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+      if (signal?.aborted) throw abortedError(signal);
+      const conn = writer();
+      try {
+        begun = true;
+        const walSync = conn.offLoop ? entry.walSync : undefined;
+        const how = walSync?.commitMode();
+        const started = performance.now();
+        const result = conn.transaction(() => {
+          const prepare = (sql: string) => conn.stmt(sql);
+          const before = totalChanges(prepare);
+          const value = fn(conn);
+          entry.searchMerges.add(totalChanges(prepare) - before);
+          // With a WalSync its checkpoint thread merges (unless the thread fails, or this commit checkpoints inline); otherwise here, as FTS5 would have.
+          const threadMerges = walSync?.threadMerges && how?.mode !== "inline";
+          const pages = threadMerges ? 0 : entry.searchMerges.take();
+          if (pages > 0) entry.searchMerges.record(mergeSearchIndex(prepare, pages));
+          return value;
+        }, offLoopMode(how));
+        if (how) {
+          committed = { how, heldMs: performance.now() - started, commitMs: conn.lastCommitMs };
+        }
+        return result;
+      } catch (err) {
+        if (isSearchIndexDamage(err) && !degradedNow) {
+          degradedNow = true;
+          markSearchDegraded(conn, String((err as Error).message));
+          continue;
+        }
+        if (!isBusyAtBegin(err)) throw err;
+        // Out of patience: name whoever holds the store (a foreign writer holds SQLite's lock).
+        if (Date.now() >= deadline) throw entry.locks.busyError(err);
+      }
+      begun = false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
+      writer().guard?.check();
+    }
+  }, patienceMs);
+  // Committed: on the WalSync's fsync (and checkpoint) before it is acknowledged.
+  const durable = run.then(async (value) => {
+    if (committed) {
+      const { how, heldMs, commitMs } = committed;
+      await entry.walSync?.afterCommit(how, heldMs, commitMs);
+    }
+    return value;
+  });
+  if (!signal) return durable;
+  // An abort while waiting answers the caller now; the queued turn at the
+  // lock still comes, sees the signal and writes nothing.
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      if (!begun) reject(abortedError(signal));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    durable.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** The commit's OffLoopMode for Connection.transaction: none (SQLite's own behaviour) when inline. */
+function offLoopMode(how: CommitHow | undefined) {
+  return how?.mode === "inline" ? undefined : how?.mode;
+}
+
+/** HEARTH_ABORTED: the caller's signal ended the call before it wrote anything. */
+export function abortedError(signal: AbortSignal): HearthError {
+  return new HearthError("HEARTH_ABORTED", "the call was aborted before it wrote anything", {
+    hint: "nothing was written; call again when you still want it",
+    cause: signal.reason,
+  });
+}
+
+function isSearchIndexDamage(err: unknown): boolean {
+  return (
+    isHearthError(err) && (err.sqliteCode === "SQLITE_CORRUPT_VTAB" || /\bfts5\b/.test(err.message))
+  );
+}
+
+function markSearchDegraded(conn: Connection, reason: string): void {
+  conn.transaction(() =>
+    conn
+      .stmt(
+        `INSERT INTO meta (key, value, updated_at) VALUES ('fts_degraded', ?, ?)
+         ON CONFLICT (key) DO NOTHING`,
+      )
+      .run(reason.slice(0, 500), Date.now()),
+  );
+}
+
+function isBusyAtBegin(err: unknown): boolean {
+  return isHearthError(err, "HEARTH_BUSY") && err.details?.phase === "begin";
+}
