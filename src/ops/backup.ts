@@ -1,22 +1,12 @@
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from "node:fs";
-import { open } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { backupsDir } from "../config/paths.js";
-import { failpoint } from "../failpoints.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { lstatOrNull } from "../files/inspect.js";
 import { type Store, sqliteOnly } from "../store/api.js";
 import type { OnProgress } from "../store/progress.js";
 import { backupFileName, listBackups } from "./backup-names.js";
+import { keepNewest, publishStaged, removeDeadStaging } from "./publish.js";
 import { assertSpaceFor } from "./space.js";
 
 export interface BackupResult {
@@ -57,24 +47,18 @@ export async function backup(
   ensurePrivateDir(dir);
   removeDeadStaging(dir, store.profile);
   assertSpaceFor(dir, size, `back up ${store.path}`);
-  const staging = join(dir, `.staging-${store.profile}-${process.pid}-${Date.now()}.tmp`);
-  try {
-    await store.copyTo(staging, options.onProgress);
-    chmodSync(staging, 0o600);
-    failpoint("backup.mid-publish");
-    renameSync(staging, final);
-    await fsyncAsync(dir);
-  } catch (err) {
-    rmSync(staging, { force: true });
-    throw err;
-  }
-  const removed = listBackups(dir, store.profile)
-    .slice(keep)
-    .map((b) => {
-      rmSync(b.path, { force: true });
-      return b.path;
-    });
-  if (removed.length > 0) await fsyncAsync(dir);
+  await publishStaged(
+    dir,
+    store.profile,
+    final,
+    (staging) => store.copyTo(staging, options.onProgress),
+    "backup.mid-publish",
+  );
+  const removed = await keepNewest(
+    dir,
+    listBackups(dir, store.profile).map((b) => b.path),
+    keep,
+  );
   return {
     path: final,
     bytes: statSync(final).size,
@@ -82,51 +66,6 @@ export async function backup(
     removed,
     dryRun: false,
   };
-}
-
-/** fsync on the thread pool: a directory's fsync can wait on the disk for tens of milliseconds. */
-export async function fsyncAsync(path: string): Promise<void> {
-  const handle = await open(path, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * Remove the staging files of this profile's backups whose process is gone
- * (killed between the copy and its publication): they are never listed as
- * backups, so nothing else would ever remove them, and each is as large as
- * the store. A staging file whose pid is in use (its backup may be running,
- * or the pid was reused) is kept: only ESRCH proves the writer is gone.
- */
-export function removeDeadStaging(dir: string, profile: string): void {
-  const prefix = `.staging-${profile}-`;
-  for (const name of readdirSync(dir)) {
-    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
-    const pid = Number(name.slice(prefix.length).split("-")[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || pidInUse(pid)) continue;
-    rmSync(join(dir, name), { force: true });
-  }
-}
-
-function pidInUse(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== "ESRCH";
-  }
-}
-
-export function fsyncFile(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function ensureExists(dir: string): void {

@@ -12,7 +12,7 @@ import { nodeCrypto } from "../builtins.js";
 import { backupsDir } from "../config/paths.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { lstatOrNull, SIDECAR_SUFFIXES } from "../files/inspect.js";
-import { fsyncFile } from "./backup.js";
+import { fsyncFile } from "./publish.js";
 import { assertSpaceFor } from "./space.js";
 
 export interface ForensicCopy {

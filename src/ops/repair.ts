@@ -19,9 +19,9 @@ import {
   type RepairStrategy,
   sqliteMaintenance,
 } from "../store/sqlite/maintenance.js";
-import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
 import { phases } from "./phases.js";
+import { fsyncFile } from "./publish.js";
 import { fingerprintFile, MAX_ATTEMPTS, readLedger, recordAttempt } from "./repair/ledger.js";
 import { assertSpaceFor } from "./space.js";
 

@@ -17,9 +17,9 @@ import { claimStructural } from "../process/structural.js";
 import type { OnProgress } from "../store/progress.js";
 import { sqliteMaintenance } from "../store/sqlite/maintenance.js";
 import { LATEST_SCHEMA_VERSION } from "../store/sqlite/migrations.js";
-import { fsyncFile } from "./backup.js";
 import { takeForensicCopy } from "./forensic.js";
 import { phases } from "./phases.js";
+import { fsyncFile } from "./publish.js";
 import { assertSpaceFor } from "./space.js";
 
 const RESTORE_PHASES = ["verify", "forensic copy", "copy", "publish"] as const;

@@ -2,8 +2,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { JobKind } from "../config/schema.js";
 import { HearthError } from "../errors.js";
-import { backup } from "../ops/backup.js";
-import { runDoctor } from "../ops/doctor.js";
+import { backupStore, diagnose, maintenanceTarget } from "../ops/backend.js";
 import { optimize } from "../ops/optimize.js";
 import { withWindow } from "../ops/window.js";
 import { setProcessKind } from "../process/kind.js";
@@ -55,8 +54,13 @@ export async function waitForGo(): Promise<void> {
 export async function runWorkerJob(kind: JobKind, o: WorkerOptions): Promise<WorkerResult> {
   setProcessKind("worker");
   await waitForGo();
-  if (kind === "doctor") {
-    const report = await runDoctor({ home: o.home, profile: o.profile });
+  if (kind === "doctor" || kind === "backup") {
+    const target = await maintenanceTarget(o);
+    if (kind === "backup") {
+      const report = await backupStore(target);
+      return { kind, summary: `backup: ${report.path} (${report.bytes} bytes)`, report };
+    }
+    const report = await diagnose(target);
     const bad = report.findings.filter((f) => f.severity === "warning" || f.severity === "error");
     return {
       kind,
@@ -80,17 +84,9 @@ export async function runWorkerJob(kind: JobKind, o: WorkerOptions): Promise<Wor
       }
     });
   }
-  const store = await openStore({
-    home: o.home,
-    profile: o.profile,
-    role: kind === "backup" ? "reader" : "writer",
-  });
+  const store = await openStore({ home: o.home, profile: o.profile, role: "writer" });
   try {
     switch (kind) {
-      case "backup": {
-        const report = await backup(store);
-        return { kind, summary: `backup: ${report.path} (${report.bytes} bytes)`, report };
-      }
       case "optimize": {
         const report = await optimize(store);
         return {

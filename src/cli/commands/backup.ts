@@ -7,20 +7,18 @@ import { printJson } from "../output.js";
 import { stepProgress } from "../progress.js";
 
 // Loaded when the command runs, never by `hearth --help` or another command.
-const backup: typeof import("../../ops/backup.js").backup = async (...a) =>
-  (await import("../../ops/backup.js")).backup(...a);
 const restore: typeof import("../../ops/restore.js").restore = async (...a) =>
   (await import("../../ops/restore.js")).restore(...a);
 const withWindow: typeof import("../../ops/window.js").withWindow = async (...a) =>
   (await import("../../ops/window.js")).withWindow(...a);
 const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
   (await import("../../store/open.js")).openStore(...a);
-const backupPg: typeof import("../../ops/pg/backup.js").backupPg = async (...a) =>
-  (await import("../../ops/pg/backup.js")).backupPg(...a);
 const restorePg: typeof import("../../ops/pg/restore.js").restorePg = async (...a) =>
   (await import("../../ops/pg/restore.js")).restorePg(...a);
-const configuredStoreUrl = async (g: { home?: string; profile?: string }) =>
-  (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
+const maintenanceTarget: typeof import("../../ops/backend.js").maintenanceTarget = async (...a) =>
+  (await import("../../ops/backend.js")).maintenanceTarget(...a);
+const backupStore: typeof import("../../ops/backend.js").backupStore = async (...a) =>
+  (await import("../../ops/backend.js")).backupStore(...a);
 
 export function registerBackup(program: Command): void {
   program
@@ -32,49 +30,26 @@ export function registerBackup(program: Command): void {
     .option("--dry-run", "check space and print the target, write nothing")
     .action(async (o: { keep?: number; dryRun?: boolean }, command: Command) => {
       const g = globals(command);
-      const pg = await configuredStoreUrl(g);
-      if (pg.url !== undefined) {
-        const progress = stepProgress(g);
-        const result = await backupPg({
-          home: pg.home,
-          profile: pg.profile,
-          url: pg.url,
-          keep: o.keep ?? pg.keep,
-          dryRun: o.dryRun === true,
-          onProgress: progress.onProgress,
-        }).finally(() => progress.stop());
-        if (g.json) printJson(result);
-        else if (result.dryRun)
-          process.stdout.write(
-            `would write ${result.path} (database about ${result.bytes} bytes)\n`,
-          );
-        else {
-          process.stdout.write(
-            `backup: ${result.path} (pg_dump custom format, ${result.bytes} bytes, ${result.entries} entries verified, ${result.durationMs} ms)\n`,
-          );
-          for (const old of result.removed) process.stdout.write(`removed old backup ${old}\n`);
-        }
-        return;
-      }
-      const store = await openStore({ home: g.home, profile: g.profile, role: "reader" });
+      const target = await maintenanceTarget(g);
       const progress = stepProgress(g);
-      try {
-        const result = await backup(store, {
-          onProgress: progress.onProgress,
-          dryRun: o.dryRun === true,
-          ...(o.keep === undefined ? {} : { keep: o.keep }),
-        }).finally(() => progress.stop());
-        if (g.json) printJson(result);
-        else if (result.dryRun)
-          process.stdout.write(`would write ${result.path} (about ${result.bytes} bytes)\n`);
-        else {
-          process.stdout.write(
-            `backup: ${result.path} (${result.bytes} bytes, verified, ${result.durationMs} ms)\n`,
-          );
-          for (const old of result.removed) process.stdout.write(`removed old backup ${old}\n`);
-        }
-      } finally {
-        await store.close();
+      const result = await backupStore(target, {
+        onProgress: progress.onProgress,
+        dryRun: o.dryRun === true,
+        ...(o.keep === undefined ? {} : { keep: o.keep }),
+      }).finally(() => progress.stop());
+      if (g.json) return printJson(result);
+      const pg = "entries" in result ? result : undefined;
+      if (result.dryRun)
+        process.stdout.write(
+          `would write ${result.path} (${pg ? "database " : ""}about ${result.bytes} bytes)\n`,
+        );
+      else {
+        process.stdout.write(
+          pg
+            ? `backup: ${result.path} (pg_dump custom format, ${result.bytes} bytes, ${pg.entries} entries verified, ${result.durationMs} ms)\n`
+            : `backup: ${result.path} (${result.bytes} bytes, verified, ${result.durationMs} ms)\n`,
+        );
+        for (const old of result.removed) process.stdout.write(`removed old backup ${old}\n`);
       }
     });
 
@@ -97,8 +72,8 @@ export function registerBackup(program: Command): void {
         command: Command,
       ) => {
         const g = globals(command);
-        const pg = await configuredStoreUrl(g);
-        if (pg.url !== undefined) {
+        const pg = await maintenanceTarget(g);
+        if (pg.backend === "postgres") {
           if (o.window)
             throw new TypeError(
               "--window parks the processes of a SQLite store; on PostgreSQL stop the hearth processes that use the database, then restore",

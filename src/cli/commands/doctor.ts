@@ -21,14 +21,14 @@ export function registerDoctor(program: Command, setExit: (code: number) => void
     )
     .action(async (o: { fix?: boolean }, command: Command) => {
       const g: GlobalOptions = globals(command);
-      const pg = await (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
-      if (pg.url !== undefined) {
+      const target = await (await import("../../ops/backend.js")).maintenanceTarget(g);
+      if (target.backend === "postgres") {
         if (o.fix)
           throw new TypeError(
             "doctor --fix repairs SQLite files; on PostgreSQL act on the findings (their fix lines say how)",
           );
         const { runPgDoctor } = await import("../../ops/pg/doctor.js");
-        const report = await runPgDoctor({ home: pg.home, profile: pg.profile, url: pg.url });
+        const report = await runPgDoctor(target);
         if (g.json) printJson(report);
         else {
           process.stdout.write(

@@ -11,8 +11,8 @@ export function registerPs(program: Command): void {
     .description("list every process holding each profile's store (from the kernel's lock table)")
     .action(async (_options: unknown, command: Command) => {
       const g = globals(command);
-      const pg = await (await import("../../ops/pg/store-url.js")).configuredStoreUrl(g);
-      if (pg.url !== undefined) {
+      const pg = await (await import("../../ops/backend.js")).maintenanceTarget(g);
+      if (pg.backend === "postgres") {
         const { runPgPs } = await import("../../ops/pg/ps.js");
         const report = await runPgPs({ home: pg.home, profile: pg.profile, url: pg.url });
         if (g.json) return printJson(report);

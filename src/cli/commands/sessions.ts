@@ -10,7 +10,7 @@ import { printable } from "../printable.js";
 import { progress } from "../progress.js";
 
 // Loaded when the command runs, never by `hearth --help` or another command.
-const fsyncFile = async (path: string) => (await import("../../ops/backup.js")).fsyncFile(path);
+const fsyncFile = async (path: string) => (await import("../../ops/publish.js")).fsyncFile(path);
 const openExclusive = async (path: string) =>
   (await import("../../files/create.js")).openExclusive(path);
 const openStore: typeof import("../../store/open.js").openStore = async (...a) =>

@@ -8,18 +8,18 @@
  * made 0600, renamed to `<profile>-<UTC stamp>.pgdump` and the directory
  * fsync'd; then only the newest `backup.keep` dumps of the profile are kept.
  */
-import { chmodSync, renameSync, rmSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { backupsDir } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
-import { failpoint } from "../../failpoints.js";
 import { ensurePrivateDir } from "../../files/create.js";
 import { lstatOrNull } from "../../files/inspect.js";
 import { createPool, fromPgError, maskUrl } from "../../store/pg/pool.js";
 import type { OnProgress } from "../../store/progress.js";
-import { type BackupResult, fsyncAsync, removeDeadStaging } from "../backup.js";
+import type { BackupResult } from "../backup.js";
 import { backupFileName, listBackups } from "../backup-names.js";
 import { phases } from "../phases.js";
+import { keepNewest, publishStaged, removeDeadStaging } from "../publish.js";
 import { assertSpaceFor } from "../space.js";
 import { connection, findTool, runTool } from "./tools.js";
 
@@ -55,42 +55,32 @@ export async function backupPg(options: {
   ensurePrivateDir(dir);
   removeDeadStaging(dir, options.profile);
   assertSpaceFor(dir, size, `back up ${maskUrl(options.url)}`);
-  const staging = join(dir, `.staging-${options.profile}-${process.pid}-${Date.now()}.tmp`);
   const { dbname, env } = connection(options.url, "backup");
-  let entries: number;
-  try {
-    progress.start("dump");
-    await runTool(
-      pgDump,
-      [
-        "--format=custom",
-        "--no-owner",
-        "--no-privileges",
-        `--file=${staging}`,
-        `--dbname=${dbname}`,
-      ],
-      env,
-      options.url,
-      `back up ${maskUrl(options.url)}`,
-    );
-    chmodSync(staging, 0o600);
-    progress.start("verify");
-    entries = await verifyDump(pgRestore, staging, env, options.url);
-    progress.start("publish");
-    failpoint("backup.mid-publish");
-    renameSync(staging, final);
-    await fsyncAsync(dir);
-  } catch (err) {
-    rmSync(staging, { force: true });
-    throw err;
-  }
-  const removed = listBackups(dir, options.profile, ".pgdump")
-    .slice(options.keep)
-    .map((b) => {
-      rmSync(b.path, { force: true });
-      return b.path;
-    });
-  if (removed.length > 0) await fsyncAsync(dir);
+  const entries = await publishStaged(
+    dir,
+    options.profile,
+    final,
+    async (staging) => {
+      progress.start("dump");
+      await runTool(
+        pgDump,
+        dumpArgs(staging, dbname),
+        env,
+        options.url,
+        `back up ${maskUrl(options.url)}`,
+      );
+      progress.start("verify");
+      const count = await verifyDump(pgRestore, staging, env, options.url);
+      progress.start("publish");
+      return count;
+    },
+    "backup.mid-publish",
+  );
+  const removed = await keepNewest(
+    dir,
+    listBackups(dir, options.profile, ".pgdump").map((b) => b.path),
+    options.keep,
+  );
   progress.done();
   return result(final, statSync(final).size, Date.now() - started, removed, false, entries);
 }
@@ -113,6 +103,17 @@ function result(
     format: "custom",
     entries,
   };
+}
+
+/** pg_dump's arguments for a custom-format dump of `dbname` into `file`. */
+export function dumpArgs(file: string, dbname: string): string[] {
+  return [
+    "--format=custom",
+    "--no-owner",
+    "--no-privileges",
+    `--file=${file}`,
+    `--dbname=${dbname}`,
+  ];
 }
 
 /** pg_restore reads the whole table of contents; a hearth dump names hearth_schema. Returns the entry count. */

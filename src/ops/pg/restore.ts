@@ -9,7 +9,7 @@
  * transaction: the database ends as the dump or as it was. The result is
  * read back: schema version and per-table row counts.
  */
-import { chmodSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../config/load.js";
 import { HearthError } from "../../errors.js";
@@ -18,10 +18,10 @@ import { readVersion } from "../../store/pg/migrate.js";
 import { createPool, fromPgError, maskUrl, type PgPool } from "../../store/pg/pool.js";
 import { PG_TABLES } from "../../store/pg/schema.js";
 import type { OnProgress } from "../../store/progress.js";
-import { fsyncAsync } from "../backup.js";
 import { forensicRoot } from "../forensic.js";
 import { phases } from "../phases.js";
-import { verifyDump } from "./backup.js";
+import { publishStaged } from "../publish.js";
+import { dumpArgs, verifyDump } from "./backup.js";
 import { connection, findTool, runTool } from "./tools.js";
 
 export interface PgRestoreResult {
@@ -158,29 +158,16 @@ async function forensicDump(home: string, profile: string, url: string): Promise
   ensurePrivateDir(dir);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const final = join(dir, `${profile}-${stamp}.replaced.pgdump`);
-  const staging = join(dir, `.staging-${profile}-${process.pid}-${Date.now()}.tmp`);
   const { dbname, env } = connection(url, "restore");
-  try {
-    await runTool(
+  await publishStaged(dir, profile, final, (staging) =>
+    runTool(
       findTool("pg_dump"),
-      [
-        "--format=custom",
-        "--no-owner",
-        "--no-privileges",
-        `--file=${staging}`,
-        `--dbname=${dbname}`,
-      ],
+      dumpArgs(staging, dbname),
       env,
       url,
       `dump ${maskUrl(url)} before replacing it`,
-    );
-    chmodSync(staging, 0o600);
-    renameSync(staging, final);
-    await fsyncAsync(dir);
-  } catch (err) {
-    rmSync(staging, { force: true });
-    throw err;
-  }
+    ),
+  );
   const keep = loadConfig({ home }).backup.forensicKeep;
   const mine = readdirSync(dir)
     .filter((n) => n.startsWith(`${profile}-`) && n.endsWith(".replaced.pgdump"))

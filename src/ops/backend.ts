@@ -1,0 +1,73 @@
+/**
+ * The seam between maintenance callers (the CLI, the worker's jobs) and the
+ * backend that serves a profile: a SQLite file under the home, or the
+ * PostgreSQL database of `store.url`. Callers ask here which one it is,
+ * before opening anything, and call the backend's op through the functions
+ * below; nothing else in them names a backend. PostgreSQL's code loads only
+ * for a PostgreSQL profile.
+ */
+import { loadConfigLazily } from "../config/load-lazily.js";
+import { resolveLocation } from "../config/paths.js";
+import type { OnProgress } from "../store/progress.js";
+import type { BackupResult } from "./backup.js";
+import type { DoctorReport } from "./doctor.js";
+import type { PgBackupResult } from "./pg/backup.js";
+import type { PgDoctorReport } from "./pg/doctor.js";
+
+interface Located {
+  home: string;
+  profile: string;
+  /** backup.keep of the profile's configuration. */
+  keep: number;
+}
+
+export type MaintenanceTarget =
+  | (Located & { backend: "sqlite" })
+  | (Located & { backend: "postgres"; url: string });
+
+/** Which backend holds the profile's store (store.url in its configuration, else SQLite). */
+export async function maintenanceTarget(
+  options: { home?: string | undefined; profile?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<MaintenanceTarget> {
+  const { home, profile } = resolveLocation(options, env);
+  // Without a config file or HEARTH_* variable this loads no schema (zod).
+  const config = await loadConfigLazily({ home, env });
+  const keep = config.backup.keep;
+  const url = config.store.url;
+  return url === undefined
+    ? { backend: "sqlite", home, profile, keep }
+    : { backend: "postgres", home, profile, keep, url };
+}
+
+/** The read-only diagnosis of the profile's store (M1), on its backend. */
+export async function diagnose(target: MaintenanceTarget): Promise<DoctorReport | PgDoctorReport> {
+  if (target.backend === "postgres") {
+    const { runPgDoctor } = await import("./pg/doctor.js");
+    return runPgDoctor(target);
+  }
+  const { runDoctor } = await import("./doctor.js");
+  return runDoctor({ home: target.home, profile: target.profile });
+}
+
+/** A verified online backup of the profile's store, on its backend, with its retention. */
+export async function backupStore(
+  target: MaintenanceTarget,
+  options: { keep?: number; dryRun?: boolean; onProgress?: OnProgress } = {},
+): Promise<BackupResult | PgBackupResult> {
+  const keep = options.keep ?? target.keep;
+  if (target.backend === "postgres") {
+    const { backupPg } = await import("./pg/backup.js");
+    return backupPg({ ...target, ...options, keep });
+  }
+  const [{ backup }, { openStore }] = await Promise.all([
+    import("./backup.js"),
+    import("../store/open.js"),
+  ]);
+  const store = await openStore({ home: target.home, profile: target.profile, role: "reader" });
+  try {
+    return await backup(store, { ...options, keep });
+  } finally {
+    await store.close();
+  }
+}
