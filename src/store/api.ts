@@ -118,3 +118,11 @@ export function storeClosed(resource: string): HearthError {
     hint: "open a new one with openStore()",
   });
 }
+
+/** HEARTH_ABORTED: the caller's signal ended the call before it wrote anything. */
+export function abortedError(signal: AbortSignal): HearthError {
+  return new HearthError("HEARTH_ABORTED", "the call was aborted before it wrote anything", {
+    hint: "nothing was written; call again when you still want it",
+    cause: signal.reason,
+  });
+}

@@ -1,5 +1,5 @@
 import { fromSqliteError, isSqliteError } from "../errors.js";
-import { abortedError } from "./sqlite/write-path.js";
+import { abortedError } from "./api.js";
 
 /** The door every store call passes (maintenance windows park it). */
 export interface Door {

@@ -1,7 +1,6 @@
 /** Public shapes of the store API. No SQLite types leak through here. */
 
 import type { JsonObject } from "./metadata.js";
-import type { SearchMergeStats } from "./sqlite/fts-merge.js";
 
 export type { JsonObject, JsonValue } from "./metadata.js";
 
@@ -239,4 +238,14 @@ export interface DurabilityReport {
    * null for a reader.
    */
   searchMerges: SearchMergeStats | null;
+}
+
+/** What this process's merges did: chunks asked for, merged something, failed (and the last failure). */
+export interface SearchMergeStats {
+  /** "thread": the checkpoint thread merges; "writer": the writer, inside its write transactions. */
+  by: "thread" | "writer";
+  asked: number;
+  merged: number;
+  failed: number;
+  lastError: string | null;
 }

@@ -11,7 +11,7 @@ const restore: typeof import("../../ops/restore.js").restore = async (...a) =>
   (await import("../../ops/restore.js")).restore(...a);
 const withWindow: typeof import("../../ops/window.js").withWindow = async (...a) =>
   (await import("../../ops/window.js")).withWindow(...a);
-const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
+const _openStore: typeof import("../../store/open.js").openStore = async (...a) =>
   (await import("../../store/open.js")).openStore(...a);
 const restorePg: typeof import("../../ops/pg/restore.js").restorePg = async (...a) =>
   (await import("../../ops/pg/restore.js")).restorePg(...a);

@@ -8,7 +8,7 @@
  */
 import { HearthError, isHearthError } from "../../errors.js";
 import { storeClosed } from "../api.js";
-import type { ConnectionRole } from "../sqlite/connection.js";
+import type { ConnectionRole } from "../types.js";
 import { maskUrl, type PgDb } from "./pool.js";
 
 export interface StoreDb extends PgDb {

@@ -1,4 +1,4 @@
-import { abortedError } from "../sqlite/write-path.js";
+import { abortedError } from "../api.js";
 import type { PgClient, PgDb } from "./pool.js";
 
 /**

@@ -35,15 +35,9 @@ const TOTAL_CHANGES_SQL = "SELECT total_changes() AS n";
 /** Prepared statements of one connection: a Connection's stmt, or a better-sqlite3 Database's prepare. */
 export type Prepare = (sql: string) => { get(): unknown; run(...params: unknown[]): unknown };
 
-/** What this process's merges did: chunks asked for, merged something, failed (and the last failure). */
-export interface SearchMergeStats {
-  /** "thread": the checkpoint thread merges; "writer": the writer, inside its write transactions. */
-  by: "thread" | "writer";
-  asked: number;
-  merged: number;
-  failed: number;
-  lastError: string | null;
-}
+import type { SearchMergeStats } from "../types.js";
+
+export type { SearchMergeStats };
 
 /** The merge work a database's writers owe (one per database in a process), and what was merged. */
 export class MergeDebt {

@@ -1,4 +1,5 @@
-import { HearthError, isHearthError } from "../../errors.js";
+import { isHearthError } from "../../errors.js";
+import { abortedError } from "../api.js";
 import type { Connection } from "./connection.js";
 import { mergeSearchIndex, totalChanges } from "./fts-merge.js";
 import type { DatabaseEntry } from "./registry.js";
@@ -103,12 +104,6 @@ function offLoopMode(how: CommitHow | undefined) {
 }
 
 /** HEARTH_ABORTED: the caller's signal ended the call before it wrote anything. */
-export function abortedError(signal: AbortSignal): HearthError {
-  return new HearthError("HEARTH_ABORTED", "the call was aborted before it wrote anything", {
-    hint: "nothing was written; call again when you still want it",
-    cause: signal.reason,
-  });
-}
 
 function isSearchIndexDamage(err: unknown): boolean {
   return (
