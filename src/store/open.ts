@@ -16,6 +16,7 @@ import {
 import { backupFlagRaised } from "../process/backup-flag.js";
 import { processKind } from "../process/kind.js";
 import type { Store } from "./api.js";
+import { markMisuse } from "./args.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { applyJournalMode, assertWalAllowed } from "./durability.js";
 import type { Logger } from "./logger.js";
@@ -68,7 +69,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   try {
     return await open(options);
   } catch (err) {
-    throw readOnlyFs(err, options) ?? err;
+    throw readOnlyFs(err, options) ?? markMisuse(err);
   }
 }
 

@@ -1,13 +1,13 @@
 import { profileDir } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
-import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../errors.js";
+import { HearthError, isHearthError } from "../errors.js";
 import { type HolderReport, readHolders } from "../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../process/structural.js";
 import type { Access } from "./access.js";
 import { type Store, storeClosed } from "./api.js";
 import { Browse } from "./browse.js";
-import { codedErrors, codedGenerator, type Door } from "./coded-errors.js";
+import { codedErrors, codedGenerator, codeError, type Door } from "./coded-errors.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
 import type { ExportOptions } from "./export.js";
@@ -154,7 +154,7 @@ export class SqliteStore implements Store {
     try {
       return await this.large.search(text, options);
     } catch (err) {
-      throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
+      throw codeError(err, this.path);
     } finally {
       this.door.leave();
     }
