@@ -130,7 +130,7 @@ export const ERROR_CODES = {
   // cli
   HEARTH_USAGE: "the command line is malformed",
   HEARTH_OUTPUT_UNWRITABLE:
-    "an output file could not be created: it exists, is a symbolic link, or its directory is missing",
+    "an output file could not be created: it exists, is a symbolic link, or its directory is missing or not writable",
 } as const;
 
 export type HearthErrorCode = keyof typeof ERROR_CODES;
