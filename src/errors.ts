@@ -118,6 +118,9 @@ export const ERROR_CODES = {
     "pg_dump or pg_restore (PostgreSQL's client tools) is not in PATH, so a PostgreSQL backup or restore cannot run",
   HEARTH_UNSUPPORTED_BACKEND:
     "a file-level operation (structural gate, online copy, maintenance window) was asked of a PostgreSQL store",
+  // library API
+  HEARTH_INVALID_ARG:
+    "an argument to a store method has the wrong type or is out of range (a TypeError or RangeError carries this code)",
   // config
   HEARTH_CONFIG_INVALID: "the configuration has an unknown key or a bad value",
   HEARTH_CONFIG_UNREADABLE: "the configuration file could not be read or parsed",
@@ -127,7 +130,7 @@ export const ERROR_CODES = {
   // cli
   HEARTH_USAGE: "the command line is malformed",
   HEARTH_OUTPUT_UNWRITABLE:
-    "an output file could not be created: it exists, is a symbolic link, or its directory is missing",
+    "an output file could not be created: it exists, is a symbolic link, or its directory is missing or not writable",
 } as const;
 
 export type HearthErrorCode = keyof typeof ERROR_CODES;

@@ -1,9 +1,5 @@
 import { isAbsolute } from "node:path";
-import type { z as Z } from "zod";
 import { z } from "./zod.js";
-
-/** The tools hearth ships; `tools.enabled` may name these and the tools of `tools.modules`. */
-export const BUILTIN_TOOLS = ["session_search", "session_read", "current_time"] as const;
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const toolName = z.string().regex(TOOL_NAME, "must be 1-64 letters, digits, _ or -");
@@ -41,5 +37,3 @@ export const toolsSchema = z
     profiles: z.record(z.string().min(1), toolSet).default({}),
   })
   .strict();
-
-export type ToolsConfig = Z.infer<typeof toolsSchema>;

@@ -1,5 +1,6 @@
 import { fromSqliteError, isSqliteError } from "../errors.js";
 import { abortedError } from "./api.js";
+import { markMisuse } from "./args.js";
 
 /** The door every store call passes (maintenance windows park it). */
 export interface Door {
@@ -15,11 +16,13 @@ export interface Door {
  * policy: whatever a store API throws or rejects with, reads included,
  * reaches the caller as a coded HearthError (SQLite's own errors become
  * HEARTH_BUSY or HEARTH_SQLITE with the extended code kept as the cause).
- * API misuse (TypeError, RangeError) and HearthErrors pass through.
+ * API misuse (TypeError, RangeError) keeps its class and gains the code
+ * HEARTH_INVALID_ARG, thrown synchronously or rejected; HearthErrors pass
+ * through.
  */
 export function codedErrors<T extends object>(api: T, resource: string, door?: Door): T {
   const wrappers = new Map<PropertyKey, unknown>();
-  const code = (err: unknown) => (isSqliteError(err) ? fromSqliteError(err, resource) : err);
+  const code = (err: unknown) => codeError(err, resource);
   return new Proxy(api, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
@@ -71,6 +74,15 @@ export function codedErrors<T extends object>(api: T, resource: string, door?: D
   });
 }
 
+/**
+ * The store's error policy for one thrown value: SQLite's errors become
+ * coded HearthErrors, misuse (TypeError, RangeError) is tagged
+ * HEARTH_INVALID_ARG (the same object), anything else is returned as it is.
+ */
+export function codeError(err: unknown, resource: string): unknown {
+  return isSqliteError(err) ? fromSqliteError(err, resource) : markMisuse(err);
+}
+
 /** The AbortSignal a call was given: `{ signal }` in its last argument. */
 function signalOf(args: unknown[]): AbortSignal | undefined {
   const last = args[args.length - 1] as { signal?: unknown } | null | undefined;
@@ -117,7 +129,7 @@ export async function* codedGenerator<T>(
   try {
     yield* source();
   } catch (err) {
-    throw isSqliteError(err) ? fromSqliteError(err, resource) : err;
+    throw codeError(err, resource);
   } finally {
     door?.leave();
   }

@@ -8,6 +8,7 @@ import { loadConfigLazily } from "../config/load-lazily.js";
 import { resolveLocation } from "../config/paths.js";
 import type { HearthConfigInput } from "../config/schema.js";
 import type { Store } from "./api.js";
+import { markMisuse } from "./args.js";
 import type { Logger } from "./logger.js";
 import { openSqliteStore } from "./sqlite/open.js";
 import type { ConnectionRole } from "./types.js";
@@ -51,6 +52,14 @@ export interface OpenStoreOptions {
  * ```
  */
 export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
+  try {
+    return await open(options);
+  } catch (err) {
+    throw markMisuse(err);
+  }
+}
+
+async function open(options: OpenStoreOptions): Promise<Store> {
   const env = options.env ?? process.env;
   const role = options.role ?? "writer";
   if (role !== "writer" && role !== "reader") {

@@ -8,6 +8,8 @@ import {
   isSqliteError,
   toHearthError,
 } from "../../src/errors.js";
+import { INVALID_ARG, requireString } from "../../src/store/args.js";
+import { codedErrors } from "../../src/store/coded-errors.js";
 
 /** An error shaped like better-sqlite3's SqliteError. */
 function sqliteError(code: string, message = "database is locked"): Error & { code: string } {
@@ -214,5 +216,59 @@ describe("one error policy", () => {
     expect(plain.message).toContain("boom");
     expect(toHearthError(sqliteError("SQLITE_CORRUPT", "malformed")).code).toBe("HEARTH_SQLITE");
     expect(toHearthError(sqliteError("SQLITE_BUSY")).code).toBe("HEARTH_BUSY");
+  });
+});
+
+describe("the store's misuse code (codedErrors)", () => {
+  const api = codedErrors(
+    {
+      syncType(): never {
+        throw new TypeError("id must be a string");
+      },
+      async asyncRange(): Promise<never> {
+        throw new RangeError("limit out of range");
+      },
+      async nodeCoded(): Promise<never> {
+        throw Object.assign(new TypeError("node's own"), { code: "ERR_INVALID_ARG_TYPE" });
+      },
+      async hearth(): Promise<never> {
+        throw new HearthError("HEARTH_SESSION_NOT_FOUND", "no session");
+      },
+    },
+    "/h/state.db",
+  );
+
+  it("tags a synchronous TypeError with HEARTH_INVALID_ARG and throws it synchronously, same class", () => {
+    let thrown: unknown;
+    try {
+      api.syncType();
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(TypeError);
+    expect((thrown as { code?: unknown }).code).toBe(INVALID_ARG);
+    expect((thrown as Error).message).toBe("id must be a string");
+  });
+
+  it("tags a rejected RangeError, keeps a code the error already has, passes HearthErrors", async () => {
+    const range = await api.asyncRange().catch((e: unknown) => e);
+    expect(range).toBeInstanceOf(RangeError);
+    expect((range as { code?: unknown }).code).toBe("HEARTH_INVALID_ARG");
+    const node = await api.nodeCoded().catch((e: unknown) => e);
+    expect((node as { code?: unknown }).code).toBe("ERR_INVALID_ARG_TYPE");
+    const hearth = await api.hearth().catch((e: unknown) => e);
+    expect(isHearthError(hearth, "HEARTH_SESSION_NOT_FOUND")).toBe(true);
+  });
+
+  it("is a registered code, and requireString throws it", () => {
+    expect(ERROR_CODES[INVALID_ARG]).toMatch(/TypeError or RangeError/);
+    expect(() => requireString(42, "id")).toThrow(TypeError);
+    try {
+      requireString(42, "id");
+    } catch (err) {
+      expect((err as Error).message).toBe("id must be a string, got number 42");
+      expect((err as { code?: unknown }).code).toBe(INVALID_ARG);
+    }
+    expect(() => requireString("s", "id")).not.toThrow();
   });
 });

@@ -8,7 +8,6 @@ import type Database from "better-sqlite3";
 import { HearthError } from "../../errors.js";
 import {
   type Column,
-  type CopyTable,
   kindOf,
   PG_TABLES,
   PROGRESS_KEY,
@@ -141,8 +140,4 @@ function toSqlite(column: Column, v: unknown): unknown {
   if (v === null || v === undefined) return null;
   if (column.kind === "integer") return typeof v === "string" ? BigInt(v) : v;
   return v;
-}
-
-export function tableNames(specs: readonly TableSpec[]): CopyTable[] {
-  return specs.map((s) => s.name);
 }

@@ -5,6 +5,7 @@
  */
 
 import { HearthError } from "../../errors.js";
+import { markMisuse, requireString } from "../args.js";
 import { type LoadOptions, loadWindow, type PreparedMessage, prepare } from "../message-input.js";
 import type { Public } from "../public.js";
 import { MESSAGE_COLUMNS } from "../rows.js";
@@ -38,6 +39,7 @@ export class PgMessages implements Public<Messages> {
     message: NewMessage,
     options: WaitOptions = {},
   ): Promise<Message> {
+    requireString(sessionId, "sessionId");
     const prepared = refuseNulMessage(prepare(message, Date.now()));
     return write(this.db, "append a message", options.signal, (client) =>
       insertMessage(client, sessionId, prepared),
@@ -50,6 +52,7 @@ export class PgMessages implements Public<Messages> {
     messages: readonly NewMessage[],
     options: WaitOptions = {},
   ): Promise<Message[]> {
+    requireString(sessionId, "sessionId");
     const now = Date.now();
     const prepared = messages.map((m) => refuseNulMessage(prepare(m, now)));
     return write(this.db, "append messages", options.signal, async (client) => {
@@ -81,9 +84,10 @@ export class PgMessages implements Public<Messages> {
     const refused: (AppendResult | undefined)[] = [];
     const prepared = items.map((item, i) => {
       try {
+        requireString(item.sessionId, "sessionId");
         return refuseNulMessage(prepare(item.message, now));
       } catch (err) {
-        refused[i] = { ok: false, error: err as Error };
+        refused[i] = { ok: false, error: markMisuse(err) as Error };
         return undefined;
       }
     });
@@ -150,6 +154,7 @@ export class PgMessages implements Public<Messages> {
 
   /** Save a transcript mixing loaded (with `id`) and new messages; only new ones are inserted. */
   async save(sessionId: string, transcript: readonly TranscriptEntry[]): Promise<Message[]> {
+    requireString(sessionId, "sessionId");
     const now = Date.now();
     const fresh = transcript
       .filter((m) => m.id === undefined)
@@ -174,6 +179,7 @@ export class PgMessages implements Public<Messages> {
 
   /** The live transcript in order; with `includeHistory`, rewound and compacted messages too. */
   async load(sessionId: string, options: LoadOptions = {}): Promise<Message[]> {
+    requireString(sessionId, "sessionId");
     const { where, params, order, limit } = loadWindow(options);
     if (typeof sessionId === "string" && sessionId.includes("\u0000"))
       throw sessionNotFound(sessionId);
@@ -201,17 +207,20 @@ export class PgMessages implements Public<Messages> {
 
   /** `load()` as UTF-8 JSON bytes (an array of messages). */
   async loadJson(sessionId: string, options: LoadOptions = {}): Promise<Uint8Array> {
+    requireString(sessionId, "sessionId");
     return new TextEncoder().encode(JSON.stringify(await this.load(sessionId, options)));
   }
 
   /** The transcript's JSON (as loadJson's bytes) in parts, each built in a task of its own. */
   async loadJsonParts(sessionId: string, options: LoadOptions = {}): Promise<JsonParts> {
+    requireString(sessionId, "sessionId");
     const messages = await this.load(sessionId, options);
     return asyncParts(jsonArrayParts(messages, (m) => m, LOOP_PART_CHARS));
   }
 
   /** The last `count` live messages, oldest first. */
   async tail(sessionId: string, count: number): Promise<Message[]> {
+    requireString(sessionId, "sessionId");
     return (await this.load(sessionId, { limit: count, order: "newest-first" })).reverse();
   }
 
@@ -221,6 +230,7 @@ export class PgMessages implements Public<Messages> {
     afterOrdinal: number,
     options: WaitOptions = {},
   ): Promise<number> {
+    requireString(sessionId, "sessionId");
     checkAfterOrdinal(afterOrdinal);
     return write(this.db, "rewind a session", options.signal, async (client) => {
       await lockSession(client, sessionId);
@@ -230,6 +240,7 @@ export class PgMessages implements Public<Messages> {
   }
 
   async pop(sessionId: string, options?: PopOptions): Promise<Message | null> {
+    requireString(sessionId, "sessionId");
     return pop(this.db, sessionId, options);
   }
 
@@ -238,6 +249,7 @@ export class PgMessages implements Public<Messages> {
     afterOrdinal: number,
     options: ArchiveAfterOptions,
   ): Promise<number> {
+    requireString(sessionId, "sessionId");
     return archiveAfter(this.db, sessionId, afterOrdinal, options);
   }
 
@@ -247,6 +259,7 @@ export class PgMessages implements Public<Messages> {
     messages: readonly NewMessage[],
     options: ReplaceSuffixOptions,
   ): Promise<ReplaceSuffixResult> {
+    requireString(sessionId, "sessionId");
     return replaceSuffix(this.db, sessionId, afterOrdinal, messages, options);
   }
 
@@ -255,6 +268,7 @@ export class PgMessages implements Public<Messages> {
     sessionId: string,
     summary: { content: string; tokensOut?: number | null },
   ): Promise<{ summary: Message; archived: number }> {
+    requireString(sessionId, "sessionId");
     const prepared = refuseNulMessage(
       prepare(
         {

@@ -5,6 +5,7 @@
  */
 
 import { randomUUID } from "node:crypto";
+import { requireString } from "../args.js";
 import { checkOwnerId, type JsonObject, serializeMetadata } from "../metadata.js";
 import type { Public } from "../public.js";
 import { toSession } from "../rows.js";
@@ -33,15 +34,17 @@ export class PgSessions implements Public<Sessions> {
     input: Omit<NewSession, "id"> = {},
     options: CreateOptions = {},
   ): Promise<Session> {
-    if (typeof id !== "string") throw new TypeError("id must be a string");
+    requireString(id, "id");
     return createSession(this.db, { ...input, id }, { ...options, getOrCreate: true });
   }
 
   async setMetadata(id: string, metadata: JsonObject | null): Promise<Session> {
+    requireString(id, "id");
     return this.update(id, "metadata", serializeMetadata(metadata, "metadata"));
   }
 
   async setOwner(id: string, ownerId: string | null): Promise<Session> {
+    requireString(id, "id");
     const owner = checkOwnerId(ownerId, "ownerId");
     refuseNul(owner, "ownerId");
     return this.update(id, "owner_id", owner);
@@ -83,6 +86,7 @@ export class PgSessions implements Public<Sessions> {
   }
 
   async get(id: string): Promise<Session | null> {
+    requireString(id, "id");
     // No stored id holds NUL (PostgreSQL text cannot), and the server would refuse the parameter.
     if (typeof id === "string" && id.includes("\u0000")) return null;
     const { rows } = await this.db.query("read a session", "SELECT * FROM sessions WHERE id = $1", [
@@ -92,6 +96,7 @@ export class PgSessions implements Public<Sessions> {
   }
 
   async require(id: string): Promise<Session> {
+    requireString(id, "id");
     return requireOn(this.db, id);
   }
 
@@ -138,6 +143,7 @@ export class PgSessions implements Public<Sessions> {
   }
 
   async rename(id: string, title: string | null, source: TitleSource = "user"): Promise<Session> {
+    requireString(id, "id");
     const normalized = normalizeTitle(title);
     refuseNul(normalized, "title");
     return this.db.transaction("rename a session", async (client) => {
@@ -155,18 +161,22 @@ export class PgSessions implements Public<Sessions> {
   }
 
   async setPinned(id: string, pinned: boolean): Promise<Session> {
+    requireString(id, "id");
     return this.setFlag(id, "pinned", pinned);
   }
 
   async setArchived(id: string, archived: boolean): Promise<Session> {
+    requireString(id, "id");
     return this.setFlag(id, "archived", archived);
   }
 
   async setHidden(id: string, hidden: boolean): Promise<Session> {
+    requireString(id, "id");
     return this.setFlag(id, "hidden", hidden);
   }
 
   async end(id: string, reason: string): Promise<Session> {
+    requireString(id, "id");
     refuseNul(reason, "reason");
     return this.change(id, "end a session", (now) => [
       "UPDATE sessions SET ended_at = $1, end_reason = $2, updated_at = $1 WHERE id = $3",
@@ -175,6 +185,7 @@ export class PgSessions implements Public<Sessions> {
   }
 
   async resume(id: string): Promise<Session> {
+    requireString(id, "id");
     return this.change(id, "resume a session", (now) => [
       "UPDATE sessions SET ended_at = NULL, end_reason = NULL, updated_at = $1, last_activity_at = $1 WHERE id = $2",
       [now, id],
@@ -182,6 +193,7 @@ export class PgSessions implements Public<Sessions> {
   }
 
   async delete(id: string): Promise<boolean> {
+    requireString(id, "id");
     return this.db.transaction("delete a session", async (client) => {
       const { rowCount } = await client.query("DELETE FROM sessions WHERE id = $1", [id]);
       return rowCount === 1;
@@ -218,6 +230,7 @@ export class PgSessions implements Public<Sessions> {
   }
 
   async fingerprint(id: string): Promise<SessionFingerprint | undefined> {
+    requireString(id, "id");
     return fingerprint(this.db, id);
   }
 

@@ -7,9 +7,9 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
-import type { ConnectionRole } from "../sqlite/connection.js";
+import { codedErrors, codedGenerator, codeError } from "../coded-errors.js";
 import { type ExportOptions, exportSessions } from "../sqlite/export.js";
-import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
+import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";
 import { exportStep } from "./export.js";
@@ -67,26 +67,33 @@ export class PgStore implements Store {
     this.warnings = init.warnings;
     const db = storeDb(init.db, init.role);
     this.db = db;
-    this.sessions = new PgSessions(db);
-    this.messages = new PgMessages(db);
-    this.meta = new PgMeta(db);
-    this.handoffs = new PgHandoffs(db);
-    this.tokens = new PgTokens(db);
-    this.browse = new PgBrowse(db);
-    this.runs = new PgRuns(db);
-    this.stats = new PgStats(db);
-    this.graphCheckpoints = new PgGraphCheckpoints(db);
-    this.jsonTail = new PgJsonTail(db);
+    // The store's one error policy (coded-errors.ts): here it tags API misuse.
+    const coded = <T extends object>(api: T): T => codedErrors(api, this.path);
+    this.sessions = coded(new PgSessions(db));
+    this.messages = coded(new PgMessages(db));
+    this.meta = coded(new PgMeta(db));
+    this.handoffs = coded(new PgHandoffs(db));
+    this.tokens = coded(new PgTokens(db));
+    this.browse = coded(new PgBrowse(db));
+    this.runs = coded(new PgRuns(db));
+    this.stats = coded(new PgStats(db));
+    this.graphCheckpoints = coded(new PgGraphCheckpoints(db));
+    this.jsonTail = coded(new PgJsonTail(db));
   }
 
   /** Full-text search (tsvector, GIN); any text is searched literally and never throws on syntax. */
   search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
-    return searchMessages(this.db, text, options);
+    return searchMessages(this.db, text, options).catch((err: unknown) => {
+      throw codeError(err, this.path);
+    });
   }
 
   /** Stream sessions as JSONL or Markdown chunks, a page of messages per step. */
   export(options: ExportOptions): AsyncGenerator<string> {
-    return exportSessions(options, (o, cursor) => exportStep(this.db, o, cursor));
+    return codedGenerator(
+      () => exportSessions(options, (o, cursor) => exportStep(this.db, o, cursor)),
+      this.path,
+    );
   }
 
   counts(): Promise<StoreCounts> {

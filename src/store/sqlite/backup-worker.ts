@@ -5,9 +5,10 @@
 
 import { closeSync, fdatasyncSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { setPriority } from "node:os";
+import { dirname } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
-import { isHearthError } from "../../errors.js";
+import { HearthError, isHearthError } from "../../errors.js";
 import { verifyCopy } from "./file.js";
 
 export interface BackupJob {
@@ -53,7 +54,7 @@ async function run(): Promise<number> {
     src.prepare("SELECT count(*) FROM sqlite_schema").get();
     // Opened before the copy starts and closed after its connection is gone,
     // so this descriptor never drops the copy's locks (F2).
-    const fd = openSync(job.target, "wx", 0o600);
+    const fd = openTarget(job.target);
     try {
       let sinceFlush = 0;
       const result = await src.backup(job.target, {
@@ -88,6 +89,34 @@ async function run(): Promise<number> {
   verifyCopy(job.target);
   post({ type: "progress", phase: "verify", done: 1, total: 1 });
   return pages;
+}
+
+/**
+ * The copy's file, created exclusively (0600). A target that cannot be
+ * created (missing or unwritable directory, an existing file or link) is
+ * HEARTH_OUTPUT_UNWRITABLE about the target: the source is not at fault.
+ */
+function openTarget(target: string): number {
+  try {
+    return openSync(target, "wx", 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT"
+        ? "its directory does not exist"
+        : code === "EEXIST"
+          ? "it already exists (a copy never overwrites)"
+          : code === "EACCES" || code === "EPERM"
+            ? "its directory is not writable by this user"
+            : code === "EROFS"
+              ? "its filesystem is mounted read-only"
+              : (err as Error).message;
+    throw new HearthError("HEARTH_OUTPUT_UNWRITABLE", `cannot create the copy ${target}: ${why}`, {
+      resource: target,
+      hint: `choose a new file name in an existing directory you can write (ls -ld ${dirname(target)})`,
+      cause: err,
+    });
+  }
 }
 
 run().then(

@@ -1,4 +1,5 @@
 import { fromSqliteError, HearthError, isSqliteError } from "../../errors.js";
+import { markMisuse, requireString } from "../args.js";
 import { type LoadOptions, loadWindow, prepare } from "../message-input.js";
 import { MESSAGE_COLUMNS, messageFromRaw } from "../rows.js";
 import {
@@ -41,6 +42,7 @@ export class Messages {
     message: NewMessage,
     options: WaitOptions = {},
   ): Promise<Message> {
+    requireString(sessionId, "sessionId");
     const prepared = prepare(message, this.access.now());
     return this.access.writeTransaction(
       (conn) => insertMessage(conn, sessionId, prepared),
@@ -54,6 +56,7 @@ export class Messages {
     messages: readonly NewMessage[],
     options: WaitOptions = {},
   ): Promise<Message[]> {
+    requireString(sessionId, "sessionId");
     const now = this.access.now();
     const prepared = messages.map((m) => prepare(m, now));
     return this.access.writeTransaction(
@@ -92,9 +95,10 @@ export class Messages {
       );
     const prepared = items.map((item, i) => {
       try {
+        requireString(item.sessionId, "sessionId");
         return prepare(item.message, now);
       } catch (err) {
-        results[i] = { ok: false, error: err as Error };
+        results[i] = { ok: false, error: markMisuse(err) as Error };
         return undefined;
       }
     });
@@ -127,6 +131,7 @@ export class Messages {
    * rest are appended in one transaction. Returns the newly stored ones.
    */
   async save(sessionId: string, transcript: readonly TranscriptEntry[]): Promise<Message[]> {
+    requireString(sessionId, "sessionId");
     const now = this.access.now();
     const fresh = transcript.filter((m) => m.id === undefined).map((m) => prepare(m, now));
     const known = transcript.filter((m) => m.id !== undefined).map((m) => m.id!);
@@ -146,6 +151,7 @@ export class Messages {
 
   /** The live transcript in order; with `includeHistory`, rewound and compacted messages too. */
   async load(sessionId: string, options: LoadOptions = {}): Promise<Message[]> {
+    requireString(sessionId, "sessionId");
     const rows = readWindow(this.access, sessionId, options);
     const messages = new Array<Message>(rows.length);
     for (let i = 0; i < rows.length; i++) messages[i] = messageFromRaw(sessionId, rows[i]!);
@@ -159,6 +165,7 @@ export class Messages {
    * or encodes the text.
    */
   async loadJson(sessionId: string, options: LoadOptions = {}): Promise<Uint8Array> {
+    requireString(sessionId, "sessionId");
     const texts = readWindowJson(this.access, sessionId, options);
     const [whole] = jsonTextParts(sessionId, texts, Number.POSITIVE_INFINITY);
     return new TextEncoder().encode(whole);
@@ -175,6 +182,7 @@ export class Messages {
    * the iterator early with `return()` to free the rows.
    */
   async loadJsonParts(sessionId: string, options: LoadOptions = {}): Promise<JsonParts> {
+    requireString(sessionId, "sessionId");
     return asyncParts(
       jsonTextParts(sessionId, readWindowJson(this.access, sessionId, options), LOOP_PART_CHARS),
     );
@@ -182,6 +190,7 @@ export class Messages {
 
   /** The last `count` live messages, oldest first: what an agent loop feeds its model. */
   async tail(sessionId: string, count: number): Promise<Message[]> {
+    requireString(sessionId, "sessionId");
     return (await this.load(sessionId, { limit: count, order: "newest-first" })).reverse();
   }
 
@@ -194,6 +203,7 @@ export class Messages {
     afterOrdinal: number,
     options: WaitOptions = {},
   ): Promise<number> {
+    requireString(sessionId, "sessionId");
     checkAfterOrdinal(afterOrdinal);
     return this.access.writeTransaction((conn) => {
       requireSession(conn, sessionId);
@@ -209,6 +219,7 @@ export class Messages {
    * Returns the archived message, or null when no message was live.
    */
   async pop(sessionId: string, options?: PopOptions): Promise<Message | null> {
+    requireString(sessionId, "sessionId");
     return pop(this.access, sessionId, options);
   }
 
@@ -222,6 +233,7 @@ export class Messages {
     afterOrdinal: number,
     options: ArchiveAfterOptions,
   ): Promise<number> {
+    requireString(sessionId, "sessionId");
     return archiveAfter(this.access, sessionId, afterOrdinal, options);
   }
 
@@ -237,6 +249,7 @@ export class Messages {
     messages: readonly NewMessage[],
     options: ReplaceSuffixOptions,
   ): Promise<ReplaceSuffixResult> {
+    requireString(sessionId, "sessionId");
     return replaceSuffix(this.access, sessionId, afterOrdinal, messages, options);
   }
 
@@ -248,6 +261,7 @@ export class Messages {
     sessionId: string,
     summary: { content: string; tokensOut?: number | null },
   ): Promise<{ summary: Message; archived: number }> {
+    requireString(sessionId, "sessionId");
     const prepared = prepare(
       {
         role: "system",

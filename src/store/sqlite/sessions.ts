@@ -1,4 +1,5 @@
 import { nodeCrypto } from "../../builtins.js";
+import { requireString } from "../args.js";
 import { checkOwnerId, type JsonObject, serializeMetadata } from "../metadata.js";
 import { type SessionRow, toSession } from "../rows.js";
 import type { ListSessionsOptions, NewSession, Page, Session, TitleSource } from "../types.js";
@@ -46,18 +47,20 @@ export class Sessions {
     input: Omit<NewSession, "id"> = {},
     options: CreateOptions = {},
   ): Promise<Session> {
-    if (typeof id !== "string") throw new TypeError("id must be a string");
+    requireString(id, "id");
     return createSession(this.access, { ...input, id }, { ...options, getOrCreate: true });
   }
 
   /** Replace the session's metadata (a plain JSON object up to 16 KiB, or null to clear it). */
   async setMetadata(id: string, metadata: JsonObject | null): Promise<Session> {
+    requireString(id, "id");
     const json = serializeMetadata(metadata, "metadata");
     return this.update(id, "metadata", json);
   }
 
   /** Set or clear the session's owner id. */
   async setOwner(id: string, ownerId: string | null): Promise<Session> {
+    requireString(id, "id");
     return this.update(id, "owner_id", checkOwnerId(ownerId, "ownerId"));
   }
 
@@ -97,12 +100,14 @@ export class Sessions {
   }
 
   async get(id: string): Promise<Session | null> {
+    requireString(id, "id");
     const row = this.access.read().stmt("SELECT * FROM sessions WHERE id = ?").get(id);
     return row ? toSession(row as SessionRow) : null;
   }
 
   /** Like get(), but a missing session is a HEARTH_SESSION_NOT_FOUND error. */
   async require(id: string): Promise<Session> {
+    requireString(id, "id");
     return this.requireOn(this.access.read(), id);
   }
 
@@ -155,6 +160,7 @@ export class Sessions {
    * automatic one gets a " (2)", " (3)", ... suffix instead.
    */
   async rename(id: string, title: string | null, source: TitleSource = "user"): Promise<Session> {
+    requireString(id, "id");
     const normalized = normalizeTitle(title);
     await this.access.writeTransaction((conn) => {
       const current = this.requireOn(conn, id);
@@ -177,19 +183,23 @@ export class Sessions {
   }
 
   async setPinned(id: string, pinned: boolean): Promise<Session> {
+    requireString(id, "id");
     return this.setFlag(id, "pinned", pinned);
   }
 
   async setArchived(id: string, archived: boolean): Promise<Session> {
+    requireString(id, "id");
     return this.setFlag(id, "archived", archived);
   }
 
   async setHidden(id: string, hidden: boolean): Promise<Session> {
+    requireString(id, "id");
     return this.setFlag(id, "hidden", hidden);
   }
 
   /** Mark the session ended with a reason ("idle", "user", "compacted", ...). */
   async end(id: string, reason: string): Promise<Session> {
+    requireString(id, "id");
     await this.access.writeTransaction((conn) => {
       this.requireOn(conn, id);
       const now = this.access.now();
@@ -202,6 +212,7 @@ export class Sessions {
 
   /** Reopen an ended session (resume). */
   async resume(id: string): Promise<Session> {
+    requireString(id, "id");
     await this.access.writeTransaction((conn) => {
       this.requireOn(conn, id);
       const now = this.access.now();
@@ -216,6 +227,7 @@ export class Sessions {
 
   /** Delete a session and every message in it, history included. Returns false when absent. */
   async delete(id: string): Promise<boolean> {
+    requireString(id, "id");
     return this.access.writeTransaction(
       (conn) => conn.stmt("DELETE FROM sessions WHERE id = ?").run(id).changes === 1,
     );
@@ -256,6 +268,7 @@ export class Sessions {
 
   /** What deleteIfUnchanged compares: any change to the session or its messages changes it. */
   async fingerprint(id: string): Promise<SessionFingerprint | undefined> {
+    requireString(id, "id");
     return fingerprint(this.access, id);
   }
 

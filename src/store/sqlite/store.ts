@@ -5,7 +5,7 @@ import { type HolderReport, readHolders } from "../../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
 import { type Store, storeClosed } from "../api.js";
-import { codedErrors, codedGenerator, type Door } from "../coded-errors.js";
+import { codedErrors, codedGenerator, codeError, type Door } from "../coded-errors.js";
 import type { OnProgress } from "../progress.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
@@ -154,7 +154,7 @@ export class SqliteStore implements Store {
     try {
       return await this.large.search(text, options);
     } catch (err) {
-      throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
+      throw codeError(err, this.path);
     } finally {
       this.door.leave();
     }

@@ -118,9 +118,9 @@ describe("configuration given to openStore", () => {
 });
 
 describe("configuration of a second store on a database this process already holds", () => {
-  // BUG (src/store/sqlite/store.ts durability()): the report reads `PRAGMA synchronous`
-  // from the read-only connection, so it shows the reader's level, not the
-  // level the writer connection commits with.
+  // durability() reads `synchronous` from the writer connection when the store
+  // has one (readDurability in src/store/sqlite/durability.ts): the level commits
+  // use, not the level of the read-only connection opened before it.
   it("durability() reports the synchronous level the writer connection really uses", async () => {
     const home = homes.makeHome();
     await (await homes.open(home)).close();
@@ -134,8 +134,9 @@ describe("configuration of a second store on a database this process already hol
     expect((await writer.durability()).synchronous.actual).toBe("normal");
   });
 
-  // BUG (src/store/sqlite/open.ts attach()): when the shared writer connection already
-  // exists, the new store's durability settings are dropped without a word.
+  // A second store on a database this process already holds shares its writer
+  // connection (C1), so its own synchronous level cannot take effect there:
+  // src/store/sqlite/open.ts (connectionMismatches) puts a line naming the level in warnings.
   it("a different synchronous level is applied or reported in warnings, never dropped silently", async () => {
     const home = homes.makeHome();
     await homes.open(home); // synchronous full
