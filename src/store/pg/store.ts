@@ -7,6 +7,7 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
+import { Sessions } from "../sessions.js";
 import type { ConnectionRole } from "../sqlite/connection.js";
 import { type ExportOptions, exportSessions } from "../sqlite/export.js";
 import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
@@ -44,7 +45,7 @@ export class PgStore implements Store {
   readonly role: ConnectionRole;
   readonly config: HearthConfig;
   readonly warnings: readonly string[];
-  readonly sessions: PgSessions;
+  readonly sessions: Sessions;
   readonly messages: PgMessages;
   readonly meta: PgMeta;
   readonly handoffs: InstanceType<typeof PgHandoffs>;
@@ -67,7 +68,7 @@ export class PgStore implements Store {
     this.warnings = init.warnings;
     const db = storeDb(init.db, init.role);
     this.db = db;
-    this.sessions = new PgSessions(db);
+    this.sessions = new Sessions(new PgSessions(db));
     this.messages = new PgMessages(db);
     this.meta = new PgMeta(db);
     this.handoffs = new PgHandoffs(db);
