@@ -41,6 +41,8 @@ export {
   MAX_OWNER_ID_LENGTH,
 } from "./store/metadata.js";
 export { type OpenStoreOptions, openStore } from "./store/open.js";
+export type { CreateOptions } from "./store/session-create.js";
+export type { Sessions } from "./store/sessions.js";
 export type {
   ArchiveAfterOptions,
   PopOptions,
@@ -61,8 +63,6 @@ export type {
 export type { AppendResult, LoadOptions, Messages } from "./store/sqlite/messages.js";
 export type { Meta } from "./store/sqlite/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
-export type { CreateOptions } from "./store/sqlite/session-create.js";
-export type { Sessions } from "./store/sqlite/sessions.js";
 export type { HealthDay, HealthSample, Stats } from "./store/sqlite/stats.js";
 export { SqliteStore } from "./store/sqlite/store.js";
 export type { StructuralContext } from "./store/sqlite/structural-context.js";

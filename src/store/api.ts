@@ -11,6 +11,7 @@
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import type { Public } from "./public.js";
+import type { Sessions } from "./sessions.js";
 import type { Browse } from "./sqlite/browse.js";
 import type { ExportOptions } from "./sqlite/export.js";
 import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
@@ -19,7 +20,6 @@ import type { JsonTail } from "./sqlite/json-tail.js";
 import type { Messages } from "./sqlite/messages.js";
 import type { Meta } from "./sqlite/meta.js";
 import type { Runs } from "./sqlite/runs.js";
-import type { Sessions } from "./sqlite/sessions.js";
 import type { Stats } from "./sqlite/stats.js";
 import type { SqliteStore } from "./sqlite/store.js";
 import type { Tokens } from "./sqlite/tokens.js";
@@ -51,7 +51,7 @@ export interface Store {
   readonly config: HearthConfig;
   /** Configuration that could not be applied (also logged once, loudly). */
   readonly warnings: readonly string[];
-  readonly sessions: Public<Sessions>;
+  readonly sessions: Sessions;
   readonly messages: Public<Messages>;
   readonly meta: Public<Meta>;
   /** Handoff state machine (D5). */

@@ -1,21 +1,17 @@
 /**
- * Pruning, idle ends and fingerprints on PostgreSQL (mirrors ../prune.ts):
- * a compaction lineage goes whole, in one transaction, or not at all, each
- * member checked again under its row lock inside that transaction.
+ * Pruning, idle ends and fingerprints on PostgreSQL: the statements behind
+ * Sessions.prune(), endIdle(), fingerprint() and deleteIfUnchanged() (the
+ * rules are ../prune.ts's). A lineage is deleted in one transaction, each
+ * member read again under its row lock there.
  */
-import type { PruneOptions, PruneResult, SessionFingerprint } from "../sqlite/prune.js";
+import { type LineageRow, type SessionFingerprint, unchanged } from "../prune.js";
 import type { PgDb } from "./pool.js";
 import { num } from "./rows.js";
 
-interface Row {
-  id: string;
-  parent_id: string | null;
-  ended_at: number | null;
-  pinned: number;
-  archived: number;
-}
+const LINEAGE = "SELECT id, parent_id, ended_at, pinned, archived FROM sessions";
 
-function toRow(r: Record<string, unknown>): Row {
+/** A lineage row as `pg` returns it (ended_at is BIGINT, a string), made numbers. */
+function toRow(r: Record<string, unknown>): LineageRow {
   return {
     id: r.id as string,
     parent_id: r.parent_id as string | null,
@@ -25,44 +21,22 @@ function toRow(r: Record<string, unknown>): Row {
   };
 }
 
-export async function pruneSessions(db: PgDb, options: PruneOptions): Promise<PruneResult> {
-  const cutoff = Date.now() - options.olderThanMs;
-  const qualifies = (r: Row) =>
-    r.ended_at !== null &&
-    r.ended_at <= cutoff &&
-    (options.includePinned === true || r.pinned === 0) &&
-    (options.includeArchived === true || r.archived === 0);
-  const { rows } = await db.query(
-    "prune sessions",
-    "SELECT id, parent_id, ended_at, pinned, archived FROM sessions",
-  );
-  const result: PruneResult = { sessions: [], lineages: 0, keptLineages: 0 };
-  for (const members of components(rows.map(toRow))) {
-    if (!members.every(qualifies)) {
-      if (members.some(qualifies)) result.keptLineages++;
-      continue;
-    }
-    const ids = members.map((m) => m.id);
-    if (!options.dryRun) {
-      const deleted = await db.transaction("prune sessions", async (client) => {
-        const now = await client.query(
-          `SELECT id, parent_id, ended_at, pinned, archived FROM sessions
-            WHERE id = ANY($1::text[]) FOR UPDATE`,
-          [ids],
-        );
-        if (now.rows.length !== ids.length || !now.rows.map(toRow).every(qualifies)) return false;
-        await client.query("DELETE FROM sessions WHERE id = ANY($1::text[])", [ids]);
-        return true;
-      });
-      if (!deleted) {
-        result.keptLineages++;
-        continue;
-      }
-    }
-    result.sessions.push(...ids);
-    result.lineages++;
-  }
-  return result;
+export async function lineageRows(db: PgDb): Promise<LineageRow[]> {
+  const { rows } = await db.query("prune sessions", LINEAGE);
+  return rows.map(toRow);
+}
+
+export function deleteLineage(
+  db: PgDb,
+  ids: string[],
+  qualifies: (r: LineageRow) => boolean,
+): Promise<boolean> {
+  return db.transaction("prune sessions", async (client) => {
+    const now = await client.query(`${LINEAGE} WHERE id = ANY($1::text[]) FOR UPDATE`, [ids]);
+    if (now.rows.length !== ids.length || !now.rows.map(toRow).every(qualifies)) return false;
+    await client.query("DELETE FROM sessions WHERE id = ANY($1::text[])", [ids]);
+    return true;
+  });
 }
 
 const FINGERPRINT = `SELECT s.id AS id, s.updated_at AS "updatedAt", s.last_activity_at AS "lastActivityAt",
@@ -90,21 +64,13 @@ export async function deleteIfUnchanged(db: PgDb, expected: SessionFingerprint):
   return db.transaction("delete a session if unchanged", async (client) => {
     await client.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [expected.id]);
     const now = toFingerprint((await client.query(FINGERPRINT, [expected.id])).rows[0]);
-    if (
-      !now ||
-      now.updatedAt !== expected.updatedAt ||
-      now.lastActivityAt !== expected.lastActivityAt ||
-      now.messageRows !== expected.messageRows ||
-      now.maxMessageId !== expected.maxMessageId
-    )
-      return false;
+    if (!unchanged(now, expected)) return false;
     const { rowCount } = await client.query("DELETE FROM sessions WHERE id = $1", [expected.id]);
     return rowCount === 1;
   });
 }
 
-export async function endIdleSessions(db: PgDb, idleMs: number): Promise<string[]> {
-  const cutoff = Date.now() - idleMs;
+export async function endIdle(db: PgDb, cutoff: number): Promise<string[]> {
   const now = Date.now();
   const { rows } = await db.transaction("end idle sessions", (client) =>
     client.query(
@@ -114,24 +80,4 @@ export async function endIdleSessions(db: PgDb, idleMs: number): Promise<string[
     ),
   );
   return rows.map((r) => r.id as string);
-}
-
-function components(rows: Row[]): Row[][] {
-  const parent = new Map<string, string>();
-  const find = (id: string): string => {
-    let root = id;
-    while (parent.get(root) !== root) root = parent.get(root)!;
-    parent.set(id, root);
-    return root;
-  };
-  for (const r of rows) parent.set(r.id, r.id);
-  for (const r of rows) {
-    if (r.parent_id && parent.has(r.parent_id)) parent.set(find(r.id), find(r.parent_id));
-  }
-  const groups = new Map<string, Row[]>();
-  for (const r of rows) {
-    const root = find(r.id);
-    groups.set(root, [...(groups.get(root) ?? []), r]);
-  }
-  return [...groups.values()];
 }

@@ -8,6 +8,7 @@
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
 import { codedErrors, codedGenerator, codeError } from "../coded-errors.js";
+import { Sessions } from "../sessions.js";
 import { type ExportOptions, exportSessions } from "../sqlite/export.js";
 import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
@@ -44,7 +45,7 @@ export class PgStore implements Store {
   readonly role: ConnectionRole;
   readonly config: HearthConfig;
   readonly warnings: readonly string[];
-  readonly sessions: PgSessions;
+  readonly sessions: Sessions;
   readonly messages: PgMessages;
   readonly meta: PgMeta;
   readonly handoffs: InstanceType<typeof PgHandoffs>;
@@ -69,7 +70,7 @@ export class PgStore implements Store {
     this.db = db;
     // The store's one error policy (coded-errors.ts): here it tags API misuse.
     const coded = <T extends object>(api: T): T => codedErrors(api, this.path);
-    this.sessions = coded(new PgSessions(db));
+    this.sessions = coded(new Sessions(new PgSessions(db)));
     this.messages = coded(new PgMessages(db));
     this.meta = coded(new PgMeta(db));
     this.handoffs = coded(new PgHandoffs(db));

@@ -7,6 +7,7 @@ import { claimStructural, type StructuralOptions } from "../../process/structura
 import { type Store, storeClosed } from "../api.js";
 import { codedErrors, codedGenerator, codeError, type Door } from "../coded-errors.js";
 import type { OnProgress } from "../progress.js";
+import { Sessions } from "../sessions.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
 import { Browse } from "./browse.js";
@@ -24,7 +25,7 @@ import { copyOnline } from "./online-backup.js";
 import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
 import type { DatabaseEntry } from "./registry.js";
 import { Runs } from "./runs.js";
-import { Sessions } from "./sessions.js";
+import { SqliteSessions } from "./sessions.js";
 import { Stats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { Tokens } from "./tokens.js";
@@ -127,7 +128,11 @@ export class SqliteStore implements Store {
       writeTransaction: (fn, signal) => this.writeTransaction(fn, signal),
       now: () => Date.now(),
     };
-    this.sessions = codedErrors(new Sessions(this.access), this.path, this.door);
+    this.sessions = codedErrors(
+      new Sessions(new SqliteSessions(this.access)),
+      this.path,
+      this.door,
+    );
     const pool =
       init.readerThreads > 0
         ? init.entry.readers(init.config, init.profile, init.readerThreads)
