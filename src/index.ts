@@ -34,6 +34,7 @@ export {
   type StoreBackend,
   sqliteOnly,
 } from "./store/api.js";
+export type { ExportFormat, ExportOptions } from "./store/export.js";
 export type { Logger } from "./store/logger.js";
 export {
   MAX_METADATA_BYTES,
@@ -48,7 +49,6 @@ export type {
   ReplaceSuffixResult,
   WaitOptions,
 } from "./store/sqlite/edits.js";
-export type { ExportFormat, ExportOptions } from "./store/sqlite/export.js";
 export type {
   GraphBlob,
   GraphCheckpointInput,

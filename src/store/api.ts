@@ -10,9 +10,9 @@
  */
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
+import type { ExportOptions } from "./export.js";
 import type { Public } from "./public.js";
 import type { Browse } from "./sqlite/browse.js";
-import type { ExportOptions } from "./sqlite/export.js";
 import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
 import type { Handoffs } from "./sqlite/handoffs.js";
 import type { JsonTail } from "./sqlite/json-tail.js";

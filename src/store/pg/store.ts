@@ -7,12 +7,13 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
+import { type ExportOptions, exportSessions, exportStep } from "../export.js";
+import { searchMessages } from "../search.js";
 import type { ConnectionRole } from "../sqlite/connection.js";
-import { type ExportOptions, exportSessions } from "../sqlite/export.js";
 import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";
-import { exportStep } from "./export.js";
+import { PgExport } from "./export.js";
 import { PgGraphCheckpoints } from "./graph-checkpoints.js";
 import { PgHandoffs } from "./handoffs.js";
 import { pgQuickCheck, readPgDurability, readPgSchema } from "./inspect.js";
@@ -21,7 +22,7 @@ import { PgMessages } from "./messages.js";
 import { PgMeta } from "./meta.js";
 import { maskUrl, type PgDb } from "./pool.js";
 import { PgRuns } from "./runs.js";
-import { searchMessages } from "./search.js";
+import { PgSearch } from "./search.js";
 import { PgSessions } from "./sessions.js";
 import { PgStats } from "./stats.js";
 import { PgTokens } from "./tokens.js";
@@ -81,12 +82,13 @@ export class PgStore implements Store {
 
   /** Full-text search (tsvector, GIN); any text is searched literally and never throws on syntax. */
   search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
-    return searchMessages(this.db, text, options);
+    return searchMessages(new PgSearch(this.db), text, options);
   }
 
   /** Stream sessions as JSONL or Markdown chunks, a page of messages per step. */
   export(options: ExportOptions): AsyncGenerator<string> {
-    return exportSessions(options, (o, cursor) => exportStep(this.db, o, cursor));
+    const rows = new PgExport(this.db);
+    return exportSessions(options, (o, cursor) => exportStep(rows, o, cursor));
   }
 
   counts(): Promise<StoreCounts> {

@@ -6,13 +6,14 @@ import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
 import { type Store, storeClosed } from "../api.js";
 import { codedErrors, codedGenerator, type Door } from "../coded-errors.js";
+import { type ExportOptions, exportSessions } from "../export.js";
 import type { OnProgress } from "../progress.js";
+import { searchMessages } from "../search.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
 import { Browse } from "./browse.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
-import type { ExportOptions } from "./export.js";
 import { GraphCheckpoints } from "./graph-checkpoints.js";
 import { Handoffs } from "./handoffs.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
@@ -152,7 +153,7 @@ export class SqliteStore implements Store {
   async search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
     await this.door.enter();
     try {
-      return await this.large.search(text, options);
+      return await searchMessages(this.large, text, options);
     } catch (err) {
       throw isSqliteError(err) ? fromSqliteError(err, this.path) : err;
     } finally {
@@ -164,7 +165,11 @@ export class SqliteStore implements Store {
   export(options: ExportOptions): AsyncGenerator<string> {
     // Not counted for close(): a reader may abandon an export half-read.
     const door = uncountedDoor(this.entry, this.config.maintenance.maxParkMs);
-    return codedGenerator(() => this.large.export(options), this.path, door);
+    return codedGenerator(
+      () => exportSessions(options, (o, cursor) => this.large.exportStep(o, cursor)),
+      this.path,
+      door,
+    );
   }
 
   counts(): Promise<StoreCounts> {
