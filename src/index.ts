@@ -63,10 +63,10 @@ export type { Meta } from "./store/sqlite/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
 export type { CreateOptions } from "./store/sqlite/session-create.js";
 export type { Sessions } from "./store/sqlite/sessions.js";
-export type { HealthDay, HealthSample, Stats } from "./store/sqlite/stats.js";
 export { SqliteStore } from "./store/sqlite/store.js";
 export type { StructuralContext } from "./store/sqlite/structural-context.js";
 export { withStructuralGate } from "./store/sqlite/structural-context.js";
+export type { HealthDay, HealthSample, Stats } from "./store/stats.js";
 export type { JsonParts } from "./store/transcript-json.js";
 export type {
   DurabilityReport,

@@ -43,12 +43,15 @@ export interface ExportSql {
   /** The first session after `afterId` in bytewise id order, or undefined. */
   sessionAfter(afterId: string): Promise<Session | undefined>;
   /** Up to `limit` messages of a session after `afterOrdinal`, by ordinal; live ones only unless `includeHistory`. */
-  messages(
-    sessionId: string,
-    afterOrdinal: number,
-    limit: number,
-    includeHistory: boolean,
-  ): Promise<Message[]>;
+  messages(page: ExportPage): Promise<Message[]>;
+}
+
+/** A page of one session's messages, as an export reads them. */
+export interface ExportPage {
+  sessionId: string;
+  afterOrdinal: number;
+  limit: number;
+  includeHistory: boolean;
 }
 
 /**
@@ -84,7 +87,12 @@ export async function exportStep(
       at.afterSession = session.id;
       at.afterOrdinal = -1;
     }
-    const messages = await sql.messages(at.session, at.afterOrdinal, EXPORT_PAGE, includeHistory);
+    const messages = await sql.messages({
+      sessionId: at.session,
+      afterOrdinal: at.afterOrdinal,
+      limit: EXPORT_PAGE,
+      includeHistory,
+    });
     for (const message of messages) {
       chunk +=
         options.format === "jsonl"

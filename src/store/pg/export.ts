@@ -1,4 +1,4 @@
-import type { ExportSql } from "../export.js";
+import type { ExportPage, ExportSql } from "../export.js";
 import { toMessage, toSession } from "../rows.js";
 import type { Message, Session } from "../types.js";
 import type { PgDb } from "./pool.js";
@@ -26,12 +26,8 @@ export class PgExport implements ExportSql {
     return rows[0] ? toSession(sessionRow(rows[0])) : undefined;
   }
 
-  async messages(
-    sessionId: string,
-    afterOrdinal: number,
-    limit: number,
-    includeHistory: boolean,
-  ): Promise<Message[]> {
+  async messages(page: ExportPage): Promise<Message[]> {
+    const { sessionId, afterOrdinal, limit, includeHistory } = page;
     const { rows } = await this.db.query(
       "export messages",
       `SELECT * FROM messages WHERE session_id = $1 AND ordinal > $2 ${includeHistory ? "" : "AND active = 1"}

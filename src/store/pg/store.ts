@@ -7,9 +7,11 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
+import { Browse } from "../browse.js";
 import { type ExportOptions, exportSessions, exportStep } from "../export.js";
 import { searchMessages } from "../search.js";
 import type { ConnectionRole } from "../sqlite/connection.js";
+import { Stats } from "../stats.js";
 import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";
@@ -50,9 +52,9 @@ export class PgStore implements Store {
   readonly meta: PgMeta;
   readonly handoffs: InstanceType<typeof PgHandoffs>;
   readonly tokens: InstanceType<typeof PgTokens>;
-  readonly browse: InstanceType<typeof PgBrowse>;
+  readonly browse: Browse;
   readonly runs: InstanceType<typeof PgRuns>;
-  readonly stats: InstanceType<typeof PgStats>;
+  readonly stats: Stats;
   readonly graphCheckpoints: InstanceType<typeof PgGraphCheckpoints>;
   readonly jsonTail: InstanceType<typeof PgJsonTail>;
   /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
@@ -73,9 +75,9 @@ export class PgStore implements Store {
     this.meta = new PgMeta(db);
     this.handoffs = new PgHandoffs(db);
     this.tokens = new PgTokens(db);
-    this.browse = new PgBrowse(db);
+    this.browse = new Browse(new PgBrowse(db));
     this.runs = new PgRuns(db);
-    this.stats = new PgStats(db);
+    this.stats = new Stats(new PgStats(db));
     this.graphCheckpoints = new PgGraphCheckpoints(db);
     this.jsonTail = new PgJsonTail(db);
   }

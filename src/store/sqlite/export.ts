@@ -1,4 +1,4 @@
-import type { ExportSql } from "../export.js";
+import type { ExportPage, ExportSql } from "../export.js";
 import { type MessageRow, type SessionRow, toMessage, toSession } from "../rows.js";
 import type { Message, Session } from "../types.js";
 import type { Access } from "./access.js";
@@ -20,12 +20,8 @@ export class SqliteExport implements ExportSql {
     return row ? toSession(row as SessionRow) : undefined;
   }
 
-  async messages(
-    sessionId: string,
-    afterOrdinal: number,
-    limit: number,
-    includeHistory: boolean,
-  ): Promise<Message[]> {
+  async messages(page: ExportPage): Promise<Message[]> {
+    const { sessionId, afterOrdinal, limit, includeHistory } = page;
     const rows = this.access
       .read()
       .stmt(

@@ -5,13 +5,15 @@ import { type HolderReport, readHolders } from "../../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
 import { type Store, storeClosed } from "../api.js";
+import { Browse } from "../browse.js";
 import { codedErrors, codedGenerator, type Door } from "../coded-errors.js";
 import { type ExportOptions, exportSessions } from "../export.js";
 import type { OnProgress } from "../progress.js";
 import { searchMessages } from "../search.js";
+import { Stats } from "../stats.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
-import { Browse } from "./browse.js";
+import { SqliteBrowse } from "./browse.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
 import { GraphCheckpoints } from "./graph-checkpoints.js";
@@ -26,7 +28,7 @@ import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.
 import type { DatabaseEntry } from "./registry.js";
 import { Runs } from "./runs.js";
 import { Sessions } from "./sessions.js";
-import { Stats } from "./stats.js";
+import { SqliteStats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { Tokens } from "./tokens.js";
 import { writeTransaction } from "./write-path.js";
@@ -142,9 +144,9 @@ export class SqliteStore implements Store {
     this.meta = codedErrors(new Meta(this.access), this.path, this.door);
     this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
-    this.browse = codedErrors(new Browse(this.access), this.path, this.door);
+    this.browse = codedErrors(new Browse(new SqliteBrowse(this.access)), this.path, this.door);
     this.runs = codedErrors(new Runs(this.access), this.path, this.door);
-    this.stats = codedErrors(new Stats(this.access), this.path, this.door);
+    this.stats = codedErrors(new Stats(new SqliteStats(this.access)), this.path, this.door);
     this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
     this.jsonTail = codedErrors(new JsonTail(this.access), this.path, this.door);
   }
