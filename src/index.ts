@@ -34,6 +34,7 @@ export {
   type StoreBackend,
   sqliteOnly,
 } from "./store/api.js";
+export type { ExportFormat, ExportOptions } from "./store/export.js";
 export type { Logger } from "./store/logger.js";
 export {
   MAX_METADATA_BYTES,
@@ -50,7 +51,6 @@ export type {
   ReplaceSuffixResult,
   WaitOptions,
 } from "./store/sqlite/edits.js";
-export type { ExportFormat, ExportOptions } from "./store/sqlite/export.js";
 export type {
   GraphBlob,
   GraphCheckpointInput,
@@ -63,10 +63,10 @@ export type {
 export type { AppendResult, LoadOptions, Messages } from "./store/sqlite/messages.js";
 export type { Meta } from "./store/sqlite/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
-export type { HealthDay, HealthSample, Stats } from "./store/sqlite/stats.js";
 export { SqliteStore } from "./store/sqlite/store.js";
 export type { StructuralContext } from "./store/sqlite/structural-context.js";
 export { withStructuralGate } from "./store/sqlite/structural-context.js";
+export type { HealthDay, HealthSample, Stats } from "./store/stats.js";
 export type { JsonParts } from "./store/transcript-json.js";
 export type {
   DurabilityReport,

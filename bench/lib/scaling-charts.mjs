@@ -96,7 +96,7 @@ export const SCALING_WHY = `What grows, and why:
   given word: its FTS5 posting list holds every message containing it, and
   bm25 ranking reads each match's positions and document length. hearth
   ranks only a word's newest 5,000 matches (\`RANK_WINDOW\`,
-  src/store/sqlite/search.ts), which keeps common words' p99 far below raw SQLite
+  src/store/search.ts), which keeps common words' p99 far below raw SQLite
   ranking every match; finding where those newest matches start still walks
   the posting list, so hearth's p99 grows too, more slowly. The p50 (rare
   words) grows as their match counts do. Searches scoped to a session or an

@@ -12,7 +12,7 @@ import { openStore } from "../../dist/index.js";
 import { APPEND_SQL } from "../../dist/store/pg/message-write.js";
 import { toTsQuery } from "../../dist/store/pg/search.js";
 import { MESSAGE_COLUMNS } from "../../dist/store/rows.js";
-import { RANK_WINDOW } from "../../dist/store/sqlite/search.js";
+import { RANK_WINDOW } from "../../dist/store/search.js";
 import { messageList, queries } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
 import { runInterleaved } from "../lib/interleaved.mjs";

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import { SESSION_STATES, type SessionState } from "../store/sqlite/browse.js";
+import { SESSION_STATES, type SessionState } from "../store/browse.js";
 import type { Session } from "../store/types.js";
 import type { ProfileStores } from "./profiles.js";
 

@@ -10,19 +10,19 @@
  */
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
+import type { Browse } from "./browse.js";
+import type { ExportOptions } from "./export.js";
 import type { Public } from "./public.js";
 import type { Sessions } from "./sessions.js";
-import type { Browse } from "./sqlite/browse.js";
-import type { ExportOptions } from "./sqlite/export.js";
 import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
 import type { Handoffs } from "./sqlite/handoffs.js";
 import type { JsonTail } from "./sqlite/json-tail.js";
 import type { Messages } from "./sqlite/messages.js";
 import type { Meta } from "./sqlite/meta.js";
 import type { Runs } from "./sqlite/runs.js";
-import type { Stats } from "./sqlite/stats.js";
 import type { SqliteStore } from "./sqlite/store.js";
 import type { Tokens } from "./sqlite/tokens.js";
+import type { Stats } from "./stats.js";
 import type {
   ConnectionRole,
   DurabilityReport,
@@ -59,11 +59,11 @@ export interface Store {
   /** Pairing codes and rotating tokens for remote clients (D6). */
   readonly tokens: Public<Tokens>;
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
-  readonly browse: Public<Browse>;
+  readonly browse: Browse;
   /** Scheduled job runs and their outcomes (M4). */
   readonly runs: Public<Runs>;
   /** Health samples over time for the dashboard's chart. */
-  readonly stats: Public<Stats>;
+  readonly stats: Stats;
   /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
   readonly graphCheckpoints: Public<GraphCheckpoints>;
   /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */

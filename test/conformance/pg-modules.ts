@@ -11,6 +11,7 @@
  */
 import { afterEach } from "vitest";
 import { openStore } from "../../src/index.js";
+import { Browse } from "../../src/store/browse.js";
 import { PgBrowse } from "../../src/store/pg/browse.js";
 import { PgGraphCheckpoints } from "../../src/store/pg/graph-checkpoints.js";
 import { PgHandoffs } from "../../src/store/pg/handoffs.js";
@@ -21,13 +22,12 @@ import { PgRuns } from "../../src/store/pg/runs.js";
 import { PgStats } from "../../src/store/pg/stats.js";
 import { PgTokens } from "../../src/store/pg/tokens.js";
 import type { Public } from "../../src/store/public.js";
-import type { Browse } from "../../src/store/sqlite/browse.js";
 import type { GraphCheckpoints } from "../../src/store/sqlite/graph-checkpoints.js";
 import type { Handoffs } from "../../src/store/sqlite/handoffs.js";
 import type { JsonTail } from "../../src/store/sqlite/json-tail.js";
 import type { Runs } from "../../src/store/sqlite/runs.js";
-import type { Stats } from "../../src/store/sqlite/stats.js";
 import type { Tokens } from "../../src/store/sqlite/tokens.js";
+import { Stats } from "../../src/store/stats.js";
 import { tempHome } from "../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 
@@ -60,8 +60,8 @@ export interface Modules {
   readonly handoffs: Public<Handoffs>;
   readonly tokens: Public<Tokens>;
   readonly runs: Public<Runs>;
-  readonly stats: Public<Stats>;
-  readonly browse: Public<Browse>;
+  readonly stats: Stats;
+  readonly browse: Browse;
   readonly jsonTail: Public<JsonTail>;
   readonly graphCheckpoints: Public<GraphCheckpoints>;
   readonly seed: Seed;
@@ -133,8 +133,8 @@ export function pgModulesOn(db: PgDb): Omit<
     handoffs: new PgHandoffs(db),
     tokens: new PgTokens(db),
     runs: new PgRuns(db),
-    stats: new PgStats(db),
-    browse: new PgBrowse(db),
+    stats: new Stats(new PgStats(db)),
+    browse: new Browse(new PgBrowse(db)),
     jsonTail: new PgJsonTail(db),
     graphCheckpoints: new PgGraphCheckpoints(db),
   };

@@ -1,9 +1,6 @@
 import { createHash } from "node:crypto";
-import type { Public } from "../public.js";
+import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
 import { MESSAGE_COLUMNS } from "../rows.js";
-import type { Browse, BrowseOptions } from "../sqlite/browse.js";
-import { SESSION_STATES } from "../sqlite/browse.js";
-import { sessionNotFound } from "../sqlite/sessions.js";
 import type { Message, Session } from "../types.js";
 import { int, pgMessage, pgSession } from "./convert.js";
 import type { PgDb } from "./pool.js";
@@ -12,84 +9,53 @@ import type { PgDb } from "./pool.js";
 const COLUMNS = `session_id, ${MESSAGE_COLUMNS}`;
 
 /**
- * Reads for people browsing a store (the dashboard) on PostgreSQL, as
- * ../browse.ts. Text ordering and keyset comparisons use COLLATE "C", the
- * byte order SQLite's BINARY collation gives, whatever the database's
- * default collation is.
+ * The reads of a browse (../browse.ts) on PostgreSQL. Text ordering and
+ * keyset comparisons use COLLATE "C", the byte order SQLite's BINARY
+ * collation gives, whatever the database's default collation is.
  */
-export class PgBrowse implements Public<Browse> {
+export class PgBrowse implements BrowseSql {
   constructor(private readonly db: PgDb) {}
 
-  async sessions(options: BrowseOptions): Promise<Session[]> {
-    const where: string[] = [];
+  async sessions(filter: SessionFilter): Promise<Session[]> {
+    const where = [...filter.state];
     const params: unknown[] = [];
     const p = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
-    switch (options.state ?? "visible") {
-      case "visible":
-        where.push("archived = 0", "hidden = 0");
-        break;
-      case "open":
-        where.push("archived = 0", "hidden = 0", "ended_at IS NULL");
-        break;
-      case "ended":
-        where.push("archived = 0", "hidden = 0", "ended_at IS NOT NULL");
-        break;
-      case "pinned":
-        where.push("pinned = 1", "hidden = 0");
-        break;
-      case "archived":
-        where.push("archived = 1");
-        break;
-      case "hidden":
-        where.push("hidden = 1");
-        break;
-      case "all":
-        break;
-      default:
-        throw new RangeError(`state must be one of ${SESSION_STATES.join(", ")}`);
+    if (filter.source !== undefined) where.push(`source = ${p(filter.source)}`);
+    // ILIKE: SQLite's LIKE ignores case too.
+    if (filter.like) {
+      const { title, id } = filter.like;
+      where.push(`(title ILIKE ${p(title)} ESCAPE '\\' OR id ILIKE ${p(id)} ESCAPE '\\')`);
     }
-    if (options.source !== undefined) where.push(`source = ${p(options.source)}`);
-    if (options.text !== undefined && options.text !== "") {
-      // ILIKE (SQLite's LIKE ignores case too) with an escape character: the text is matched literally.
-      const escaped = options.text.replace(/[\\%_]/g, (c) => `\\${c}`);
+    if (filter.activeSince !== undefined)
+      where.push(`last_activity_at >= ${p(filter.activeSince)}`);
+    if (filter.activeBefore !== undefined)
+      where.push(`last_activity_at < ${p(filter.activeBefore)}`);
+    if (filter.after) {
+      const at = p(filter.after.lastActivityAt);
+      const id = p(filter.after.id);
       where.push(
-        `(title ILIKE ${p(`%${escaped}%`)} ESCAPE '\\' OR id ILIKE ${p(`${escaped}%`)} ESCAPE '\\')`,
-      );
-    }
-    if (options.activeSince !== undefined)
-      where.push(`last_activity_at >= ${p(options.activeSince)}`);
-    if (options.activeBefore !== undefined)
-      where.push(`last_activity_at < ${p(options.activeBefore)}`);
-    if (options.after) {
-      const at = p(options.after.lastActivityAt);
-      where.push(
-        `(last_activity_at < ${at} OR (last_activity_at = ${at} AND id COLLATE "C" < ${p(options.after.id)}))`,
+        `(last_activity_at < ${at} OR (last_activity_at = ${at} AND id COLLATE "C" < ${id}))`,
       );
     }
     const sql = `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY last_activity_at DESC, id COLLATE "C" DESC LIMIT ${p(options.limit)}`;
+      ORDER BY last_activity_at DESC, id COLLATE "C" DESC LIMIT ${p(filter.limit)}`;
     const { rows } = await this.db.query("browse sessions", sql, params);
     return rows.map(pgSession);
   }
 
   async sessionsById(ids: readonly string[]): Promise<Session[]> {
-    const wanted = [...new Set(ids)];
     const { rows } = await this.db.query(
       "read sessions by id",
       "SELECT * FROM sessions WHERE id = ANY ($1::text[])",
-      [wanted],
+      [[...ids]],
     );
-    const byId = new Map(rows.map((r) => [r.id as string, r]));
-    return wanted.flatMap((id) => {
-      const row = byId.get(id);
-      return row ? [pgSession(row)] : [];
-    });
+    return rows.map(pgSession);
   }
 
-  async children(id: string, limit = 50): Promise<Session[]> {
+  async children(id: string, limit: number): Promise<Session[]> {
     const { rows } = await this.db.query(
       "read child sessions",
       "SELECT * FROM sessions WHERE parent_id = $1 ORDER BY created_at DESC LIMIT $2",
@@ -98,24 +64,20 @@ export class PgBrowse implements Public<Browse> {
     return rows.map(pgSession);
   }
 
-  async transcript(
-    sessionId: string,
-    options: { limit: number; before?: number; includeHistory?: boolean },
-  ): Promise<Message[]> {
-    const before = options.before ?? Number.MAX_SAFE_INTEGER;
+  async transcript(sessionId: string, page: TranscriptPage): Promise<Message[] | null> {
     // $2 is a bigint: the default bound is beyond the INTEGER ordinal column's range.
     const { rows } = await this.db.query(
       "read a transcript page",
-      options.includeHistory
+      page.includeHistory
         ? `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND ordinal < $2::bigint ORDER BY ordinal DESC LIMIT $3`
         : `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND active = 1 AND ordinal < $2::bigint ORDER BY ordinal DESC LIMIT $3`,
-      [sessionId, before, options.limit],
+      [sessionId, page.before, page.limit],
     );
     if (rows.length === 0) {
       const found = await this.db.query("find a session", "SELECT 1 FROM sessions WHERE id = $1", [
         sessionId,
       ]);
-      if (found.rowCount === 0) throw sessionNotFound(sessionId);
+      if (found.rowCount === 0) return null;
     }
     return rows.map(pgMessage);
   }
@@ -145,32 +107,28 @@ export class PgBrowse implements Public<Browse> {
     return int(rows[0]?.id);
   }
 
-  async messagesAfter(
-    afterId: number,
-    limit: number,
-    only: { uptoId?: number; sessionIds?: readonly string[] } = {},
-  ): Promise<Message[]> {
-    const upto = only.uptoId ?? Number.MAX_SAFE_INTEGER;
-    const { rows } = only.sessionIds
+  async messagesAfter(range: MessageRange): Promise<Message[]> {
+    const { afterId, uptoId, limit, sessionIds } = range;
+    const { rows } = sessionIds
       ? await this.db.query(
           "read new messages",
           `SELECT ${COLUMNS} FROM messages WHERE id > $1 AND id <= $2
            AND session_id = ANY ($3::text[]) ORDER BY id LIMIT $4`,
-          [afterId, upto, [...only.sessionIds], limit],
+          [afterId, uptoId, [...sessionIds], limit],
         )
       : await this.db.query(
           "read new messages",
           `SELECT ${COLUMNS} FROM messages WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3`,
-          [afterId, upto, limit],
+          [afterId, uptoId, limit],
         );
     return rows.map(pgMessage);
   }
 
-  async platforms(): Promise<string[]> {
+  async platforms(limit: number): Promise<string[]> {
     const { rows } = await this.db.query(
       "list platforms",
       `SELECT source FROM (SELECT DISTINCT source FROM sessions) s
-       ORDER BY source COLLATE "C" LIMIT 200`,
+       ORDER BY source COLLATE "C" LIMIT ${limit}`,
     );
     return rows.map((r) => r.source as string);
   }

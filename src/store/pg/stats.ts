@@ -1,10 +1,9 @@
-import type { Public } from "../public.js";
-import { type HealthDay, type HealthSample, healthDays, type Stats } from "../sqlite/stats.js";
+import type { HealthSample, StatsSql } from "../stats.js";
 import { int } from "./convert.js";
 import type { PgDb } from "./pool.js";
 
 /**
- * Health samples on PostgreSQL, as ../stats.ts, with the server's figures:
+ * Health samples (../stats.ts) on PostgreSQL, with the server's figures:
  * `databaseBytes` is pg_database_size(current_database()), and `walBytes`
  * is always 0 (the WAL belongs to the whole server, shared by every
  * database on it, and the checkpoint position needs privileges hearth's
@@ -13,7 +12,7 @@ import type { PgDb } from "./pool.js";
  * inserts under a transaction-scoped advisory lock, so one sample is
  * written per interval.
  */
-export class PgStats implements Public<Stats> {
+export class PgStats implements StatsSql {
   constructor(private readonly db: PgDb) {}
 
   async record(options: { minIntervalMs: number; keepMs: number }): Promise<HealthSample | null> {
@@ -27,12 +26,7 @@ export class PgStats implements Public<Stats> {
       ]);
       if (recent.rowCount !== 0) return null;
       const { rows } = await client.query(SAMPLE_SQL);
-      const sample: HealthSample = {
-        at: now,
-        databaseBytes: int(rows[0]?.database_bytes),
-        walBytes: 0,
-        lastMessageId: int(rows[0]?.last_message_id),
-      };
+      const sample = toSample({ ...rows[0], at: now, wal_bytes: 0 });
       await client.query(
         `INSERT INTO health_samples (at, database_bytes, wal_bytes, last_message_id)
          VALUES ($1, $2, $3, $4) ON CONFLICT (at) DO NOTHING`,
@@ -45,12 +39,7 @@ export class PgStats implements Public<Stats> {
 
   async current(): Promise<HealthSample> {
     const { rows } = await this.db.query("sample the store", SAMPLE_SQL);
-    return {
-      at: Date.now(),
-      databaseBytes: int(rows[0]?.database_bytes),
-      walBytes: 0,
-      lastMessageId: int(rows[0]?.last_message_id),
-    };
+    return toSample({ ...rows[0], at: Date.now(), wal_bytes: 0 });
   }
 
   async latest(): Promise<HealthSample | null> {
@@ -61,23 +50,17 @@ export class PgStats implements Public<Stats> {
     return rows[0] ? toSample(rows[0]) : null;
   }
 
-  async samples(options: { since: number; limit?: number }): Promise<HealthSample[]> {
+  async samples(since: number, limit: number): Promise<HealthSample[]> {
     const { rows } = await this.db.query(
       "read health samples",
       "SELECT * FROM health_samples WHERE at >= $1 ORDER BY at LIMIT $2",
-      [options.since, options.limit ?? 20_000],
+      [since, limit],
     );
     return rows.map(toSample);
   }
-
-  async days(options: { since: number; now?: HealthSample }): Promise<HealthDay[]> {
-    const from = options.since - (options.since % DAY);
-    return healthDays(await this.samples({ since: from - DAY, limit: 100_000 }), options);
-  }
 }
 
-const DAY = 86_400_000;
-
+/** This instant's figures (the row of a sample but `at` and `wal_bytes`). */
 const SAMPLE_SQL = `SELECT pg_database_size(current_database()) AS database_bytes,
   coalesce((SELECT max(id) FROM messages), 0) AS last_message_id`;
 

@@ -7,13 +7,16 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
+import { Browse } from "../browse.js";
 import { codedErrors, codedGenerator, codeError } from "../coded-errors.js";
+import { type ExportOptions, exportSessions, exportStep } from "../export.js";
+import { searchMessages } from "../search.js";
 import { Sessions } from "../sessions.js";
-import { type ExportOptions, exportSessions } from "../sqlite/export.js";
+import { Stats } from "../stats.js";
 import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";
-import { exportStep } from "./export.js";
+import { PgExport } from "./export.js";
 import { PgGraphCheckpoints } from "./graph-checkpoints.js";
 import { PgHandoffs } from "./handoffs.js";
 import { pgQuickCheck, readPgDurability, readPgSchema } from "./inspect.js";
@@ -22,7 +25,7 @@ import { PgMessages } from "./messages.js";
 import { PgMeta } from "./meta.js";
 import { maskUrl, type PgDb } from "./pool.js";
 import { PgRuns } from "./runs.js";
-import { searchMessages } from "./search.js";
+import { PgSearch } from "./search.js";
 import { PgSessions } from "./sessions.js";
 import { PgStats } from "./stats.js";
 import { PgTokens } from "./tokens.js";
@@ -50,9 +53,9 @@ export class PgStore implements Store {
   readonly meta: PgMeta;
   readonly handoffs: InstanceType<typeof PgHandoffs>;
   readonly tokens: InstanceType<typeof PgTokens>;
-  readonly browse: InstanceType<typeof PgBrowse>;
+  readonly browse: Browse;
   readonly runs: InstanceType<typeof PgRuns>;
-  readonly stats: InstanceType<typeof PgStats>;
+  readonly stats: Stats;
   readonly graphCheckpoints: InstanceType<typeof PgGraphCheckpoints>;
   readonly jsonTail: InstanceType<typeof PgJsonTail>;
   /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
@@ -75,24 +78,25 @@ export class PgStore implements Store {
     this.meta = coded(new PgMeta(db));
     this.handoffs = coded(new PgHandoffs(db));
     this.tokens = coded(new PgTokens(db));
-    this.browse = coded(new PgBrowse(db));
+    this.browse = coded(new Browse(new PgBrowse(db)));
     this.runs = coded(new PgRuns(db));
-    this.stats = coded(new PgStats(db));
+    this.stats = coded(new Stats(new PgStats(db)));
     this.graphCheckpoints = coded(new PgGraphCheckpoints(db));
     this.jsonTail = coded(new PgJsonTail(db));
   }
 
   /** Full-text search (tsvector, GIN); any text is searched literally and never throws on syntax. */
   search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
-    return searchMessages(this.db, text, options).catch((err: unknown) => {
+    return searchMessages(new PgSearch(this.db), text, options).catch((err: unknown) => {
       throw codeError(err, this.path);
     });
   }
 
   /** Stream sessions as JSONL or Markdown chunks, a page of messages per step. */
   export(options: ExportOptions): AsyncGenerator<string> {
+    const rows = new PgExport(this.db);
     return codedGenerator(
-      () => exportSessions(options, (o, cursor) => exportStep(this.db, o, cursor)),
+      () => exportSessions(options, (o, cursor) => exportStep(rows, o, cursor)),
       this.path,
     );
   }

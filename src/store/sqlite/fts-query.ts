@@ -1,21 +1,17 @@
+import { type SearchTerm, searchTerms } from "../search.js";
+
 /**
- * Turn what a person typed into a safe FTS5 query. Every term is quoted, so
- * FTS5 operators (AND, OR, NOT, NEAR, column filters, ^, *, parentheses)
- * are searched as plain words and no input can make MATCH throw. Balanced
- * double quotes keep a phrase together. Returns null when nothing is left
- * to search for.
+ * Search terms as an FTS5 query. Every term is quoted, so FTS5 operators
+ * (AND, OR, NOT, NEAR, column filters, ^, *, parentheses) are searched as
+ * plain words and no input can make MATCH throw; a phrase is one quoted
+ * string.
  */
+export function ftsMatch(terms: readonly SearchTerm[]): string {
+  return terms.map((term) => `"${term.words.join(" ")}"`).join(" ");
+}
+
+/** What a person typed as a safe FTS5 query (../search.ts: searchTerms), or null when nothing is left. */
 export function toFtsQuery(input: string): string | null {
-  const parts: string[] = [];
-  const quoteCount = (input.match(/"/g) ?? []).length;
-  const segments =
-    quoteCount >= 2 && quoteCount % 2 === 0 ? input.split('"') : [input.replaceAll('"', " ")];
-  segments.forEach((segment, i) => {
-    const words = segment.match(/[\p{L}\p{N}\p{M}_]+/gu) ?? [];
-    if (words.length === 0) return;
-    const inPhrase = i % 2 === 1;
-    if (inPhrase) parts.push(`"${words.join(" ")}"`);
-    else for (const word of words) parts.push(`"${word}"`);
-  });
-  return parts.length > 0 ? parts.join(" ") : null;
+  const terms = searchTerms(input);
+  return terms.length > 0 ? ftsMatch(terms) : null;
 }

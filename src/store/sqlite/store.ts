@@ -5,15 +5,18 @@ import { type HolderReport, readHolders } from "../../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
 import { type Store, storeClosed } from "../api.js";
+import { Browse } from "../browse.js";
 import { codedErrors, codedGenerator, codeError, type Door } from "../coded-errors.js";
+import { type ExportOptions, exportSessions } from "../export.js";
 import type { OnProgress } from "../progress.js";
+import { searchMessages } from "../search.js";
 import { Sessions } from "../sessions.js";
+import { Stats } from "../stats.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
-import { Browse } from "./browse.js";
+import { SqliteBrowse } from "./browse.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
-import type { ExportOptions } from "./export.js";
 import { GraphCheckpoints } from "./graph-checkpoints.js";
 import { Handoffs } from "./handoffs.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
@@ -26,7 +29,7 @@ import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.
 import type { DatabaseEntry } from "./registry.js";
 import { Runs } from "./runs.js";
 import { SqliteSessions } from "./sessions.js";
-import { Stats } from "./stats.js";
+import { SqliteStats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { Tokens } from "./tokens.js";
 import { writeTransaction } from "./write-path.js";
@@ -146,9 +149,9 @@ export class SqliteStore implements Store {
     this.meta = codedErrors(new Meta(this.access), this.path, this.door);
     this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
-    this.browse = codedErrors(new Browse(this.access), this.path, this.door);
+    this.browse = codedErrors(new Browse(new SqliteBrowse(this.access)), this.path, this.door);
     this.runs = codedErrors(new Runs(this.access), this.path, this.door);
-    this.stats = codedErrors(new Stats(this.access), this.path, this.door);
+    this.stats = codedErrors(new Stats(new SqliteStats(this.access)), this.path, this.door);
     this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
     this.jsonTail = codedErrors(new JsonTail(this.access), this.path, this.door);
   }
@@ -157,7 +160,7 @@ export class SqliteStore implements Store {
   async search(text: string, options?: SearchOptions): Promise<SearchHit[]> {
     await this.door.enter();
     try {
-      return await this.large.search(text, options);
+      return await searchMessages(this.large, text, options);
     } catch (err) {
       throw codeError(err, this.path);
     } finally {
@@ -169,7 +172,11 @@ export class SqliteStore implements Store {
   export(options: ExportOptions): AsyncGenerator<string> {
     // Not counted for close(): a reader may abandon an export half-read.
     const door = uncountedDoor(this.entry, this.config.maintenance.maxParkMs);
-    return codedGenerator(() => this.large.export(options), this.path, door);
+    return codedGenerator(
+      () => exportSessions(options, (o, cursor) => this.large.exportStep(o, cursor)),
+      this.path,
+      door,
+    );
   }
 
   counts(): Promise<StoreCounts> {

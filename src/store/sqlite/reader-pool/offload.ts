@@ -1,30 +1,37 @@
+import {
+  type ExportCursor,
+  type ExportOptions,
+  type ExportStep,
+  exportStep,
+} from "../../export.js";
+import type { SearchSql } from "../../search.js";
 import type { JsonParts } from "../../transcript-json.js";
-import type { Message, SearchHit, SearchOptions } from "../../types.js";
+import type { Message } from "../../types.js";
 import type { Access } from "../access.js";
-import { type ExportOptions, exportSessions, exportStep } from "../export.js";
+import { SqliteExport } from "../export.js";
 import type { LoadOptions, Messages } from "../messages.js";
-import { searchMessages } from "../search.js";
+import { searchHits } from "../search.js";
 import type { ReaderPool } from "./pool.js";
 
 /** A load of more rows than this (or of a whole transcript) runs in a reader thread. */
 export const LARGE_LOAD = 1000;
 
-/** The store's large reads, on reader threads when it has them, else on the caller's thread. */
-export interface Offload {
-  search(text: string, options?: SearchOptions): Promise<SearchHit[]>;
-  export(options: ExportOptions): AsyncGenerator<string>;
+/** The store's large reads (searches, export steps), on reader threads when it has them, else on the caller's thread. */
+export interface Offload extends SearchSql {
+  exportStep(options: ExportOptions, cursor: ExportCursor | undefined): Promise<ExportStep>;
 }
 
 export function offload(access: Access, pool: ReaderPool | undefined): Offload {
   if (!pool) {
+    const rows = new SqliteExport(access);
     return {
-      search: (text, options) => searchMessages(access, text, options),
-      export: (options) => exportSessions(options, (o, c) => exportStep(access, o, c)),
+      hits: async (query) => searchHits(access, query),
+      exportStep: (options, cursor) => exportStep(rows, options, cursor),
     };
   }
   return {
-    search: (text, options) => pool.run("search", [text, options]),
-    export: (options) => exportSessions(options, (o, c) => pool.run("export.step", [o, c])),
+    hits: (query) => pool.run("search", [query]),
+    exportStep: (options, cursor) => pool.run("export.step", [options, cursor]),
   };
 }
 

@@ -13,12 +13,13 @@ import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { HearthConfig } from "../../../config/schema.js";
 import { fromSqliteError, HearthError, isSqliteError } from "../../../errors.js";
+import { exportStep } from "../../export.js";
 import { JSON_PART_CHARS, jsonTextParts } from "../../transcript-json.js";
 import type { Access } from "../access.js";
 import { Connection } from "../connection.js";
-import { exportStep } from "../export.js";
+import { SqliteExport } from "../export.js";
 import { Messages, readWindowJson } from "../messages.js";
-import { searchMessages } from "../search.js";
+import { searchHits } from "../search.js";
 import {
   type FromThread,
   PART,
@@ -82,11 +83,12 @@ function access(key: string): Access {
 }
 
 const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | unknown> = {
-  search: (a, [text, options]) => searchMessages(a, text as string, options as never),
+  search: (a, [query]) => searchHits(a, query as never),
   "messages.load": (a, [id, options]) => new Messages(a).load(id as string, options as never),
   "messages.loadJson": (a, [id, options]) =>
     new Messages(a).loadJson(id as string, options as never),
-  "export.step": (a, [options, cursor]) => exportStep(a, options as never, cursor as never),
+  "export.step": (a, [options, cursor]) =>
+    exportStep(new SqliteExport(a), options as never, cursor as never),
 };
 
 const streamOps: Record<StreamOp, (a: Access, args: unknown[]) => Generator<string, void>> = {
