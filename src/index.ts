@@ -34,20 +34,21 @@ export {
   type StoreBackend,
   sqliteOnly,
 } from "./store/api.js";
-export type { Logger } from "./store/logger.js";
-export {
-  MAX_METADATA_BYTES,
-  MAX_METADATA_DEPTH,
-  MAX_OWNER_ID_LENGTH,
-} from "./store/metadata.js";
-export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type {
   ArchiveAfterOptions,
   PopOptions,
   ReplaceSuffixOptions,
   ReplaceSuffixResult,
   WaitOptions,
-} from "./store/sqlite/edits.js";
+} from "./store/edits.js";
+export type { Logger } from "./store/logger.js";
+export type { AppendResult, LoadOptions, Messages } from "./store/messages.js";
+export {
+  MAX_METADATA_BYTES,
+  MAX_METADATA_DEPTH,
+  MAX_OWNER_ID_LENGTH,
+} from "./store/metadata.js";
+export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type { ExportFormat, ExportOptions } from "./store/sqlite/export.js";
 export type {
   GraphBlob,
@@ -58,7 +59,6 @@ export type {
   GraphListQuery,
   GraphWrite,
 } from "./store/sqlite/graph-checkpoints.js";
-export type { AppendResult, LoadOptions, Messages } from "./store/sqlite/messages.js";
 export type { Meta } from "./store/sqlite/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
 export type { CreateOptions } from "./store/sqlite/session-create.js";

@@ -7,6 +7,8 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
+import { JsonTail } from "../json-tail.js";
+import { Messages } from "../messages.js";
 import type { ConnectionRole } from "../sqlite/connection.js";
 import { type ExportOptions, exportSessions } from "../sqlite/export.js";
 import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
@@ -45,7 +47,7 @@ export class PgStore implements Store {
   readonly config: HearthConfig;
   readonly warnings: readonly string[];
   readonly sessions: PgSessions;
-  readonly messages: PgMessages;
+  readonly messages: Messages;
   readonly meta: PgMeta;
   readonly handoffs: InstanceType<typeof PgHandoffs>;
   readonly tokens: InstanceType<typeof PgTokens>;
@@ -53,7 +55,7 @@ export class PgStore implements Store {
   readonly runs: InstanceType<typeof PgRuns>;
   readonly stats: InstanceType<typeof PgStats>;
   readonly graphCheckpoints: InstanceType<typeof PgGraphCheckpoints>;
-  readonly jsonTail: InstanceType<typeof PgJsonTail>;
+  readonly jsonTail: JsonTail;
   /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
   private readonly db: StoreDb;
   private closing: Promise<void> | undefined;
@@ -68,7 +70,7 @@ export class PgStore implements Store {
     const db = storeDb(init.db, init.role);
     this.db = db;
     this.sessions = new PgSessions(db);
-    this.messages = new PgMessages(db);
+    this.messages = new Messages(new PgMessages(db));
     this.meta = new PgMeta(db);
     this.handoffs = new PgHandoffs(db);
     this.tokens = new PgTokens(db);
@@ -76,7 +78,7 @@ export class PgStore implements Store {
     this.runs = new PgRuns(db);
     this.stats = new PgStats(db);
     this.graphCheckpoints = new PgGraphCheckpoints(db);
-    this.jsonTail = new PgJsonTail(db);
+    this.jsonTail = new JsonTail(new PgJsonTail(db));
   }
 
   /** Full-text search (tsvector, GIN); any text is searched literally and never throws on syntax. */

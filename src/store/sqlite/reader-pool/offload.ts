@@ -1,8 +1,9 @@
+import type { LoadOptions } from "../../message-input.js";
+import type { Messages } from "../../messages.js";
 import type { JsonParts } from "../../transcript-json.js";
 import type { Message, SearchHit, SearchOptions } from "../../types.js";
 import type { Access } from "../access.js";
 import { type ExportOptions, exportSessions, exportStep } from "../export.js";
-import type { LoadOptions, Messages } from "../messages.js";
 import { searchMessages } from "../search.js";
 import type { ReaderPool } from "./pool.js";
 
