@@ -34,8 +34,16 @@ export {
   type StoreBackend,
   sqliteOnly,
 } from "./store/api.js";
+export type {
+  ArchiveAfterOptions,
+  PopOptions,
+  ReplaceSuffixOptions,
+  ReplaceSuffixResult,
+  WaitOptions,
+} from "./store/edits.js";
 export type { ExportFormat, ExportOptions } from "./store/export.js";
 export type { Logger } from "./store/logger.js";
+export type { AppendResult, LoadOptions, Messages } from "./store/messages.js";
 export {
   MAX_METADATA_BYTES,
   MAX_METADATA_DEPTH,
@@ -45,13 +53,6 @@ export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type { CreateOptions } from "./store/session-create.js";
 export type { Sessions } from "./store/sessions.js";
 export type {
-  ArchiveAfterOptions,
-  PopOptions,
-  ReplaceSuffixOptions,
-  ReplaceSuffixResult,
-  WaitOptions,
-} from "./store/sqlite/edits.js";
-export type {
   GraphBlob,
   GraphCheckpointInput,
   GraphCheckpointKey,
@@ -60,7 +61,6 @@ export type {
   GraphListQuery,
   GraphWrite,
 } from "./store/sqlite/graph-checkpoints.js";
-export type { AppendResult, LoadOptions, Messages } from "./store/sqlite/messages.js";
 export type { Meta } from "./store/sqlite/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
 export { SqliteStore } from "./store/sqlite/store.js";

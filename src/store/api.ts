@@ -12,12 +12,12 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import type { Browse } from "./browse.js";
 import type { ExportOptions } from "./export.js";
+import type { JsonTail } from "./json-tail.js";
+import type { Messages } from "./messages.js";
 import type { Public } from "./public.js";
 import type { Sessions } from "./sessions.js";
 import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
 import type { Handoffs } from "./sqlite/handoffs.js";
-import type { JsonTail } from "./sqlite/json-tail.js";
-import type { Messages } from "./sqlite/messages.js";
 import type { Meta } from "./sqlite/meta.js";
 import type { Runs } from "./sqlite/runs.js";
 import type { SqliteStore } from "./sqlite/store.js";
@@ -52,7 +52,7 @@ export interface Store {
   /** Configuration that could not be applied (also logged once, loudly). */
   readonly warnings: readonly string[];
   readonly sessions: Sessions;
-  readonly messages: Public<Messages>;
+  readonly messages: Messages;
   readonly meta: Public<Meta>;
   /** Handoff state machine (D5). */
   readonly handoffs: Public<Handoffs>;
@@ -67,7 +67,7 @@ export interface Store {
   /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
   readonly graphCheckpoints: Public<GraphCheckpoints>;
   /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
-  readonly jsonTail: Public<JsonTail>;
+  readonly jsonTail: JsonTail;
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
   search(text: string, options?: SearchOptions): Promise<SearchHit[]>;
   /** Stream sessions as JSONL or Markdown chunks. */

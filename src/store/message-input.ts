@@ -94,6 +94,9 @@ export function prepare(message: NewMessage, now: number): PreparedMessage {
   };
 }
 
+/** The most messages one read returns (messages.load, jsonTail.read). */
+export const MAX_LOAD = 100_000;
+
 /** Which messages load() returns: all (the default), or a keyset window. */
 export interface LoadOptions {
   /** Archived (rewound, compacted) messages too. Default false. */
@@ -108,28 +111,35 @@ export interface LoadOptions {
   order?: "oldest-first" | "newest-first";
 }
 
-export function loadWindow(options: LoadOptions): {
+/**
+ * A validated load() window: `where` is its keyset condition ("AND ordinal
+ * < ?"...), with `?` placeholders for `params` in order (PostgreSQL numbers
+ * them); the limit comes after them.
+ */
+export interface LoadWindow {
+  includeHistory: boolean;
   where: string;
   params: number[];
   order: "ASC" | "DESC";
   limit: number | undefined;
-} {
+}
+
+export function loadWindow(options: LoadOptions): LoadWindow {
   const where: string[] = [];
   const params: number[] = [];
-  for (const [key, op] of [
-    ["beforeOrdinal", "<"],
-    ["afterOrdinal", ">"],
-  ] as const) {
+  const bound = (key: "beforeOrdinal" | "afterOrdinal", op: "<" | ">"): void => {
     const value = options[key];
-    if (value === undefined) continue;
+    if (value === undefined) return;
     if (!Number.isInteger(value))
       throw new TypeError(`options.${key} must be an integer, got ${value}`);
     where.push(`AND ordinal ${op} ?`);
     params.push(value);
-  }
+  };
+  bound("beforeOrdinal", "<");
+  bound("afterOrdinal", ">");
   const { limit, order = "oldest-first" } = options;
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 100_000)) {
-    throw new RangeError(`options.limit must be an integer from 1 to 100000, got ${limit}`);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOAD)) {
+    throw new RangeError(`options.limit must be an integer from 1 to ${MAX_LOAD}, got ${limit}`);
   }
   if (order !== "oldest-first" && order !== "newest-first") {
     throw new TypeError(
@@ -137,9 +147,16 @@ export function loadWindow(options: LoadOptions): {
     );
   }
   return {
+    includeHistory: Boolean(options.includeHistory),
     where: where.join(" "),
     params,
     order: order === "newest-first" ? "DESC" : "ASC",
     limit,
   };
+}
+
+export function checkAfterOrdinal(afterOrdinal: unknown): asserts afterOrdinal is number {
+  if (!Number.isInteger(afterOrdinal) || (afterOrdinal as number) < -1) {
+    throw new RangeError(`afterOrdinal must be an integer >= -1, got ${String(afterOrdinal)}`);
+  }
 }

@@ -1,6 +1,6 @@
 import { HearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
-import type { AppendResult } from "../store/sqlite/messages.js";
+import type { AppendResult } from "../store/messages.js";
 import type { MetaCas } from "../store/sqlite/meta.js";
 import type { Message, NewMessage } from "../store/types.js";
 

@@ -1,6 +1,6 @@
 import type { HearthConfig } from "../config/schema.js";
 import type { Store } from "../store/api.js";
-import { isFreshInsert } from "../store/sqlite/message-write.js";
+import { isFreshInsert } from "../store/message-write.js";
 import type { Message, Session } from "../store/types.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MessageRole, NewMessage, Session, Store } from "../../src/index.js";
 import { isSqliteStore } from "../../src/store/api.js";
-import { isFreshInsert } from "../../src/store/sqlite/message-write.js";
+import { isFreshInsert } from "../../src/store/message-write.js";
 import { internals } from "../../src/store/sqlite/store.js";
 import { backends, expectHearthError, TestHomes } from "./fixture.js";
 

@@ -12,6 +12,7 @@
 import { afterEach } from "vitest";
 import { openStore } from "../../src/index.js";
 import { Browse } from "../../src/store/browse.js";
+import { JsonTail } from "../../src/store/json-tail.js";
 import { PgBrowse } from "../../src/store/pg/browse.js";
 import { PgGraphCheckpoints } from "../../src/store/pg/graph-checkpoints.js";
 import { PgHandoffs } from "../../src/store/pg/handoffs.js";
@@ -24,7 +25,6 @@ import { PgTokens } from "../../src/store/pg/tokens.js";
 import type { Public } from "../../src/store/public.js";
 import type { GraphCheckpoints } from "../../src/store/sqlite/graph-checkpoints.js";
 import type { Handoffs } from "../../src/store/sqlite/handoffs.js";
-import type { JsonTail } from "../../src/store/sqlite/json-tail.js";
 import type { Runs } from "../../src/store/sqlite/runs.js";
 import type { Tokens } from "../../src/store/sqlite/tokens.js";
 import { Stats } from "../../src/store/stats.js";
@@ -62,7 +62,7 @@ export interface Modules {
   readonly runs: Public<Runs>;
   readonly stats: Stats;
   readonly browse: Browse;
-  readonly jsonTail: Public<JsonTail>;
+  readonly jsonTail: JsonTail;
   readonly graphCheckpoints: Public<GraphCheckpoints>;
   readonly seed: Seed;
   /** Where a second process opens the same store: { home } or { url }. */
@@ -135,7 +135,7 @@ export function pgModulesOn(db: PgDb): Omit<
     runs: new PgRuns(db),
     stats: new Stats(new PgStats(db)),
     browse: new Browse(new PgBrowse(db)),
-    jsonTail: new PgJsonTail(db),
+    jsonTail: new JsonTail(new PgJsonTail(db)),
     graphCheckpoints: new PgGraphCheckpoints(db),
   };
 }

@@ -17,8 +17,8 @@
  * each other.
  */
 import type { PreparedMessage } from "../message-input.js";
+import { messageTokens, messageValues, sameContent, storedMessage } from "../message-write.js";
 import { toMessage } from "../rows.js";
-import { messageValues, sameContent, storedMessage } from "../sqlite/message-write.js";
 import type { MetaCas } from "../sqlite/meta.js";
 import type { Message } from "../types.js";
 import { META_LOCK } from "./meta.js";
@@ -170,7 +170,7 @@ const INSERT_ALL_SQL = `WITH input AS (
 async function insertAll(client: PgClient, items: readonly GroupItem[]): Promise<Message[]> {
   const columns: unknown[][] = Array.from({ length: 13 }, () => []);
   for (const { sessionId, message: m } of items) {
-    const values = [sessionId, ...messageValues(m), (m.tokensIn ?? 0) + (m.tokensOut ?? 0)];
+    const values = [sessionId, ...messageValues(m), messageTokens(m)];
     for (let c = 0; c < values.length; c++) columns[c]!.push(values[c]);
   }
   const { rows } = await client.query(INSERT_ALL_SQL, columns);

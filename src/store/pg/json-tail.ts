@@ -1,25 +1,16 @@
-import type { Public } from "../public.js";
-import type { JsonTail } from "../sqlite/json-tail.js";
+import type { JsonTailSql } from "../json-tail.js";
 import { sessionNotFound } from "../sqlite/sessions.js";
 import type { PgDb } from "./pool.js";
 
-/** The most messages one read returns (as messages.load). */
-const MAX_LIMIT = 100_000;
-
 /**
- * The JSON contents of a session's last live messages in one read, on
- * PostgreSQL, as ../json-tail.ts: the server joins the window's content
- * column into one JSON array text (oldest first), parsed once here. A text
+ * The JSON tail (../json-tail.ts) on PostgreSQL: the server joins the
+ * window's content column into one JSON array text (oldest first). A text
  * message in the window makes it undefined.
  */
-export class PgJsonTail implements Public<JsonTail> {
+export class PgJsonTail implements JsonTailSql {
   constructor(private readonly db: PgDb) {}
 
-  async read(sessionId: string, limit?: number): Promise<unknown[] | undefined> {
-    if (typeof sessionId !== "string") throw new TypeError("sessionId must be a string");
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) {
-      throw new RangeError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
-    }
+  async read(sessionId: string, limit: number | undefined): Promise<string | undefined> {
     // Newest first through the (session_id, active, ordinal) index, then joined oldest first.
     // LIMIT NULL is no limit.
     const { rows } = await this.db.query<{ n: string; texts: string; json: string | null }>(
@@ -36,9 +27,9 @@ export class PgJsonTail implements Public<JsonTail> {
         sessionId,
       ]);
       if (found.rowCount === 0) throw sessionNotFound(sessionId);
-      return [];
+      return "[]";
     }
     if (Number(row.texts) > 0) return undefined;
-    return JSON.parse(row.json as string) as unknown[];
+    return row.json as string;
   }
 }

@@ -1,19 +1,12 @@
 /**
  * The row writes every PostgreSQL message operation shares, each on a
- * client inside a transaction (mirrors ../message-write.ts). Ordinals are
+ * client inside a transaction (the rules are ../message-write.ts). Ordinals are
  * allocated under the session's row lock, so appends from any number of
  * hosts to one session get distinct, gapless ordinals: the second waits for
  * the first's commit, then reads the counter it left.
  */
-import { HearthError } from "../../errors.js";
 import type { PreparedMessage } from "../message-input.js";
-import { toMessage } from "../rows.js";
-import {
-  clientIdReused,
-  messageValues,
-  sameContent,
-  storedMessage,
-} from "../sqlite/message-write.js";
+import { messageTokens, messageValues, replayOf, storedMessage } from "../message-write.js";
 import { sessionNotFound } from "../sqlite/session-create.js";
 import type { Message } from "../types.js";
 import type { PgClient } from "./pool.js";
@@ -60,14 +53,13 @@ export async function insertMessage(
       "SELECT * FROM messages WHERE session_id = $1 AND client_id = $2",
       [sessionId, m.clientId],
     );
-    if (existing.rows[0]) {
-      const row = messageRow(existing.rows[0]);
-      if (!sameContent(row, m)) throw clientIdReused(sessionId, m.clientId, row);
-      return toMessage(row);
-    }
+    if (existing.rows[0]) return replayOf(messageRow(existing.rows[0]), m, sessionId);
   }
-  const tokens = (m.tokensIn ?? 0) + (m.tokensOut ?? 0);
-  const inserted = await client.query(APPEND_SQL, [sessionId, ...messageValues(m), tokens]);
+  const inserted = await client.query(APPEND_SQL, [
+    sessionId,
+    ...messageValues(m),
+    messageTokens(m),
+  ]);
   if (!inserted.rows[0]) throw sessionNotFound(sessionId);
   return storedMessage(m, sessionId, num(inserted.rows[0].id), num(inserted.rows[0].ordinal));
 }
@@ -103,33 +95,4 @@ export async function lockSession(client: PgClient, sessionId: string): Promise<
     sessionId,
   ]);
   if (rowCount === 0) throw sessionNotFound(sessionId);
-}
-
-/** The `afterOrdinal` of a rewind must be a live message's ordinal, or -1 (everything). */
-export async function requireLiveOrdinal(
-  client: PgClient,
-  sessionId: string,
-  afterOrdinal: number,
-): Promise<void> {
-  if (afterOrdinal < 0) return;
-  const { rowCount } = await client.query(
-    "SELECT 1 FROM messages WHERE session_id = $1 AND ordinal = $2 AND active = 1",
-    [sessionId, afterOrdinal],
-  );
-  if (rowCount === 0) {
-    throw new HearthError(
-      "HEARTH_ORDINAL_OUT_OF_RANGE",
-      `session ${sessionId} has no live message with ordinal ${afterOrdinal}`,
-      { resource: sessionId, hint: "load the transcript to see its ordinals" },
-    );
-  }
-}
-
-/** The ordinal of the last live message, -1 when there is none. */
-export async function lastLiveOrdinal(client: PgClient, sessionId: string): Promise<number> {
-  const { rows } = await client.query(
-    "SELECT max(ordinal) AS last FROM messages WHERE session_id = $1 AND active = 1",
-    [sessionId],
-  );
-  return rows[0]?.last === null || rows[0]?.last === undefined ? -1 : num(rows[0].last);
 }

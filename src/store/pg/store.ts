@@ -10,6 +10,8 @@ import type { Store } from "../api.js";
 import { Browse } from "../browse.js";
 import { codedErrors, codedGenerator, codeError } from "../coded-errors.js";
 import { type ExportOptions, exportSessions, exportStep } from "../export.js";
+import { JsonTail } from "../json-tail.js";
+import { Messages } from "../messages.js";
 import { searchMessages } from "../search.js";
 import { Sessions } from "../sessions.js";
 import { Stats } from "../stats.js";
@@ -49,7 +51,7 @@ export class PgStore implements Store {
   readonly config: HearthConfig;
   readonly warnings: readonly string[];
   readonly sessions: Sessions;
-  readonly messages: PgMessages;
+  readonly messages: Messages;
   readonly meta: PgMeta;
   readonly handoffs: InstanceType<typeof PgHandoffs>;
   readonly tokens: InstanceType<typeof PgTokens>;
@@ -57,7 +59,7 @@ export class PgStore implements Store {
   readonly runs: InstanceType<typeof PgRuns>;
   readonly stats: Stats;
   readonly graphCheckpoints: InstanceType<typeof PgGraphCheckpoints>;
-  readonly jsonTail: InstanceType<typeof PgJsonTail>;
+  readonly jsonTail: JsonTail;
   /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
   private readonly db: StoreDb;
   private closing: Promise<void> | undefined;
@@ -74,7 +76,7 @@ export class PgStore implements Store {
     // The store's one error policy (coded-errors.ts): here it tags API misuse.
     const coded = <T extends object>(api: T): T => codedErrors(api, this.path);
     this.sessions = coded(new Sessions(new PgSessions(db)));
-    this.messages = coded(new PgMessages(db));
+    this.messages = coded(new Messages(new PgMessages(db)));
     this.meta = coded(new PgMeta(db));
     this.handoffs = coded(new PgHandoffs(db));
     this.tokens = coded(new PgTokens(db));
@@ -82,7 +84,7 @@ export class PgStore implements Store {
     this.runs = coded(new PgRuns(db));
     this.stats = coded(new Stats(new PgStats(db)));
     this.graphCheckpoints = coded(new PgGraphCheckpoints(db));
-    this.jsonTail = coded(new PgJsonTail(db));
+    this.jsonTail = coded(new JsonTail(new PgJsonTail(db)));
   }
 
   /** Full-text search (tsvector, GIN); any text is searched literally and never throws on syntax. */

@@ -1,29 +1,12 @@
+import type { JsonTailSql } from "../json-tail.js";
 import type { Access } from "./access.js";
 import { sessionNotFound } from "./sessions.js";
 
-/** The most messages one read returns (as messages.load). */
-const MAX_LIMIT = 100_000;
-
-/**
- * The JSON contents of a session's last live messages in one read: only
- * the content column, joined into one JSON array text and parsed once.
- * This is the hot read of an SDK session adapter (hearth/openai-agents
- * getItems), several times faster than loading whole messages (every
- * column a JS value) and parsing them one by one.
- */
-export class JsonTail {
+/** The JSON tail (../json-tail.ts) on SQLite: one statement on the reader. */
+export class SqliteJsonTail implements JsonTailSql {
   constructor(private readonly access: Access) {}
 
-  /**
-   * The parsed contents of the last `limit` live messages (every live one
-   * when `limit` is undefined), oldest first. Undefined when a message of
-   * that window has text content (use messages.load for those).
-   */
-  async read(sessionId: string, limit?: number): Promise<unknown[] | undefined> {
-    if (typeof sessionId !== "string") throw new TypeError("sessionId must be a string");
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) {
-      throw new RangeError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${limit}`);
-    }
+  async read(sessionId: string, limit: number | undefined): Promise<string | undefined> {
     const conn = this.access.read();
     // Newest first through the (session_id, active, ordinal) index; text rows come back as null.
     const contents = conn
@@ -37,10 +20,9 @@ export class JsonTail {
       if (!conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(sessionId)) {
         throw sessionNotFound(sessionId);
       }
-      return [];
+      return "[]";
     }
     if (contents.includes(null)) return undefined;
-    // One parse of the whole window rather than one per message.
-    return JSON.parse(`[${contents.reverse().join(",")}]`) as unknown[];
+    return `[${contents.reverse().join(",")}]`;
   }
 }

@@ -8,6 +8,8 @@ import { type Store, storeClosed } from "../api.js";
 import { Browse } from "../browse.js";
 import { codedErrors, codedGenerator, codeError, type Door } from "../coded-errors.js";
 import { type ExportOptions, exportSessions } from "../export.js";
+import { JsonTail } from "../json-tail.js";
+import { Messages } from "../messages.js";
 import type { OnProgress } from "../progress.js";
 import { searchMessages } from "../search.js";
 import { Sessions } from "../sessions.js";
@@ -21,8 +23,8 @@ import { GraphCheckpoints } from "./graph-checkpoints.js";
 import { Handoffs } from "./handoffs.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
-import { JsonTail } from "./json-tail.js";
-import { Messages } from "./messages.js";
+import { SqliteJsonTail } from "./json-tail.js";
+import { SqliteMessages } from "./messages.js";
 import { Meta } from "./meta.js";
 import { copyOnline } from "./online-backup.js";
 import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
@@ -142,7 +144,7 @@ export class SqliteStore implements Store {
         : undefined;
     this.large = offload(this.access, pool);
     this.messages = codedErrors(
-      offloadLargeLoads(new Messages(this.access), pool),
+      offloadLargeLoads(new Messages(new SqliteMessages(this.access), this.access.now), pool),
       this.path,
       this.door,
     );
@@ -153,7 +155,11 @@ export class SqliteStore implements Store {
     this.runs = codedErrors(new Runs(this.access), this.path, this.door);
     this.stats = codedErrors(new Stats(new SqliteStats(this.access)), this.path, this.door);
     this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
-    this.jsonTail = codedErrors(new JsonTail(this.access), this.path, this.door);
+    this.jsonTail = codedErrors(
+      new JsonTail(new SqliteJsonTail(this.access)),
+      this.path,
+      this.door,
+    );
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

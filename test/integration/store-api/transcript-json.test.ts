@@ -4,7 +4,7 @@
 // reader thread, for every kind of window and every kind of message.
 import { afterEach, describe, expect, it } from "vitest";
 import type { SqliteStore as Store } from "../../../src/index.js";
-import type { LoadOptions } from "../../../src/store/sqlite/messages.js";
+import type { LoadOptions } from "../../../src/store/messages.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
 const open: Store[] = [];

@@ -4,12 +4,13 @@ import {
   type ExportStep,
   exportStep,
 } from "../../export.js";
+import type { LoadOptions } from "../../message-input.js";
+import type { Messages } from "../../messages.js";
 import type { SearchSql } from "../../search.js";
 import type { JsonParts } from "../../transcript-json.js";
 import type { Message } from "../../types.js";
 import type { Access } from "../access.js";
 import { SqliteExport } from "../export.js";
-import type { LoadOptions, Messages } from "../messages.js";
 import { searchHits } from "../search.js";
 import type { ReaderPool } from "./pool.js";
 

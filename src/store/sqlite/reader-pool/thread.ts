@@ -14,11 +14,13 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { HearthConfig } from "../../../config/schema.js";
 import { fromSqliteError, HearthError, isSqliteError } from "../../../errors.js";
 import { exportStep } from "../../export.js";
+import { loadWindow } from "../../message-input.js";
+import { Messages } from "../../messages.js";
 import { JSON_PART_CHARS, jsonTextParts } from "../../transcript-json.js";
 import type { Access } from "../access.js";
 import { Connection } from "../connection.js";
 import { SqliteExport } from "../export.js";
-import { Messages, readWindowJson } from "../messages.js";
+import { readWindowJson, SqliteMessages } from "../messages.js";
 import { searchHits } from "../search.js";
 import {
   type FromThread,
@@ -84,16 +86,21 @@ function access(key: string): Access {
 
 const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | unknown> = {
   search: (a, [query]) => searchHits(a, query as never),
-  "messages.load": (a, [id, options]) => new Messages(a).load(id as string, options as never),
+  "messages.load": (a, [id, options]) =>
+    new Messages(new SqliteMessages(a)).load(id as string, options as never),
   "messages.loadJson": (a, [id, options]) =>
-    new Messages(a).loadJson(id as string, options as never),
+    new Messages(new SqliteMessages(a)).loadJson(id as string, options as never),
   "export.step": (a, [options, cursor]) =>
     exportStep(new SqliteExport(a), options as never, cursor as never),
 };
 
 const streamOps: Record<StreamOp, (a: Access, args: unknown[]) => Generator<string, void>> = {
   "messages.loadJsonParts": (a, [id, options]) =>
-    jsonTextParts(id as string, readWindowJson(a, id as string, options as never), JSON_PART_CHARS),
+    jsonTextParts(
+      id as string,
+      readWindowJson(a, id as string, loadWindow((options ?? {}) as never)),
+      JSON_PART_CHARS,
+    ),
 };
 
 /** Open byte streams (their rows read, their parts built on `pull`), by job id. */
