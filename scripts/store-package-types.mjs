@@ -17,7 +17,7 @@ import ts from "typescript";
 const COMPILER = {
   strict: true,
   noEmit: true,
-  skipLibCheck: false,
+  skipLibCheck: true,
   module: ts.ModuleKind.NodeNext,
   moduleResolution: ts.ModuleResolutionKind.NodeNext,
   target: ts.ScriptTarget.ES2022,
@@ -48,7 +48,7 @@ export function detachZodTypes(dist, out, files) {
   );
   const program = ts.createProgram(
     targets.map((f) => join(dist, f)),
-    { ...COMPILER, skipLibCheck: true },
+    COMPILER,
   );
   const checker = program.getTypeChecker();
   const printer = ts.createPrinter({ removeComments: false });
