@@ -5,11 +5,11 @@
 // into a fresh ESM project and a fresh CommonJS project, type-check a
 // consumer file in each with `strict` and `skipLibCheck: false`, run it
 // (open a store, write, search on a reader thread, read back), and list
-// every engine warning the install printed. For hearth-store, first install
-// its tarball alone into an empty project and print what that costs:
-// "library install: N packages, X MB". Exits non-zero on any failure, on an
+// every engine warning the install printed. First, install each tarball
+// alone into an empty project and print what that costs: "full install: …"
+// for hearth, "library install: N packages, X MB" for hearth-store. Exits non-zero on any failure, on an
 // engine warning not named in KNOWN_ENGINE_WARNINGS, or when the library
-// install is over LIBRARY_CEILING. Takes a minute or two (five installs from
+// install is over LIBRARY_CEILING. Takes a few minutes (six installs from
 // the npm cache, four tsc runs).
 import { execFileSync, spawnSync } from "node:child_process";
 import {
@@ -162,7 +162,12 @@ function checkConsumers(name, tarball) {
 }
 
 try {
-  checkConsumers("hearth", pack(ROOT, join(work, "tarballs", "hearth")));
+  const full = pack(ROOT, join(work, "tarballs", "hearth"));
+  const fullSize = measureInstall(full, join(work, "full-size"));
+  console.log(
+    `full install: ${fullSize.names.length} packages, ${(fullSize.bytes / 1e6).toFixed(1)} MB (npm install hearth: the CLI and every process)`,
+  );
+  checkConsumers("hearth", full);
 
   const { manifest } = await assembleStorePackage(join(work, "hearth-store-package"));
   const library = pack(join(work, "hearth-store-package"), join(work, "tarballs", "hearth-store"));
