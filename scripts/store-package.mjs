@@ -111,7 +111,7 @@ function walk(entries) {
 /** Inline the BUNDLED packages a copied module imports; its other imports stay as they are. */
 async function bundleInto(file, out) {
   const input = join(DIST, file);
-  const staged = `${input}.store-bundle-tmp.js`;
+  const staged = `${input}.${process.pid}.store-bundle-tmp.js`;
   try {
     await build({
       input,
