@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -50,7 +51,10 @@ export async function startEmbeddedPg(): Promise<EmbeddedPg> {
   });
   const stop = async () => {
     try {
-      await server.stop();
+      // The package's stop() waits for an exit event, which never comes for
+      // a server that already exited (a failed start).
+      const child = (server as unknown as { process?: ChildProcess }).process;
+      if (child && child.exitCode === null && child.signalCode === null) await server.stop();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
