@@ -8,7 +8,8 @@ export default defineConfig({
     pool: "forks",
     // Two files at a time (the default on 2 cores is one): docs/testing.md.
     maxWorkers: 2,
-    // Rebuilds dist/ (which child processes run) when src/ is newer.
+    // Rebuilds dist/ (which child processes run) when src/ is newer, and
+    // starts an embedded PostgreSQL when no server answers (docs/testing.md).
     globalSetup: ["test/helpers/global-setup.ts"],
     // Kills the children a test left running; shows their stderr when it failed.
     setupFiles: ["test/helpers/setup.ts"],

@@ -16,8 +16,11 @@
 // src/files/built.ts, which works from any file one folder below dist/, as
 // every chunk is. tsc's other output in dist/cli/ is removed: nothing loads
 // it, and under the CommonJS mark it would no longer load.
+// Last, it writes dist/cli/bundle-inputs.json: the files of dist/ the bundle
+// holds. The tests' rebuild check (test/helpers/dist-staleness.ts) reads it,
+// since src/cli/*.ts have no output file of their own once bundled.
 import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 
@@ -77,7 +80,7 @@ const importMetaUrl = {
 if (!/^import /m.test(readFileSync(join(cli, "main.js"), "utf8")))
   throw new Error("dist/cli/main.js is not tsc's output: run tsc -p tsconfig.build.json first");
 rmSync(staging, { recursive: true, force: true });
-await build({
+const bundled = await build({
   input: join(cli, "main.js"),
   platform: "node",
   logLevel: "warn",
@@ -110,3 +113,14 @@ for (const name of readdirSync(cli)) {
 for (const name of readdirSync(staging)) renameSync(join(staging, name), join(cli, name));
 rmSync(staging, { recursive: true, force: true });
 writeFileSync(join(cli, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
+// Written after the bundle, so its mtime is the bundle's: a main.js newer
+// than it is tsc's output again, not the bundle.
+const dist = join(cli, "..");
+const inputs = new Set();
+for (const chunk of bundled.output)
+  for (const id of chunk.type === "chunk" ? chunk.moduleIds : [])
+    if (id.startsWith(dist)) inputs.add(relative(dist, id));
+writeFileSync(
+  join(cli, "bundle-inputs.json"),
+  `${JSON.stringify({ inputs: [...inputs].sort() }, null, 1)}\n`,
+);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,12 +7,12 @@ import Database from "better-sqlite3";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databasePath, openStore } from "../../src/index.js";
+import { chromiumPath } from "../helpers/chromium.js";
 import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
 import { type GatewayChild, startGateway, withStore } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
 import { until } from "../helpers/process.js";
 
-const CHROMIUM = process.env.HEARTH_CHROMIUM ?? "/usr/bin/chromium";
 // HEARTH_SCREENSHOTS=1 writes the screenshots into docs/img (the README's); otherwise a temp dir.
 const SHOTS = process.env.HEARTH_SCREENSHOTS
   ? fileURLToPath(new URL("../../docs/img/", import.meta.url))
@@ -31,10 +31,9 @@ let tripId: string;
 let longId: string;
 const LONG = 10_000;
 
-/** Real headless Chromium (Debian's), a fresh profile, no network beyond loopback. */
+/** Real headless Chromium (Debian's, else npm's: helpers/chromium.ts), a fresh profile, no network beyond loopback. */
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  const executablePath = await chromiumPath();
   home = tempHome();
   gw = await startGateway(home);
   tripId = (
@@ -85,7 +84,7 @@ beforeAll(async () => {
   userData = mkdtempSync(join(tmpdir(), "hearth-chromium-"));
   // A fresh user data dir each run (launchPersistentContext passes it as --user-data-dir).
   browser = await chromium.launchPersistentContext(userData, {
-    executablePath: CHROMIUM,
+    executablePath,
     headless: true,
     args: [
       "--headless",

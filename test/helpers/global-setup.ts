@@ -1,55 +1,72 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { freshDist } from "./build-dist.js";
+import { type EmbeddedPg, startEmbeddedPg } from "./embedded-pg.js";
+import { DEFAULT_PG_URL } from "./pg-url.js";
 
-// Child processes run dist/ while the test code runs src/: a test file run
-// without a rebuild would test stale code on one side. Before any test,
-// rebuild dist/ when a source is newer than its output (or has none).
-// Checking costs a few milliseconds; `tsc -p tsconfig.build.json` costs
-// 3-4 s even when nothing changed (1.6 s with --incremental), so the check
-// decides. `npm test` builds in pretest, so there it finds dist/ fresh.
+// vitest globalSetup: once per run, before any test file.
+// 1. dist/ is rebuilt when a source is newer (build-dist.ts), and no other
+//    run in this checkout rebuilds it until this run's teardown.
+// 2. The PostgreSQL tests get a server (docs/testing.md):
+//    HEARTH_TEST_PG=skip       none, the PostgreSQL tests are left out;
+//    HEARTH_TEST_PG_URL=…      that server;
+//    HEARTH_TEST_PG=embedded   an embedded server (embedded-pg.ts), always;
+//    otherwise                 the default URL's server when it answers,
+//                              else an embedded one.
+//    An embedded server's URL reaches the test files as HEARTH_TEST_PG_URL
+//    (the workers start after this and inherit it); teardown stops it.
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Sources newer than their output under dist/ (or without one), relative to the root. */
-export function staleSources(root = ROOT): string[] {
-  const configs = ["tsconfig.json", "tsconfig.build.json"].map(
-    (f) => statSync(join(root, f)).mtimeMs,
-  );
-  const newestConfig = Math.max(...configs);
-  const stale: string[] = [];
-  const visit = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) visit(path);
-      else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
-        const rel = relative(join(root, "src"), path);
-        const out = join(root, "dist", rel.replace(/\.ts$/, ".js"));
-        const built = existsSync(out) ? statSync(out).mtimeMs : -1;
-        if (built < Math.max(statSync(path).mtimeMs, newestConfig))
-          stale.push(relative(root, path));
-      }
-    }
-  };
-  visit(join(root, "src"));
-  return stale;
+async function answers(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return undefined;
+  } catch (err) {
+    return String(err);
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
-export default function setup(): void {
-  const stale = staleSources();
-  if (stale.length === 0) return;
-  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-  const shown = stale.slice(0, 3).join(", ") + (stale.length > 3 ? `, … (${stale.length})` : "");
-  console.log(`dist/ is older than ${shown}: building (tsc, then the zod and CLI bundles)`);
-  execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
-    cwd: ROOT,
-    stdio: "inherit",
-  });
-  // The steps of `npm run build` after tsc that shape dist/ (the web
-  // dashboard's vite build aside): without them the CLI under test would be
-  // tsc's module-per-file output, not the bundle `npm test` builds and ships.
-  for (const script of ["scripts/bundle-zod.mjs", "scripts/bundle-cli.mjs"])
-    execFileSync(process.execPath, [join(ROOT, script)], { cwd: ROOT, stdio: "inherit" });
+async function pgServer(): Promise<EmbeddedPg | undefined> {
+  const mode = process.env.HEARTH_TEST_PG;
+  if (mode === "skip") return undefined;
+  if (mode !== undefined && mode !== "embedded")
+    throw new Error(`HEARTH_TEST_PG=${mode}: expected skip or embedded (or unset)`);
+  if (mode === undefined) {
+    if (process.env.HEARTH_TEST_PG_URL) return undefined;
+    const refused = await answers(DEFAULT_PG_URL);
+    if (refused === undefined) return undefined;
+    console.log(
+      `no PostgreSQL for tests at the default URL (${refused}): starting an embedded one`,
+    );
+  }
+  const started = Date.now();
+  const server = await startEmbeddedPg();
+  process.env.HEARTH_TEST_PG_URL = server.url;
+  console.log(
+    `embedded PostgreSQL at ${server.url.replace(/:[^:@/]*@/, ":***@")} (${Date.now() - started} ms)`,
+  );
+  return server;
+}
+
+export default async function setup(): Promise<() => Promise<void>> {
+  const dist = await freshDist(ROOT);
+  let server: EmbeddedPg | undefined;
+  try {
+    server = await pgServer();
+  } catch (err) {
+    dist.release();
+    throw err;
+  }
+  return async () => {
+    try {
+      await server?.stop();
+    } finally {
+      dist.release();
+    }
+  };
 }

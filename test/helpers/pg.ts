@@ -1,16 +1,16 @@
 /**
  * PostgreSQL for tests: a fresh database per call on the server named by
- * $HEARTH_TEST_PG_URL (CI's `.ci/run` starts a local cluster and sets it;
- * default: the local cluster with the hearth_test role that `.ci/run`
- * creates). No server is a test failure, not a skip: set
+ * $HEARTH_TEST_PG_URL. The global setup sets it to an embedded server it
+ * starts when it is unset and no server answers at DEFAULT_PG_URL (or when
+ * HEARTH_TEST_PG=embedded). No server is a test failure, not a skip: set
  * HEARTH_TEST_PG=skip to leave the PostgreSQL tests out on purpose.
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll } from "vitest";
+import { DEFAULT_PG_URL } from "./pg-url.js";
 
-export const PG_ADMIN_URL =
-  process.env.HEARTH_TEST_PG_URL ?? "postgres://hearth_test:hearth_test@127.0.0.1:5432/hearth_test";
+export const PG_ADMIN_URL = process.env.HEARTH_TEST_PG_URL ?? DEFAULT_PG_URL;
 
 /** True unless HEARTH_TEST_PG=skip: PostgreSQL tests then run with describe.skipIf(!pgEnabled). */
 export const pgEnabled = process.env.HEARTH_TEST_PG !== "skip";
@@ -30,7 +30,7 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   } catch (err) {
     throw new Error(
       `PostgreSQL for tests is not reachable at ${PG_ADMIN_URL.replace(/:[^:@/]*@/, ":***@")} (${String(err)}). ` +
-        "Start it (.ci/run does: pg_ctlcluster 15 main start) or set HEARTH_TEST_PG_URL; HEARTH_TEST_PG=skip leaves these tests out.",
+        "Start it, or unset HEARTH_TEST_PG_URL for an embedded server; HEARTH_TEST_PG=skip leaves these tests out.",
     );
   }
   try {
