@@ -6,6 +6,8 @@
  * HEARTH_TEST_PG=skip to leave the PostgreSQL tests out on purpose.
  */
 import { randomBytes } from "node:crypto";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
 import pg from "pg";
 import { afterAll } from "vitest";
 import { DEFAULT_PG_URL } from "./pg-url.js";
@@ -14,6 +16,32 @@ export const PG_ADMIN_URL = process.env.HEARTH_TEST_PG_URL ?? DEFAULT_PG_URL;
 
 /** True unless HEARTH_TEST_PG=skip: PostgreSQL tests then run with describe.skipIf(!pgEnabled). */
 export const pgEnabled = process.env.HEARTH_TEST_PG !== "skip";
+
+/**
+ * PostgreSQL's client tools (pg_dump, pg_restore) on PATH: hearth's
+ * PostgreSQL backups run them, and no npm package ships them (the embedded
+ * server is the server alone). The tests that back up a PostgreSQL store run
+ * where they are (CI installs Debian's postgresql-client) and are skipped,
+ * saying so, where they are not.
+ */
+export const pgToolsFound = ["pg_dump", "pg_restore"].every((tool) =>
+  (process.env.PATH ?? "")
+    .split(delimiter)
+    .some((dir) => dir !== "" && isExecutable(join(dir, tool))),
+);
+if (pgEnabled && !pgToolsFound)
+  console.warn(
+    "pg_dump/pg_restore are not on PATH: the PostgreSQL backup tests are skipped (apt-get install postgresql-client)",
+  );
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const created: string[] = [];
 

@@ -4,10 +4,10 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PG_LATEST_SCHEMA_VERSION } from "../../../src/store/pg/schema.js";
 import { runCli } from "../../helpers/cli.js";
-import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
+import { freshPgDatabase, pgEnabled, pgToolsFound } from "../../helpers/pg.js";
 import { cliEnv, filledDatabase, pgContent, pgHome } from "./helpers.js";
 
-describe.skipIf(!pgEnabled)("hearth backup and restore on PostgreSQL", () => {
+describe.skipIf(!pgEnabled || !pgToolsFound)("hearth backup and restore on PostgreSQL", () => {
   it("backs up with pg_dump (staged, verified, 0600, named, retained) and restores it into an empty database", async () => {
     const url = await filledDatabase();
     const home = pgHome(url);

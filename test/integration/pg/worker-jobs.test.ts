@@ -7,7 +7,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../helpers/cli.js";
-import { pgEnabled } from "../../helpers/pg.js";
+import { pgEnabled, pgToolsFound } from "../../helpers/pg.js";
 import { cliEnv, filledDatabase, pgHome } from "./helpers.js";
 
 function result(stdout: string): Record<string, unknown> {
@@ -17,15 +17,20 @@ function result(stdout: string): Record<string, unknown> {
 }
 
 describe.skipIf(!pgEnabled)("scheduled jobs on a PostgreSQL profile", () => {
-  it("backup writes a verified pg_dump into the home's backups and exits 0", async () => {
-    const home = pgHome(await filledDatabase());
-    const run = await runCli(["--json", "worker", "run", "backup"], { home, env: cliEnv });
-    expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
-    const report = result(run.stdout).report as Record<string, unknown>;
-    expect(report).toMatchObject({ backend: "postgres", format: "custom", dryRun: false });
-    expect(readdirSync(join(home, "backups")).filter((n) => n.endsWith(".pgdump"))).toHaveLength(1);
-  });
+  it.skipIf(!pgToolsFound)(
+    "backup writes a verified pg_dump into the home's backups and exits 0",
+    async () => {
+      const home = pgHome(await filledDatabase());
+      const run = await runCli(["--json", "worker", "run", "backup"], { home, env: cliEnv });
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      const report = result(run.stdout).report as Record<string, unknown>;
+      expect(report).toMatchObject({ backend: "postgres", format: "custom", dryRun: false });
+      expect(readdirSync(join(home, "backups")).filter((n) => n.endsWith(".pgdump"))).toHaveLength(
+        1,
+      );
+    },
+  );
 
   it("doctor diagnoses the database, not a missing state.db", async () => {
     const home = pgHome(await filledDatabase());
