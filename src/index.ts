@@ -35,6 +35,7 @@ export {
   sqliteOnly,
 } from "./store/api.js";
 export type { Logger } from "./store/logger.js";
+export type { Meta } from "./store/meta.js";
 export {
   MAX_METADATA_BYTES,
   MAX_METADATA_DEPTH,
@@ -59,7 +60,6 @@ export type {
   GraphWrite,
 } from "./store/sqlite/graph-checkpoints.js";
 export type { AppendResult, LoadOptions, Messages } from "./store/sqlite/messages.js";
-export type { Meta } from "./store/sqlite/meta.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
 export type { CreateOptions } from "./store/sqlite/session-create.js";
 export type { Sessions } from "./store/sqlite/sessions.js";

@@ -10,15 +10,15 @@
  */
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
+import type { Meta } from "./meta.js";
 import type { Public } from "./public.js";
+import type { Runs } from "./runs.js";
 import type { Browse } from "./sqlite/browse.js";
 import type { ExportOptions } from "./sqlite/export.js";
 import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
 import type { Handoffs } from "./sqlite/handoffs.js";
 import type { JsonTail } from "./sqlite/json-tail.js";
 import type { Messages } from "./sqlite/messages.js";
-import type { Meta } from "./sqlite/meta.js";
-import type { Runs } from "./sqlite/runs.js";
 import type { Sessions } from "./sqlite/sessions.js";
 import type { Stats } from "./sqlite/stats.js";
 import type { SqliteStore } from "./sqlite/store.js";
@@ -53,7 +53,7 @@ export interface Store {
   readonly warnings: readonly string[];
   readonly sessions: Public<Sessions>;
   readonly messages: Public<Messages>;
-  readonly meta: Public<Meta>;
+  readonly meta: Meta;
   /** Handoff state machine (D5). */
   readonly handoffs: Public<Handoffs>;
   /** Pairing codes and rotating tokens for remote clients (D6). */
@@ -61,7 +61,7 @@ export interface Store {
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
   readonly browse: Public<Browse>;
   /** Scheduled job runs and their outcomes (M4). */
-  readonly runs: Public<Runs>;
+  readonly runs: Runs;
   /** Health samples over time for the dashboard's chart. */
   readonly stats: Public<Stats>;
   /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */

@@ -21,11 +21,11 @@ import { PgRuns } from "../../src/store/pg/runs.js";
 import { PgStats } from "../../src/store/pg/stats.js";
 import { PgTokens } from "../../src/store/pg/tokens.js";
 import type { Public } from "../../src/store/public.js";
+import { Runs } from "../../src/store/runs.js";
 import type { Browse } from "../../src/store/sqlite/browse.js";
 import type { GraphCheckpoints } from "../../src/store/sqlite/graph-checkpoints.js";
 import type { Handoffs } from "../../src/store/sqlite/handoffs.js";
 import type { JsonTail } from "../../src/store/sqlite/json-tail.js";
-import type { Runs } from "../../src/store/sqlite/runs.js";
 import type { Stats } from "../../src/store/sqlite/stats.js";
 import type { Tokens } from "../../src/store/sqlite/tokens.js";
 import { tempHome } from "../helpers/home.js";
@@ -59,7 +59,7 @@ export interface Modules {
   readonly backend: "sqlite" | "postgres";
   readonly handoffs: Public<Handoffs>;
   readonly tokens: Public<Tokens>;
-  readonly runs: Public<Runs>;
+  readonly runs: Runs;
   readonly stats: Public<Stats>;
   readonly browse: Public<Browse>;
   readonly jsonTail: Public<JsonTail>;
@@ -132,7 +132,7 @@ export function pgModulesOn(db: PgDb): Omit<
   return {
     handoffs: new PgHandoffs(db),
     tokens: new PgTokens(db),
-    runs: new PgRuns(db),
+    runs: new Runs(new PgRuns(db)),
     stats: new PgStats(db),
     browse: new PgBrowse(db),
     jsonTail: new PgJsonTail(db),

@@ -7,6 +7,8 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
+import { Meta } from "../meta.js";
+import { Runs } from "../runs.js";
 import type { ConnectionRole } from "../sqlite/connection.js";
 import { type ExportOptions, exportSessions } from "../sqlite/export.js";
 import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
@@ -46,11 +48,11 @@ export class PgStore implements Store {
   readonly warnings: readonly string[];
   readonly sessions: PgSessions;
   readonly messages: PgMessages;
-  readonly meta: PgMeta;
+  readonly meta: Meta;
   readonly handoffs: InstanceType<typeof PgHandoffs>;
   readonly tokens: InstanceType<typeof PgTokens>;
   readonly browse: InstanceType<typeof PgBrowse>;
-  readonly runs: InstanceType<typeof PgRuns>;
+  readonly runs: Runs;
   readonly stats: InstanceType<typeof PgStats>;
   readonly graphCheckpoints: InstanceType<typeof PgGraphCheckpoints>;
   readonly jsonTail: InstanceType<typeof PgJsonTail>;
@@ -69,11 +71,11 @@ export class PgStore implements Store {
     this.db = db;
     this.sessions = new PgSessions(db);
     this.messages = new PgMessages(db);
-    this.meta = new PgMeta(db);
+    this.meta = new Meta(new PgMeta(db));
     this.handoffs = new PgHandoffs(db);
     this.tokens = new PgTokens(db);
     this.browse = new PgBrowse(db);
-    this.runs = new PgRuns(db);
+    this.runs = new Runs(new PgRuns(db));
     this.stats = new PgStats(db);
     this.graphCheckpoints = new PgGraphCheckpoints(db);
     this.jsonTail = new PgJsonTail(db);

@@ -6,7 +6,9 @@ import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
 import { type Store, storeClosed } from "../api.js";
 import { codedErrors, codedGenerator, type Door } from "../coded-errors.js";
+import { Meta } from "../meta.js";
 import type { OnProgress } from "../progress.js";
+import { Runs } from "../runs.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
 import { Browse } from "./browse.js";
@@ -19,11 +21,11 @@ import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
 import { JsonTail } from "./json-tail.js";
 import { Messages } from "./messages.js";
-import { Meta } from "./meta.js";
+import { SqliteMeta } from "./meta.js";
 import { copyOnline } from "./online-backup.js";
 import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
 import type { DatabaseEntry } from "./registry.js";
-import { Runs } from "./runs.js";
+import { SqliteRuns } from "./runs.js";
 import { Sessions } from "./sessions.js";
 import { Stats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
@@ -138,11 +140,11 @@ export class SqliteStore implements Store {
       this.path,
       this.door,
     );
-    this.meta = codedErrors(new Meta(this.access), this.path, this.door);
+    this.meta = codedErrors(new Meta(new SqliteMeta(this.access)), this.path, this.door);
     this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
-    this.runs = codedErrors(new Runs(this.access), this.path, this.door);
+    this.runs = codedErrors(new Runs(new SqliteRuns(this.access)), this.path, this.door);
     this.stats = codedErrors(new Stats(this.access), this.path, this.door);
     this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
     this.jsonTail = codedErrors(new JsonTail(this.access), this.path, this.door);
