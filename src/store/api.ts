@@ -10,13 +10,13 @@
  */
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
+import type { Handoffs } from "./handoffs.js";
 import type { Meta } from "./meta.js";
 import type { Public } from "./public.js";
 import type { Runs } from "./runs.js";
 import type { Browse } from "./sqlite/browse.js";
 import type { ExportOptions } from "./sqlite/export.js";
 import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
-import type { Handoffs } from "./sqlite/handoffs.js";
 import type { JsonTail } from "./sqlite/json-tail.js";
 import type { Messages } from "./sqlite/messages.js";
 import type { Sessions } from "./sqlite/sessions.js";
@@ -55,7 +55,7 @@ export interface Store {
   readonly messages: Public<Messages>;
   readonly meta: Meta;
   /** Handoff state machine (D5). */
-  readonly handoffs: Public<Handoffs>;
+  readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
   readonly tokens: Public<Tokens>;
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */

@@ -11,6 +11,7 @@
  */
 import { afterEach } from "vitest";
 import { openStore } from "../../src/index.js";
+import { Handoffs } from "../../src/store/handoffs.js";
 import { PgBrowse } from "../../src/store/pg/browse.js";
 import { PgGraphCheckpoints } from "../../src/store/pg/graph-checkpoints.js";
 import { PgHandoffs } from "../../src/store/pg/handoffs.js";
@@ -24,7 +25,6 @@ import type { Public } from "../../src/store/public.js";
 import { Runs } from "../../src/store/runs.js";
 import type { Browse } from "../../src/store/sqlite/browse.js";
 import type { GraphCheckpoints } from "../../src/store/sqlite/graph-checkpoints.js";
-import type { Handoffs } from "../../src/store/sqlite/handoffs.js";
 import type { JsonTail } from "../../src/store/sqlite/json-tail.js";
 import type { Stats } from "../../src/store/sqlite/stats.js";
 import type { Tokens } from "../../src/store/sqlite/tokens.js";
@@ -57,7 +57,7 @@ export interface Seed {
 
 export interface Modules {
   readonly backend: "sqlite" | "postgres";
-  readonly handoffs: Public<Handoffs>;
+  readonly handoffs: Handoffs;
   readonly tokens: Public<Tokens>;
   readonly runs: Runs;
   readonly stats: Public<Stats>;
@@ -125,12 +125,15 @@ async function sqliteModules(home: string): Promise<Modules> {
 
 export function pgModulesOn(db: PgDb): Omit<
   Modules,
-  "backend" | "seed" | "location" | "reopen" | "close" | "handoffs"
+  "backend" | "seed" | "location" | "reopen" | "close"
 > & {
-  handoffs: PgHandoffs;
+  /** The handoffs' backend: it holds owner presence until closed. */
+  pgHandoffs: PgHandoffs;
 } {
+  const pgHandoffs = new PgHandoffs(db);
   return {
-    handoffs: new PgHandoffs(db),
+    pgHandoffs,
+    handoffs: new Handoffs(pgHandoffs),
     tokens: new PgTokens(db),
     runs: new Runs(new PgRuns(db)),
     stats: new PgStats(db),
@@ -146,7 +149,7 @@ async function pgModules(url: string): Promise<Modules> {
   const modules = pgModulesOn(db);
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= modules.handoffs.close().then(() => pool.end());
+    closing ??= modules.pgHandoffs.close().then(() => pool.end());
     return closing;
   };
   closers.push(close);

@@ -7,6 +7,7 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
+import { Handoffs } from "../handoffs.js";
 import { Meta } from "../meta.js";
 import { Runs } from "../runs.js";
 import type { ConnectionRole } from "../sqlite/connection.js";
@@ -49,7 +50,7 @@ export class PgStore implements Store {
   readonly sessions: PgSessions;
   readonly messages: PgMessages;
   readonly meta: Meta;
-  readonly handoffs: InstanceType<typeof PgHandoffs>;
+  readonly handoffs: Handoffs;
   readonly tokens: InstanceType<typeof PgTokens>;
   readonly browse: InstanceType<typeof PgBrowse>;
   readonly runs: Runs;
@@ -59,6 +60,8 @@ export class PgStore implements Store {
   /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
   private readonly db: StoreDb;
   private closing: Promise<void> | undefined;
+  /** Holds the presence of the owners this store claimed handoffs as; closed with the store. */
+  private readonly pgHandoffs: PgHandoffs;
 
   constructor(init: PgStoreInit) {
     this.home = init.home;
@@ -72,7 +75,8 @@ export class PgStore implements Store {
     this.sessions = new PgSessions(db);
     this.messages = new PgMessages(db);
     this.meta = new Meta(new PgMeta(db));
-    this.handoffs = new PgHandoffs(db);
+    this.pgHandoffs = new PgHandoffs(db);
+    this.handoffs = new Handoffs(this.pgHandoffs);
     this.tokens = new PgTokens(db);
     this.browse = new PgBrowse(db);
     this.runs = new Runs(new PgRuns(db));
@@ -114,7 +118,7 @@ export class PgStore implements Store {
   close(): Promise<void> {
     this.closing ??= this.db.stop().then(async () => {
       // Modules holding connections of their own (handoffs' owner presence) let go first.
-      for (const module of [this.handoffs, this.tokens, this.runs, this.stats] as unknown[]) {
+      for (const module of [this.pgHandoffs, this.tokens, this.runs, this.stats] as unknown[]) {
         const close = (module as { close?: () => Promise<void> }).close;
         if (typeof close === "function") await close.call(module);
       }

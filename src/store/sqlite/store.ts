@@ -6,6 +6,7 @@ import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
 import { type Store, storeClosed } from "../api.js";
 import { codedErrors, codedGenerator, type Door } from "../coded-errors.js";
+import { Handoffs } from "../handoffs.js";
 import { Meta } from "../meta.js";
 import type { OnProgress } from "../progress.js";
 import { Runs } from "../runs.js";
@@ -16,7 +17,7 @@ import type { Connection, ConnectionRole } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
 import type { ExportOptions } from "./export.js";
 import { GraphCheckpoints } from "./graph-checkpoints.js";
-import { Handoffs } from "./handoffs.js";
+import { SqliteHandoffs } from "./handoffs.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
 import { JsonTail } from "./json-tail.js";
@@ -141,7 +142,11 @@ export class SqliteStore implements Store {
       this.door,
     );
     this.meta = codedErrors(new Meta(new SqliteMeta(this.access)), this.path, this.door);
-    this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
+    this.handoffs = codedErrors(
+      new Handoffs(new SqliteHandoffs(this.access)),
+      this.path,
+      this.door,
+    );
     this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
     this.runs = codedErrors(new Runs(new SqliteRuns(this.access)), this.path, this.door);
