@@ -22,7 +22,7 @@ import type { Messages } from "./sqlite/messages.js";
 import type { Sessions } from "./sqlite/sessions.js";
 import type { Stats } from "./sqlite/stats.js";
 import type { SqliteStore } from "./sqlite/store.js";
-import type { Tokens } from "./sqlite/tokens.js";
+import type { Tokens } from "./tokens.js";
 import type {
   ConnectionRole,
   DurabilityReport,
@@ -57,7 +57,7 @@ export interface Store {
   /** Handoff state machine (D5). */
   readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
-  readonly tokens: Public<Tokens>;
+  readonly tokens: Tokens;
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
   readonly browse: Public<Browse>;
   /** Scheduled job runs and their outcomes (M4). */

@@ -27,7 +27,7 @@ import type { Browse } from "../../src/store/sqlite/browse.js";
 import type { GraphCheckpoints } from "../../src/store/sqlite/graph-checkpoints.js";
 import type { JsonTail } from "../../src/store/sqlite/json-tail.js";
 import type { Stats } from "../../src/store/sqlite/stats.js";
-import type { Tokens } from "../../src/store/sqlite/tokens.js";
+import { Tokens } from "../../src/store/tokens.js";
 import { tempHome } from "../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 
@@ -58,7 +58,7 @@ export interface Seed {
 export interface Modules {
   readonly backend: "sqlite" | "postgres";
   readonly handoffs: Handoffs;
-  readonly tokens: Public<Tokens>;
+  readonly tokens: Tokens;
   readonly runs: Runs;
   readonly stats: Public<Stats>;
   readonly browse: Public<Browse>;
@@ -134,7 +134,7 @@ export function pgModulesOn(db: PgDb): Omit<
   return {
     pgHandoffs,
     handoffs: new Handoffs(pgHandoffs),
-    tokens: new PgTokens(db),
+    tokens: new Tokens(new PgTokens(db)),
     runs: new Runs(new PgRuns(db)),
     stats: new PgStats(db),
     browse: new PgBrowse(db),

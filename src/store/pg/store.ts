@@ -12,6 +12,7 @@ import { Meta } from "../meta.js";
 import { Runs } from "../runs.js";
 import type { ConnectionRole } from "../sqlite/connection.js";
 import { type ExportOptions, exportSessions } from "../sqlite/export.js";
+import { Tokens } from "../tokens.js";
 import type { SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";
@@ -51,7 +52,7 @@ export class PgStore implements Store {
   readonly messages: PgMessages;
   readonly meta: Meta;
   readonly handoffs: Handoffs;
-  readonly tokens: InstanceType<typeof PgTokens>;
+  readonly tokens: Tokens;
   readonly browse: InstanceType<typeof PgBrowse>;
   readonly runs: Runs;
   readonly stats: InstanceType<typeof PgStats>;
@@ -77,7 +78,7 @@ export class PgStore implements Store {
     this.meta = new Meta(new PgMeta(db));
     this.pgHandoffs = new PgHandoffs(db);
     this.handoffs = new Handoffs(this.pgHandoffs);
-    this.tokens = new PgTokens(db);
+    this.tokens = new Tokens(new PgTokens(db));
     this.browse = new PgBrowse(db);
     this.runs = new Runs(new PgRuns(db));
     this.stats = new PgStats(db);

@@ -10,6 +10,7 @@ import { Handoffs } from "../handoffs.js";
 import { Meta } from "../meta.js";
 import type { OnProgress } from "../progress.js";
 import { Runs } from "../runs.js";
+import { Tokens } from "../tokens.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
 import { Browse } from "./browse.js";
@@ -30,7 +31,7 @@ import { SqliteRuns } from "./runs.js";
 import { Sessions } from "./sessions.js";
 import { Stats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
-import { Tokens } from "./tokens.js";
+import { SqliteTokens } from "./tokens.js";
 import { writeTransaction } from "./write-path.js";
 
 /** Test-only window into which connection served which call (C1). */
@@ -147,7 +148,7 @@ export class SqliteStore implements Store {
       this.path,
       this.door,
     );
-    this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
+    this.tokens = codedErrors(new Tokens(new SqliteTokens(this.access)), this.path, this.door);
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
     this.runs = codedErrors(new Runs(new SqliteRuns(this.access)), this.path, this.door);
     this.stats = codedErrors(new Stats(this.access), this.path, this.door);
