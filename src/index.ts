@@ -34,6 +34,15 @@ export {
   type StoreBackend,
   sqliteOnly,
 } from "./store/api.js";
+export type {
+  GraphBlob,
+  GraphCheckpointInput,
+  GraphCheckpointKey,
+  GraphCheckpointRecord,
+  GraphCheckpoints,
+  GraphListQuery,
+  GraphWrite,
+} from "./store/graph-checkpoints.js";
 export type { Logger } from "./store/logger.js";
 export type { Meta } from "./store/meta.js";
 export {
@@ -50,15 +59,6 @@ export type {
   WaitOptions,
 } from "./store/sqlite/edits.js";
 export type { ExportFormat, ExportOptions } from "./store/sqlite/export.js";
-export type {
-  GraphBlob,
-  GraphCheckpointInput,
-  GraphCheckpointKey,
-  GraphCheckpointRecord,
-  GraphCheckpoints,
-  GraphListQuery,
-  GraphWrite,
-} from "./store/sqlite/graph-checkpoints.js";
 export type { AppendResult, LoadOptions, Messages } from "./store/sqlite/messages.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
 export type { CreateOptions } from "./store/sqlite/session-create.js";

@@ -10,13 +10,13 @@
  */
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
+import type { GraphCheckpoints } from "./graph-checkpoints.js";
 import type { Handoffs } from "./handoffs.js";
 import type { Meta } from "./meta.js";
 import type { Public } from "./public.js";
 import type { Runs } from "./runs.js";
 import type { Browse } from "./sqlite/browse.js";
 import type { ExportOptions } from "./sqlite/export.js";
-import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
 import type { JsonTail } from "./sqlite/json-tail.js";
 import type { Messages } from "./sqlite/messages.js";
 import type { Sessions } from "./sqlite/sessions.js";
@@ -65,7 +65,7 @@ export interface Store {
   /** Health samples over time for the dashboard's chart. */
   readonly stats: Public<Stats>;
   /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
-  readonly graphCheckpoints: Public<GraphCheckpoints>;
+  readonly graphCheckpoints: GraphCheckpoints;
   /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
   readonly jsonTail: Public<JsonTail>;
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

@@ -11,6 +11,7 @@
  */
 import { afterEach } from "vitest";
 import { openStore } from "../../src/index.js";
+import { GraphCheckpoints } from "../../src/store/graph-checkpoints.js";
 import { Handoffs } from "../../src/store/handoffs.js";
 import { PgBrowse } from "../../src/store/pg/browse.js";
 import { PgGraphCheckpoints } from "../../src/store/pg/graph-checkpoints.js";
@@ -24,7 +25,6 @@ import { PgTokens } from "../../src/store/pg/tokens.js";
 import type { Public } from "../../src/store/public.js";
 import { Runs } from "../../src/store/runs.js";
 import type { Browse } from "../../src/store/sqlite/browse.js";
-import type { GraphCheckpoints } from "../../src/store/sqlite/graph-checkpoints.js";
 import type { JsonTail } from "../../src/store/sqlite/json-tail.js";
 import type { Stats } from "../../src/store/sqlite/stats.js";
 import { Tokens } from "../../src/store/tokens.js";
@@ -63,7 +63,7 @@ export interface Modules {
   readonly stats: Public<Stats>;
   readonly browse: Public<Browse>;
   readonly jsonTail: Public<JsonTail>;
-  readonly graphCheckpoints: Public<GraphCheckpoints>;
+  readonly graphCheckpoints: GraphCheckpoints;
   readonly seed: Seed;
   /** Where a second process opens the same store: { home } or { url }. */
   readonly location: { home: string } | { url: string };
@@ -139,7 +139,7 @@ export function pgModulesOn(db: PgDb): Omit<
     stats: new PgStats(db),
     browse: new PgBrowse(db),
     jsonTail: new PgJsonTail(db),
-    graphCheckpoints: new PgGraphCheckpoints(db),
+    graphCheckpoints: new GraphCheckpoints(new PgGraphCheckpoints(db)),
   };
 }
 

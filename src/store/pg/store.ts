@@ -7,6 +7,7 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import type { Store } from "../api.js";
+import { GraphCheckpoints } from "../graph-checkpoints.js";
 import { Handoffs } from "../handoffs.js";
 import { Meta } from "../meta.js";
 import { Runs } from "../runs.js";
@@ -56,7 +57,7 @@ export class PgStore implements Store {
   readonly browse: InstanceType<typeof PgBrowse>;
   readonly runs: Runs;
   readonly stats: InstanceType<typeof PgStats>;
-  readonly graphCheckpoints: InstanceType<typeof PgGraphCheckpoints>;
+  readonly graphCheckpoints: GraphCheckpoints;
   readonly jsonTail: InstanceType<typeof PgJsonTail>;
   /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
   private readonly db: StoreDb;
@@ -82,7 +83,7 @@ export class PgStore implements Store {
     this.browse = new PgBrowse(db);
     this.runs = new Runs(new PgRuns(db));
     this.stats = new PgStats(db);
-    this.graphCheckpoints = new PgGraphCheckpoints(db);
+    this.graphCheckpoints = new GraphCheckpoints(new PgGraphCheckpoints(db));
     this.jsonTail = new PgJsonTail(db);
   }
 

@@ -6,6 +6,7 @@ import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
 import { type Store, storeClosed } from "../api.js";
 import { codedErrors, codedGenerator, type Door } from "../coded-errors.js";
+import { GraphCheckpoints } from "../graph-checkpoints.js";
 import { Handoffs } from "../handoffs.js";
 import { Meta } from "../meta.js";
 import type { OnProgress } from "../progress.js";
@@ -17,7 +18,7 @@ import { Browse } from "./browse.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
 import type { ExportOptions } from "./export.js";
-import { GraphCheckpoints } from "./graph-checkpoints.js";
+import { SqliteGraphCheckpoints } from "./graph-checkpoints.js";
 import { SqliteHandoffs } from "./handoffs.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
@@ -152,7 +153,11 @@ export class SqliteStore implements Store {
     this.browse = codedErrors(new Browse(this.access), this.path, this.door);
     this.runs = codedErrors(new Runs(new SqliteRuns(this.access)), this.path, this.door);
     this.stats = codedErrors(new Stats(this.access), this.path, this.door);
-    this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
+    this.graphCheckpoints = codedErrors(
+      new GraphCheckpoints(new SqliteGraphCheckpoints(this.access)),
+      this.path,
+      this.door,
+    );
     this.jsonTail = codedErrors(new JsonTail(this.access), this.path, this.door);
   }
 
