@@ -86,18 +86,22 @@ export type RefQuestion =
   | { channel: string; checkpointId: string }
   | { channel: string; version: string };
 
+/** A task's writes against one checkpoint, as putWrites() stores them. */
+export interface GraphWriteBatch {
+  key: GraphCheckpointKey;
+  taskId: string;
+  taskPath: string;
+  writes: readonly Omit<GraphWrite, "taskId" | "taskPath">[];
+  /** Overwrite a write stored under the same (task, idx); else keep it. */
+  replace: boolean;
+}
+
 /** What a backend does for GraphCheckpoints: the statements, on validated arguments. */
 export interface GraphCheckpointsSql {
   /** One transaction: the parent's blob_refs, blobRefs() answered, the blobs and the checkpoint upserted. */
   put(input: GraphCheckpointInput): Promise<void>;
   /** One transaction: the writes inserted, replacing on (task, idx) or keeping what is there. */
-  putWrites(
-    key: GraphCheckpointKey,
-    taskId: string,
-    taskPath: string,
-    writes: readonly Omit<GraphWrite, "taskId" | "taskPath">[],
-    replace: boolean,
-  ): Promise<void>;
+  putWrites(batch: GraphWriteBatch): Promise<void>;
   /** One transaction; how many checkpoints went. */
   deleteThread(threadId: string): Promise<number>;
   get(
@@ -138,7 +142,7 @@ export class GraphCheckpoints {
   ): Promise<void> {
     checkKey(key);
     if (typeof taskId !== "string") throw new TypeError("taskId must be a string");
-    await this.sql.putWrites(key, taskId, taskPath, writes, replace);
+    await this.sql.putWrites({ key, taskId, taskPath, writes, replace });
   }
 
   /** Delete every checkpoint, value and write of a thread. Returns how many checkpoints went. */
@@ -200,6 +204,24 @@ export function* blobRefs(
     if (found !== undefined) refs[channel] = found;
   }
   return refs;
+}
+
+/** A pending write's values in graph_writes' column order (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path). */
+export function graphWriteRow(
+  { key, taskId, taskPath }: GraphWriteBatch,
+  w: GraphWriteBatch["writes"][number],
+): unknown[] {
+  return [
+    key.threadId,
+    key.namespace,
+    key.checkpointId,
+    taskId,
+    w.idx,
+    w.channel,
+    w.type,
+    w.value,
+    taskPath,
+  ];
 }
 
 function checkKey(key: GraphCheckpointKey): void {

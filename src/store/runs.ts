@@ -358,6 +358,22 @@ export class Runs {
   }
 }
 
+/** A new run's values in the INSERT's column order (job, profile, trigger, attempt, scheduled_at, started_at, launcher_pid, launcher_start_ticks, boot_id). */
+export function newRunRow(run: NewRun, now: number): unknown[] {
+  const { launcher } = run;
+  return [
+    run.job,
+    run.profile,
+    run.trigger,
+    run.attempt,
+    run.scheduledAt,
+    now,
+    launcher.pid,
+    launcher.startTicks,
+    launcher.bootId,
+  ];
+}
+
 /** The process that proves a run alive: its worker, or its launcher before it has one. */
 export function processOf(row: Row): RunProcess | undefined {
   if (row.boot_id === null) return undefined;

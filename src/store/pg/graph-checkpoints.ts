@@ -6,6 +6,8 @@ import {
   type GraphCheckpointsSql,
   type GraphListQuery,
   type GraphWrite,
+  type GraphWriteBatch,
+  graphWriteRow,
 } from "../graph-checkpoints.js";
 import { refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
@@ -98,43 +100,27 @@ export class PgGraphCheckpoints implements GraphCheckpointsSql {
     });
   }
 
-  async putWrites(
-    key: GraphCheckpointKey,
-    taskId: string,
-    taskPath: string,
-    writes: readonly Omit<GraphWrite, "taskId" | "taskPath">[],
-    replace: boolean,
-  ): Promise<void> {
-    refuseNulKey(key);
-    refuseNul("taskId", taskId);
-    refuseNul("taskPath", taskPath);
-    for (const w of writes) {
+  async putWrites(batch: GraphWriteBatch): Promise<void> {
+    refuseNulKey(batch.key);
+    refuseNul("taskId", batch.taskId);
+    refuseNul("taskPath", batch.taskPath);
+    for (const w of batch.writes) {
       refuseNul("write channel", w.channel);
       refuseNul("write type", w.type);
     }
     // As SQLite's INSERT OR REPLACE / OR IGNORE on the primary key.
-    const onConflict = replace
+    const onConflict = batch.replace
       ? `DO UPDATE SET channel = excluded.channel, type = excluded.type, value = excluded.value,
            task_path = excluded.task_path`
       : "DO NOTHING";
     await this.db.transaction("store graph writes", async (client) => {
-      for (const w of writes) {
+      for (const w of batch.writes) {
         await client.query(
           `INSERT INTO graph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx,
              channel, type, value, task_path)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${onConflict}`,
-          [
-            key.threadId,
-            key.namespace,
-            key.checkpointId,
-            taskId,
-            w.idx,
-            w.channel,
-            w.type,
-            w.value,
-            taskPath,
-          ],
+          graphWriteRow(batch, w),
         );
       }
     });

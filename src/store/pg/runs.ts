@@ -2,6 +2,7 @@ import {
   type FinishValues,
   JOB_HEALTH_SQL,
   type NewRun,
+  newRunRow,
   type RecordValues,
   type Row,
   type RunsSql,
@@ -58,17 +59,7 @@ export class PgRuns implements RunsSql {
           `INSERT INTO job_runs (job, profile, trigger, attempt, scheduled_at, started_at, outcome,
            launcher_pid, launcher_start_ticks, boot_id)
          VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9) RETURNING id`,
-          [
-            run.job,
-            run.profile,
-            run.trigger,
-            run.attempt,
-            run.scheduledAt,
-            Date.now(),
-            run.launcher.pid,
-            run.launcher.startTicks,
-            run.launcher.bootId,
-          ],
+          newRunRow(run, Date.now()),
         );
         return { id: int(inserted.rows[0]?.id) };
       }),

@@ -7,6 +7,8 @@ import {
   type GraphCheckpointsSql,
   type GraphListQuery,
   type GraphWrite,
+  type GraphWriteBatch,
+  graphWriteRow,
 } from "../graph-checkpoints.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
@@ -121,32 +123,14 @@ export class SqliteGraphCheckpoints implements GraphCheckpointsSql {
     return row ? (JSON.parse(row.blob_refs) as Record<string, string>) : {};
   }
 
-  async putWrites(
-    key: GraphCheckpointKey,
-    taskId: string,
-    taskPath: string,
-    writes: readonly Omit<GraphWrite, "taskId" | "taskPath">[],
-    replace: boolean,
-  ): Promise<void> {
+  async putWrites(batch: GraphWriteBatch): Promise<void> {
     await this.access.writeTransaction((conn) => {
       const insert = conn.stmt(
-        `INSERT ${replace ? "OR REPLACE" : "OR IGNORE"} INTO graph_writes (thread_id,
+        `INSERT ${batch.replace ? "OR REPLACE" : "OR IGNORE"} INTO graph_writes (thread_id,
            checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
-      for (const w of writes) {
-        insert.run(
-          key.threadId,
-          key.namespace,
-          key.checkpointId,
-          taskId,
-          w.idx,
-          w.channel,
-          w.type,
-          w.value,
-          taskPath,
-        );
-      }
+      for (const w of batch.writes) insert.run(...graphWriteRow(batch, w));
     });
   }
 

@@ -2,6 +2,7 @@ import {
   type FinishValues,
   JOB_HEALTH_SQL,
   type NewRun,
+  newRunRow,
   type RecordValues,
   type Row,
   type RunsSql,
@@ -28,7 +29,6 @@ export class SqliteRuns implements RunsSql {
         .all(run.job, run.profile, run.launcher.bootId) as Row[];
       const blocker = blocking(active);
       if (blocker) return { blocking: blocker };
-      const now = this.access.now();
       const id = Number(
         conn
           .stmt(
@@ -36,17 +36,7 @@ export class SqliteRuns implements RunsSql {
                launcher_pid, launcher_start_ticks, boot_id)
              VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
           )
-          .run(
-            run.job,
-            run.profile,
-            run.trigger,
-            run.attempt,
-            run.scheduledAt,
-            now,
-            run.launcher.pid,
-            run.launcher.startTicks,
-            run.launcher.bootId,
-          ).lastInsertRowid,
+          .run(...newRunRow(run, this.access.now())).lastInsertRowid,
       );
       return { id };
     });
@@ -64,26 +54,15 @@ export class SqliteRuns implements RunsSql {
 
   async finish(id: number, v: FinishValues): Promise<void> {
     await this.access.writeTransaction((conn) => {
-      const now = this.access.now();
       conn
         .stmt(
-          `UPDATE job_runs SET outcome = ?, finished_at = ?, duration_ms = ? - coalesce(started_at, ?),
-             exit_code = ?, signal = ?, error_code = ?, holders = ?, note = ?, output_tail = ?
-           WHERE id = ?`,
+          `UPDATE job_runs SET outcome = @outcome, finished_at = @now,
+             duration_ms = @now - coalesce(started_at, @now), exit_code = @exitCode,
+             signal = @signal, error_code = @errorCode, holders = @holders, note = @note,
+             output_tail = @outputTail
+           WHERE id = @id`,
         )
-        .run(
-          v.outcome,
-          now,
-          now,
-          now,
-          v.exitCode,
-          v.signal,
-          v.errorCode,
-          v.holders,
-          v.note,
-          v.outputTail,
-          id,
-        );
+        .run({ ...v, now: this.access.now(), id });
     });
   }
 
