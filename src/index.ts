@@ -42,16 +42,6 @@ export type {
   WaitOptions,
 } from "./store/edits.js";
 export type { ExportFormat, ExportOptions } from "./store/export.js";
-export type { Logger } from "./store/logger.js";
-export type { AppendResult, LoadOptions, Messages } from "./store/messages.js";
-export {
-  MAX_METADATA_BYTES,
-  MAX_METADATA_DEPTH,
-  MAX_OWNER_ID_LENGTH,
-} from "./store/metadata.js";
-export { type OpenStoreOptions, openStore } from "./store/open.js";
-export type { CreateOptions } from "./store/session-create.js";
-export type { Sessions } from "./store/sessions.js";
 export type {
   GraphBlob,
   GraphCheckpointInput,
@@ -60,8 +50,18 @@ export type {
   GraphCheckpoints,
   GraphListQuery,
   GraphWrite,
-} from "./store/sqlite/graph-checkpoints.js";
-export type { Meta } from "./store/sqlite/meta.js";
+} from "./store/graph-checkpoints.js";
+export type { Logger } from "./store/logger.js";
+export type { AppendResult, LoadOptions, Messages } from "./store/messages.js";
+export type { Meta } from "./store/meta.js";
+export {
+  MAX_METADATA_BYTES,
+  MAX_METADATA_DEPTH,
+  MAX_OWNER_ID_LENGTH,
+} from "./store/metadata.js";
+export { type OpenStoreOptions, openStore } from "./store/open.js";
+export type { CreateOptions } from "./store/session-create.js";
+export type { Sessions } from "./store/sessions.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
 export { SqliteStore } from "./store/sqlite/store.js";
 export type { StructuralContext } from "./store/sqlite/structural-context.js";

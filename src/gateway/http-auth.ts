@@ -4,7 +4,7 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { RateLimiter } from "../http/rate-limit.js";
 import type { Store } from "../store/api.js";
-import { hashToken, type TokenPair } from "../store/sqlite/tokens.js";
+import { hashToken, type TokenPair } from "../store/tokens.js";
 
 /**
  * Concurrent refreshes presenting the same token are coalesced into one

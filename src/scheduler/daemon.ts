@@ -10,7 +10,7 @@ import { claimInstance, type InstanceLock } from "../process/instance-lock.js";
 import { setProcessKind } from "../process/kind.js";
 import type { Store } from "../store/api.js";
 import { openStore } from "../store/open.js";
-import type { JobHealth } from "../store/sqlite/runs.js";
+import type { JobHealth } from "../store/runs.js";
 import { watchConfig } from "./config-watch.js";
 import { jsonLog, type Log } from "./log.js";
 import { ProfileLock } from "./profile-lock.js";

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { Gauge, Registry } from "prom-client";
 import type { JobConfig } from "../config/schema.js";
 import { nextDue, periodsSince } from "../ops/jobs/due.js";
-import type { JobHealth } from "../store/sqlite/runs.js";
+import type { JobHealth } from "../store/runs.js";
 
 export interface JobStatus {
   job: string;

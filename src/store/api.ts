@@ -12,17 +12,16 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import type { Browse } from "./browse.js";
 import type { ExportOptions } from "./export.js";
+import type { GraphCheckpoints } from "./graph-checkpoints.js";
+import type { Handoffs } from "./handoffs.js";
 import type { JsonTail } from "./json-tail.js";
 import type { Messages } from "./messages.js";
-import type { Public } from "./public.js";
+import type { Meta } from "./meta.js";
+import type { Runs } from "./runs.js";
 import type { Sessions } from "./sessions.js";
-import type { GraphCheckpoints } from "./sqlite/graph-checkpoints.js";
-import type { Handoffs } from "./sqlite/handoffs.js";
-import type { Meta } from "./sqlite/meta.js";
-import type { Runs } from "./sqlite/runs.js";
 import type { SqliteStore } from "./sqlite/store.js";
-import type { Tokens } from "./sqlite/tokens.js";
 import type { Stats } from "./stats.js";
+import type { Tokens } from "./tokens.js";
 import type {
   ConnectionRole,
   DurabilityReport,
@@ -53,19 +52,19 @@ export interface Store {
   readonly warnings: readonly string[];
   readonly sessions: Sessions;
   readonly messages: Messages;
-  readonly meta: Public<Meta>;
+  readonly meta: Meta;
   /** Handoff state machine (D5). */
-  readonly handoffs: Public<Handoffs>;
+  readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
-  readonly tokens: Public<Tokens>;
+  readonly tokens: Tokens;
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
   readonly browse: Browse;
   /** Scheduled job runs and their outcomes (M4). */
-  readonly runs: Public<Runs>;
+  readonly runs: Runs;
   /** Health samples over time for the dashboard's chart. */
   readonly stats: Stats;
   /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
-  readonly graphCheckpoints: Public<GraphCheckpoints>;
+  readonly graphCheckpoints: GraphCheckpoints;
   /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
   readonly jsonTail: JsonTail;
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

@@ -1,5 +1,5 @@
 import { nodeCrypto } from "../builtins.js";
-import type { TokenPair } from "./sqlite/tokens.js";
+import type { TokenPair } from "./tokens.js";
 
 /**
  * The result of a refresh rotation, sealed so that only a presenter of the

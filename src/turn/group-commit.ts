@@ -1,7 +1,7 @@
 import { HearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
 import type { AppendResult } from "../store/messages.js";
-import type { MetaCas } from "../store/sqlite/meta.js";
+import type { MetaCas } from "../store/meta.js";
 import type { Message, NewMessage } from "../store/types.js";
 
 /** A meta compare-and-set that rides along with the append (turn leases). */

@@ -1,5 +1,5 @@
 import { HearthError, isHearthError } from "../errors.js";
-import type { MetaCas } from "../store/sqlite/meta.js";
+import type { MetaCas } from "../store/meta.js";
 import type { Message } from "../store/types.js";
 import type { GroupCommitter } from "./group-commit.js";
 import { cancelledError } from "./tool-loop.js";

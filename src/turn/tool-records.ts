@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { MetaCas } from "../store/sqlite/meta.js";
+import type { MetaCas } from "../store/meta.js";
 import type { Message, NewMessage } from "../store/types.js";
 import type { ToolOutcome, ToolStatus } from "./tools/execute.js";
 import type { ToolCall } from "./tools/types.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { GraphCheckpointInput } from "../../src/store/sqlite/graph-checkpoints.js";
+import type { GraphCheckpointInput } from "../../src/store/graph-checkpoints.js";
 import { rejection } from "./errors.js";
 import { backends } from "./pg-modules.js";
 

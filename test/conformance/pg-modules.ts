@@ -12,6 +12,8 @@
 import { afterEach } from "vitest";
 import { openStore } from "../../src/index.js";
 import { Browse } from "../../src/store/browse.js";
+import { GraphCheckpoints } from "../../src/store/graph-checkpoints.js";
+import { Handoffs } from "../../src/store/handoffs.js";
 import { JsonTail } from "../../src/store/json-tail.js";
 import { PgBrowse } from "../../src/store/pg/browse.js";
 import { PgGraphCheckpoints } from "../../src/store/pg/graph-checkpoints.js";
@@ -23,11 +25,9 @@ import { PgRuns } from "../../src/store/pg/runs.js";
 import { PgStats } from "../../src/store/pg/stats.js";
 import { PgTokens } from "../../src/store/pg/tokens.js";
 import type { Public } from "../../src/store/public.js";
-import type { GraphCheckpoints } from "../../src/store/sqlite/graph-checkpoints.js";
-import type { Handoffs } from "../../src/store/sqlite/handoffs.js";
-import type { Runs } from "../../src/store/sqlite/runs.js";
-import type { Tokens } from "../../src/store/sqlite/tokens.js";
+import { Runs } from "../../src/store/runs.js";
 import { Stats } from "../../src/store/stats.js";
+import { Tokens } from "../../src/store/tokens.js";
 import { tempHome } from "../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 
@@ -57,13 +57,13 @@ export interface Seed {
 
 export interface Modules {
   readonly backend: "sqlite" | "postgres";
-  readonly handoffs: Public<Handoffs>;
-  readonly tokens: Public<Tokens>;
-  readonly runs: Public<Runs>;
+  readonly handoffs: Handoffs;
+  readonly tokens: Tokens;
+  readonly runs: Runs;
   readonly stats: Stats;
   readonly browse: Browse;
   readonly jsonTail: JsonTail;
-  readonly graphCheckpoints: Public<GraphCheckpoints>;
+  readonly graphCheckpoints: GraphCheckpoints;
   readonly seed: Seed;
   /** Where a second process opens the same store: { home } or { url }. */
   readonly location: { home: string } | { url: string };
@@ -125,18 +125,21 @@ async function sqliteModules(home: string): Promise<Modules> {
 
 export function pgModulesOn(db: PgDb): Omit<
   Modules,
-  "backend" | "seed" | "location" | "reopen" | "close" | "handoffs"
+  "backend" | "seed" | "location" | "reopen" | "close"
 > & {
-  handoffs: PgHandoffs;
+  /** The handoffs' backend: it holds owner presence until closed. */
+  pgHandoffs: PgHandoffs;
 } {
+  const pgHandoffs = new PgHandoffs(db);
   return {
-    handoffs: new PgHandoffs(db),
-    tokens: new PgTokens(db),
-    runs: new PgRuns(db),
+    pgHandoffs,
+    handoffs: new Handoffs(pgHandoffs),
+    tokens: new Tokens(new PgTokens(db)),
+    runs: new Runs(new PgRuns(db)),
     stats: new Stats(new PgStats(db)),
     browse: new Browse(new PgBrowse(db)),
     jsonTail: new JsonTail(new PgJsonTail(db)),
-    graphCheckpoints: new PgGraphCheckpoints(db),
+    graphCheckpoints: new GraphCheckpoints(new PgGraphCheckpoints(db)),
   };
 }
 
@@ -146,7 +149,7 @@ async function pgModules(url: string): Promise<Modules> {
   const modules = pgModulesOn(db);
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= modules.handoffs.close().then(() => pool.end());
+    closing ??= modules.pgHandoffs.close().then(() => pool.end());
     return closing;
   };
   closers.push(close);

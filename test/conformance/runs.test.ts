@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { BeginRun, RunProcess } from "../../src/store/sqlite/runs.js";
+import type { BeginRun, RunProcess } from "../../src/store/runs.js";
 import { backends } from "./pg-modules.js";
 
 const BOOT = "boot-a";

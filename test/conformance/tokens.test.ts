@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hashToken } from "../../src/store/sqlite/tokens.js";
+import { hashToken } from "../../src/store/tokens.js";
 import { rejection } from "./errors.js";
 import { backends } from "./pg-modules.js";
 

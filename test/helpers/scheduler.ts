@@ -1,4 +1,4 @@
-import type { JobRun } from "../../src/store/sqlite/runs.js";
+import type { JobRun } from "../../src/store/runs.js";
 import { CLI } from "./cli.js";
 import { withStore, writeConfig } from "./gateway.js";
 import { type Child, spawnNode, until } from "./process.js";

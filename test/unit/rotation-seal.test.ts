@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { openPair, sealPair } from "../../src/store/rotation-seal.js";
-import { hashToken, type TokenPair } from "../../src/store/sqlite/tokens.js";
+import { hashToken, type TokenPair } from "../../src/store/tokens.js";
 
 const token = "hrt_presented-old-refresh-token-aaaaaaaaaaaaaaaaaaaaaaa";
 const pair: TokenPair = {

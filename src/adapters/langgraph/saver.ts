@@ -16,12 +16,12 @@ import {
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
 import type { Store } from "../../store/api.js";
-import { type OpenStoreOptions, openStore } from "../../store/open.js";
 import type {
   GraphBlob,
   GraphCheckpointRecord,
   GraphWrite,
-} from "../../store/sqlite/graph-checkpoints.js";
+} from "../../store/graph-checkpoints.js";
+import { type OpenStoreOptions, openStore } from "../../store/open.js";
 
 /** Rows fetched per page while list() iterates. */
 const PAGE = 100;

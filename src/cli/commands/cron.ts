@@ -5,7 +5,7 @@ import type { JobConfigInput } from "../../config/schema.js";
 import { HearthError, isHearthError } from "../../errors.js";
 import { builtFile } from "../../files/built.js";
 import type { Store } from "../../store/api.js";
-import type { JobHealth, JobRun } from "../../store/sqlite/runs.js";
+import type { JobHealth, JobRun } from "../../store/runs.js";
 import { globals } from "../globals.js";
 import { EXIT, printJson } from "../output.js";
 

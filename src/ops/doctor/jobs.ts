@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../../config/schema.js";
-import type { JobHealth } from "../../store/sqlite/runs.js";
+import type { JobHealth } from "../../store/runs.js";
 import type { Finding } from "./finding.js";
 
 /**

@@ -3,7 +3,7 @@ import type { JobConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import { currentIdentity, describeProcess, liveness } from "../../process/identity.js";
 import type { Store } from "../../store/api.js";
-import type { JobRun, RunHolder, RunOutcome, RunTrigger } from "../../store/sqlite/runs.js";
+import type { JobRun, RunHolder, RunOutcome, RunTrigger } from "../../store/runs.js";
 
 /** How much of a worker's output is kept with its run. */
 const TAIL_CHARS = 4000;

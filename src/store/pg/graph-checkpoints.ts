@@ -1,34 +1,34 @@
-import type { Public } from "../public.js";
-import type {
-  GraphCheckpointInput,
-  GraphCheckpointKey,
-  GraphCheckpointRecord,
-  GraphCheckpoints,
-  GraphListQuery,
-  GraphWrite,
-} from "../sqlite/graph-checkpoints.js";
+import {
+  blobRefs,
+  type GraphCheckpointInput,
+  type GraphCheckpointKey,
+  type GraphCheckpointRecord,
+  type GraphCheckpointsSql,
+  type GraphListQuery,
+  type GraphWrite,
+  type GraphWriteBatch,
+  graphWriteRow,
+} from "../graph-checkpoints.js";
 import { refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
-
-const MAX_PAGE = 1000;
 
 /** JSON text holding the escape \u0000 (not preceded by an escaping backslash): jsonb cannot hold it. */
 const JSON_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
 
 /**
- * Graph checkpoints (LangGraph's persistence model) on PostgreSQL, as
- * ../graph-checkpoints.ts: values are BYTEA, metadata stays JSON text and
+ * The graph checkpoint statements on PostgreSQL (../graph-checkpoints.ts
+ * decides): values are BYTEA, metadata stays JSON text and
  * list()'s metadata filter casts it to jsonb in the query (jsonb equality:
  * key order and number spelling do not matter, docs/api.md). Text ordering
  * uses COLLATE "C" (code point order, as SQLite's BINARY collation and
  * LangGraph's sort keys). A read is one statement, so a checkpoint and its
  * values come from one snapshot.
  */
-export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
+export class PgGraphCheckpoints implements GraphCheckpointsSql {
   constructor(private readonly db: PgDb) {}
 
   async put(input: GraphCheckpointInput): Promise<void> {
-    checkKey(input);
+    refuseNulKey(input);
     refuseNul("parentCheckpointId", input.parentCheckpointId);
     refuseNul("type", input.type);
     refuseNul("metadata", input.metadata);
@@ -46,36 +46,28 @@ export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
       refuseNul("channelVersions value", version);
     }
     const { threadId, namespace, checkpointId } = input;
-    const changed = new Set(input.blobs.map((b) => b.channel));
     await this.db.transaction("store a graph checkpoint", async (client) => {
-      const refs = Object.create(null) as Record<string, string>;
       const parentRefs = await refsOf(client, threadId, namespace, input.parentCheckpointId);
-      for (const [channel, v] of Object.entries(input.channelVersions)) {
-        const version = String(v);
-        if (changed.has(channel)) {
-          refs[channel] = checkpointId;
-          continue;
-        }
-        const viaParent = parentRefs[channel];
-        if (viaParent !== undefined) {
-          const atParent = await client.query(
-            `SELECT version FROM graph_blobs
-             WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND channel = $4`,
-            [threadId, namespace, viaParent, channel],
-          );
-          if (atParent.rows[0]?.version === version) {
-            refs[channel] = viaParent;
-            continue;
-          }
-        }
-        const found = await client.query(
-          `SELECT checkpoint_id FROM graph_blobs
-           WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4
-           ORDER BY checkpoint_id COLLATE "C" DESC LIMIT 1`,
-          [threadId, namespace, channel, version],
-        );
-        if (found.rows[0]) refs[channel] = found.rows[0].checkpoint_id as string;
+      const plan = blobRefs(input, parentRefs);
+      let step = plan.next();
+      while (!step.done) {
+        const q = step.value;
+        const { rows } =
+          "checkpointId" in q
+            ? await client.query(
+                `SELECT version AS answer FROM graph_blobs
+                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 AND channel = $4`,
+                [threadId, namespace, q.checkpointId, q.channel],
+              )
+            : await client.query(
+                `SELECT checkpoint_id AS answer FROM graph_blobs
+                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4
+                 ORDER BY checkpoint_id COLLATE "C" DESC LIMIT 1`,
+                [threadId, namespace, q.channel, q.version],
+              );
+        step = plan.next(rows[0]?.answer as string | undefined);
       }
+      const refs = step.value;
       for (const b of input.blobs) {
         await client.query(
           `INSERT INTO graph_blobs (thread_id, checkpoint_ns, checkpoint_id, channel, version, type, value)
@@ -108,51 +100,33 @@ export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
     });
   }
 
-  async putWrites(
-    key: GraphCheckpointKey,
-    taskId: string,
-    taskPath: string,
-    writes: readonly Omit<GraphWrite, "taskId" | "taskPath">[],
-    replace: boolean,
-  ): Promise<void> {
-    checkKey(key);
-    if (typeof taskId !== "string") throw new TypeError("taskId must be a string");
-    refuseNul("taskId", taskId);
-    refuseNul("taskPath", taskPath);
-    for (const w of writes) {
+  async putWrites(batch: GraphWriteBatch): Promise<void> {
+    refuseNulKey(batch.key);
+    refuseNul("taskId", batch.taskId);
+    refuseNul("taskPath", batch.taskPath);
+    for (const w of batch.writes) {
       refuseNul("write channel", w.channel);
       refuseNul("write type", w.type);
     }
     // As SQLite's INSERT OR REPLACE / OR IGNORE on the primary key.
-    const onConflict = replace
+    const onConflict = batch.replace
       ? `DO UPDATE SET channel = excluded.channel, type = excluded.type, value = excluded.value,
            task_path = excluded.task_path`
       : "DO NOTHING";
     await this.db.transaction("store graph writes", async (client) => {
-      for (const w of writes) {
+      for (const w of batch.writes) {
         await client.query(
           `INSERT INTO graph_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx,
              channel, type, value, task_path)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${onConflict}`,
-          [
-            key.threadId,
-            key.namespace,
-            key.checkpointId,
-            taskId,
-            w.idx,
-            w.channel,
-            w.type,
-            w.value,
-            taskPath,
-          ],
+          graphWriteRow(batch, w),
         );
       }
     });
   }
 
   async deleteThread(threadId: string): Promise<number> {
-    if (typeof threadId !== "string") throw new TypeError("threadId must be a string");
     return this.db.transaction("delete a graph thread", async (client) => {
       await client.query("DELETE FROM graph_writes WHERE thread_id = $1", [threadId]);
       await client.query("DELETE FROM graph_blobs WHERE thread_id = $1", [threadId]);
@@ -167,7 +141,7 @@ export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
   async get(
     threadId: string,
     namespace: string,
-    checkpointId?: string,
+    checkpointId: string | undefined,
   ): Promise<GraphCheckpointRecord | undefined> {
     const [record] =
       checkpointId === undefined
@@ -187,9 +161,6 @@ export class PgGraphCheckpoints implements Public<GraphCheckpoints> {
   }
 
   async list(query: GraphListQuery): Promise<GraphCheckpointRecord[]> {
-    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
-      throw new RangeError(`limit must be an integer from 1 to ${MAX_PAGE}, got ${query.limit}`);
-    }
     const where: string[] = [];
     const params: unknown[] = [];
     const p = (value: unknown) => {
@@ -327,11 +298,7 @@ function toWrite(row: Record<string, unknown>): GraphWrite {
   };
 }
 
-function checkKey(key: GraphCheckpointKey): void {
-  for (const name of ["threadId", "namespace", "checkpointId"] as const) {
-    if (typeof key[name] !== "string") throw new TypeError(`${name} must be a string`);
-    refuseNul(name, key[name]);
-  }
-  if (key.threadId === "") throw new TypeError("threadId must not be empty");
-  if (key.checkpointId === "") throw new TypeError("checkpointId must not be empty");
+/** The key's ids as PostgreSQL text can hold them (../graph-checkpoints.ts checked their types). */
+function refuseNulKey(key: GraphCheckpointKey): void {
+  for (const name of ["threadId", "namespace", "checkpointId"] as const) refuseNul(name, key[name]);
 }

@@ -1,20 +1,19 @@
 /**
- * The meta key/value table on PostgreSQL (mirrors ../meta.ts). Every change
+ * The meta table's statements on PostgreSQL (../meta.ts decides). Every change
  * of a key holds a transaction-scoped advisory lock on that key, so a
  * compare-and-set decides on the value as it is, even when the key is
  * absent and no row lock could hold its place (two hosts taking one turn
  * lease: one wins).
  */
 
-import type { Public } from "../public.js";
-import type { Meta, MetaCas } from "../sqlite/meta.js";
+import type { MetaCas, MetaSql } from "../meta.js";
 import type { PgClient, PgDb } from "./pool.js";
 import { refuseNul } from "./rows.js";
 
 /** The advisory lock class of meta keys ('meta' as a 32-bit tag); the key's hash is the object. */
 export const META_LOCK = 0x6d657461;
 
-export class PgMeta implements Public<Meta> {
+export class PgMeta implements MetaSql {
   constructor(private readonly db: PgDb) {}
 
   async get(key: string): Promise<string | null> {
@@ -25,7 +24,6 @@ export class PgMeta implements Public<Meta> {
   }
 
   async set(key: string, value: string): Promise<void> {
-    if (typeof value !== "string") throw new TypeError("meta values are strings");
     refuseNul(key, "key");
     refuseNul(value, "value");
     await this.db.transaction("write meta", (client) =>
@@ -39,11 +37,7 @@ export class PgMeta implements Public<Meta> {
     );
   }
 
-  /**
-   * Read-modify-write in one transaction under the key's lock: `decide` gets
-   * the current value (null when absent) and returns the new value, null to
-   * delete, or undefined to leave it. Returns whether it changed anything.
-   */
+  /** Read-modify-write in one transaction under the key's lock. */
   async compareAndSet(key: string, decide: MetaCas["decide"]): Promise<boolean> {
     refuseNul(key, "key");
     return this.db.transaction("compare-and-set meta", (client) =>
@@ -51,12 +45,12 @@ export class PgMeta implements Public<Meta> {
     );
   }
 
-  async entries(): Promise<Record<string, string>> {
+  async entries(): Promise<{ key: string; value: string }[]> {
     const { rows } = await this.db.query(
       "read meta",
       'SELECT key, value FROM meta ORDER BY key COLLATE "C"',
     );
-    return Object.fromEntries(rows.map((r) => [r.key as string, r.value as string]));
+    return rows.map((r) => ({ key: r.key as string, value: r.value as string }));
   }
 }
 

@@ -1,19 +1,12 @@
-import type { Public } from "../public.js";
 import {
-  type BeginResult,
-  type BeginRun,
-  type FinishRun,
+  type FinishValues,
   JOB_HEALTH_SQL,
-  type JobHealth,
-  type JobRun,
-  processOf,
+  type NewRun,
+  newRunRow,
+  type RecordValues,
   type Row,
-  type RunProcess,
-  type Runs,
-  type RunTrigger,
-  toJobHealth,
-  toRun,
-} from "../sqlite/runs.js";
+  type RunsSql,
+} from "../runs.js";
 import { int, num, refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
 
@@ -35,19 +28,23 @@ function runRow(row: Record<string, unknown>): Row {
 }
 
 /**
- * Scheduled job runs (M4) on PostgreSQL, as ../runs.ts. begin()'s "no two
- * runs of one job that may be alive at once" holds across hosts: the check
- * and the insert run in one transaction holding a transaction-scoped
- * advisory lock on (job, profile), so two schedulers beginning the same job
- * at once take turns, and the second sees the first's `running` row.
+ * The job_runs statements on PostgreSQL (../runs.ts decides). begin()'s
+ * "no two runs of one job that may be alive at once" holds across hosts:
+ * the check and the insert run in one transaction holding a
+ * transaction-scoped advisory lock on (job, profile), so two schedulers
+ * beginning the same job at once take turns, and the second sees the
+ * first's `running` row.
  */
-export class PgRuns implements Public<Runs> {
+export class PgRuns implements RunsSql {
   constructor(private readonly db: PgDb) {}
 
-  async begin(run: BeginRun, mayBeAlive: (p: RunProcess) => boolean): Promise<BeginResult> {
+  async begin(
+    run: NewRun,
+    blocking: (active: Row[]) => Row | undefined,
+  ): Promise<{ id: number } | { blocking: Row }> {
     for (const field of ["job", "profile", "trigger"] as const) refuseNul(field, run[field]);
     refuseNul("launcher.bootId", run.launcher.bootId);
-    const judge = callerErrors(mayBeAlive);
+    const judge = callerErrors(blocking);
     return judge.rethrow(
       this.db.transaction("begin a job run", async (client) => {
         await lockJob(client, run.job, run.profile);
@@ -56,27 +53,15 @@ export class PgRuns implements Public<Runs> {
          AND boot_id = $3 ORDER BY id DESC`,
           [run.job, run.profile, run.launcher.bootId],
         );
-        for (const row of rows.map(runRow)) {
-          const p = processOf(row);
-          if (p && judge.fn(p)) return { started: false as const, blocking: toRun(row) };
-        }
+        const blocker = judge.fn(rows.map(runRow));
+        if (blocker) return { blocking: blocker };
         const inserted = await client.query(
           `INSERT INTO job_runs (job, profile, trigger, attempt, scheduled_at, started_at, outcome,
            launcher_pid, launcher_start_ticks, boot_id)
          VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9) RETURNING id`,
-          [
-            run.job,
-            run.profile,
-            run.trigger,
-            run.attempt ?? 1,
-            run.scheduledAt,
-            Date.now(),
-            run.launcher.pid,
-            run.launcher.startTicks,
-            run.launcher.bootId,
-          ],
+          newRunRow(run, Date.now()),
         );
-        return { started: true as const, id: int(inserted.rows[0]?.id) };
+        return { id: int(inserted.rows[0]?.id) };
       }),
     );
   }
@@ -89,81 +74,56 @@ export class PgRuns implements Public<Runs> {
     );
   }
 
-  async finish(id: number, result: FinishRun): Promise<void> {
+  async finish(id: number, v: FinishValues): Promise<void> {
     for (const field of ["outcome", "signal", "errorCode", "note", "outputTail"] as const)
-      refuseNul(field, result[field]);
+      refuseNul(field, v[field]);
     await this.db.query(
       "finish a job run",
       `UPDATE job_runs SET outcome = $1, finished_at = $2, duration_ms = $2 - coalesce(started_at, $2),
          exit_code = $3, signal = $4, error_code = $5, holders = $6, note = $7, output_tail = $8
        WHERE id = $9`,
       [
-        result.outcome,
+        v.outcome,
         Date.now(),
-        result.exitCode ?? null,
-        result.signal ?? null,
-        result.errorCode ?? null,
-        result.holders && result.holders.length > 0 ? JSON.stringify(result.holders) : null,
-        result.note ?? null,
-        result.outputTail ?? null,
+        v.exitCode,
+        v.signal,
+        v.errorCode,
+        v.holders,
+        v.note,
+        v.outputTail,
         id,
       ],
     );
   }
 
-  async record(entry: {
-    job: string;
-    profile: string;
-    trigger: RunTrigger;
-    scheduledAt: number;
-    outcome: "missed" | "skipped";
-    note?: string;
-  }): Promise<number> {
+  async record(v: RecordValues): Promise<number> {
     for (const field of ["job", "profile", "trigger", "outcome", "note"] as const)
-      refuseNul(field, entry[field]);
+      refuseNul(field, v[field]);
     const { rows } = await this.db.query(
       "record a job run",
       `INSERT INTO job_runs (job, profile, trigger, scheduled_at, outcome, note, error_code)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-      [
-        entry.job,
-        entry.profile,
-        entry.trigger,
-        entry.scheduledAt,
-        entry.outcome,
-        entry.note ?? null,
-        // A skip is a refusal with its own code: an earlier run may still be alive.
-        entry.outcome === "skipped" ? "HEARTH_JOB_RUNNING" : null,
-      ],
+      [v.job, v.profile, v.trigger, v.scheduledAt, v.outcome, v.note, v.errorCode],
     );
     return int(rows[0]?.id);
   }
 
-  async markOrphans(launcherDead: (p: RunProcess) => boolean): Promise<JobRun[]> {
-    const judge = callerErrors(launcherDead);
+  async markOrphans(orphaned: (row: Row) => boolean, note: (row: Row) => string): Promise<Row[]> {
+    const judge = callerErrors((rows: Row[]) => rows.filter(orphaned));
     return judge.rethrow(
       this.db.transaction("mark orphaned job runs", async (client) => {
         // Locked: a launcher finishing its run meanwhile waits, then finds it decided.
         const { rows } = await client.query(
           "SELECT * FROM job_runs WHERE outcome = 'running' ORDER BY id FOR UPDATE",
         );
-        const orphans = rows.map(runRow).filter((r) => {
-          const launcher =
-            r.launcher_pid !== null && r.launcher_start_ticks !== null && r.boot_id !== null
-              ? { pid: r.launcher_pid, startTicks: r.launcher_start_ticks, bootId: r.boot_id }
-              : undefined;
-          return launcher === undefined || judge.fn(launcher);
-        });
+        const orphans = judge.fn(rows.map(runRow));
         for (const r of orphans) {
           await client.query(
             "UPDATE job_runs SET outcome = 'unknown', note = $1 WHERE id = $2 AND outcome = 'running'",
-            [
-              `its launcher (pid ${r.launcher_pid ?? "?"}) died while it ran${r.worker_pid ? ` in worker pid ${r.worker_pid}` : " before its worker started"}; not replayed`,
-              r.id,
-            ],
+            [note(r), r.id],
           );
         }
-        return orphans.map((r) => ({ ...toRun(r), outcome: "unknown" as const }));
+        return orphans;
       }),
     );
   }
@@ -186,34 +146,31 @@ export class PgRuns implements Public<Runs> {
     return num(rows[0]?.at);
   }
 
-  async list(options: { job?: string; limit?: number } = {}): Promise<JobRun[]> {
-    const limit = options.limit ?? 50;
-    if (!Number.isSafeInteger(limit) || limit < 1)
-      throw new RangeError(`limit must be a positive integer, got ${limit}`);
+  async list(job: string | undefined, limit: number): Promise<Row[]> {
     const { rows } =
-      options.job === undefined
+      job === undefined
         ? await this.db.query("list job runs", "SELECT * FROM job_runs ORDER BY id DESC LIMIT $1", [
             limit,
           ])
         : await this.db.query(
             "list job runs",
             "SELECT * FROM job_runs WHERE job = $1 ORDER BY id DESC LIMIT $2",
-            [options.job, limit],
+            [job, limit],
           );
-    return rows.map((r) => toRun(runRow(r)));
+    return rows.map(runRow);
   }
 
-  async get(id: number): Promise<JobRun | null> {
+  async get(id: number): Promise<Row | undefined> {
     const { rows } = await this.db.query("read a job run", "SELECT * FROM job_runs WHERE id = $1", [
       id,
     ]);
-    return rows[0] ? toRun(runRow(rows[0])) : null;
+    return rows[0] ? runRow(rows[0]) : undefined;
   }
 
-  async health(): Promise<JobHealth[]> {
+  async health(): Promise<Record<string, unknown>[]> {
     // The SQLite query is portable: count(*) and the BIGINTs arrive as strings, toJobHealth makes numbers.
     const { rows } = await this.db.query("read job health", JOB_HEALTH_SQL);
-    return rows.map(toJobHealth);
+    return rows;
   }
 }
 
@@ -225,16 +182,16 @@ async function lockJob(client: PgClient, job: string, profile: string): Promise<
 }
 
 /**
- * The caller's liveness callback, run inside a transaction: an error it
- * throws reaches the caller as it was thrown (the transaction rolls back),
- * not as a PostgreSQL error, as on SQLite.
+ * The caller's callback, run inside a transaction: an error it throws
+ * reaches the caller as it was thrown (the transaction rolls back), not as
+ * a PostgreSQL error, as on SQLite.
  */
-function callerErrors(fn: (p: RunProcess) => boolean) {
+function callerErrors<A, R>(fn: (a: A) => R) {
   let thrown: { error: unknown } | undefined;
   return {
-    fn(p: RunProcess): boolean {
+    fn(a: A): R {
       try {
-        return fn(p);
+        return fn(a);
       } catch (error) {
         thrown = { error };
         throw error;

@@ -10,11 +10,16 @@ import type { Store } from "../api.js";
 import { Browse } from "../browse.js";
 import { codedErrors, codedGenerator, codeError } from "../coded-errors.js";
 import { type ExportOptions, exportSessions, exportStep } from "../export.js";
+import { GraphCheckpoints } from "../graph-checkpoints.js";
+import { Handoffs } from "../handoffs.js";
 import { JsonTail } from "../json-tail.js";
 import { Messages } from "../messages.js";
+import { Meta } from "../meta.js";
+import { Runs } from "../runs.js";
 import { searchMessages } from "../search.js";
 import { Sessions } from "../sessions.js";
 import { Stats } from "../stats.js";
+import { Tokens } from "../tokens.js";
 import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";
@@ -52,17 +57,19 @@ export class PgStore implements Store {
   readonly warnings: readonly string[];
   readonly sessions: Sessions;
   readonly messages: Messages;
-  readonly meta: PgMeta;
-  readonly handoffs: InstanceType<typeof PgHandoffs>;
-  readonly tokens: InstanceType<typeof PgTokens>;
+  readonly meta: Meta;
+  readonly handoffs: Handoffs;
+  readonly tokens: Tokens;
   readonly browse: Browse;
-  readonly runs: InstanceType<typeof PgRuns>;
+  readonly runs: Runs;
   readonly stats: Stats;
-  readonly graphCheckpoints: InstanceType<typeof PgGraphCheckpoints>;
+  readonly graphCheckpoints: GraphCheckpoints;
   readonly jsonTail: JsonTail;
   /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
   private readonly db: StoreDb;
   private closing: Promise<void> | undefined;
+  /** Holds the presence of the owners this store claimed handoffs as; closed with the store. */
+  private readonly pgHandoffs: PgHandoffs;
 
   constructor(init: PgStoreInit) {
     this.home = init.home;
@@ -77,13 +84,14 @@ export class PgStore implements Store {
     const coded = <T extends object>(api: T): T => codedErrors(api, this.path);
     this.sessions = coded(new Sessions(new PgSessions(db)));
     this.messages = coded(new Messages(new PgMessages(db)));
-    this.meta = coded(new PgMeta(db));
-    this.handoffs = coded(new PgHandoffs(db));
-    this.tokens = coded(new PgTokens(db));
+    this.meta = coded(new Meta(new PgMeta(db)));
+    this.pgHandoffs = new PgHandoffs(db);
+    this.handoffs = coded(new Handoffs(this.pgHandoffs));
+    this.tokens = coded(new Tokens(new PgTokens(db)));
     this.browse = coded(new Browse(new PgBrowse(db)));
-    this.runs = coded(new PgRuns(db));
+    this.runs = coded(new Runs(new PgRuns(db)));
     this.stats = coded(new Stats(new PgStats(db)));
-    this.graphCheckpoints = coded(new PgGraphCheckpoints(db));
+    this.graphCheckpoints = coded(new GraphCheckpoints(new PgGraphCheckpoints(db)));
     this.jsonTail = coded(new JsonTail(new PgJsonTail(db)));
   }
 
@@ -126,7 +134,7 @@ export class PgStore implements Store {
   close(): Promise<void> {
     this.closing ??= this.db.stop().then(async () => {
       // Modules holding connections of their own (handoffs' owner presence) let go first.
-      for (const module of [this.handoffs, this.tokens, this.runs, this.stats] as unknown[]) {
+      for (const module of [this.pgHandoffs, this.tokens, this.runs, this.stats] as unknown[]) {
         const close = (module as { close?: () => Promise<void> }).close;
         if (typeof close === "function") await close.call(module);
       }

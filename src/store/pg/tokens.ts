@@ -1,28 +1,30 @@
-import { randomBytes, randomInt, randomUUID } from "node:crypto";
-import { HearthError } from "../../errors.js";
-import type { Public } from "../public.js";
 import { openPair, sealPair } from "../rotation-seal.js";
 import {
   type AuthLifetimes,
-  hashToken,
-  type RotateOptions,
+  mintPair,
+  REUSED,
   type RotateOutcome,
+  replayOutcome,
+  type TokenFamily,
+  type TokenKind,
   type TokenPair,
-  type Tokens,
-} from "../sqlite/tokens.js";
+  type TokenRow,
+  type TokensSql,
+  unauthorized,
+  usablePairing,
+  usableRefresh,
+} from "../tokens.js";
 import { int, num, refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
 
-const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-
 /**
- * Remote sessions (D6) on PostgreSQL: the same pairing codes, access tokens
- * and rotating refresh tokens as ../tokens.ts, hashes only. Spending a code
- * or a refresh token is one conditional UPDATE on `used_at IS NULL`: of two
- * hosts presenting one token at once, the second UPDATE waits for the first
- * to commit and finds the token spent. Unless the rotation's pair is still
- * shared (below), that is a replay, exactly as the second of two serialized
- * SQLite transactions would be, and the family is revoked.
+ * The token statements on PostgreSQL (../tokens.ts decides), hashes only.
+ * Spending a code or a refresh token is one conditional UPDATE on
+ * `used_at IS NULL`: of two hosts presenting one token at once, the second
+ * UPDATE waits for the first to commit and finds the token spent. Unless
+ * the rotation's pair is still shared (below), that is a replay, exactly as
+ * the second of two serialized SQLite transactions would be, and the
+ * family is revoked.
  *
  * Single flight across hosts: a rotation asked with `graceMs` stores its new
  * pair sealed under the presented token (../rotation-seal.ts) in
@@ -30,42 +32,39 @@ const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
  * the spent token within the window opens the seal and answers the same
  * pair; after it, or without the token, it is a replay as before.
  */
-export class PgTokens implements Public<Tokens> {
+export class PgTokens implements TokensSql {
   constructor(private readonly db: PgDb) {}
 
-  async createPairing(options: {
-    label?: string;
-    ttlMs: number;
-  }): Promise<{ code: string; familyId: string; expiresAt: number }> {
-    refuseNul("label", options.label);
-    const code = Array.from(
-      { length: 10 },
-      () => PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)],
-    ).join("");
-    const familyId = randomUUID();
-    const now = Date.now();
-    const expiresAt = now + options.ttlMs;
+  now(): number {
+    return Date.now();
+  }
+
+  async createPairing(f: {
+    id: string;
+    label: string | null;
+    codeHash: string;
+    createdAt: number;
+    expiresAt: number;
+  }): Promise<void> {
+    refuseNul("label", f.label);
     await this.db.transaction("create a pairing code", async (client) => {
       await client.query("INSERT INTO auth_families (id, label, created_at) VALUES ($1, $2, $3)", [
-        familyId,
-        options.label ?? null,
-        now,
+        f.id,
+        f.label,
+        f.createdAt,
       ]);
       await client.query(
         "INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at) VALUES ($1, $2, 'pairing', $3, $4)",
-        [hashToken(normalizeCode(code)), familyId, now, expiresAt],
+        [f.codeHash, f.id, f.createdAt, f.expiresAt],
       );
     });
-    return { code, familyId, expiresAt };
   }
 
-  async redeemPairing(code: string, lifetimes: AuthLifetimes): Promise<TokenPair> {
-    const hash = hashToken(normalizeCode(code));
+  async redeemPairing(hash: string, lifetimes: AuthLifetimes): Promise<TokenPair> {
     return this.db.transaction("redeem a pairing code", async (client) => {
-      const row = await findToken(on(client), hash, "pairing");
+      const found = await findToken(on(client), hash, "pairing");
       const now = Date.now();
-      if (!row || row.usedAt !== null || row.revokedAt !== null || row.expiresAt <= now)
-        throw unauthorized("the pairing code is unknown, used or expired");
+      const row = usablePairing(found, now);
       if (!(await spend(client, hash, now)))
         throw unauthorized("the pairing code is unknown, used or expired");
       return issue(client, row.familyId, lifetimes);
@@ -74,18 +73,16 @@ export class PgTokens implements Public<Tokens> {
 
   async rotate(
     refreshToken: string,
+    hash: string,
     lifetimes: AuthLifetimes,
-    options: RotateOptions = {},
+    graceMs: number,
   ): Promise<RotateOutcome> {
-    const hash = hashToken(refreshToken);
     return this.db.transaction("rotate a refresh token", async (client) => {
-      const row = await findToken(on(client), hash, "refresh");
+      const found = await findToken(on(client), hash, "refresh");
       const now = Date.now();
-      if (!row || row.revokedAt !== null || row.expiresAt <= now)
-        throw unauthorized("the refresh token is unknown, revoked or expired");
+      const row = usableRefresh(found, now);
       if (row.usedAt === null && (await spend(client, hash, now))) {
         const pair = await issue(client, row.familyId, lifetimes);
-        const graceMs = options.graceMs ?? 0;
         if (graceMs > 0) {
           // Committed with the spend: a host whose spend waited on ours sees it.
           await client.query("DELETE FROM auth_rotations WHERE expires_at <= $1", [now]);
@@ -100,26 +97,21 @@ export class PgTokens implements Public<Tokens> {
       }
       // Spent before we looked, or by a concurrent rotation (on any host) since.
       // Within that rotation's grace window its presenter gets the same pair.
-      const shared = await sharedPair(client, refreshToken, hash, now);
-      if (shared) return { kind: "rotated", pair: shared } as const;
-      await revokeOn(
-        client,
+      const outcome = replayOutcome(
+        await sharedPair(client, refreshToken, hash, now),
         row.familyId,
-        "a rotated refresh token was presented again (possible theft)",
       );
-      return { kind: "reused", familyId: row.familyId } as const;
+      if (outcome.kind === "reused") await revokeOn(client, row.familyId, REUSED);
+      return outcome;
     });
   }
 
-  async verifyAccess(accessToken: string): Promise<{ familyId: string }> {
-    const row = await findToken(
+  async findToken(hash: string, kind: TokenKind): Promise<TokenRow | undefined> {
+    return findToken(
       (text, params) => this.db.query("verify an access token", text, params),
-      hashToken(accessToken),
-      "access",
+      hash,
+      kind,
     );
-    if (!row || row.revokedAt !== null || row.expiresAt <= Date.now())
-      throw unauthorized("the access token is unknown, revoked or expired");
-    return { familyId: row.familyId };
   }
 
   async revokeFamily(familyId: string, reason: string): Promise<boolean> {
@@ -129,15 +121,7 @@ export class PgTokens implements Public<Tokens> {
     );
   }
 
-  async families(): Promise<
-    {
-      id: string;
-      label: string | null;
-      createdAt: number;
-      revokedAt: number | null;
-      revokedReason: string | null;
-    }[]
-  > {
+  async families(): Promise<TokenFamily[]> {
     const { rows } = await this.db.query(
       "list token families",
       "SELECT id, label, created_at, revoked_at, revoked_reason FROM auth_families ORDER BY created_at",
@@ -161,13 +145,6 @@ export class PgTokens implements Public<Tokens> {
   }
 }
 
-interface TokenRow {
-  familyId: string;
-  expiresAt: number;
-  usedAt: number | null;
-  revokedAt: number | null;
-}
-
 type Query = (text: string, params: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
 
 /** A query on a transaction's client. */
@@ -179,7 +156,7 @@ const on =
 async function findToken(
   query: Query,
   hash: string,
-  kind: "pairing" | "access" | "refresh",
+  kind: TokenKind,
 ): Promise<TokenRow | undefined> {
   const { rows } = await query(
     `SELECT t.family_id, t.expires_at, t.used_at, f.revoked_at
@@ -215,26 +192,14 @@ async function issue(
   lifetimes: AuthLifetimes,
 ): Promise<TokenPair> {
   const now = Date.now();
-  const accessToken = `hat_${randomBytes(32).toString("base64url")}`;
-  const refreshToken = `hrt_${randomBytes(32).toString("base64url")}`;
+  const { pair, rows } = mintPair(familyId, lifetimes, now);
+  const [access, refresh] = rows as [(typeof rows)[0], (typeof rows)[0]];
   await client.query(
     `INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at)
      VALUES ($1, $2, 'access', $3, $4), ($5, $2, 'refresh', $3, $6)`,
-    [
-      hashToken(accessToken),
-      familyId,
-      now,
-      now + lifetimes.accessMs,
-      hashToken(refreshToken),
-      now + lifetimes.refreshMs,
-    ],
+    [access.hash, familyId, now, access.expiresAt, refresh.hash, refresh.expiresAt],
   );
-  return {
-    accessToken,
-    refreshToken,
-    expiresIn: Math.floor(lifetimes.accessMs / 1000),
-    familyId,
-  };
+  return pair;
 }
 
 /** The pair a rotation of this token sealed, while its grace window lasts. */
@@ -260,16 +225,4 @@ async function revokeOn(client: PgClient, familyId: string, reason: string): Pro
     [Date.now(), reason, familyId],
   );
   return rowCount === 1;
-}
-
-function normalizeCode(code: string): string {
-  return String(code)
-    .toUpperCase()
-    .replace(/[^A-Z0-9]/g, "");
-}
-
-function unauthorized(message: string): HearthError {
-  return new HearthError("HEARTH_UNAUTHORIZED", message, {
-    hint: "pair again: hearth token create",
-  });
 }

@@ -1,78 +1,17 @@
+import {
+  blobRefs,
+  type GraphBlob,
+  type GraphCheckpointInput,
+  type GraphCheckpointKey,
+  type GraphCheckpointRecord,
+  type GraphCheckpointsSql,
+  type GraphListQuery,
+  type GraphWrite,
+  type GraphWriteBatch,
+  graphWriteRow,
+} from "../graph-checkpoints.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
-
-/**
- * Graph checkpoints (LangGraph's persistence model) as store rows: the
- * checkpoints of a thread, each channel's value once per version, and the
- * pending writes of the tasks that follow a checkpoint. Values arrive
- * already serialized (a type tag and bytes): this layer never interprets
- * them, so the adapter's serializer decides the format. Writes go through
- * the store's write path (fair cross-process lock, one IMMEDIATE
- * transaction each); reads run on the read-only connection, each in one
- * read transaction so a row and its values come from one snapshot.
- */
-
-/** Which checkpoint: `namespace` is "" for the root graph. */
-export interface GraphCheckpointKey {
-  threadId: string;
-  namespace: string;
-  checkpointId: string;
-}
-
-/** One channel's serialized value at one version; `type` "empty" marks a cleared channel. */
-export interface GraphBlob {
-  channel: string;
-  version: string;
-  type: string;
-  value: Uint8Array | null;
-}
-
-/** One pending write of a task. */
-export interface GraphWrite {
-  taskId: string;
-  idx: number;
-  channel: string;
-  type: string;
-  value: Uint8Array | null;
-  /** "" when the writer gave none (graph input, Command updates). */
-  taskPath: string;
-}
-
-export interface GraphCheckpointInput extends GraphCheckpointKey {
-  parentCheckpointId: string | null;
-  /** The serialized checkpoint without its channel values. */
-  type: string;
-  checkpoint: Uint8Array;
-  /** Metadata as JSON text (list() filters on its top-level keys). */
-  metadata: string;
-  /** {channel: version} of the checkpoint: unchanged channels are found by it. */
-  channelVersions: Record<string, string | number>;
-  /** The values of the channels that changed at this checkpoint. */
-  blobs: readonly GraphBlob[];
-}
-
-export interface GraphCheckpointRecord extends GraphCheckpointKey {
-  parentCheckpointId: string | null;
-  type: string;
-  checkpoint: Uint8Array;
-  metadata: string;
-  /** The values of the checkpoint's channels (channels without a stored value are absent). */
-  blobs: GraphBlob[];
-  /** Pending writes in (taskPath, taskId, idx) order, strings by code point. */
-  writes: GraphWrite[];
-}
-
-export interface GraphListQuery {
-  threadId?: string;
-  namespace?: string;
-  /** Only checkpoints whose id sorts before this one. */
-  before?: string;
-  /** Top-level metadata keys and the JSON text their value must equal. */
-  metadata?: readonly (readonly [key: string, json: string])[];
-  limit: number;
-  /** The last record of the previous page (keyset paging, newest first). */
-  after?: GraphCheckpointKey;
-}
 
 interface CheckpointRow {
   thread_id: string;
@@ -93,23 +32,19 @@ interface WriteRow {
   task_path: string;
 }
 
-const MAX_PAGE = 1000;
-
-export class GraphCheckpoints {
+/**
+ * The graph checkpoint statements on SQLite (../graph-checkpoints.ts
+ * decides). Writes go through the store's write path (fair cross-process
+ * lock, one IMMEDIATE transaction each); reads run on the read-only
+ * connection, each in one read transaction so a row and its values come
+ * from one snapshot.
+ */
+export class SqliteGraphCheckpoints implements GraphCheckpointsSql {
   constructor(private readonly access: Access) {}
 
-  /**
-   * Store a checkpoint and the values of its changed channels, in one
-   * transaction. A channel that did not change points at the value its
-   * parent points at (the same version), else at the newest value stored
-   * for that version in the thread.
-   */
   async put(input: GraphCheckpointInput): Promise<void> {
-    checkKey(input);
     const { threadId, namespace, checkpointId } = input;
-    const changed = new Set(input.blobs.map((b) => b.channel));
     await this.access.writeTransaction((conn) => {
-      const refs = Object.create(null) as Record<string, string>;
       const parentRefs = this.refsOf(conn, threadId, namespace, input.parentCheckpointId);
       const versionAt = conn.stmt(
         `SELECT version FROM graph_blobs
@@ -120,28 +55,25 @@ export class GraphCheckpoints {
          WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?
          ORDER BY checkpoint_id DESC LIMIT 1`,
       );
-      for (const [channel, v] of Object.entries(input.channelVersions)) {
-        const version = String(v);
-        if (changed.has(channel)) {
-          refs[channel] = checkpointId;
-          continue;
-        }
-        const viaParent = parentRefs[channel];
-        const atParent =
-          viaParent === undefined
-            ? undefined
-            : (versionAt.get(threadId, namespace, viaParent, channel) as
-                | { version: string }
-                | undefined);
-        if (viaParent !== undefined && atParent?.version === version) {
-          refs[channel] = viaParent;
-          continue;
-        }
-        const found = newest.get(threadId, namespace, channel, version) as
-          | { checkpoint_id: string }
-          | undefined;
-        if (found) refs[channel] = found.checkpoint_id;
+      const plan = blobRefs(input, parentRefs);
+      let step = plan.next();
+      while (!step.done) {
+        const q = step.value;
+        step = plan.next(
+          "checkpointId" in q
+            ? (
+                versionAt.get(threadId, namespace, q.checkpointId, q.channel) as
+                  | { version: string }
+                  | undefined
+              )?.version
+            : (
+                newest.get(threadId, namespace, q.channel, q.version) as
+                  | { checkpoint_id: string }
+                  | undefined
+              )?.checkpoint_id,
+        );
       }
+      const refs = step.value;
       const blob = conn.stmt(
         `INSERT INTO graph_blobs (thread_id, checkpoint_ns, checkpoint_id, channel, version, type, value)
          VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -191,45 +123,18 @@ export class GraphCheckpoints {
     return row ? (JSON.parse(row.blob_refs) as Record<string, string>) : {};
   }
 
-  /**
-   * Store a task's writes against a checkpoint, in one transaction. A write
-   * already stored under the same (task, idx) is kept, unless `replace`
-   * (special channels such as errors and interrupts overwrite).
-   */
-  async putWrites(
-    key: GraphCheckpointKey,
-    taskId: string,
-    taskPath: string,
-    writes: readonly Omit<GraphWrite, "taskId" | "taskPath">[],
-    replace: boolean,
-  ): Promise<void> {
-    checkKey(key);
-    if (typeof taskId !== "string") throw new TypeError("taskId must be a string");
+  async putWrites(batch: GraphWriteBatch): Promise<void> {
     await this.access.writeTransaction((conn) => {
       const insert = conn.stmt(
-        `INSERT ${replace ? "OR REPLACE" : "OR IGNORE"} INTO graph_writes (thread_id,
+        `INSERT ${batch.replace ? "OR REPLACE" : "OR IGNORE"} INTO graph_writes (thread_id,
            checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
-      for (const w of writes) {
-        insert.run(
-          key.threadId,
-          key.namespace,
-          key.checkpointId,
-          taskId,
-          w.idx,
-          w.channel,
-          w.type,
-          w.value,
-          taskPath,
-        );
-      }
+      for (const w of batch.writes) insert.run(...graphWriteRow(batch, w));
     });
   }
 
-  /** Delete every checkpoint, value and write of a thread. Returns how many checkpoints went. */
   async deleteThread(threadId: string): Promise<number> {
-    if (typeof threadId !== "string") throw new TypeError("threadId must be a string");
     return this.access.writeTransaction((conn) => {
       conn.stmt("DELETE FROM graph_writes WHERE thread_id = ?").run(threadId);
       conn.stmt("DELETE FROM graph_blobs WHERE thread_id = ?").run(threadId);
@@ -237,11 +142,10 @@ export class GraphCheckpoints {
     });
   }
 
-  /** One checkpoint, or the newest of the thread and namespace when `checkpointId` is undefined. */
   async get(
     threadId: string,
     namespace: string,
-    checkpointId?: string,
+    checkpointId: string | undefined,
   ): Promise<GraphCheckpointRecord | undefined> {
     const conn = this.access.read();
     return snapshot(conn, () => {
@@ -264,11 +168,7 @@ export class GraphCheckpoints {
     });
   }
 
-  /** A page of checkpoints, newest id first; pass the last one back as `after` for the next. */
   async list(query: GraphListQuery): Promise<GraphCheckpointRecord[]> {
-    if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_PAGE) {
-      throw new RangeError(`limit must be an integer from 1 to ${MAX_PAGE}, got ${query.limit}`);
-    }
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (clause: string, ...values: unknown[]) => {
@@ -301,7 +201,6 @@ export class GraphCheckpoints {
     );
   }
 
-  /** The writes to one channel of a checkpoint, in write order (legacy pending sends). */
   async channelWrites(key: GraphCheckpointKey, channel: string): Promise<GraphWrite[]> {
     const conn = this.access.read();
     return (
@@ -361,12 +260,4 @@ function toWrite(row: WriteRow): GraphWrite {
     value: row.value,
     taskPath: row.task_path,
   };
-}
-
-function checkKey(key: GraphCheckpointKey): void {
-  for (const name of ["threadId", "namespace", "checkpointId"] as const) {
-    if (typeof key[name] !== "string") throw new TypeError(`${name} must be a string`);
-  }
-  if (key.threadId === "") throw new TypeError("threadId must not be empty");
-  if (key.checkpointId === "") throw new TypeError("checkpointId must not be empty");
 }

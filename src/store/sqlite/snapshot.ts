@@ -1,9 +1,9 @@
 import Database from "better-sqlite3";
 import { lstatOrNull } from "../../files/inspect.js";
+import { JOB_HEALTH_SQL, type JobHealth, toJobHealth } from "../runs.js";
 import type { StoreCounts } from "../types.js";
 import { openInMemory } from "./file.js";
 import { searchDegradedReason } from "./fts-merge.js";
-import { JOB_HEALTH_SQL, type JobHealth, toJobHealth } from "./runs.js";
 
 export interface Snapshot {
   db: Database.Database;

@@ -8,32 +8,37 @@ import { type Store, storeClosed } from "../api.js";
 import { Browse } from "../browse.js";
 import { codedErrors, codedGenerator, codeError, type Door } from "../coded-errors.js";
 import { type ExportOptions, exportSessions } from "../export.js";
+import { GraphCheckpoints } from "../graph-checkpoints.js";
+import { Handoffs } from "../handoffs.js";
 import { JsonTail } from "../json-tail.js";
 import { Messages } from "../messages.js";
+import { Meta } from "../meta.js";
 import type { OnProgress } from "../progress.js";
+import { Runs } from "../runs.js";
 import { searchMessages } from "../search.js";
 import { Sessions } from "../sessions.js";
 import { Stats } from "../stats.js";
+import { Tokens } from "../tokens.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
 import { SqliteBrowse } from "./browse.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
-import { GraphCheckpoints } from "./graph-checkpoints.js";
-import { Handoffs } from "./handoffs.js";
+import { SqliteGraphCheckpoints } from "./graph-checkpoints.js";
+import { SqliteHandoffs } from "./handoffs.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
 import { SqliteJsonTail } from "./json-tail.js";
 import { SqliteMessages } from "./messages.js";
-import { Meta } from "./meta.js";
+import { SqliteMeta } from "./meta.js";
 import { copyOnline } from "./online-backup.js";
 import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
 import type { DatabaseEntry } from "./registry.js";
-import { Runs } from "./runs.js";
+import { SqliteRuns } from "./runs.js";
 import { SqliteSessions } from "./sessions.js";
 import { SqliteStats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
-import { Tokens } from "./tokens.js";
+import { SqliteTokens } from "./tokens.js";
 import { writeTransaction } from "./write-path.js";
 
 /** Test-only window into which connection served which call (C1). */
@@ -148,13 +153,21 @@ export class SqliteStore implements Store {
       this.path,
       this.door,
     );
-    this.meta = codedErrors(new Meta(this.access), this.path, this.door);
-    this.handoffs = codedErrors(new Handoffs(this.access), this.path, this.door);
-    this.tokens = codedErrors(new Tokens(this.access), this.path, this.door);
+    this.meta = codedErrors(new Meta(new SqliteMeta(this.access)), this.path, this.door);
+    this.handoffs = codedErrors(
+      new Handoffs(new SqliteHandoffs(this.access)),
+      this.path,
+      this.door,
+    );
+    this.tokens = codedErrors(new Tokens(new SqliteTokens(this.access)), this.path, this.door);
     this.browse = codedErrors(new Browse(new SqliteBrowse(this.access)), this.path, this.door);
-    this.runs = codedErrors(new Runs(this.access), this.path, this.door);
+    this.runs = codedErrors(new Runs(new SqliteRuns(this.access)), this.path, this.door);
     this.stats = codedErrors(new Stats(new SqliteStats(this.access)), this.path, this.door);
-    this.graphCheckpoints = codedErrors(new GraphCheckpoints(this.access), this.path, this.door);
+    this.graphCheckpoints = codedErrors(
+      new GraphCheckpoints(new SqliteGraphCheckpoints(this.access)),
+      this.path,
+      this.door,
+    );
     this.jsonTail = codedErrors(
       new JsonTail(new SqliteJsonTail(this.access)),
       this.path,

@@ -1,110 +1,70 @@
-import { nodeCrypto } from "../../builtins.js";
-import { HearthError } from "../../errors.js";
 import { openPair, sealPair } from "../rotation-seal.js";
+import {
+  type AuthLifetimes,
+  mintPair,
+  REUSED,
+  type RotateOutcome,
+  replayOutcome,
+  type TokenFamily,
+  type TokenKind,
+  type TokenPair,
+  type TokenRow,
+  type TokensSql,
+  usablePairing,
+  usableRefresh,
+} from "../tokens.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
 
-export interface TokenPair {
-  accessToken: string;
-  refreshToken: string;
-  /** Seconds until the access token expires. */
-  expiresIn: number;
-  familyId: string;
-}
-
-export interface AuthLifetimes {
-  accessMs: number;
-  refreshMs: number;
-}
-
-export interface RotateOptions {
-  /**
-   * Keep the new pair, sealed under the presented token, for this long:
-   * presenting the same token again within it (from any process or host)
-   * answers that same pair instead of a replay (D6). 0: no window.
-   */
-  graceMs?: number;
-}
-
-export type RotateOutcome =
-  | { kind: "rotated"; pair: TokenPair }
-  /** The token was already rotated: a replay. The family is revoked. */
-  | { kind: "reused"; familyId: string };
-
-const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-
-/** SHA-256 of a token: the only form a token is stored in. */
-export function hashToken(token: string): string {
-  return nodeCrypto().createHash("sha256").update(token).digest("hex");
-}
-
 /**
- * Remote sessions (D6): one-time pairing codes, short-lived access tokens
- * and rotating refresh tokens, grouped in families. Only hashes are stored.
- * Presenting a refresh token that was already rotated revokes its whole
- * family, except within the grace window of its rotation: a rotation asked
- * with `graceMs` keeps its new pair sealed under the old token
- * (./rotation-seal.ts), so a second presenter of that token, in any
- * process, gets the same pair (D6). The gateway also coalesces concurrent
- * refreshes in memory, saving the store a round trip.
+ * The token statements on SQLite (../tokens.ts decides). Every change is
+ * one IMMEDIATE transaction: two presenters of one refresh token are
+ * serialized, and the second finds it spent.
  */
-export class Tokens {
+export class SqliteTokens implements TokensSql {
   constructor(private readonly access: Access) {}
 
-  /** A new family with a one-time pairing code (returned once, stored hashed). */
-  async createPairing(options: {
-    label?: string;
-    ttlMs: number;
-  }): Promise<{ code: string; familyId: string; expiresAt: number }> {
-    const code = Array.from(
-      { length: 10 },
-      () => PAIRING_ALPHABET[nodeCrypto().randomInt(PAIRING_ALPHABET.length)],
-    ).join("");
-    const familyId = nodeCrypto().randomUUID();
-    const now = this.access.now();
-    const expiresAt = now + options.ttlMs;
+  now(): number {
+    return this.access.now();
+  }
+
+  async createPairing(f: {
+    id: string;
+    label: string | null;
+    codeHash: string;
+    createdAt: number;
+    expiresAt: number;
+  }): Promise<void> {
     await this.access.writeTransaction((conn) => {
       conn
         .stmt("INSERT INTO auth_families (id, label, created_at) VALUES (?, ?, ?)")
-        .run(familyId, options.label ?? null, now);
+        .run(f.id, f.label, f.createdAt);
       conn
         .stmt(
           "INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at) VALUES (?, ?, 'pairing', ?, ?)",
         )
-        .run(hashToken(normalizeCode(code)), familyId, now, expiresAt);
+        .run(f.codeHash, f.id, f.createdAt, f.expiresAt);
     });
-    return { code, familyId, expiresAt };
   }
 
-  /** Redeem a pairing code once for the family's first token pair. */
-  async redeemPairing(code: string, lifetimes: AuthLifetimes): Promise<TokenPair> {
-    const hash = hashToken(normalizeCode(code));
+  async redeemPairing(hash: string, lifetimes: AuthLifetimes): Promise<TokenPair> {
     return this.access.writeTransaction((conn) => {
-      const row = findToken(conn, hash, "pairing");
       const now = this.access.now();
-      if (!row || row.usedAt !== null || row.revokedAt !== null || row.expiresAt <= now)
-        throw unauthorized("the pairing code is unknown, used or expired");
+      const row = usablePairing(findToken(conn, hash, "pairing"), now);
       conn.stmt("UPDATE auth_tokens SET used_at = ? WHERE hash = ?").run(now, hash);
-      return this.issue(row.familyId, lifetimes);
+      return issue(conn, row.familyId, lifetimes, now);
     });
   }
 
-  /**
-   * Rotate a refresh token: the old one is spent; a replay of a spent one
-   * revokes the family, unless it comes within the grace window of its
-   * rotation with the token itself (it then gets the same pair).
-   */
   async rotate(
     refreshToken: string,
+    hash: string,
     lifetimes: AuthLifetimes,
-    options: RotateOptions = {},
+    graceMs: number,
   ): Promise<RotateOutcome> {
-    const hash = hashToken(refreshToken);
     return this.access.writeTransaction((conn) => {
-      const row = findToken(conn, hash, "refresh");
       const now = this.access.now();
-      if (!row || row.revokedAt !== null || row.expiresAt <= now)
-        throw unauthorized("the refresh token is unknown, revoked or expired");
+      const row = usableRefresh(findToken(conn, hash, "refresh"), now);
       if (row.usedAt !== null) {
         const sealed = conn
           .stmt(
@@ -113,14 +73,12 @@ export class Tokens {
           )
           .pluck()
           .get(hash, now) as Uint8Array | undefined;
-        const shared = sealed && openPair(refreshToken, hash, sealed);
-        if (shared) return { kind: "rotated", pair: shared } as const;
-        this.revokeOn(row.familyId, "a rotated refresh token was presented again (possible theft)");
-        return { kind: "reused", familyId: row.familyId } as const;
+        const outcome = replayOutcome(sealed && openPair(refreshToken, hash, sealed), row.familyId);
+        if (outcome.kind === "reused") this.revokeOn(conn, row.familyId, REUSED);
+        return outcome;
       }
       conn.stmt("UPDATE auth_tokens SET used_at = ? WHERE hash = ?").run(now, hash);
-      const pair = this.issue(row.familyId, lifetimes);
-      const graceMs = options.graceMs ?? 0;
+      const pair = issue(conn, row.familyId, lifetimes, now);
       if (graceMs > 0) {
         conn.stmt("DELETE FROM auth_rotations WHERE expires_at <= ?").run(now);
         conn
@@ -133,37 +91,23 @@ export class Tokens {
     });
   }
 
-  /** The family of a valid access token, or a HEARTH_UNAUTHORIZED error. */
-  async verifyAccess(accessToken: string): Promise<{ familyId: string }> {
-    const row = findToken(this.access.read(), hashToken(accessToken), "access");
-    if (!row || row.revokedAt !== null || row.expiresAt <= this.access.now())
-      throw unauthorized("the access token is unknown, revoked or expired");
-    return { familyId: row.familyId };
+  async findToken(hash: string, kind: TokenKind): Promise<TokenRow | undefined> {
+    return findToken(this.access.read(), hash, kind);
   }
 
   async revokeFamily(familyId: string, reason: string): Promise<boolean> {
-    return this.access.writeTransaction((conn) => this.revokeOn(familyId, reason, conn));
+    return this.access.writeTransaction((conn) => this.revokeOn(conn, familyId, reason));
   }
 
-  /** Families with their state, for `hearth token list`. */
-  async families(): Promise<
-    {
-      id: string;
-      label: string | null;
-      createdAt: number;
-      revokedAt: number | null;
-      revokedReason: string | null;
-    }[]
-  > {
+  async families(): Promise<TokenFamily[]> {
     return this.access
       .read()
       .stmt(
         "SELECT id, label, created_at AS createdAt, revoked_at AS revokedAt, revoked_reason AS revokedReason FROM auth_families ORDER BY created_at",
       )
-      .all() as never;
+      .all() as TokenFamily[];
   }
 
-  /** How many refresh rotations a family has seen (tests and audits). */
   async rotations(familyId: string): Promise<number> {
     return Number(
       this.access
@@ -176,25 +120,7 @@ export class Tokens {
     );
   }
 
-  private issue(familyId: string, lifetimes: AuthLifetimes): TokenPair {
-    const conn = this.access.write();
-    const now = this.access.now();
-    const accessToken = `hat_${nodeCrypto().randomBytes(32).toString("base64url")}`;
-    const refreshToken = `hrt_${nodeCrypto().randomBytes(32).toString("base64url")}`;
-    const insert = conn.stmt(
-      "INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-    );
-    insert.run(hashToken(accessToken), familyId, "access", now, now + lifetimes.accessMs);
-    insert.run(hashToken(refreshToken), familyId, "refresh", now, now + lifetimes.refreshMs);
-    return {
-      accessToken,
-      refreshToken,
-      expiresIn: Math.floor(lifetimes.accessMs / 1000),
-      familyId,
-    };
-  }
-
-  private revokeOn(familyId: string, reason: string, conn = this.access.write()): boolean {
+  private revokeOn(conn: Connection, familyId: string, reason: string): boolean {
     conn.stmt("DELETE FROM auth_rotations WHERE family_id = ?").run(familyId);
     return (
       conn
@@ -206,34 +132,25 @@ export class Tokens {
   }
 }
 
-interface TokenRow {
-  familyId: string;
-  expiresAt: number;
-  usedAt: number | null;
-  revokedAt: number | null;
+function issue(
+  conn: Connection,
+  familyId: string,
+  lifetimes: AuthLifetimes,
+  now: number,
+): TokenPair {
+  const { pair, rows } = mintPair(familyId, lifetimes, now);
+  const insert = conn.stmt(
+    "INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+  );
+  for (const r of rows) insert.run(r.hash, familyId, r.kind, now, r.expiresAt);
+  return pair;
 }
 
-function findToken(
-  conn: Connection,
-  hash: string,
-  kind: "pairing" | "access" | "refresh",
-): TokenRow | undefined {
+function findToken(conn: Connection, hash: string, kind: TokenKind): TokenRow | undefined {
   return conn
     .stmt(
       `SELECT t.family_id AS familyId, t.expires_at AS expiresAt, t.used_at AS usedAt, f.revoked_at AS revokedAt
        FROM auth_tokens t JOIN auth_families f ON f.id = t.family_id WHERE t.hash = ? AND t.kind = ?`,
     )
     .get(hash, kind) as TokenRow | undefined;
-}
-
-function normalizeCode(code: string): string {
-  return String(code)
-    .toUpperCase()
-    .replace(/[^A-Z0-9]/g, "");
-}
-
-function unauthorized(message: string): HearthError {
-  return new HearthError("HEARTH_UNAUTHORIZED", message, {
-    hint: "pair again: hearth token create",
-  });
 }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { liveness, readBootId } from "../../../src/process/identity.js";
-import type { JobRun } from "../../../src/store/sqlite/runs.js";
+import type { JobRun } from "../../../src/store/runs.js";
 import { runCli } from "../../helpers/cli.js";
 import { startGateway } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
