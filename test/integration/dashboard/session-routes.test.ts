@@ -74,6 +74,18 @@ describe("dashboard session route groups on a bare Fastify instance", () => {
 
     const work = await app.inject({ method: "GET", url: "/api/sessions?profile=work" });
     expect(work.json().items.map((s: { id: string }) => s.id)).toEqual([made[3], made[1]]);
+    // One store: a page that is full and has more after it says so.
+    const firstOfWork = await app.inject({
+      method: "GET",
+      url: "/api/sessions?profile=work&limit=1",
+    });
+    expect(firstOfWork.json().items.map((s: { id: string }) => s.id)).toEqual([made[3]]);
+    expect(firstOfWork.json().nextCursor).not.toBeNull();
+    const lastOfWork = await app.inject({
+      method: "GET",
+      url: `/api/sessions?profile=work&limit=1&cursor=${firstOfWork.json().nextCursor}`,
+    });
+    expect(lastOfWork.json()).toMatchObject({ items: [{ id: made[1] }], nextCursor: null });
     const telegram = await app.inject({ method: "GET", url: "/api/sessions?platform=telegram" });
     expect(telegram.json().items).toHaveLength(2);
     const platforms = await app.inject({ method: "GET", url: "/api/platforms" });
