@@ -21,11 +21,13 @@ export interface RunHandle {
   ended(): void;
 }
 
-/** A launch in progress (waiting for its turn or running). */
+/** A launch in progress (waiting for its turn or running); shared with the slot that replaces this one. */
 interface InFlight {
   done: Promise<unknown>;
   /** Run id and worker pid once started. */
   running: { id: number; pid: number } | undefined;
+  /** Over: the launch settled. */
+  settled: boolean;
 }
 
 /** The key of one job on one profile. */
@@ -51,24 +53,28 @@ export class JobSlot {
 
   /** The launch in progress, if any. */
   get inFlight(): Promise<unknown> | undefined {
-    return this.run?.done;
+    return this.current()?.done;
   }
 
   /** Run id and worker pid of the run in progress, once started. */
   get running(): { id: number; pid: number } | undefined {
-    return this.run?.running;
+    return this.current()?.running;
   }
 
-  /** Take over the run in flight of the slot this one replaces (config.json was reloaded). */
+  /**
+   * Take over the run in flight of the slot this one replaces (config.json
+   * was reloaded): the same run, so this slot sees it start and end.
+   */
   adopt(previous: JobSlot | undefined): void {
-    this.run = previous?.run ? { ...previous.run } : undefined;
+    this.run = previous?.current();
   }
 
   /** Handle every due time up to now, then wait for the next one. */
   tick(startup: boolean): void {
     this.timer = undefined;
     if (this.runs.stopping()) return;
-    const busy = this.run ? { pid: this.run.running?.pid } : undefined;
+    const run = this.current();
+    const busy = run ? { pid: run.running?.pid } : undefined;
     const plan = planDue(this.job, this.lastHandled, Date.now(), { startup, busy });
     this.lastHandled = plan.lastHandled;
     for (const entry of plan.notRun) this.runs.record(this, entry);
@@ -89,7 +95,7 @@ export class JobSlot {
   }
 
   private start(scheduledAt: number, trigger: Trigger): void {
-    const run: InFlight = { done: Promise.resolve(), running: undefined };
+    const run: InFlight = { done: Promise.resolve(), running: undefined, settled: false };
     this.run = run;
     run.done = this.runs
       .launch(this, scheduledAt, trigger, {
@@ -101,7 +107,14 @@ export class JobSlot {
         },
       })
       .finally(() => {
+        run.settled = true;
         if (this.run === run) this.run = undefined;
       });
+  }
+
+  /** The run in flight, forgotten once it settled (it may have been started by the slot this one replaced). */
+  private current(): InFlight | undefined {
+    if (this.run?.settled) this.run = undefined;
+    return this.run;
   }
 }

@@ -63,6 +63,30 @@ describe("scheduler: a job slot", () => {
     slot.disarm();
   });
 
+  it("a slot that replaces another (config reloaded) takes over its run: skips while it goes on, runs again once it ended", async () => {
+    const { runs, recorded, launched } = fakeRuns();
+    const old = new JobSlot(job, "default", T - 1000, runs);
+    old.tick(false);
+    old.disarm();
+    launched[0]!.run.started(7, 4242);
+    const slot = new JobSlot(job, "default", old.lastHandled, runs);
+    slot.adopt(old);
+    expect(slot.running).toEqual({ id: 7, pid: 4242 });
+    slot.arm();
+
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(recorded.map((r) => [r.scheduledAt, r.outcome])).toEqual([[T + 1000, "skipped"]]);
+    launched[0]!.run.ended();
+    launched[0]!.end();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(slot.inFlight).toBeUndefined();
+    expect(slot.running).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(launched.map((l) => l.scheduledAt)).toEqual([T, T + 2000]);
+    expect(recorded).toHaveLength(1);
+    slot.disarm();
+  });
+
   it("does nothing once the scheduler stops", async () => {
     const { runs, recorded, launched } = fakeRuns();
     let stopping = false;
