@@ -1,0 +1,31 @@
+import type { FastifyInstance } from "fastify";
+import { PROFILE } from "./schemas.js";
+import type { SessionRoutesDeps } from "./scope.js";
+
+/** POST /api/maintenance/delete-empty: delete a profile's empty sessions, or with dryRun only list them (on the reader). */
+export function registerSessionMaintenanceRoutes(
+  app: FastifyInstance,
+  deps: SessionRoutesDeps,
+): void {
+  const { stores } = deps;
+  app.post<{ Body: { profile: string; dryRun?: boolean } }>(
+    "/api/maintenance/delete-empty",
+    {
+      schema: {
+        body: {
+          type: "object",
+          required: ["profile"],
+          additionalProperties: false,
+          properties: { profile: PROFILE, dryRun: { type: "boolean" } },
+        },
+      },
+    },
+    async (request) => {
+      const { profile, dryRun } = request.body;
+      const ids = dryRun
+        ? await stores.reader(profile).sessions.deleteEmpty({ dryRun: true })
+        : await stores.withWriter(profile, (store) => store.sessions.deleteEmpty());
+      return { profile, dryRun: dryRun === true, deleted: ids };
+    },
+  );
+}

@@ -1,0 +1,59 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { HearthError } from "../errors.js";
+import type { ProfileRuntime } from "../turn/run.js";
+import type { GatewayDeps } from "./gateway-deps.js";
+
+/**
+ * One profile per request (S1), resolved once, after auth and body parsing,
+ * and used by every handler: the query string or the body names it (both
+ * must agree), else the first served profile. An access token is good
+ * only for the profile it was paired for.
+ */
+export function registerProfileScope(app: FastifyInstance, defaultProfile: string): void {
+  app.addHook("preHandler", async (request) => {
+    const fromBody = (request.body as { profile?: unknown } | null | undefined)?.profile;
+    const fromQuery = (request.query as { profile?: string } | undefined)?.profile;
+    if (typeof fromBody === "string" && fromQuery !== undefined && fromBody !== fromQuery) {
+      throw new HearthError(
+        "HEARTH_BAD_REQUEST",
+        'bad request: "profile" in the query string and in the body disagree',
+        { hint: "name the profile once" },
+      );
+    }
+    const profile =
+      (typeof fromBody === "string" ? fromBody : undefined) ?? fromQuery ?? defaultProfile;
+    if (request.authProfile !== undefined && request.authProfile !== profile) {
+      throw new HearthError(
+        "HEARTH_UNAUTHORIZED",
+        "this access token was not issued for the requested profile",
+        { hint: "pair a client for that profile: hearth --profile NAME token create" },
+      );
+    }
+    request.hearthProfile = profile;
+  });
+}
+
+/**
+ * The runtime of the request's profile. A profile this gateway does not
+ * serve is HEARTH_NOT_FOUND; only a caller allowed in (no auth required,
+ * or a verified token) learns which profiles are served.
+ */
+export function runtimeResolver(
+  deps: Pick<GatewayDeps, "runtimes" | "config">,
+  served: string[],
+): (request: FastifyRequest) => ProfileRuntime {
+  const defaultProfile = served[0]!;
+  return (request) => {
+    const profile = request.hearthProfile || defaultProfile;
+    const runtime = deps.runtimes.get(profile);
+    if (!runtime) {
+      const open = !deps.config().gateway.requireAuth || request.authProfile !== undefined;
+      throw new HearthError(
+        "HEARTH_NOT_FOUND",
+        `this gateway does not serve profile ${JSON.stringify(profile)}`,
+        open ? { hint: `served: ${served.join(", ")}` } : {},
+      );
+    }
+    return runtime;
+  };
+}
