@@ -24,7 +24,6 @@ import { createPool, type PgDb, type PgPool, pgDb } from "../../src/store/pg/poo
 import { PgRuns } from "../../src/store/pg/runs.js";
 import { PgStats } from "../../src/store/pg/stats.js";
 import { PgTokens } from "../../src/store/pg/tokens.js";
-import type { Public } from "../../src/store/public.js";
 import { Runs } from "../../src/store/runs.js";
 import { Stats } from "../../src/store/stats.js";
 import { Tokens } from "../../src/store/tokens.js";
