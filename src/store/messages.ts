@@ -29,7 +29,7 @@ import {
   type PreparedMessage,
   prepare,
 } from "./message-input.js";
-import type { MetaCas } from "./sqlite/meta.js";
+import type { MetaCas } from "./meta.js";
 import type { JsonParts } from "./transcript-json.js";
 import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
 

@@ -18,8 +18,8 @@
  */
 import type { PreparedMessage } from "../message-input.js";
 import { messageTokens, messageValues, sameContent, storedMessage } from "../message-write.js";
+import type { MetaCas } from "../meta.js";
 import { toMessage } from "../rows.js";
-import type { MetaCas } from "../sqlite/meta.js";
 import type { Message } from "../types.js";
 import { META_LOCK } from "./meta.js";
 import type { PgClient } from "./pool.js";

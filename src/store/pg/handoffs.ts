@@ -1,5 +1,5 @@
 import { type HandoffChange, type HandoffsSql, handoffUpdate } from "../handoffs.js";
-import { sessionNotFound } from "../sqlite/sessions.js";
+import { sessionNotFound } from "../session-create.js";
 import type { HandoffState, Session } from "../types.js";
 import { pgSession, refuseNul } from "./convert.js";
 import { OwnerPresence, ownerAlive } from "./owner-presence.js";

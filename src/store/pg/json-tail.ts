@@ -1,5 +1,5 @@
 import type { JsonTailSql } from "../json-tail.js";
-import { sessionNotFound } from "../sqlite/sessions.js";
+import { sessionNotFound } from "../session-create.js";
 import type { PgDb } from "./pool.js";
 
 /**

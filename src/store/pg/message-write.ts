@@ -7,7 +7,7 @@
  */
 import type { PreparedMessage } from "../message-input.js";
 import { messageTokens, messageValues, replayOf, storedMessage } from "../message-write.js";
-import { sessionNotFound } from "../sqlite/session-create.js";
+import { sessionNotFound } from "../session-create.js";
 import type { Message } from "../types.js";
 import type { PgClient } from "./pool.js";
 import { messageRow, num } from "./rows.js";

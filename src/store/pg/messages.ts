@@ -8,7 +8,7 @@ import type { LoadWindow, PreparedMessage } from "../message-input.js";
 import { requireOwnEntry } from "../message-write.js";
 import type { AppendResult, MessagesSql, ReadyItem } from "../messages.js";
 import { MESSAGE_COLUMNS } from "../rows.js";
-import { sessionNotFound } from "../sqlite/session-create.js";
+import { sessionNotFound } from "../session-create.js";
 import { asyncParts, type JsonParts, jsonArrayParts, LOOP_PART_CHARS } from "../transcript-json.js";
 import type { Message } from "../types.js";
 import { PgEdits } from "./edits.js";

@@ -1,8 +1,8 @@
 import { type HandoffChange, type HandoffsSql, handoffUpdate } from "../handoffs.js";
 import { type SessionRow, toSession } from "../rows.js";
+import { sessionNotFound } from "../session-create.js";
 import type { HandoffState, Session } from "../types.js";
 import type { Access } from "./access.js";
-import { sessionNotFound } from "./sessions.js";
 
 /** The handoff statements on SQLite (../handoffs.ts decides); each transition one IMMEDIATE transaction. */
 export class SqliteHandoffs implements HandoffsSql {

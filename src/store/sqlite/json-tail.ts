@@ -1,6 +1,6 @@
 import type { JsonTailSql } from "../json-tail.js";
+import { sessionNotFound } from "../session-create.js";
 import type { Access } from "./access.js";
-import { sessionNotFound } from "./sessions.js";
 
 /** The JSON tail (../json-tail.ts) on SQLite: one statement on the reader. */
 export class SqliteJsonTail implements JsonTailSql {

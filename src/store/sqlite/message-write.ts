@@ -1,9 +1,9 @@
 import type { PreparedMessage } from "../message-input.js";
 import { messageTokens, messageValues, replayOf, storedMessage } from "../message-write.js";
 import type { MessageRow } from "../rows.js";
+import { sessionNotFound } from "../session-create.js";
 import type { Message } from "../types.js";
 import type { Connection } from "./connection.js";
-import { sessionNotFound } from "./session-create.js";
 
 /**
  * The row writes every message operation shares. Each runs on a connection

@@ -10,6 +10,7 @@ import type { LoadWindow, PreparedMessage } from "../message-input.js";
 import { requireOwnEntry } from "../message-write.js";
 import type { AppendResult, MessagesSql, ReadyItem } from "../messages.js";
 import { MESSAGE_COLUMNS, messageFromRaw } from "../rows.js";
+import { sessionNotFound } from "../session-create.js";
 import {
   asyncParts,
   type JsonParts,
@@ -24,7 +25,6 @@ import type { Connection } from "./connection.js";
 import { SqliteEdits } from "./edits.js";
 import { archiveSuffix, insertMessage, requireSession } from "./message-write.js";
 import { casOn } from "./meta.js";
-import { sessionNotFound } from "./session-create.js";
 
 /** The edits (pop, archiveAfter, replaceSuffix) are SqliteEdits's. */
 export class SqliteMessages extends SqliteEdits implements MessagesSql {

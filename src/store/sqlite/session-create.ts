@@ -17,8 +17,6 @@ import type { Session } from "../types.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
 
-export { sessionNotFound };
-
 /** Insert `row` (SessionsSql.insert): a taken id and an unknown parent are checked in the same transaction. */
 export async function insertSession(
   access: Access,

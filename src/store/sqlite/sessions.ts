@@ -15,8 +15,6 @@ import type { Connection } from "./connection.js";
 import { deleteIfUnchanged, deleteLineage, endIdle, fingerprint, lineageRows } from "./prune.js";
 import { insertSession, requireOn, titleError, withTitle } from "./session-create.js";
 
-export { sessionNotFound } from "../session-create.js";
-
 export class SqliteSessions implements SessionsSql {
   readonly paramStyle = "?" as const;
   readonly idKey = "id";

@@ -61,7 +61,7 @@ describe("hearth-store, the library alone (scripts/store-package.mjs)", () => {
       expect(manifest.peerDependenciesMeta[peer]?.optional).toBe(true);
     const files = filesUnder(join(pkg, "dist"));
     expect(files).toContain("index.js");
-    expect(files).toContain("store/reader-pool/thread.js");
+    expect(files).toContain("store/sqlite/reader-pool/thread.js");
     expect(files).toContain("store/pg/open.js");
     for (const process of ["cli", "gateway", "dashboard", "scheduler", "acp", "supervisor", "web"])
       expect(files.filter((f) => f.startsWith(`${process}/`))).toEqual([]);
