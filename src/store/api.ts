@@ -33,10 +33,8 @@ import type {
 
 export type StoreBackend = "sqlite" | "postgres";
 
-/** One profile's state store. Obtain it with openStore(); close it when done. */
-export interface Store {
-  /** Which database holds the data: a SQLite file, or a PostgreSQL server. */
-  readonly backend: StoreBackend;
+/** Where a store's data lives and how it was opened: the same members on every backend. */
+export interface StoreLocation {
   readonly home: string;
   readonly profile: string;
   /**
@@ -50,6 +48,10 @@ export interface Store {
   readonly config: HearthConfig;
   /** Configuration that could not be applied (also logged once, loudly). */
   readonly warnings: readonly string[];
+}
+
+/** The API objects of a store, one per concept; every backend builds them with storeParts(). */
+export interface StoreParts {
   readonly sessions: Sessions;
   readonly messages: Messages;
   readonly meta: Meta;
@@ -67,6 +69,12 @@ export interface Store {
   readonly graphCheckpoints: GraphCheckpoints;
   /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
   readonly jsonTail: JsonTail;
+}
+
+/** One profile's state store. Obtain it with openStore(); close it when done. */
+export interface Store extends StoreLocation, StoreParts {
+  /** Which database holds the data: a SQLite file, or a PostgreSQL server. */
+  readonly backend: StoreBackend;
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */
   search(text: string, options?: SearchOptions): Promise<SearchHit[]>;
   /** Stream sessions as JSONL or Markdown chunks. */

@@ -6,20 +6,11 @@
  * rests on the server's row locks, advisory locks and transactions.
  */
 import type { HearthConfig } from "../../config/schema.js";
-import type { Store } from "../api.js";
-import { Browse } from "../browse.js";
+import type { Store, StoreLocation, StoreParts } from "../api.js";
 import { codedErrors, codedGenerator, codeError } from "../coded-errors.js";
 import { type ExportOptions, exportSessions, exportStep } from "../export.js";
-import { GraphCheckpoints } from "../graph-checkpoints.js";
-import { Handoffs } from "../handoffs.js";
-import { JsonTail } from "../json-tail.js";
-import { Messages } from "../messages.js";
-import { Meta } from "../meta.js";
-import { Runs } from "../runs.js";
 import { searchMessages } from "../search.js";
-import { Sessions } from "../sessions.js";
-import { Stats } from "../stats.js";
-import { Tokens } from "../tokens.js";
+import { storeParts } from "../store-parts.js";
 import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";
@@ -46,25 +37,12 @@ export interface PgStoreInit {
   db: PgDb;
 }
 
+// The members of StoreLocation and StoreParts are declared once, in api.ts,
+// for every backend; the constructor assigns every one of them.
+export interface PgStore extends StoreLocation, StoreParts {}
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: its interface above is assigned in the constructor
 export class PgStore implements Store {
   readonly backend = "postgres" as const;
-  readonly home: string;
-  readonly profile: string;
-  /** The store URL with its password masked (the resource of every coded error). */
-  readonly path: string;
-  readonly role: ConnectionRole;
-  readonly config: HearthConfig;
-  readonly warnings: readonly string[];
-  readonly sessions: Sessions;
-  readonly messages: Messages;
-  readonly meta: Meta;
-  readonly handoffs: Handoffs;
-  readonly tokens: Tokens;
-  readonly browse: Browse;
-  readonly runs: Runs;
-  readonly stats: Stats;
-  readonly graphCheckpoints: GraphCheckpoints;
-  readonly jsonTail: JsonTail;
   /** The pool's PgDb wrapped for this store: close() drains it, a reader never writes. */
   private readonly db: StoreDb;
   private closing: Promise<void> | undefined;
@@ -72,27 +50,36 @@ export class PgStore implements Store {
   private readonly pgHandoffs: PgHandoffs;
 
   constructor(init: PgStoreInit) {
-    this.home = init.home;
-    this.profile = init.profile;
-    this.path = maskUrl(init.db.url);
-    this.role = init.role;
-    this.config = init.config;
-    this.warnings = init.warnings;
+    const location: StoreLocation = {
+      home: init.home,
+      profile: init.profile,
+      // The store URL with its password masked (the resource of every coded error).
+      path: maskUrl(init.db.url),
+      role: init.role,
+      config: init.config,
+      warnings: init.warnings,
+    };
+    Object.assign(this, location);
     const db = storeDb(init.db, init.role);
     this.db = db;
-    // The store's one error policy (coded-errors.ts): here it tags API misuse.
-    const coded = <T extends object>(api: T): T => codedErrors(api, this.path);
-    this.sessions = coded(new Sessions(new PgSessions(db)));
-    this.messages = coded(new Messages(new PgMessages(db)));
-    this.meta = coded(new Meta(new PgMeta(db)));
     this.pgHandoffs = new PgHandoffs(db);
-    this.handoffs = coded(new Handoffs(this.pgHandoffs));
-    this.tokens = coded(new Tokens(new PgTokens(db)));
-    this.browse = coded(new Browse(new PgBrowse(db)));
-    this.runs = coded(new Runs(new PgRuns(db)));
-    this.stats = coded(new Stats(new PgStats(db)));
-    this.graphCheckpoints = coded(new GraphCheckpoints(new PgGraphCheckpoints(db)));
-    this.jsonTail = coded(new JsonTail(new PgJsonTail(db)));
+    const parts = storeParts(
+      {
+        sessions: new PgSessions(db),
+        messages: new PgMessages(db),
+        meta: new PgMeta(db),
+        handoffs: this.pgHandoffs,
+        tokens: new PgTokens(db),
+        browse: new PgBrowse(db),
+        runs: new PgRuns(db),
+        stats: new PgStats(db),
+        graphCheckpoints: new PgGraphCheckpoints(db),
+        jsonTail: new PgJsonTail(db),
+      },
+      // The store's one error policy (coded-errors.ts): here it tags API misuse.
+      (_, part) => codedErrors(part, this.path),
+    );
+    Object.assign(this, parts);
   }
 
   /** Full-text search (tsvector, GIN); any text is searched literally and never throws on syntax. */

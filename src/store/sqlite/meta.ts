@@ -2,7 +2,6 @@ import type { MetaCas, MetaSql } from "../meta.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
 
-
 const UPSERT = `INSERT INTO meta (key, value, updated_at) VALUES (?, ?, ?)
   ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`;
 

@@ -1,24 +1,16 @@
 import { profileDir } from "../../config/paths.js";
 import type { HearthConfig } from "../../config/schema.js";
-import { fromSqliteError, HearthError, isHearthError, isSqliteError } from "../../errors.js";
+import { HearthError, isHearthError } from "../../errors.js";
 import { type HolderReport, readHolders } from "../../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
-import { type Store, storeClosed } from "../api.js";
-import { Browse } from "../browse.js";
+import { type Store, type StoreLocation, type StoreParts, storeClosed } from "../api.js";
 import { codedErrors, codedGenerator, codeError, type Door } from "../coded-errors.js";
 import { type ExportOptions, exportSessions } from "../export.js";
-import { GraphCheckpoints } from "../graph-checkpoints.js";
-import { Handoffs } from "../handoffs.js";
-import { JsonTail } from "../json-tail.js";
-import { Messages } from "../messages.js";
-import { Meta } from "../meta.js";
+import type { Messages } from "../messages.js";
 import type { OnProgress } from "../progress.js";
-import { Runs } from "../runs.js";
 import { searchMessages } from "../search.js";
-import { Sessions } from "../sessions.js";
-import { Stats } from "../stats.js";
-import { Tokens } from "../tokens.js";
+import { storeParts } from "../store-parts.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import type { Access } from "./access.js";
 import { SqliteBrowse } from "./browse.js";
@@ -65,33 +57,12 @@ export interface StoreInit {
  * plus the file-level members only a database file has (path on disk, kernel
  * locks, structural gate, online copy, maintenance windows, reattaching).
  */
+// The members of StoreLocation and StoreParts are declared once, in api.ts,
+// for every backend; the constructor assigns every one of them.
+export interface SqliteStore extends StoreLocation, StoreParts {}
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: its interface above is assigned in the constructor
 export class SqliteStore implements Store {
   readonly backend = "sqlite" as const;
-  readonly home: string;
-  readonly profile: string;
-  /** Absolute path of the database file. */
-  readonly path: string;
-  readonly role: ConnectionRole;
-  readonly config: HearthConfig;
-  /** Configuration that could not be applied (also logged once, loudly). */
-  readonly warnings: readonly string[];
-  readonly sessions: Sessions;
-  readonly messages: Messages;
-  readonly meta: Meta;
-  /** Handoff state machine (D5). */
-  readonly handoffs: Handoffs;
-  /** Pairing codes and rotating tokens for remote clients (D6). */
-  readonly tokens: Tokens;
-  /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
-  readonly browse: Browse;
-  /** Scheduled job runs and their outcomes (M4). */
-  readonly runs: Runs;
-  /** Health samples over time (file sizes, messages stored) for the dashboard's chart. */
-  readonly stats: Stats;
-  /** LangGraph checkpoints and pending writes (used by hearth/langgraph). */
-  readonly graphCheckpoints: GraphCheckpoints;
-  /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
-  readonly jsonTail: JsonTail;
   private readonly entry: DatabaseEntry;
   private readonly reattach: () => void;
   private closed = false;
@@ -105,12 +76,15 @@ export class SqliteStore implements Store {
   private readonly large: Offload;
 
   constructor(init: StoreInit) {
-    this.home = init.home;
-    this.profile = init.profile;
-    this.path = init.path;
-    this.role = init.role;
-    this.config = init.config;
-    this.warnings = init.warnings;
+    const location: StoreLocation = {
+      home: init.home,
+      profile: init.profile,
+      path: init.path,
+      role: init.role,
+      config: init.config,
+      warnings: init.warnings,
+    };
+    Object.assign(this, location);
     this.entry = init.entry;
     this.reattach = init.reattach;
     this.door = this.calls.door(
@@ -138,41 +112,33 @@ export class SqliteStore implements Store {
       writeTransaction: (fn, signal) => this.writeTransaction(fn, signal),
       now: () => Date.now(),
     };
-    this.sessions = codedErrors(
-      new Sessions(new SqliteSessions(this.access)),
-      this.path,
-      this.door,
-    );
     const pool =
       init.readerThreads > 0
         ? init.entry.readers(init.config, init.profile, init.readerThreads)
         : undefined;
     this.large = offload(this.access, pool);
-    this.messages = codedErrors(
-      offloadLargeLoads(new Messages(new SqliteMessages(this.access), this.access.now), pool),
-      this.path,
-      this.door,
+    const parts = storeParts(
+      {
+        sessions: new SqliteSessions(this.access),
+        messages: new SqliteMessages(this.access),
+        meta: new SqliteMeta(this.access),
+        handoffs: new SqliteHandoffs(this.access),
+        tokens: new SqliteTokens(this.access),
+        browse: new SqliteBrowse(this.access),
+        runs: new SqliteRuns(this.access),
+        stats: new SqliteStats(this.access),
+        graphCheckpoints: new SqliteGraphCheckpoints(this.access),
+        jsonTail: new SqliteJsonTail(this.access),
+      },
+      // Whole-transcript loads go to the reader threads; every call passes the door.
+      (name, part) =>
+        codedErrors(
+          name === "messages" ? (offloadLargeLoads(part as Messages, pool) as typeof part) : part,
+          this.path,
+          this.door,
+        ),
     );
-    this.meta = codedErrors(new Meta(new SqliteMeta(this.access)), this.path, this.door);
-    this.handoffs = codedErrors(
-      new Handoffs(new SqliteHandoffs(this.access)),
-      this.path,
-      this.door,
-    );
-    this.tokens = codedErrors(new Tokens(new SqliteTokens(this.access)), this.path, this.door);
-    this.browse = codedErrors(new Browse(new SqliteBrowse(this.access)), this.path, this.door);
-    this.runs = codedErrors(new Runs(new SqliteRuns(this.access)), this.path, this.door);
-    this.stats = codedErrors(new Stats(new SqliteStats(this.access)), this.path, this.door);
-    this.graphCheckpoints = codedErrors(
-      new GraphCheckpoints(new SqliteGraphCheckpoints(this.access)),
-      this.path,
-      this.door,
-    );
-    this.jsonTail = codedErrors(
-      new JsonTail(new SqliteJsonTail(this.access)),
-      this.path,
-      this.door,
-    );
+    Object.assign(this, parts);
   }
 
   /** Full-text search over message content. Any text is searched literally; it never throws on syntax. */

@@ -1,0 +1,50 @@
+/**
+ * The parts every store is made of, built the same way on every backend: a
+ * backend hands over its statements, one `<Concept>Sql` per part, and gets
+ * back the neutral API objects, each passed through `wrap` (the backend's
+ * error policy and door).
+ */
+import type { StoreParts } from "./api.js";
+import { Browse, type BrowseSql } from "./browse.js";
+import { GraphCheckpoints, type GraphCheckpointsSql } from "./graph-checkpoints.js";
+import { Handoffs, type HandoffsSql } from "./handoffs.js";
+import { JsonTail, type JsonTailSql } from "./json-tail.js";
+import { Messages, type MessagesSql } from "./messages.js";
+import { Meta, type MetaSql } from "./meta.js";
+import { Runs, type RunsSql } from "./runs.js";
+import { Sessions, type SessionsSql } from "./sessions.js";
+import { Stats, type StatsSql } from "./stats.js";
+import { Tokens, type TokensSql } from "./tokens.js";
+
+/** A backend's statements, one interface per part of the store. */
+export interface StoreSql {
+  sessions: SessionsSql;
+  messages: MessagesSql;
+  meta: MetaSql;
+  handoffs: HandoffsSql;
+  tokens: TokensSql;
+  browse: BrowseSql;
+  runs: RunsSql;
+  stats: StatsSql;
+  graphCheckpoints: GraphCheckpointsSql;
+  jsonTail: JsonTailSql;
+}
+
+/** What a backend does to each API object before handing it out (its error policy, its door). */
+export type WrapPart = <K extends keyof StoreParts>(name: K, part: StoreParts[K]) => StoreParts[K];
+
+/** The store's API objects on a backend's statements. */
+export function storeParts(sql: StoreSql, wrap: WrapPart): StoreParts {
+  return {
+    sessions: wrap("sessions", new Sessions(sql.sessions)),
+    messages: wrap("messages", new Messages(sql.messages)),
+    meta: wrap("meta", new Meta(sql.meta)),
+    handoffs: wrap("handoffs", new Handoffs(sql.handoffs)),
+    tokens: wrap("tokens", new Tokens(sql.tokens)),
+    browse: wrap("browse", new Browse(sql.browse)),
+    runs: wrap("runs", new Runs(sql.runs)),
+    stats: wrap("stats", new Stats(sql.stats)),
+    graphCheckpoints: wrap("graphCheckpoints", new GraphCheckpoints(sql.graphCheckpoints)),
+    jsonTail: wrap("jsonTail", new JsonTail(sql.jsonTail)),
+  };
+}
