@@ -44,7 +44,9 @@ function zodNames(source) {
  */
 export function detachZodTypes(dist, out, files) {
   const targets = files.filter(
-    (f) => f.endsWith(".d.ts") && /from "zod"/.test(readFileSync(join(dist, f), "utf8")),
+    (f) =>
+      f.endsWith(".d.ts") &&
+      /(from |import\()\s*"zod["/]/.test(readFileSync(join(dist, f), "utf8")),
   );
   const program = ts.createProgram(
     targets.map((f) => join(dist, f)),
@@ -56,7 +58,10 @@ export function detachZodTypes(dist, out, files) {
   for (const file of targets) {
     const source = program.getSourceFile(join(dist, file));
     const names = zodNames(source);
+    // By an imported name (`z.ZodObject`) or inline (`import("zod").ZodObject`, as tsc
+    // writes a type it infers from a module that imports zod only for values).
     const mentions = (node) =>
+      /import\(\s*"zod["/]/.test(node.getText(source)) ||
       names.some((n) => new RegExp(`\\b${n}\\b`).test(node.getText(source)));
     const edits = []; // [start, end, text]
     for (const s of source.statements) {

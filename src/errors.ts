@@ -107,6 +107,8 @@ export const ERROR_CODES = {
   HEARTH_PG_UNAVAILABLE:
     "the PostgreSQL server could not be reached, refused the connection, or shut down",
   HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
+  HEARTH_PG_DRIVER_MISSING:
+    "a PostgreSQL store was asked for but the pg driver is not installed (hearth-store lists it as an optional peer)",
   HEARTH_POSTGRES: "PostgreSQL reported an error",
   HEARTH_TARGET_NOT_EMPTY:
     "hearth migrate --to found rows in the target that are not a resumable copy of this source (or an existing file)",

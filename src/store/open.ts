@@ -4,9 +4,11 @@
  * PostgreSQL; else the SQLite file under the home). Nothing above this line
  * knows which backend runs.
  */
+
 import { loadConfigLazily } from "../config/load-lazily.js";
 import { resolveLocation } from "../config/paths.js";
 import type { HearthConfigInput } from "../config/schema.js";
+import { HearthError } from "../errors.js";
 import type { Store } from "./api.js";
 import { markMisuse } from "./args.js";
 import type { Logger } from "./logger.js";
@@ -76,7 +78,7 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     if (typeof url !== "string")
       throw new TypeError("options.url must be a postgres:// URL string");
     // The PostgreSQL driver loads only for a PostgreSQL store.
-    const { openPgStore } = await import("./pg/open.js");
+    const { openPgStore } = await loadPgBackend();
     return openPgStore({ url, home, profile, role, config });
   }
   return openSqliteStore({
@@ -87,4 +89,31 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     logger: options.logger,
     readerThreads: options.readerThreads,
   });
+}
+
+/**
+ * The PostgreSQL backend, or HEARTH_PG_DRIVER_MISSING when its driver (`pg`)
+ * is not installed: the library-only package (hearth-store) lists `pg` as an
+ * optional peer, so a SQLite user never installs it.
+ */
+async function loadPgBackend(): Promise<typeof import("./pg/open.js")> {
+  try {
+    return await import("./pg/open.js");
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (
+      (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
+      /['"]pg['"]/.test(String((err as Error).message))
+    )
+      throw new HearthError(
+        "HEARTH_PG_DRIVER_MISSING",
+        "a PostgreSQL store (store.url) needs the pg driver, which is not installed",
+        {
+          resource: "pg",
+          hint: "npm install pg (hearth-store lists it as an optional peer)",
+          cause: err,
+        },
+      );
+    throw err;
+  }
 }

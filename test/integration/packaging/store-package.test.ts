@@ -81,12 +81,16 @@ describe("hearth-store, the library alone (scripts/store-package.mjs)", () => {
           home: ${JSON.stringify(home)}, env: {},
           config: { scheduler: { jobs: [{ name: "b", schedule: "61 * * * *", kind: "backup" }] } },
         }).then(() => "opened", (err) => (isHearthError(err) ? err.code : String(err)));
+        // pg is an optional peer, not installed here: a PostgreSQL store is a coded refusal.
+        const noDriver = await openStore({
+          home: ${JSON.stringify(home)}, env: {}, url: "postgres://u@127.0.0.1:1/db",
+        }).then(() => "opened", (err) => (isHearthError(err) ? err.code : String(err)));
         const store = await openStore({ home: ${JSON.stringify(home)}, env: {}, readerThreads: 1 });
         const s = await store.sessions.getOrCreate("same", { source: "pack" });
         const m = await store.messages.append(s.id, { role: "user", content: "hello library" });
         const hits = await store.search("library");
         await store.close();
-        process.stdout.write(JSON.stringify({ ordinal: m.ordinal, hits: hits.length, refused }));
+        process.stdout.write(JSON.stringify({ ordinal: m.ordinal, hits: hits.length, refused, noDriver }));
       })().catch((err) => { console.error(err); process.exit(1); });`;
     writeFileSync(
       join(dir, "main.cjs"),
@@ -102,6 +106,7 @@ describe("hearth-store, the library alone (scripts/store-package.mjs)", () => {
       ordinal: 0,
       hits: 1,
       refused: "HEARTH_CONFIG_INVALID",
+      noDriver: "HEARTH_PG_DRIVER_MISSING",
     });
     const cjs = await runRecordingPackages([join(dir, "main.cjs")]);
     expect(cjs.code, cjs.stderr).toBe(0);
