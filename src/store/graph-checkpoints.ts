@@ -207,6 +207,29 @@ export function* blobRefs(
 }
 
 /** A pending write's values in graph_writes' column order (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path). */
+/**
+ * A checkpoint row's values in column order (thread_id, checkpoint_ns,
+ * checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata,
+ * blob_refs, created_at), for both engines' INSERT.
+ */
+export function graphCheckpointRow(
+  input: GraphCheckpointInput,
+  refs: unknown,
+  createdAt: number,
+): unknown[] {
+  return [
+    input.threadId,
+    input.namespace,
+    input.checkpointId,
+    input.parentCheckpointId,
+    input.type,
+    input.checkpoint,
+    input.metadata,
+    JSON.stringify(refs),
+    createdAt,
+  ];
+}
+
 export function graphWriteRow(
   { key, taskId, taskPath }: GraphWriteBatch,
   w: GraphWriteBatch["writes"][number],

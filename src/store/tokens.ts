@@ -61,17 +61,20 @@ export interface MintedPair {
 }
 
 /** What a backend does for Tokens: each call one transaction (or one read), deciding by the rules below. */
+/** A family and its pairing code as TokensSql.createPairing inserts them. */
+export interface NewPairing {
+  id: string;
+  label: string | null;
+  codeHash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export interface TokensSql {
   /** The clock the backend stamps rows with. */
   now(): number;
   /** Insert a family and its pairing code's hash. */
-  createPairing(family: {
-    id: string;
-    label: string | null;
-    codeHash: string;
-    createdAt: number;
-    expiresAt: number;
-  }): Promise<void>;
+  createPairing(family: NewPairing): Promise<void>;
   /** usablePairing(), spend the code, insert mintPair()'s rows. */
   redeemPairing(hash: string, lifetimes: AuthLifetimes): Promise<TokenPair>;
   /**

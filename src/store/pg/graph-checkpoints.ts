@@ -7,6 +7,7 @@ import {
   type GraphListQuery,
   type GraphWrite,
   type GraphWriteBatch,
+  graphCheckpointRow,
   graphWriteRow,
 } from "../graph-checkpoints.js";
 import { refuseNul } from "./convert.js";
@@ -85,17 +86,7 @@ export class PgGraphCheckpoints implements GraphCheckpointsSql {
            parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
            checkpoint = excluded.checkpoint, metadata = excluded.metadata,
            blob_refs = excluded.blob_refs`,
-        [
-          threadId,
-          namespace,
-          checkpointId,
-          input.parentCheckpointId,
-          input.type,
-          input.checkpoint,
-          input.metadata,
-          JSON.stringify(refs),
-          Date.now(),
-        ],
+        graphCheckpointRow(input, refs, Date.now()),
       );
     });
   }

@@ -2,6 +2,7 @@ import { openPair, sealPair } from "../rotation-seal.js";
 import {
   type AuthLifetimes,
   mintPair,
+  type NewPairing,
   REUSED,
   type RotateOutcome,
   replayOutcome,
@@ -39,13 +40,7 @@ export class PgTokens implements TokensSql {
     return Date.now();
   }
 
-  async createPairing(f: {
-    id: string;
-    label: string | null;
-    codeHash: string;
-    createdAt: number;
-    expiresAt: number;
-  }): Promise<void> {
+  async createPairing(f: NewPairing): Promise<void> {
     refuseNul("label", f.label);
     await this.db.transaction("create a pairing code", async (client) => {
       await client.query("INSERT INTO auth_families (id, label, created_at) VALUES ($1, $2, $3)", [

@@ -8,6 +8,7 @@ import {
   type GraphListQuery,
   type GraphWrite,
   type GraphWriteBatch,
+  graphCheckpointRow,
   graphWriteRow,
 } from "../graph-checkpoints.js";
 import type { Access } from "./access.js";
@@ -93,17 +94,7 @@ export class SqliteGraphCheckpoints implements GraphCheckpointsSql {
              checkpoint = excluded.checkpoint, metadata = excluded.metadata,
              blob_refs = excluded.blob_refs`,
         )
-        .run(
-          threadId,
-          namespace,
-          checkpointId,
-          input.parentCheckpointId,
-          input.type,
-          input.checkpoint,
-          input.metadata,
-          JSON.stringify(refs),
-          this.access.now(),
-        );
+        .run(...graphCheckpointRow(input, refs, this.access.now()));
     });
   }
 

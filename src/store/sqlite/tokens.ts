@@ -2,6 +2,7 @@ import { openPair, sealPair } from "../rotation-seal.js";
 import {
   type AuthLifetimes,
   mintPair,
+  type NewPairing,
   REUSED,
   type RotateOutcome,
   replayOutcome,
@@ -28,13 +29,7 @@ export class SqliteTokens implements TokensSql {
     return this.access.now();
   }
 
-  async createPairing(f: {
-    id: string;
-    label: string | null;
-    codeHash: string;
-    createdAt: number;
-    expiresAt: number;
-  }): Promise<void> {
+  async createPairing(f: NewPairing): Promise<void> {
     await this.access.writeTransaction((conn) => {
       conn
         .stmt("INSERT INTO auth_families (id, label, created_at) VALUES (?, ?, ?)")
