@@ -13,6 +13,9 @@ import type { BackupResult } from "./backup.js";
 import type { DoctorReport } from "./doctor.js";
 import type { PgBackupResult } from "./pg/backup.js";
 import type { PgDoctorReport } from "./pg/doctor.js";
+import type { PgRestoreResult } from "./pg/restore.js";
+import type { RestoreResult } from "./restore.js";
+import type { WindowReport } from "./window.js";
 
 interface Located {
   home: string;
@@ -70,4 +73,55 @@ export async function backupStore(
   } finally {
     await store.close();
   }
+}
+
+/** What a restore replaces, in words for a confirmation prompt. */
+async function targetLabel(target: MaintenanceTarget): Promise<string> {
+  if (target.backend === "postgres") {
+    const { maskUrl } = await import("../store/pg/pool.js");
+    return `the PostgreSQL database ${maskUrl(target.url)}`;
+  }
+  const { databasePath } = await import("../config/paths.js");
+  return `the ${target.profile} store (${databasePath(target.home, target.profile)})`;
+}
+
+/**
+ * Replace the profile's store with a backup, on its backend: a SQLite file
+ * (offline, or `window`: the long-lived processes parked around it), or a
+ * PostgreSQL database from a pg_dump (`force`: replace one that holds tables,
+ * dumped to backups/forensic/ first). An option the backend has no meaning
+ * for is a usage error, and nothing changes. `confirm` is asked, with what
+ * would be replaced, after the options are checked and before anything
+ * else; it throws to refuse.
+ */
+export async function restoreStore(
+  target: MaintenanceTarget,
+  options: {
+    from: string;
+    dryRun?: boolean;
+    window?: boolean;
+    force?: boolean;
+    onProgress?: OnProgress;
+    confirm?: (replacing: string) => Promise<void>;
+  },
+): Promise<(RestoreResult & { window?: WindowReport }) | PgRestoreResult> {
+  const { from, dryRun = false, onProgress } = options;
+  if (target.backend === "postgres") {
+    if (options.window)
+      throw new TypeError(
+        "--window parks the processes of a SQLite store; on PostgreSQL stop the hearth processes that use the database, then restore",
+      );
+    await options.confirm?.(await targetLabel(target));
+    const { restorePg } = await import("./pg/restore.js");
+    return restorePg({ ...target, from, dryRun, force: options.force === true, onProgress });
+  }
+  await options.confirm?.(await targetLabel(target));
+  const { restore } = await import("./restore.js");
+  const run = async (window?: WindowReport) => ({
+    ...(await restore({ home: target.home, profile: target.profile, from, dryRun, onProgress })),
+    ...(window ? { window } : {}),
+  });
+  if (!options.window) return run();
+  const { withWindow } = await import("./window.js");
+  return withWindow(target, "restore", run);
 }

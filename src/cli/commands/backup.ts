@@ -1,24 +1,16 @@
 import type { Command } from "commander";
-import { databasePath, resolveLocation } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
-import type { WindowReport } from "../../ops/window.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
 import { stepProgress } from "../progress.js";
 
 // Loaded when the command runs, never by `hearth --help` or another command.
-const restore: typeof import("../../ops/restore.js").restore = async (...a) =>
-  (await import("../../ops/restore.js")).restore(...a);
-const withWindow: typeof import("../../ops/window.js").withWindow = async (...a) =>
-  (await import("../../ops/window.js")).withWindow(...a);
-const _openStore: typeof import("../../store/open.js").openStore = async (...a) =>
-  (await import("../../store/open.js")).openStore(...a);
-const restorePg: typeof import("../../ops/pg/restore.js").restorePg = async (...a) =>
-  (await import("../../ops/pg/restore.js")).restorePg(...a);
 const maintenanceTarget: typeof import("../../ops/backend.js").maintenanceTarget = async (...a) =>
   (await import("../../ops/backend.js")).maintenanceTarget(...a);
 const backupStore: typeof import("../../ops/backend.js").backupStore = async (...a) =>
   (await import("../../ops/backend.js")).backupStore(...a);
+const restoreStore: typeof import("../../ops/backend.js").restoreStore = async (...a) =>
+  (await import("../../ops/backend.js")).restoreStore(...a);
 
 export function registerBackup(program: Command): void {
   program
@@ -72,64 +64,33 @@ export function registerBackup(program: Command): void {
         command: Command,
       ) => {
         const g = globals(command);
-        const pg = await maintenanceTarget(g);
-        if (pg.backend === "postgres") {
-          if (o.window)
-            throw new TypeError(
-              "--window parks the processes of a SQLite store; on PostgreSQL stop the hearth processes that use the database, then restore",
-            );
-          if (!o.dryRun && !o.yes)
-            await confirm(
-              `replace the PostgreSQL database ${(await import("../../store/pg/pool.js")).maskUrl(pg.url)} with ${file}?`,
-            );
-          const progress = stepProgress(g);
-          const result = await restorePg({
-            home: pg.home,
-            profile: pg.profile,
-            url: pg.url,
-            from: file,
-            force: o.force === true,
-            dryRun: o.dryRun === true,
-            onProgress: progress.onProgress,
-          }).finally(() => progress.stop());
-          if (g.json) printJson(result);
-          else if (result.dryRun)
-            process.stdout.write(`would restore ${result.path} from ${file}\n`);
-          else {
-            process.stdout.write(
-              `restored ${result.path} from ${file} (schema ${result.schemaVersion}, ${result.counts.sessions} sessions, ${result.counts.messages} messages)\n`,
-            );
-            if (result.forensicCopy)
-              process.stdout.write(`the replaced database is kept in ${result.forensicCopy}\n`);
-          }
+        const target = await maintenanceTarget(g);
+        const progress = stepProgress(g);
+        const result = await restoreStore(target, {
+          from: file,
+          dryRun: o.dryRun === true,
+          window: o.window === true,
+          force: o.force === true,
+          onProgress: progress.onProgress,
+          ...(o.dryRun || o.yes
+            ? {}
+            : { confirm: (replacing: string) => confirm(`replace ${replacing} with ${file}?`) }),
+        }).finally(() => progress.stop());
+        if (g.json) return printJson(result);
+        if (result.dryRun) {
+          process.stdout.write(`would restore ${result.path} from ${file}\n`);
           return;
         }
-        const where = resolveLocation(g);
-        if (!o.dryRun && !o.yes)
-          await confirm(
-            `replace the ${where.profile} store (${databasePath(where.home, where.profile)}) with ${file}?`,
-          );
-        const progress = stepProgress(g);
-        const run = async (window?: WindowReport) => ({
-          ...(await restore({
-            home: g.home,
-            profile: g.profile,
-            from: file,
-            dryRun: o.dryRun === true,
-            onProgress: progress.onProgress,
-          })),
-          ...(window ? { window } : {}),
-        });
-        const result = await (o.window ? withWindow(g, "restore", run) : run()).finally(() =>
-          progress.stop(),
+        const pg = "backend" in result && result.backend === "postgres" ? result : undefined;
+        process.stdout.write(
+          pg
+            ? `restored ${result.path} from ${file} (schema ${pg.schemaVersion}, ${pg.counts.sessions} sessions, ${pg.counts.messages} messages)\n`
+            : `restored ${result.path} from ${file} (verified)\n`,
         );
-        if (g.json) printJson(result);
-        else if (result.dryRun) process.stdout.write(`would restore ${result.path} from ${file}\n`);
-        else {
-          process.stdout.write(`restored ${result.path} from ${file} (verified)\n`);
-          if (result.forensicCopy)
-            process.stdout.write(`the replaced store is kept in ${result.forensicCopy}\n`);
-        }
+        if (result.forensicCopy)
+          process.stdout.write(
+            `the replaced ${pg ? "database" : "store"} is kept in ${result.forensicCopy}\n`,
+          );
       },
     );
 }
