@@ -1,12 +1,5 @@
-import {
-  type FinishValues,
-  JOB_HEALTH_SQL,
-  type NewRun,
-  newRunRow,
-  type RecordValues,
-  type Row,
-  type RunsSql,
-} from "../runs.js";
+import { JOB_HEALTH_SQL, newRunRow, type Row } from "../run-rows.js";
+import type { FinishValues, NewRun, RecordValues, RunsSql } from "../runs.js";
 import { int, num, refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
 

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { lstatOrNull } from "../../files/inspect.js";
-import { JOB_HEALTH_SQL, type JobHealth, toJobHealth } from "../runs.js";
+import { JOB_HEALTH_SQL, toJobHealth } from "../run-rows.js";
+import type { JobHealth } from "../runs.js";
 import type { StoreCounts } from "../types.js";
 import { openInMemory } from "./file.js";
 import { searchDegradedReason } from "./fts-merge.js";
