@@ -1,4 +1,7 @@
-import type { Connection } from "./connection.js";
+import { HearthError } from "../../errors.js";
+import type { Connection, ConnectionRole } from "./connection.js";
+import type { DatabaseEntry } from "./registry.js";
+import { writeTransaction } from "./write-path.js";
 
 /** What the store's parts need: a connection for reads, one for writes, a clock. */
 export interface Access {
@@ -17,4 +20,70 @@ export interface Access {
    */
   writeTransaction<T>(fn: (conn: Connection) => T, signal?: AbortSignal): Promise<T>;
   now(): number;
+}
+
+/** A SQLite store's Access, plus the connection lookup its own members use. */
+export interface StoreAccess extends Access {
+  /** The connection of `role` this store uses now; refuses on a closed or detached store. */
+  connection(role: ConnectionRole): Connection;
+}
+
+/**
+ * The Access of one SqliteStore on its registry entry. Every lookup first
+ * asks `assertOpen` (a closed store refuses); a reader store refuses writes
+ * with HEARTH_READ_ONLY. The write path is the fair cross-process write lock
+ * (waited for asynchronously, bounded by `busyTimeoutMs`), then one
+ * IMMEDIATE transaction: a foreign writer (not hearth) holding SQLite's own
+ * lock is waited out with async retries too, never with SQLite's sleeping
+ * busy handler.
+ */
+export function storeAccess(o: {
+  entry: DatabaseEntry;
+  profile: string;
+  path: string;
+  role: ConnectionRole;
+  busyTimeoutMs: number;
+  assertOpen: () => void;
+}): StoreAccess {
+  const { entry, path } = o;
+  const connection = (role: ConnectionRole): Connection => {
+    o.assertOpen();
+    const conn = entry.connection(role);
+    if (!conn && !entry.hasSlot(role)) {
+      throw new HearthError("HEARTH_INTERNAL", `internal: no ${role} connection for ${path}`);
+    }
+    if (!conn) {
+      // A reopen() failed part-way: the files this store used are gone and no new ones were attached.
+      throw new HearthError(
+        "HEARTH_GENERATION_CHANGED",
+        `the store of ${path} is detached from its files: the last reopen() failed`,
+        {
+          resource: path,
+          hint: "call store.reopen() again once the files are back, or close it and open a new store",
+        },
+      );
+    }
+    return conn;
+  };
+  const write = (): Connection => {
+    if (o.role !== "writer") {
+      throw new HearthError("HEARTH_READ_ONLY", `this store of ${path} was opened read-only`, {
+        resource: path,
+        hint: 'open it with openStore({ role: "writer" })',
+      });
+    }
+    return connection("writer");
+  };
+  return {
+    profile: o.profile,
+    path,
+    connection,
+    read: () => connection("reader"),
+    write,
+    writeTransaction: (fn, signal) => {
+      write();
+      return writeTransaction(entry, () => connection("writer"), fn, o.busyTimeoutMs, signal);
+    },
+    now: () => Date.now(),
+  };
 }

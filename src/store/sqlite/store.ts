@@ -1,6 +1,6 @@
 import { profileDir } from "../../config/paths.js";
 import type { HearthConfig } from "../../config/schema.js";
-import { HearthError, isHearthError } from "../../errors.js";
+import { type HearthError, isHearthError } from "../../errors.js";
 import { type HolderReport, readHolders } from "../../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
@@ -12,7 +12,7 @@ import type { OnProgress } from "../progress.js";
 import { searchMessages } from "../search.js";
 import { storeParts } from "../store-parts.js";
 import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
-import type { Access } from "./access.js";
+import { type StoreAccess, storeAccess } from "./access.js";
 import { SqliteBrowse } from "./browse.js";
 import type { Connection, ConnectionRole } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
@@ -31,7 +31,6 @@ import { SqliteSessions } from "./sessions.js";
 import { SqliteStats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { SqliteTokens } from "./tokens.js";
-import { writeTransaction } from "./write-path.js";
 
 /** Test-only window into which connection served which call (C1). */
 export const internals = Symbol("hearth.internals");
@@ -69,7 +68,7 @@ export class SqliteStore implements Store {
   private closing: Promise<void> | undefined;
   /** The calls of this store in flight: close() waits for them. */
   private readonly calls = new InFlight();
-  private readonly access: Access;
+  private readonly access: StoreAccess;
   /** Every call passes it (maintenance windows park the process behind it). */
   private readonly door: Door;
   /** Where the large reads run: reader threads, or this thread. */
@@ -92,26 +91,14 @@ export class SqliteStore implements Store {
       () => this.config.maintenance.maxParkMs,
       () => this.closedError(),
     );
-    this.access = {
+    this.access = storeAccess({
+      entry: this.entry,
       profile: this.profile,
       path: this.path,
-      read: () => this.connection("reader"),
-      write: () => {
-        if (this.role !== "writer") {
-          throw new HearthError(
-            "HEARTH_READ_ONLY",
-            `this store of ${this.path} was opened read-only`,
-            {
-              resource: this.path,
-              hint: 'open it with openStore({ role: "writer" })',
-            },
-          );
-        }
-        return this.connection("writer");
-      },
-      writeTransaction: (fn, signal) => this.writeTransaction(fn, signal),
-      now: () => Date.now(),
-    };
+      role: this.role,
+      busyTimeoutMs: this.config.store.busyTimeoutMs,
+      assertOpen: () => this.assertOpen(),
+    });
     const pool =
       init.readerThreads > 0
         ? init.entry.readers(init.config, init.profile, init.readerThreads)
@@ -171,7 +158,7 @@ export class SqliteStore implements Store {
   /** Configured versus actual durability settings of this connection. */
   async durability(): Promise<DurabilityReport> {
     return this.through(async () => {
-      const writer = this.role === "writer" ? this.connection("writer") : undefined;
+      const writer = this.role === "writer" ? this.access.connection("writer") : undefined;
       return readDurability(this.access.read(), writer, this.config, this.path, this.entry);
     });
   }
@@ -328,24 +315,6 @@ export class SqliteStore implements Store {
     return this.close();
   }
 
-  /**
-   * The write path: the fair cross-process write lock (waited for
-   * asynchronously, bounded by store.busyTimeoutMs), then one IMMEDIATE
-   * transaction. A foreign writer (not hearth) holding SQLite's own lock is
-   * waited out with async retries too, never with SQLite's sleeping busy
-   * handler.
-   */
-  private writeTransaction<T>(fn: (conn: Connection) => T, signal?: AbortSignal): Promise<T> {
-    this.access.write();
-    return writeTransaction(
-      this.entry,
-      () => this.connection("writer"),
-      fn,
-      this.config.store.busyTimeoutMs,
-      signal,
-    );
-  }
-
   /** True from the moment close() is called. */
   get isClosed(): boolean {
     return this.closing !== undefined;
@@ -374,28 +343,8 @@ export class SqliteStore implements Store {
   } {
     return {
       uses: (role) => this.entry.connection(role)?.uses ?? 0,
-      connection: (role) => this.connection(role),
+      connection: (role) => this.access.connection(role),
     };
-  }
-
-  private connection(role: ConnectionRole): Connection {
-    this.assertOpen();
-    const conn = this.entry.connection(role);
-    if (!conn && !this.entry.hasSlot(role)) {
-      throw new HearthError("HEARTH_INTERNAL", `internal: no ${role} connection for ${this.path}`);
-    }
-    if (!conn) {
-      // A reopen() failed part-way: the files this store used are gone and no new ones were attached.
-      throw new HearthError(
-        "HEARTH_GENERATION_CHANGED",
-        `the store of ${this.path} is detached from its files: the last reopen() failed`,
-        {
-          resource: this.path,
-          hint: "call store.reopen() again once the files are back, or close it and open a new store",
-        },
-      );
-    }
-    return conn;
   }
 
   private assertOpen(): void {
