@@ -92,7 +92,7 @@ export function detachZodTypes(dist, out, files) {
     for (const [start, end, replacement] of edits.sort((a, b) => b[0] - a[0]))
       text = text.slice(0, start) + replacement + text.slice(end);
     const left = names.filter((n) => new RegExp(`\\b${n}\\.`).test(text));
-    if (/(from |import\()\s*["']zod["']/.test(text) || left.length > 0)
+    if (/(from |import\()\s*["']zod["'/]/.test(text) || left.length > 0)
       throw new Error(`${file}: zod's types are still referenced after the rewrite`);
     writeFileSync(join(out, "dist", file), text);
   }

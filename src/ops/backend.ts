@@ -7,7 +7,7 @@
  * for a PostgreSQL profile.
  */
 import { loadConfigLazily } from "../config/load-lazily.js";
-import { resolveLocation } from "../config/paths.js";
+import { databasePath, resolveLocation } from "../config/paths.js";
 import type { OnProgress } from "../store/progress.js";
 import type { BackupResult } from "./backup.js";
 import type { DoctorReport } from "./doctor.js";
@@ -43,14 +43,22 @@ export async function maintenanceTarget(
     : { backend: "postgres", home, profile, keep, url };
 }
 
-/** The read-only diagnosis of the profile's store (M1), on its backend. */
-export async function diagnose(target: MaintenanceTarget): Promise<DoctorReport | PgDoctorReport> {
-  if (target.backend === "postgres") {
+/**
+ * The read-only diagnosis of the profile's store (M1), on its backend. A
+ * configuration that cannot be read names no backend: SQLite's doctor then
+ * runs, and reports the configuration as a finding instead of failing.
+ */
+export async function diagnose(location: {
+  home?: string | undefined;
+  profile?: string | undefined;
+}): Promise<DoctorReport | PgDoctorReport> {
+  const target = await maintenanceTarget(location).catch(() => undefined);
+  if (target?.backend === "postgres") {
     const { runPgDoctor } = await import("./pg/doctor.js");
     return runPgDoctor(target);
   }
   const { runDoctor } = await import("./doctor.js");
-  return runDoctor({ home: target.home, profile: target.profile });
+  return runDoctor(target ?? location);
 }
 
 /** A verified online backup of the profile's store, on its backend, with its retention. */
@@ -81,7 +89,6 @@ async function targetLabel(target: MaintenanceTarget): Promise<string> {
     const { maskUrl } = await import("../store/pg/pool.js");
     return `the PostgreSQL database ${maskUrl(target.url)}`;
   }
-  const { databasePath } = await import("../config/paths.js");
   return `the ${target.profile} store (${databasePath(target.home, target.profile)})`;
 }
 
@@ -89,10 +96,11 @@ async function targetLabel(target: MaintenanceTarget): Promise<string> {
  * Replace the profile's store with a backup, on its backend: a SQLite file
  * (offline, or `window`: the long-lived processes parked around it), or a
  * PostgreSQL database from a pg_dump (`force`: replace one that holds tables,
- * dumped to backups/forensic/ first). An option the backend has no meaning
- * for is a usage error, and nothing changes. `confirm` is asked, with what
- * would be replaced, after the options are checked and before anything
- * else; it throws to refuse.
+ * dumped to backups/forensic/ first). `window` on PostgreSQL is a usage
+ * error, and nothing changes; `force` means nothing to a SQLite restore and
+ * is ignored there, as it always was. `confirm` is asked, with what would be
+ * replaced, after the options are checked and before anything else; it
+ * throws to refuse.
  */
 export async function restoreStore(
   target: MaintenanceTarget,
@@ -106,16 +114,15 @@ export async function restoreStore(
   },
 ): Promise<(RestoreResult & { window?: WindowReport }) | PgRestoreResult> {
   const { from, dryRun = false, onProgress } = options;
+  if (target.backend === "postgres" && options.window)
+    throw new TypeError(
+      "--window parks the processes of a SQLite store; on PostgreSQL stop the hearth processes that use the database, then restore",
+    );
+  await options.confirm?.(await targetLabel(target));
   if (target.backend === "postgres") {
-    if (options.window)
-      throw new TypeError(
-        "--window parks the processes of a SQLite store; on PostgreSQL stop the hearth processes that use the database, then restore",
-      );
-    await options.confirm?.(await targetLabel(target));
     const { restorePg } = await import("./pg/restore.js");
     return restorePg({ ...target, from, dryRun, force: options.force === true, onProgress });
   }
-  await options.confirm?.(await targetLabel(target));
   const { restore } = await import("./restore.js");
   const run = async (window?: WindowReport) => ({
     ...(await restore({ home: target.home, profile: target.profile, from, dryRun, onProgress })),

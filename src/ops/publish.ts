@@ -3,8 +3,10 @@
  * a staging name outside the backup pattern (`.staging-<profile>-<pid>-<ms>.tmp`,
  * so a half-written copy is never listed as a backup), made 0600, renamed
  * to its final name in one step and the directory fsync'd. A failure
- * removes the staging file; retention then keeps the newest copies. One
- * rule for SQLite backups, pg_dump backups and forensic dumps.
+ * removes the staging file; retention then keeps the newest copies. SQLite
+ * backups, pg_dump backups and the dump before a PostgreSQL restore follow
+ * it (the SQLite forensic copy of ops/forensic.ts, a folder with a manifest,
+ * stages its own way).
  */
 import {
   chmodSync,
@@ -20,7 +22,7 @@ import { join } from "node:path";
 import { type FailpointName, failpoint } from "../failpoints.js";
 
 /** The staging name of a copy this process is writing into `dir` for `profile`. */
-export function stagingPath(dir: string, profile: string): string {
+function stagingPath(dir: string, profile: string): string {
   return join(dir, `.staging-${profile}-${process.pid}-${Date.now()}.tmp`);
 }
 
@@ -66,7 +68,7 @@ export async function keepNewest(
 }
 
 /** fsync on the thread pool: a directory's fsync can wait on the disk for tens of milliseconds. */
-export async function fsyncAsync(path: string): Promise<void> {
+async function fsyncAsync(path: string): Promise<void> {
   const handle = await open(path, "r");
   try {
     await handle.sync();

@@ -25,10 +25,10 @@ const STATE_WHERE: Readonly<Record<SessionState, readonly string[]>> = {
 export const SESSION_STATES = Object.keys(STATE_WHERE) as readonly SessionState[];
 
 /** The most children one call lists by default. */
-export const CHILDREN_PAGE = 50;
+const CHILDREN_PAGE = 50;
 
 /** The most platforms (sources) a filter menu lists. */
-export const MAX_PLATFORMS = 200;
+const MAX_PLATFORMS = 200;
 
 export interface BrowseOptions {
   limit: number;

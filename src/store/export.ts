@@ -18,7 +18,7 @@ export interface ExportOptions {
 }
 
 /** About how many messages one step writes (and at most how many one read returns). */
-export const EXPORT_PAGE = 500;
+const EXPORT_PAGE = 500;
 
 /** Where an export stands between two steps: plain data, so a reader thread can carry it. */
 export interface ExportCursor {
@@ -142,7 +142,7 @@ async function nextSession(
   return sql.sessionAfter(at.afterSession);
 }
 
-export function markdownHeader(session: Session): string {
+function markdownHeader(session: Session): string {
   const lines = [
     `# ${session.title ?? `Session ${session.id}`}`,
     "",
@@ -156,7 +156,7 @@ export function markdownHeader(session: Session): string {
   return `${lines.join("\n")}\n\n`;
 }
 
-export function markdownMessage(message: Message): string {
+function markdownMessage(message: Message): string {
   const parts: string[] = [];
   if (typeof message.content === "string") {
     if (message.content !== "") parts.push(message.content);

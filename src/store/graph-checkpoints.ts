@@ -74,7 +74,7 @@ export interface GraphListQuery {
 }
 
 /** The largest page list() returns. */
-export const MAX_GRAPH_PAGE = 1000;
+const MAX_GRAPH_PAGE = 1000;
 
 /**
  * What blobRefs() asks while it decides, inside put's transaction: the
@@ -206,7 +206,6 @@ export function* blobRefs(
   return refs;
 }
 
-/** A pending write's values in graph_writes' column order (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path). */
 /**
  * A checkpoint row's values in column order (thread_id, checkpoint_ns,
  * checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata,
@@ -230,6 +229,7 @@ export function graphCheckpointRow(
   ];
 }
 
+/** A pending write's values in graph_writes' column order (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path). */
 export function graphWriteRow(
   { key, taskId, taskPath }: GraphWriteBatch,
   w: GraphWriteBatch["writes"][number],

@@ -17,7 +17,7 @@ export interface HandoffChange {
 }
 
 /** Every allowed transition: a waiter may fail only a pending row; only a row's owner completes, fails or heartbeats it. */
-export const HANDOFF_TRANSITIONS = {
+const HANDOFF_TRANSITIONS = {
   request: (platform: string): HandoffChange => ({
     from: [null, "completed", "failed"],
     to: "pending",
@@ -64,7 +64,7 @@ export interface HandoffsSql {
 }
 
 /** Sessions list() returns when no limit is given. */
-export const DEFAULT_HANDOFF_PAGE = 100;
+const DEFAULT_HANDOFF_PAGE = 100;
 
 /**
  * The UPDATE of a change, for any engine: `param` adds a value and returns
@@ -91,7 +91,7 @@ export function handoffUpdate(
 }
 
 /** A running row is an orphan candidate when it has no owner or its owner is not one of `liveOwners`. */
-export function orphanCandidate(liveOwners: readonly string[]): (owner: string | null) => boolean {
+function orphanCandidate(liveOwners: readonly string[]): (owner: string | null) => boolean {
   return (owner) => owner === null || !liveOwners.includes(owner);
 }
 

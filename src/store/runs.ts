@@ -1,9 +1,9 @@
 /**
  * The record of scheduled job runs (M4), backend-neutral: the run and
- * health shapes, the row conversions, and the rules (which earlier run
+ * health shapes and the rules (which earlier run
  * blocks a new one, which running rows are orphans and what their note
  * says, defaults and limits). The statements are sqlite/runs.ts and
- * pg/runs.ts (RunsSql).
+ * pg/runs.ts (RunsSql); the rows they read and write, run-rows.ts.
  */
 import { type Row, toJobHealth, toRun } from "./run-rows.js";
 
@@ -153,7 +153,7 @@ export interface RunsSql {
 }
 
 /** Runs list() returns when no limit is given. */
-export const DEFAULT_RUNS_PAGE = 50;
+const DEFAULT_RUNS_PAGE = 50;
 
 /**
  * The record of scheduled job runs (M4): a run is written `running` before
@@ -262,7 +262,7 @@ export class Runs {
 }
 
 /** The process that proves a run alive: its worker, or its launcher before it has one. */
-export function processOf(row: Row): RunProcess | undefined {
+function processOf(row: Row): RunProcess | undefined {
   if (row.boot_id === null) return undefined;
   if (row.worker_pid !== null && row.worker_start_ticks !== null)
     return { pid: row.worker_pid, startTicks: row.worker_start_ticks, bootId: row.boot_id };
@@ -272,7 +272,7 @@ export function processOf(row: Row): RunProcess | undefined {
 }
 
 /** The first of `active` (newest first) whose process may still be alive: it blocks a new run. */
-export function blockingRun(
+function blockingRun(
   active: readonly Row[],
   mayBeAlive: (p: RunProcess) => boolean,
 ): Row | undefined {

@@ -12,7 +12,7 @@ import type { SearchHit, SearchOptions } from "./types.js";
 export const RANK_WINDOW = 5000;
 
 /** The most hits one search returns. */
-export const MAX_SEARCH_LIMIT = 500;
+const MAX_SEARCH_LIMIT = 500;
 
 /** One term of a search: a word, or a phrase (its words in that order, from balanced double quotes). */
 export interface SearchTerm {

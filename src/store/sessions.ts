@@ -25,8 +25,6 @@ import {
 import { type ParamStyle, SqlParams } from "./sql.js";
 import type { ListSessionsOptions, NewSession, Page, Session, TitleSource } from "./types.js";
 
-export { sessionNotFound } from "./session-create.js";
-
 const MAX_PAGE = 500;
 
 /** A session's flag columns. */

@@ -30,7 +30,7 @@ export interface HealthDay {
 const DAY = 86_400_000;
 
 /** The most samples one samples() call returns by default. */
-export const SAMPLES_PAGE = 20_000;
+const SAMPLES_PAGE = 20_000;
 
 /** The most samples days() reads. */
 const DAYS_SAMPLES = 100_000;

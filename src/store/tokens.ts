@@ -60,7 +60,6 @@ export interface MintedPair {
   rows: { hash: string; kind: "access" | "refresh"; expiresAt: number }[];
 }
 
-/** What a backend does for Tokens: each call one transaction (or one read), deciding by the rules below. */
 /** A family and its pairing code as TokensSql.createPairing inserts them. */
 export interface NewPairing {
   id: string;
@@ -70,6 +69,7 @@ export interface NewPairing {
   expiresAt: number;
 }
 
+/** What a backend does for Tokens: each call one transaction (or one read), deciding by the rules below. */
 export interface TokensSql {
   /** The clock the backend stamps rows with. */
   now(): number;

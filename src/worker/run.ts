@@ -55,12 +55,11 @@ export async function runWorkerJob(kind: JobKind, o: WorkerOptions): Promise<Wor
   setProcessKind("worker");
   await waitForGo();
   if (kind === "doctor" || kind === "backup") {
-    const target = await maintenanceTarget(o);
     if (kind === "backup") {
-      const report = await backupStore(target);
+      const report = await backupStore(await maintenanceTarget(o));
       return { kind, summary: `backup: ${report.path} (${report.bytes} bytes)`, report };
     }
-    const report = await diagnose(target);
+    const report = await diagnose(o);
     const bad = report.findings.filter((f) => f.severity === "warning" || f.severity === "error");
     return {
       kind,

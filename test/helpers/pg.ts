@@ -6,10 +6,9 @@
  * HEARTH_TEST_PG=skip to leave the PostgreSQL tests out on purpose.
  */
 import { randomBytes } from "node:crypto";
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
 import pg from "pg";
 import { afterAll } from "vitest";
+import { findTool } from "../../src/ops/pg/tools.js";
 import { DEFAULT_PG_URL } from "./pg-url.js";
 
 export const PG_ADMIN_URL = process.env.HEARTH_TEST_PG_URL ?? DEFAULT_PG_URL;
@@ -22,25 +21,25 @@ export const pgEnabled = process.env.HEARTH_TEST_PG !== "skip";
  * PostgreSQL backups run them, and no npm package ships them (the embedded
  * server is the server alone). The tests that back up a PostgreSQL store run
  * where they are (CI installs Debian's postgresql-client) and are skipped,
- * saying so, where they are not.
+ * saying so, where they are not;
+ * HEARTH_TEST_PG_TOOLS=require (.ci/run sets it) makes their absence a failure.
  */
-export const pgToolsFound = ["pg_dump", "pg_restore"].every((tool) =>
-  (process.env.PATH ?? "")
-    .split(delimiter)
-    .some((dir) => dir !== "" && isExecutable(join(dir, tool))),
-);
-if (pgEnabled && !pgToolsFound)
-  console.warn(
-    "pg_dump/pg_restore are not on PATH: the PostgreSQL backup tests are skipped (apt-get install postgresql-client)",
-  );
-
-function isExecutable(path: string): boolean {
+export const pgToolsFound = ["pg_dump", "pg_restore"].every((tool) => {
   try {
-    accessSync(path, constants.X_OK);
+    findTool(tool as "pg_dump" | "pg_restore"); // hearth's own lookup
     return true;
   } catch {
     return false;
   }
+});
+if (pgEnabled && !pgToolsFound) {
+  if (process.env.HEARTH_TEST_PG_TOOLS === "require")
+    throw new Error(
+      "pg_dump/pg_restore are not on PATH and HEARTH_TEST_PG_TOOLS=require: install postgresql-client",
+    );
+  console.warn(
+    "pg_dump/pg_restore are not on PATH: the PostgreSQL backup tests are skipped (apt-get install postgresql-client)",
+  );
 }
 
 const created: string[] = [];

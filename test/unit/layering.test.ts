@@ -64,6 +64,7 @@ describe("layering (docs/architecture.md)", () => {
       target: "store/sqlite/open.ts",
       typeOnly: false,
     });
+    expect(all).toContainEqual({ file: "store/pg/pool.ts", target: "pg", typeOnly: false });
   });
 
   it("better-sqlite3 is imported only by the SQLite backend", () => {

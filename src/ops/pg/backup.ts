@@ -8,7 +8,7 @@
  * made 0600, renamed to `<profile>-<UTC stamp>.pgdump` and the directory
  * fsync'd; then only the newest `backup.keep` dumps of the profile are kept.
  */
-import { statSync } from "node:fs";
+import { chmodSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { backupsDir } from "../../config/paths.js";
 import { HearthError } from "../../errors.js";
@@ -69,6 +69,7 @@ export async function backupPg(options: {
         options.url,
         `back up ${maskUrl(options.url)}`,
       );
+      chmodSync(staging, 0o600); // before the verify reads it, as publishStaged does after
       progress.start("verify");
       const count = await verifyDump(pgRestore, staging, env, options.url);
       progress.start("publish");

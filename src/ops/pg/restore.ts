@@ -9,7 +9,7 @@
  * transaction: the database ends as the dump or as it was. The result is
  * read back: schema version and per-table row counts.
  */
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../config/load.js";
 import { HearthError } from "../../errors.js";
@@ -20,7 +20,7 @@ import { PG_TABLES } from "../../store/pg/schema.js";
 import type { OnProgress } from "../../store/progress.js";
 import { forensicRoot } from "../forensic.js";
 import { phases } from "../phases.js";
-import { publishStaged } from "../publish.js";
+import { keepNewest, publishStaged, removeDeadStaging } from "../publish.js";
 import { dumpArgs, verifyDump } from "./backup.js";
 import { connection, findTool, runTool } from "./tools.js";
 
@@ -152,6 +152,10 @@ async function userTables(pool: PgPool, url: string): Promise<string[]> {
   }
 }
 
+/** `<profile>-<ISO stamp with - for : and .>.replaced.pgdump`, the stamp's length fixed. */
+const FORENSIC_NAME = /-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.replaced\.pgdump$/;
+const FORENSIC_SUFFIX_LENGTH = "-2026-01-01T00-00-00-000Z.replaced.pgdump".length;
+
 /** The database as it is, dumped to backups/forensic/<profile>-<stamp>.replaced.pgdump (newest backup.forensicKeep kept). */
 async function forensicDump(home: string, profile: string, url: string): Promise<string> {
   const dir = forensicRoot(home);
@@ -159,6 +163,7 @@ async function forensicDump(home: string, profile: string, url: string): Promise
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const final = join(dir, `${profile}-${stamp}.replaced.pgdump`);
   const { dbname, env } = connection(url, "restore");
+  removeDeadStaging(dir, profile);
   await publishStaged(dir, profile, final, (staging) =>
     runTool(
       findTool("pg_dump"),
@@ -169,10 +174,15 @@ async function forensicDump(home: string, profile: string, url: string): Promise
     ),
   );
   const keep = loadConfig({ home }).backup.forensicKeep;
+  // This profile's dumps only: a profile "prod" must not count "prod-eu"'s.
   const mine = readdirSync(dir)
-    .filter((n) => n.startsWith(`${profile}-`) && n.endsWith(".replaced.pgdump"))
+    .filter((n) => FORENSIC_NAME.test(n) && n.slice(0, -FORENSIC_SUFFIX_LENGTH) === profile)
     .sort()
     .reverse();
-  for (const old of mine.slice(keep)) rmSync(join(dir, old), { force: true });
+  await keepNewest(
+    dir,
+    mine.map((n) => join(dir, n)),
+    keep,
+  );
   return final;
 }

@@ -3,6 +3,9 @@ import type { FinishValues, NewRun, RecordValues, RunsSql } from "../runs.js";
 import { int, num, refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
 
+const MARK_UNKNOWN =
+  "UPDATE job_runs SET outcome = 'unknown', note = $1 WHERE id = $2 AND outcome = 'running'";
+
 const RUN_BIGINTS = [
   "id",
   "scheduled_at",
@@ -111,10 +114,7 @@ export class PgRuns implements RunsSql {
         );
         const orphans = judge.fn(rows.map(runRow));
         for (const r of orphans) {
-          await client.query(
-            "UPDATE job_runs SET outcome = 'unknown', note = $1 WHERE id = $2 AND outcome = 'running'",
-            [note(r), r.id],
-          );
+          await client.query(MARK_UNKNOWN, [note(r), r.id]);
         }
         return orphans;
       }),
@@ -123,11 +123,7 @@ export class PgRuns implements RunsSql {
 
   async abandon(id: number, note: string): Promise<void> {
     refuseNul("note", note);
-    await this.db.query(
-      "abandon a job run",
-      "UPDATE job_runs SET outcome = 'unknown', note = $1 WHERE id = $2 AND outcome = 'running'",
-      [note, id],
-    );
+    await this.db.query("abandon a job run", MARK_UNKNOWN, [note, id]);
   }
 
   async lastScheduled(job: string, profile: string): Promise<number | null> {

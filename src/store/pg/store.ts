@@ -120,11 +120,8 @@ export class PgStore implements Store {
   /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
   close(): Promise<void> {
     this.closing ??= this.db.stop().then(async () => {
-      // Modules holding connections of their own (handoffs' owner presence) let go first.
-      for (const module of [this.pgHandoffs, this.tokens, this.runs, this.stats] as unknown[]) {
-        const close = (module as { close?: () => Promise<void> }).close;
-        if (typeof close === "function") await close.call(module);
-      }
+      // Handoffs hold connections of their own (the owners' presence): they let go first.
+      await this.pgHandoffs.close();
       await this.db.pool.end();
     });
     return this.closing;

@@ -1,5 +1,6 @@
 import { HearthError } from "../../errors.js";
-import type { Connection, ConnectionRole } from "./connection.js";
+import type { ConnectionRole } from "../types.js";
+import type { Connection } from "./connection.js";
 import type { DatabaseEntry } from "./registry.js";
 import { writeTransaction } from "./write-path.js";
 

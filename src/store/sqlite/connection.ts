@@ -16,8 +16,6 @@ const GUARD_LEAN_MAX_MS = 1;
 
 import type { ConnectionRole } from "../types.js";
 
-export type { ConnectionRole };
-
 export type SynchronousLevel = "off" | "normal" | "full" | "extra";
 
 /**

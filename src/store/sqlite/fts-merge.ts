@@ -37,8 +37,6 @@ export type Prepare = (sql: string) => { get(): unknown; run(...params: unknown[
 
 import type { SearchMergeStats } from "../types.js";
 
-export type { SearchMergeStats };
-
 /** The merge work a database's writers owe (one per database in a process), and what was merged. */
 export class MergeDebt {
   private pages = 0;

@@ -15,7 +15,8 @@ import {
 import { backupFlagRaised } from "../../process/backup-flag.js";
 import { processKind } from "../../process/kind.js";
 import type { Logger } from "../logger.js";
-import type { Connection, ConnectionRole } from "./connection.js";
+import type { ConnectionRole } from "../types.js";
+import type { Connection } from "./connection.js";
 import { applyJournalMode, assertWalAllowed } from "./durability.js";
 import { migrate, schemaTooNew, userVersion } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations.js";

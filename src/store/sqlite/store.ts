@@ -7,14 +7,19 @@ import { claimStructural, type StructuralOptions } from "../../process/structura
 import { type Store, type StoreLocation, type StoreParts, storeClosed } from "../api.js";
 import { codedErrors, codedGenerator, codeError, type Door } from "../coded-errors.js";
 import { type ExportOptions, exportSessions } from "../export.js";
-import type { Messages } from "../messages.js";
 import type { OnProgress } from "../progress.js";
 import { searchMessages } from "../search.js";
 import { storeParts } from "../store-parts.js";
-import type { DurabilityReport, SearchHit, SearchOptions, StoreCounts } from "../types.js";
+import type {
+  ConnectionRole,
+  DurabilityReport,
+  SearchHit,
+  SearchOptions,
+  StoreCounts,
+} from "../types.js";
 import { type StoreAccess, storeAccess } from "./access.js";
 import { SqliteBrowse } from "./browse.js";
-import type { Connection, ConnectionRole } from "./connection.js";
+import type { Connection } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
 import { SqliteGraphCheckpoints } from "./graph-checkpoints.js";
 import { SqliteHandoffs } from "./handoffs.js";
@@ -24,7 +29,7 @@ import { SqliteJsonTail } from "./json-tail.js";
 import { SqliteMessages } from "./messages.js";
 import { SqliteMeta } from "./meta.js";
 import { copyOnline } from "./online-backup.js";
-import { type Offload, offload, offloadLargeLoads } from "./reader-pool/offload.js";
+import { type Offload, OffloadedMessages, offload } from "./reader-pool/offload.js";
 import type { DatabaseEntry } from "./registry.js";
 import { SqliteRuns } from "./runs.js";
 import { SqliteSessions } from "./sessions.js";
@@ -107,7 +112,7 @@ export class SqliteStore implements Store {
     const parts = storeParts(
       {
         sessions: new SqliteSessions(this.access),
-        messages: new SqliteMessages(this.access),
+        messages: pool ? new OffloadedMessages(this.access, pool) : new SqliteMessages(this.access),
         meta: new SqliteMeta(this.access),
         handoffs: new SqliteHandoffs(this.access),
         tokens: new SqliteTokens(this.access),
@@ -117,13 +122,8 @@ export class SqliteStore implements Store {
         graphCheckpoints: new SqliteGraphCheckpoints(this.access),
         jsonTail: new SqliteJsonTail(this.access),
       },
-      // Whole-transcript loads go to the reader threads; every call passes the door.
-      (name, part) =>
-        codedErrors(
-          name === "messages" ? (offloadLargeLoads(part as Messages, pool) as typeof part) : part,
-          this.path,
-          this.door,
-        ),
+      // Every call passes the door; every error is coded.
+      (_, part) => codedErrors(part, this.path, this.door),
     );
     Object.assign(this, parts);
   }

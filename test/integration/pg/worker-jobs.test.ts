@@ -17,6 +17,16 @@ function result(stdout: string): Record<string, unknown> {
 }
 
 describe.skipIf(!pgEnabled)("scheduled jobs on a PostgreSQL profile", () => {
+  it("backup without pg_dump on PATH is PostgreSQL's refusal (HEARTH_PG_TOOL_MISSING), not the SQLite op's", async () => {
+    const home = pgHome(await filledDatabase());
+    const run = await runCli(["--json", "worker", "run", "backup"], {
+      home,
+      env: { ...cliEnv, PATH: "/nonexistent" },
+    });
+    expect(run.code).not.toBe(0);
+    expect((result(run.stdout).error as { code: string }).code).toBe("HEARTH_PG_TOOL_MISSING");
+  });
+
   it.skipIf(!pgToolsFound)(
     "backup writes a verified pg_dump into the home's backups and exits 0",
     async () => {

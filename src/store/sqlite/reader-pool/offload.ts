@@ -4,13 +4,13 @@ import {
   type ExportStep,
   exportStep,
 } from "../../export.js";
-import type { LoadOptions } from "../../message-input.js";
-import type { Messages } from "../../messages.js";
+import type { LoadWindow } from "../../message-input.js";
 import type { SearchSql } from "../../search.js";
 import type { JsonParts } from "../../transcript-json.js";
 import type { Message } from "../../types.js";
 import type { Access } from "../access.js";
 import { SqliteExport } from "../export.js";
+import { SqliteMessages } from "../messages.js";
 import { searchHits } from "../search.js";
 import type { ReaderPool } from "./pool.js";
 
@@ -36,27 +36,39 @@ export function offload(access: Access, pool: ReaderPool | undefined): Offload {
   };
 }
 
-const small = (options: LoadOptions): boolean =>
-  options.limit !== undefined && options.limit <= LARGE_LOAD;
+const small = (window: LoadWindow): boolean =>
+  window.limit !== undefined && window.limit <= LARGE_LOAD;
 
 /**
- * Send `messages.load`, `loadJson` and `loadJsonParts` of large windows to the reader
- * threads; small ones stay (a thread round trip costs more than 1,000 rows).
+ * SQLite's message statements with the large window reads (`load`,
+ * `loadJson`, `loadJsonParts` of more than LARGE_LOAD rows or a whole
+ * transcript) on the reader threads; small ones stay (a thread round trip
+ * costs more than 1,000 rows). The neutral Messages has checked the
+ * arguments already: the threads get the validated window.
  */
-export function offloadLargeLoads(messages: Messages, pool: ReaderPool | undefined): Messages {
-  if (!pool) return messages;
-  const load = messages.load.bind(messages);
-  const loadJson = messages.loadJson.bind(messages);
-  const loadJsonParts = messages.loadJsonParts.bind(messages);
-  messages.load = (sessionId: string, options: LoadOptions = {}): Promise<Message[]> =>
-    small(options) ? load(sessionId, options) : pool.run("messages.load", [sessionId, options]);
-  messages.loadJson = (sessionId: string, options: LoadOptions = {}): Promise<Uint8Array> =>
-    small(options)
-      ? loadJson(sessionId, options)
-      : pool.run("messages.loadJson", [sessionId, options]);
-  messages.loadJsonParts = (sessionId: string, options: LoadOptions = {}): Promise<JsonParts> =>
-    small(options)
-      ? loadJsonParts(sessionId, options)
-      : pool.stream("messages.loadJsonParts", [sessionId, options]);
-  return messages;
+export class OffloadedMessages extends SqliteMessages {
+  constructor(
+    access: Access,
+    private readonly pool: ReaderPool,
+  ) {
+    super(access);
+  }
+
+  override load(sessionId: string, window: LoadWindow): Promise<Message[]> {
+    return small(window)
+      ? super.load(sessionId, window)
+      : this.pool.run("messages.load", [sessionId, window]);
+  }
+
+  override loadJson(sessionId: string, window: LoadWindow): Promise<Uint8Array> {
+    return small(window)
+      ? super.loadJson(sessionId, window)
+      : this.pool.run("messages.loadJson", [sessionId, window]);
+  }
+
+  override loadJsonParts(sessionId: string, window: LoadWindow): Promise<JsonParts> {
+    return small(window)
+      ? super.loadJsonParts(sessionId, window)
+      : this.pool.stream("messages.loadJsonParts", [sessionId, window]);
+  }
 }

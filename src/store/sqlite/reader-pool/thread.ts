@@ -14,8 +14,6 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { HearthConfig } from "../../../config/schema.js";
 import { fromSqliteError, HearthError, isSqliteError } from "../../../errors.js";
 import { exportStep } from "../../export.js";
-import { loadWindow } from "../../message-input.js";
-import { Messages } from "../../messages.js";
 import { JSON_PART_CHARS, jsonTextParts } from "../../transcript-json.js";
 import type { Access } from "../access.js";
 import { Connection } from "../connection.js";
@@ -86,21 +84,16 @@ function access(key: string): Access {
 
 const ops: Record<ReaderOp, (a: Access, args: unknown[]) => Promise<unknown> | unknown> = {
   search: (a, [query]) => searchHits(a, query as never),
-  "messages.load": (a, [id, options]) =>
-    new Messages(new SqliteMessages(a)).load(id as string, options as never),
-  "messages.loadJson": (a, [id, options]) =>
-    new Messages(new SqliteMessages(a)).loadJson(id as string, options as never),
+  "messages.load": (a, [id, window]) => new SqliteMessages(a).load(id as string, window as never),
+  "messages.loadJson": (a, [id, window]) =>
+    new SqliteMessages(a).loadJson(id as string, window as never),
   "export.step": (a, [options, cursor]) =>
     exportStep(new SqliteExport(a), options as never, cursor as never),
 };
 
 const streamOps: Record<StreamOp, (a: Access, args: unknown[]) => Generator<string, void>> = {
-  "messages.loadJsonParts": (a, [id, options]) =>
-    jsonTextParts(
-      id as string,
-      readWindowJson(a, id as string, loadWindow((options ?? {}) as never)),
-      JSON_PART_CHARS,
-    ),
+  "messages.loadJsonParts": (a, [id, window]) =>
+    jsonTextParts(id as string, readWindowJson(a, id as string, window as never), JSON_PART_CHARS),
 };
 
 /** Open byte streams (their rows read, their parts built on `pull`), by job id. */
