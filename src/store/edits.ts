@@ -158,7 +158,7 @@ export function popped(message: Message): Message {
   return { ...message, active: false, archivedReason: "rewind" as const };
 }
 
-export function requestHash(afterOrdinal: number, prepared: readonly PreparedMessage[]): string {
+function requestHash(afterOrdinal: number, prepared: readonly PreparedMessage[]): string {
   const shape = prepared.map((m) => [
     m.role,
     m.contentType,

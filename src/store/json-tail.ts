@@ -1,3 +1,4 @@
+import { requireString } from "./args.js";
 import { MAX_LOAD } from "./message-input.js";
 
 /** What a backend does for JsonTail: one read of the window's content column. */
@@ -27,7 +28,7 @@ export class JsonTail {
    * that window has text content (use messages.load for those).
    */
   async read(sessionId: string, limit?: number): Promise<unknown[] | undefined> {
-    if (typeof sessionId !== "string") throw new TypeError("sessionId must be a string");
+    requireString(sessionId, "sessionId");
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOAD)) {
       throw new RangeError(`limit must be an integer from 1 to ${MAX_LOAD}, got ${limit}`);
     }

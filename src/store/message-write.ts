@@ -100,11 +100,7 @@ export function sameContent(row: MessageRow, m: PreparedMessage): boolean {
   );
 }
 
-export function clientIdReused(
-  sessionId: string,
-  clientId: string,
-  existing: MessageRow,
-): HearthError {
+function clientIdReused(sessionId: string, clientId: string, existing: MessageRow): HearthError {
   return new HearthError(
     "HEARTH_IDEMPOTENCY_CONFLICT",
     `clientId ${JSON.stringify(clientId)} is already used in session ${sessionId} by message ${existing.id} (ordinal ${existing.ordinal}) with different content`,

@@ -119,6 +119,7 @@ export class Messages {
    * only after the single COMMIT.
    */
   async appendMany(items: readonly AppendItem[]): Promise<AppendResult[]> {
+    if (!Array.isArray(items)) throw new TypeError("items must be an array");
     const now = this.now();
     // Filled as items are tried; an Error is built only for one never tried
     // (an Error per item, with its stack, was a measurable share of a turn).
