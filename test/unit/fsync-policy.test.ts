@@ -77,4 +77,11 @@ describe("FsyncPolicy: where a commit's fsync runs", () => {
     await sleep(60);
     expect(policy.offLoop()).toBe(false);
   });
+  it("names a running backup before a slow disk when both hold", () => {
+    const policy = new FsyncPolicy(options);
+    policy.watchBackups(() => true);
+    policy.synced(options.slowMs);
+    expect(policy.offLoop()).toBe(true);
+    expect(policy.last).toBe("backup");
+  });
 });

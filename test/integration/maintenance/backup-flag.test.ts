@@ -68,7 +68,12 @@ describe("the backup flag", () => {
     lower();
     await sleep(120);
     await store.messages.append(s.id, { role: "user", content: "after" });
-    expect((await store.durability()).offLoop.lastFsync).toEqual({ on: "loop", reason: null });
+    // Off the loop again only for a reason of this machine's own (a slow
+    // fsync or a busy loop on a shared host), never for the lowered flag.
+    const after = (await store.durability()).offLoop.lastFsync;
+    expect(after?.reason).not.toBe("backup");
+    if (after?.on === "pool") expect(["slow-disk", "busy-loop"]).toContain(after.reason);
+    else expect(after).toEqual({ on: "loop", reason: null });
     await store.close();
   });
 });

@@ -64,12 +64,14 @@ export class FsyncPolicy {
   /** Whether the commit about to run leaves its fsync to the pool. */
   offLoop(now = performance.now()): boolean {
     if (now - this.windowStart >= this.options.windowMs) this.closeWindow(now);
-    this.last = this.busy
-      ? "busy-loop"
-      : now < this.slowUntil
-        ? "slow-disk"
-        : this.backup
-          ? "backup"
+    // A running backup is named first: it is a cause the operator can see
+    // (the flag), and slow fsyncs and a busy loop are what it brings.
+    this.last = this.backup
+      ? "backup"
+      : this.busy
+        ? "busy-loop"
+        : now < this.slowUntil
+          ? "slow-disk"
           : null;
     return this.last !== null;
   }
