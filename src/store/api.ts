@@ -10,6 +10,7 @@
  */
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
+import type { Audit } from "./audit.js";
 import type { Browse } from "./browse.js";
 import type { ExportOptions } from "./export.js";
 import type { GraphCheckpoints } from "./graph-checkpoints.js";
@@ -69,6 +70,8 @@ export interface StoreParts {
   readonly graphCheckpoints: GraphCheckpoints;
   /** The JSON contents of a session's last messages in one read (used by hearth/openai-agents). */
   readonly jsonTail: JsonTail;
+  /** The audit trail of destructive and exporting acts (docs/security.md#audit-trail). */
+  readonly audit: Audit;
 }
 
 /** One profile's state store. Obtain it with openStore(); close it when done. */

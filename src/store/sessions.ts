@@ -7,6 +7,7 @@
  * both backends call them from there.
  */
 import { requireString } from "./args.js";
+import { type AuditOptions, type AuditRow, auditRow, withTargets } from "./audit.js";
 import { checkOwnerId, type JsonObject, serializeMetadata } from "./metadata.js";
 import {
   type LineageRow,
@@ -58,24 +59,35 @@ export interface SessionsSql {
   list(select: string, params: SqlParams, limit: number): Promise<Session[]>;
   /** Set the normalized title, unless titleStays() (then the session is returned as it is). */
   rename(id: string, title: string | null, source: TitleSource): Promise<Session>;
-  /** Set a flag; a title that becomes visible and is taken is HEARTH_TITLE_TAKEN. */
-  setFlag(id: string, column: SessionFlag, value: boolean): Promise<Session>;
+  /**
+   * Set a flag; a title that becomes visible and is taken is HEARTH_TITLE_TAKEN.
+   * With `audit`, that row is appended in the same transaction.
+   */
+  setFlag(id: string, column: SessionFlag, value: boolean, audit?: AuditRow): Promise<Session>;
   update(id: string, column: "metadata" | "owner_id", value: string | null): Promise<Session>;
   end(id: string, reason: string): Promise<Session>;
   resume(id: string): Promise<Session>;
-  /** Whether a session was deleted (false: there was none). */
-  delete(id: string): Promise<boolean>;
-  /** The unpinned sessions without message rows, last active at or before `cutoff`: deleted unless `dryRun`. */
-  deleteEmpty(cutoff: number, dryRun: boolean): Promise<string[]>;
+  /** Whether a session was deleted (false: there was none); `audit` is appended in the delete's transaction when it deleted. */
+  delete(id: string, audit: AuditRow): Promise<boolean>;
+  /**
+   * The unpinned sessions without message rows, last active at or before
+   * `cutoff`: deleted unless `dryRun`, with `audit` naming them appended in
+   * the same transaction when there were any.
+   */
+  deleteEmpty(cutoff: number, dryRun: boolean, audit: AuditRow): Promise<string[]>;
   /** Every session's lineage columns (`dryRun` false: the store must be able to write). */
   lineageRows(dryRun: boolean): Promise<LineageRow[]>;
-  /** Delete the lineage `ids` in one transaction if each still exists and `qualifies`; whether it did. */
-  deleteLineage(ids: string[], qualifies: (r: LineageRow) => boolean): Promise<boolean>;
+  /** Delete the lineage `ids` and append `audit`, in one transaction, if each still exists and `qualifies`; whether it did. */
+  deleteLineage(
+    ids: string[],
+    qualifies: (r: LineageRow) => boolean,
+    audit: AuditRow,
+  ): Promise<boolean>;
   /** End the open sessions last active at or before `cutoff` (reason "idle"): their ids. */
   endIdle(cutoff: number): Promise<string[]>;
   fingerprint(id: string): Promise<SessionFingerprint | undefined>;
-  /** Delete the session in one transaction if it is unchanged() against `expected`. */
-  deleteIfUnchanged(expected: SessionFingerprint): Promise<boolean>;
+  /** Delete the session and append `audit`, in one transaction, if it is unchanged() against `expected`. */
+  deleteIfUnchanged(expected: SessionFingerprint, audit: AuditRow): Promise<boolean>;
 }
 
 export class Sessions {
@@ -201,9 +213,11 @@ export class Sessions {
     return this.sql.setFlag(id, "pinned", pinned);
   }
 
-  async setArchived(id: string, archived: boolean): Promise<Session> {
+  /** Archive or unarchive; recorded in the audit trail in the same transaction. */
+  async setArchived(id: string, archived: boolean, options?: AuditOptions): Promise<Session> {
     requireString(id, "id");
-    return this.sql.setFlag(id, "archived", archived);
+    const action = archived ? "session.archive" : "session.unarchive";
+    return this.sql.setFlag(id, "archived", archived, this.audit(action, options, [id]));
   }
 
   async setHidden(id: string, hidden: boolean): Promise<Session> {
@@ -223,10 +237,13 @@ export class Sessions {
     return this.sql.resume(id);
   }
 
-  /** Delete a session and every message in it, history included. Returns false when absent. */
-  async delete(id: string): Promise<boolean> {
+  /**
+   * Delete a session and every message in it, history included. Returns
+   * false when absent. The audit trail records it in the same transaction.
+   */
+  async delete(id: string, options?: AuditOptions): Promise<boolean> {
     requireString(id, "id");
-    return this.sql.delete(id);
+    return this.sql.delete(id, this.audit("session.delete", options, [id]));
   }
 
   /**
@@ -234,8 +251,12 @@ export class Sessions {
    * EXISTS probe, so a rewound or compacted session (all history, no live
    * messages) is never empty. Pinned sessions are kept.
    */
-  async deleteEmpty(options: { olderThanMs?: number; dryRun?: boolean } = {}): Promise<string[]> {
-    return this.sql.deleteEmpty(this.sql.now() - (options.olderThanMs ?? 0), !!options.dryRun);
+  async deleteEmpty(
+    options: { olderThanMs?: number; dryRun?: boolean } & AuditOptions = {},
+  ): Promise<string[]> {
+    const olderThanMs = options.olderThanMs ?? 0;
+    const audit = this.audit("session.prune", options, [], { empty: true, olderThanMs });
+    return this.sql.deleteEmpty(this.sql.now() - olderThanMs, !!options.dryRun, audit);
   }
 
   /**
@@ -245,17 +266,18 @@ export class Sessions {
    * checked again inside the transaction (a member that resumed meanwhile
    * keeps the whole lineage).
    */
-  async prune(options: PruneOptions): Promise<PruneResult> {
+  async prune(options: PruneOptions & AuditOptions): Promise<PruneResult> {
     const qualifies = prunable(options, this.sql.now() - options.olderThanMs);
     const dryRun = options.dryRun === true;
     const result: PruneResult = { sessions: [], lineages: 0, keptLineages: 0 };
+    const audit = this.audit("session.prune", options, [], { olderThanMs: options.olderThanMs });
     for (const members of lineages(await this.sql.lineageRows(dryRun))) {
       if (!members.every(qualifies)) {
         if (members.some(qualifies)) result.keptLineages++;
         continue;
       }
       const ids = members.map((m) => m.id);
-      if (!dryRun && !(await this.sql.deleteLineage(ids, qualifies))) {
+      if (!dryRun && !(await this.sql.deleteLineage(ids, qualifies, withTargets(audit, ids)))) {
         result.keptLineages++;
         continue;
       }
@@ -276,9 +298,20 @@ export class Sessions {
     return this.sql.fingerprint(id);
   }
 
-  /** Delete the session only if it still matches `expected` (compare-and-set). */
-  async deleteIfUnchanged(expected: SessionFingerprint): Promise<boolean> {
-    return this.sql.deleteIfUnchanged(expected);
+  /** Delete the session only if it still matches `expected` (compare-and-set); audited as delete(). */
+  async deleteIfUnchanged(expected: SessionFingerprint, options?: AuditOptions): Promise<boolean> {
+    const audit = this.audit("session.delete", options, [expected.id], { ifUnchanged: true });
+    return this.sql.deleteIfUnchanged(expected, audit);
+  }
+
+  /** The audit row of an act on sessions, stamped now (the backend appends it in the act's transaction). */
+  private audit(
+    action: "session.delete" | "session.archive" | "session.unarchive" | "session.prune",
+    options: AuditOptions | undefined,
+    targets: string[],
+    detail?: JsonObject,
+  ): AuditRow {
+    return auditRow({ action, actor: options?.actor, targets, detail }, this.sql.now());
   }
 }
 

@@ -5,6 +5,7 @@
  * error policy and door).
  */
 import type { StoreParts } from "./api.js";
+import { Audit, type AuditSql } from "./audit.js";
 import { Browse, type BrowseSql } from "./browse.js";
 import { GraphCheckpoints, type GraphCheckpointsSql } from "./graph-checkpoints.js";
 import { Handoffs, type HandoffsSql } from "./handoffs.js";
@@ -28,6 +29,7 @@ export interface StoreSql {
   stats: StatsSql;
   graphCheckpoints: GraphCheckpointsSql;
   jsonTail: JsonTailSql;
+  audit: AuditSql;
 }
 
 /** What a backend does to each API object before handing it out (its error policy, its door). */
@@ -46,5 +48,6 @@ export function storeParts(sql: StoreSql, wrap: WrapPart): StoreParts {
     stats: wrap("stats", new Stats(sql.stats)),
     graphCheckpoints: wrap("graphCheckpoints", new GraphCheckpoints(sql.graphCheckpoints)),
     jsonTail: wrap("jsonTail", new JsonTail(sql.jsonTail)),
+    audit: wrap("audit", new Audit(sql.audit)),
   };
 }

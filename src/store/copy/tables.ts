@@ -40,10 +40,11 @@ export const TABLE_KEYS: Record<CopyTable, readonly string[]> = {
   graph_checkpoints: ["thread_id", "checkpoint_ns", "checkpoint_id"],
   graph_blobs: ["thread_id", "checkpoint_ns", "checkpoint_id", "channel"],
   graph_writes: ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"],
+  audit_log: ["id"],
 };
 
 /** Tables whose integer key is an identity column on PostgreSQL: its sequence moves past the copied ids. */
-export const IDENTITY_TABLES: readonly CopyTable[] = ["messages", "job_runs"];
+export const IDENTITY_TABLES: readonly CopyTable[] = ["messages", "job_runs", "audit_log"];
 
 /**
  * The target's meta row that marks a copy in progress (source fingerprint,

@@ -4,7 +4,10 @@
  * rules are ../prune.ts's). A lineage is deleted in one transaction, each
  * member read again under its row lock there.
  */
+
+import type { AuditRow } from "../audit.js";
 import { type LineageRow, type SessionFingerprint, unchanged } from "../prune.js";
+import { insertAudit } from "./audit.js";
 import type { PgDb } from "./pool.js";
 import { num } from "./rows.js";
 
@@ -30,11 +33,13 @@ export function deleteLineage(
   db: PgDb,
   ids: string[],
   qualifies: (r: LineageRow) => boolean,
+  audit: AuditRow,
 ): Promise<boolean> {
   return db.transaction("prune sessions", async (client) => {
     const now = await client.query(`${LINEAGE} WHERE id = ANY($1::text[]) FOR UPDATE`, [ids]);
     if (now.rows.length !== ids.length || !now.rows.map(toRow).every(qualifies)) return false;
     await client.query("DELETE FROM sessions WHERE id = ANY($1::text[])", [ids]);
+    await insertAudit(client, audit);
     return true;
   });
 }
@@ -60,13 +65,19 @@ export async function fingerprint(db: PgDb, id: string): Promise<SessionFingerpr
   return toFingerprint(rows[0]);
 }
 
-export async function deleteIfUnchanged(db: PgDb, expected: SessionFingerprint): Promise<boolean> {
+export async function deleteIfUnchanged(
+  db: PgDb,
+  expected: SessionFingerprint,
+  audit: AuditRow,
+): Promise<boolean> {
   return db.transaction("delete a session if unchanged", async (client) => {
     await client.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [expected.id]);
     const now = toFingerprint((await client.query(FINGERPRINT, [expected.id])).rows[0]);
     if (!unchanged(now, expected)) return false;
     const { rowCount } = await client.query("DELETE FROM sessions WHERE id = $1", [expected.id]);
-    return rowCount === 1;
+    if (rowCount !== 1) return false;
+    await insertAudit(client, audit);
+    return true;
   });
 }
 

@@ -5,12 +5,14 @@
  * mean the same on both backends.
  */
 import { randomUUID } from "node:crypto";
+import { type AuditRow, withTargets } from "../audit.js";
 import type { LineageRow, SessionFingerprint } from "../prune.js";
 import { toSession } from "../rows.js";
 import { type CreateOptions, type SessionInsert, titleStays } from "../session-create.js";
 import type { SessionFlag, SessionsSql } from "../sessions.js";
 import type { SqlParams } from "../sql.js";
 import type { Session, TitleSource } from "../types.js";
+import { insertAudit } from "./audit.js";
 import { lockSession } from "./message-write.js";
 import type { PgDb } from "./pool.js";
 import { deleteIfUnchanged, deleteLineage, endIdle, fingerprint, lineageRows } from "./prune.js";
@@ -92,7 +94,7 @@ export class PgSessions implements SessionsSql {
     });
   }
 
-  setFlag(id: string, column: SessionFlag, value: boolean): Promise<Session> {
+  setFlag(id: string, column: SessionFlag, value: boolean, audit?: AuditRow): Promise<Session> {
     return this.db.transaction(`set ${column}`, async (client) => {
       await lockSession(client, id);
       const current = await requireOn(client, id);
@@ -104,6 +106,7 @@ export class PgSessions implements SessionsSql {
           id,
         ]),
       );
+      if (audit) await insertAudit(client, audit);
       return requireOn(client, id);
     });
   }
@@ -132,14 +135,16 @@ export class PgSessions implements SessionsSql {
     ]);
   }
 
-  delete(id: string): Promise<boolean> {
+  delete(id: string, audit: AuditRow): Promise<boolean> {
     return this.db.transaction("delete a session", async (client) => {
       const { rowCount } = await client.query("DELETE FROM sessions WHERE id = $1", [id]);
-      return rowCount === 1;
+      if (rowCount !== 1) return false;
+      await insertAudit(client, audit);
+      return true;
     });
   }
 
-  async deleteEmpty(cutoff: number, dryRun: boolean): Promise<string[]> {
+  async deleteEmpty(cutoff: number, dryRun: boolean, audit: AuditRow): Promise<string[]> {
     const select = `SELECT id FROM sessions s
       WHERE pinned = 0 AND last_activity_at <= $1
         AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)`;
@@ -154,7 +159,9 @@ export class PgSessions implements SessionsSql {
          RETURNING s.id`,
         [cutoff],
       );
-      return rows.map((r) => r.id as string);
+      const ids = rows.map((r) => r.id as string);
+      if (ids.length > 0) await insertAudit(client, withTargets(audit, ids));
+      return ids;
     });
   }
 
@@ -162,8 +169,8 @@ export class PgSessions implements SessionsSql {
     return lineageRows(this.db);
   }
 
-  deleteLineage(ids: string[], qualifies: (r: LineageRow) => boolean): Promise<boolean> {
-    return deleteLineage(this.db, ids, qualifies);
+  deleteLineage(ids: string[], qualifies: (r: LineageRow) => boolean, audit: AuditRow) {
+    return deleteLineage(this.db, ids, qualifies, audit);
   }
 
   endIdle(cutoff: number): Promise<string[]> {
@@ -174,8 +181,8 @@ export class PgSessions implements SessionsSql {
     return fingerprint(this.db, id);
   }
 
-  deleteIfUnchanged(expected: SessionFingerprint): Promise<boolean> {
-    return deleteIfUnchanged(this.db, expected);
+  deleteIfUnchanged(expected: SessionFingerprint, audit: AuditRow): Promise<boolean> {
+    return deleteIfUnchanged(this.db, expected, audit);
   }
 
   private change(id: string, doing: string, statement: (now: number) => [string, unknown[]]) {

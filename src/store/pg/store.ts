@@ -12,6 +12,7 @@ import { type ExportOptions, exportSessions, exportStep } from "../export.js";
 import { searchMessages } from "../search.js";
 import { storeParts } from "../store-parts.js";
 import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
+import { PgAudit } from "./audit.js";
 import { PgBrowse } from "./browse.js";
 import { type StoreDb, storeDb } from "./db.js";
 import { PgExport } from "./export.js";
@@ -75,6 +76,7 @@ export class PgStore implements Store {
         stats: new PgStats(db),
         graphCheckpoints: new PgGraphCheckpoints(db),
         jsonTail: new PgJsonTail(db),
+        audit: new PgAudit(db),
       },
       // The store's one error policy (coded-errors.ts): here it tags API misuse.
       (_, part) => codedErrors(part, this.path),

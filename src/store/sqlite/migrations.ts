@@ -312,6 +312,31 @@ CREATE INDEX auth_rotations_by_expiry ON auth_rotations (expires_at);
 INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
 `,
   },
+  {
+    version: 10,
+    description: "the audit trail of destructive and exporting acts",
+    sql: `
+-- One row per act (a delete, an archive, a prune, a restore, a repair, an
+-- export, a token created or revoked, a dashboard login, a configuration
+-- reload): appended, never updated. No session sweep touches it and nothing
+-- prunes it (docs/security.md#audit-trail). No foreign key: a row outlives
+-- the sessions it names. targets is a JSON array of ids, detail a JSON
+-- object or NULL.
+CREATE TABLE audit_log (
+  id         INTEGER PRIMARY KEY,
+  at         INTEGER NOT NULL,
+  action     TEXT NOT NULL,
+  outcome    TEXT NOT NULL CHECK (outcome IN ('ok', 'failed')),
+  actor_kind TEXT NOT NULL CHECK (actor_kind IN ('local', 'token')),
+  actor_id   TEXT NOT NULL,
+  via        TEXT NOT NULL,
+  address    TEXT,
+  targets    TEXT NOT NULL,
+  detail     TEXT
+) STRICT;
+CREATE INDEX audit_log_by_time ON audit_log (at);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -4,8 +4,11 @@
  * rules are ../prune.ts's). Each lineage is deleted in its own write
  * transaction, its members read again there.
  */
+
+import type { AuditRow } from "../audit.js";
 import { type LineageRow, type SessionFingerprint, unchanged } from "../prune.js";
 import type { Access } from "./access.js";
+import { insertAudit } from "./audit.js";
 
 const LINEAGE = "SELECT id, parent_id, ended_at, pinned, archived FROM sessions";
 
@@ -20,6 +23,7 @@ export function deleteLineage(
   access: Access,
   ids: string[],
   qualifies: (r: LineageRow) => boolean,
+  audit: AuditRow,
 ): Promise<boolean> {
   return access.writeTransaction((conn) => {
     const recheck = conn.stmt(`${LINEAGE} WHERE id = ?`);
@@ -27,6 +31,7 @@ export function deleteLineage(
     if (!now.every((r) => r !== undefined && qualifies(r))) return false;
     const del = conn.stmt("DELETE FROM sessions WHERE id = ?");
     for (const id of ids) del.run(id);
+    insertAudit(conn, audit);
     return true;
   });
 }
@@ -40,11 +45,17 @@ export function fingerprint(access: Access, id: string): SessionFingerprint | un
   return access.read().stmt(FINGERPRINT).get(id) as SessionFingerprint | undefined;
 }
 
-export function deleteIfUnchanged(access: Access, expected: SessionFingerprint): Promise<boolean> {
+export function deleteIfUnchanged(
+  access: Access,
+  expected: SessionFingerprint,
+  audit: AuditRow,
+): Promise<boolean> {
   return access.writeTransaction((conn) => {
     const now = conn.stmt(FINGERPRINT).get(expected.id) as SessionFingerprint | undefined;
     if (!unchanged(now, expected)) return false;
-    return conn.stmt("DELETE FROM sessions WHERE id = ?").run(expected.id).changes === 1;
+    if (conn.stmt("DELETE FROM sessions WHERE id = ?").run(expected.id).changes !== 1) return false;
+    insertAudit(conn, audit);
+    return true;
   });
 }
 

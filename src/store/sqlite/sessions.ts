@@ -4,6 +4,7 @@
  * writer connections, each write one synchronous transaction callback.
  */
 import { nodeCrypto } from "../../builtins.js";
+import { type AuditRow, withTargets } from "../audit.js";
 import type { LineageRow, SessionFingerprint } from "../prune.js";
 import { type SessionRow, toSession } from "../rows.js";
 import { type CreateOptions, type SessionInsert, titleStays } from "../session-create.js";
@@ -11,6 +12,7 @@ import type { SessionFlag, SessionsSql } from "../sessions.js";
 import type { SqlParams } from "../sql.js";
 import type { Session, TitleSource } from "../types.js";
 import type { Access } from "./access.js";
+import { insertAudit } from "./audit.js";
 import type { Connection } from "./connection.js";
 import { deleteIfUnchanged, deleteLineage, endIdle, fingerprint, lineageRows } from "./prune.js";
 import { insertSession, requireOn, titleError, withTitle } from "./session-create.js";
@@ -81,7 +83,7 @@ export class SqliteSessions implements SessionsSql {
     return requireOn(this.access.write(), id);
   }
 
-  async setFlag(id: string, column: SessionFlag, value: boolean): Promise<Session> {
+  async setFlag(id: string, column: SessionFlag, value: boolean, audit?: AuditRow) {
     await this.access.writeTransaction((conn) => {
       requireOn(conn, id);
       try {
@@ -92,6 +94,7 @@ export class SqliteSessions implements SessionsSql {
         // Unarchiving or unhiding makes the title visible again: it may be taken.
         throw titleError(err, requireOn(conn, id).title) ?? err;
       }
+      if (audit) insertAudit(conn, audit);
     });
     return requireOn(this.access.write(), id);
   }
@@ -122,13 +125,15 @@ export class SqliteSessions implements SessionsSql {
     );
   }
 
-  async delete(id: string): Promise<boolean> {
-    return this.access.writeTransaction(
-      (conn) => conn.stmt("DELETE FROM sessions WHERE id = ?").run(id).changes === 1,
-    );
+  async delete(id: string, audit: AuditRow): Promise<boolean> {
+    return this.access.writeTransaction((conn) => {
+      if (conn.stmt("DELETE FROM sessions WHERE id = ?").run(id).changes !== 1) return false;
+      insertAudit(conn, audit);
+      return true;
+    });
   }
 
-  async deleteEmpty(cutoff: number, dryRun: boolean): Promise<string[]> {
+  async deleteEmpty(cutoff: number, dryRun: boolean, audit: AuditRow): Promise<string[]> {
     const select = `SELECT id FROM sessions s
       WHERE pinned = 0 AND last_activity_at <= ?
         AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)`;
@@ -140,8 +145,9 @@ export class SqliteSessions implements SessionsSql {
       const del = conn.stmt(
         "DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?)",
       );
-      for (const id of ids) del.run(id, id);
-      return ids;
+      const deleted = ids.filter((id) => del.run(id, id).changes === 1);
+      if (deleted.length > 0) insertAudit(conn, withTargets(audit, deleted));
+      return deleted;
     });
   }
 
@@ -149,8 +155,8 @@ export class SqliteSessions implements SessionsSql {
     return lineageRows(this.access, dryRun);
   }
 
-  deleteLineage(ids: string[], qualifies: (r: LineageRow) => boolean): Promise<boolean> {
-    return deleteLineage(this.access, ids, qualifies);
+  deleteLineage(ids: string[], qualifies: (r: LineageRow) => boolean, audit: AuditRow) {
+    return deleteLineage(this.access, ids, qualifies, audit);
   }
 
   endIdle(cutoff: number): Promise<string[]> {
@@ -161,8 +167,8 @@ export class SqliteSessions implements SessionsSql {
     return fingerprint(this.access, id);
   }
 
-  deleteIfUnchanged(expected: SessionFingerprint): Promise<boolean> {
-    return deleteIfUnchanged(this.access, expected);
+  deleteIfUnchanged(expected: SessionFingerprint, audit: AuditRow): Promise<boolean> {
+    return deleteIfUnchanged(this.access, expected, audit);
   }
 
   /** Run `statement` on an existing session in one write transaction; the session after it. */

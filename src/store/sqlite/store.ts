@@ -18,6 +18,7 @@ import type {
   StoreCounts,
 } from "../types.js";
 import { type StoreAccess, storeAccess } from "./access.js";
+import { SqliteAudit } from "./audit.js";
 import { SqliteBrowse } from "./browse.js";
 import type { Connection } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
@@ -121,6 +122,7 @@ export class SqliteStore implements Store {
         stats: new SqliteStats(this.access),
         graphCheckpoints: new SqliteGraphCheckpoints(this.access),
         jsonTail: new SqliteJsonTail(this.access),
+        audit: new SqliteAudit(this.access),
       },
       // Every call passes the door; every error is coded.
       (_, part) => codedErrors(part, this.path, this.door),
