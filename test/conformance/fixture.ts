@@ -30,6 +30,8 @@ export interface Backend {
    * refused"). Returns the undo.
    */
   refuseContent(store: Store, content: string): Promise<() => Promise<void>>;
+  /** Real fault injection: from now on every INSERT into `table` is refused by the database ("<table> refused"). Returns the undo. */
+  refuseInserts(store: Store, table: string): Promise<() => Promise<void>>;
 }
 
 const pgUrls = new Map<string, Promise<string>>();
@@ -51,37 +53,50 @@ export const sqlite: Backend = {
   name: "sqlite",
   dbErrorCode: "HEARTH_SQLITE",
   place: async () => ({}),
-  async refuseContent(store, content) {
-    // A TEMP trigger lives only on the writer connection, never in the file.
-    const writer = sqliteOnly(store, "fault injection")[internals].connection("writer");
-    writer.db.exec(`CREATE TEMP TRIGGER refuse_content BEFORE INSERT ON main.messages
-      WHEN NEW.content = '${content}' BEGIN SELECT RAISE(ABORT, '${content} refused'); END`);
-    return async () => {
-      writer.db.exec("DROP TRIGGER temp.refuse_content");
-    };
+  refuseContent(store, content) {
+    return sqliteRefusal(store, "messages", `NEW.content = '${content}'`, `${content} refused`);
+  },
+  refuseInserts(store, table) {
+    return sqliteRefusal(store, table, "1", `${table} refused`);
   },
 };
-export const postgres: Backend = {
-  name: "postgres",
-  dbErrorCode: "HEARTH_POSTGRES",
-  async refuseContent(store, content) {
-    const url = [...pgUrls.entries()].find(([home]) => home === store.home)?.[1];
-    if (!url) throw new Error(`no database for ${store.home}`);
+
+/** A TEMP trigger refusing the inserts into `table` that match `when`: it lives only on the writer connection, never in the file. */
+async function sqliteRefusal(store: Store, table: string, when: string, message: string) {
+  const writer = sqliteOnly(store, "fault injection")[internals].connection("writer");
+  writer.db.exec(`CREATE TEMP TRIGGER refuse_${table} BEFORE INSERT ON main.${table}
+    WHEN ${when} BEGIN SELECT RAISE(ABORT, '${message}'); END`);
+  return async () => {
+    writer.db.exec(`DROP TRIGGER temp.refuse_${table}`);
+  };
+}
+
+/** A trigger refusing the inserts into `table` that match `when`, on the home's database. */
+async function pgRefusal(store: Store, table: string, when: string, message: string) {
+  const url = [...pgUrls.entries()].find(([home]) => home === store.home)?.[1];
+  if (!url) throw new Error(`no database for ${store.home}`);
+  const run = async (sql: string) => {
     const admin = new pg.Client({ connectionString: await url });
     await admin.connect();
     try {
-      await admin.query(`CREATE FUNCTION refuse_content() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.content = '${content}' THEN RAISE EXCEPTION '${content} refused'; END IF; RETURN NEW; END $$;
-        CREATE TRIGGER refuse_content BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_content();`);
+      await admin.query(sql);
     } finally {
       await admin.end();
     }
-    return async () => {
-      const undo = new pg.Client({ connectionString: await url });
-      await undo.connect();
-      await undo.query("DROP TRIGGER refuse_content ON messages; DROP FUNCTION refuse_content();");
-      await undo.end();
-    };
+  };
+  await run(`CREATE FUNCTION refuse_${table}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN IF ${when} THEN RAISE EXCEPTION '${message}'; END IF; RETURN NEW; END $$;
+    CREATE TRIGGER refuse_${table} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION refuse_${table}();`);
+  return () => run(`DROP TRIGGER refuse_${table} ON ${table}; DROP FUNCTION refuse_${table}();`);
+}
+export const postgres: Backend = {
+  name: "postgres",
+  dbErrorCode: "HEARTH_POSTGRES",
+  refuseContent(store, content) {
+    return pgRefusal(store, "messages", `NEW.content = '${content}'`, `${content} refused`);
+  },
+  refuseInserts(store, table) {
+    return pgRefusal(store, table, "true", `${table} refused`);
   },
   place: async (home) => {
     let url = pgUrls.get(home);
