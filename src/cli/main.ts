@@ -2,6 +2,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { setProcessKind } from "../process/kind.js";
 import { registerAcp } from "./commands/acp.js";
+import { registerAudit } from "./commands/audit.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerChat } from "./commands/chat.js";
 import { registerCron } from "./commands/cron.js";
@@ -55,6 +56,7 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   });
   registerToken(program);
+  registerAudit(program);
   registerChat(program, (code) => {
     exitCode = code;
   });

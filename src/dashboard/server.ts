@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { HostPolicy } from "../http/host-check.js";
 import { fromRequestError } from "../http/request-error.js";
+import { browserActor, registerAuditRoutes } from "./api-audit.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerJobRoutes } from "./api-jobs.js";
@@ -112,6 +113,14 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       if (typeof token === "string" && token !== "") {
         try {
           const { familyId, profile } = await deps.redeem(token);
+          // No cookie unless the login is in the profile's audit trail.
+          await deps.stores.withWriter(profile, (store) =>
+            store.audit.record({
+              action: "dashboard.login",
+              actor: { ...browserActor(request), id: familyId },
+              targets: [familyId],
+            }),
+          );
           const { id } = deps.sessions.create(familyId, profile);
           request.log.info({ event: "dashboard.login", familyId }, "browser logged in");
           void reply.setCookie(deps.cookieName, id, {
@@ -219,6 +228,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     registerSessionRoutes(scope, { stores: deps.stores });
     registerHealthRoutes(scope, { stores: deps.stores });
     registerJobRoutes(scope, { stores: deps.stores });
+    registerAuditRoutes(scope, { stores: deps.stores });
     registerChatRoutes(scope, { stores: deps.stores, gateway: deps.gateway });
   });
   return app;

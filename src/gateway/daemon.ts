@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { loadConfig } from "../config/load.js";
 import { resolveHome, validateProfile } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
-import { HearthError } from "../errors.js";
+import { HearthError, isHearthError } from "../errors.js";
 import { isLoopbackName } from "../http/host-check.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
@@ -157,6 +157,15 @@ export async function startGateway(options: {
       { info: logOf("info"), warn: logOf("warn") },
     );
   }
+  /** A reload in every served profile's audit trail (a failure to record is logged, never fatal). */
+  const auditReload = (detail: { [key: string]: string }, outcome: "ok" | "failed" = "ok") => {
+    for (const r of runtimes.values())
+      r.store.audit
+        .record({ action: "config.reload", outcome, detail })
+        .catch((err: unknown) =>
+          app.log.error({ event: "gateway.audit_failed", err }, "config reload not audited"),
+        );
+  };
   return {
     address,
     profiles: [...runtimes.keys()],
@@ -181,9 +190,11 @@ export async function startGateway(options: {
           { event: "gateway.reloaded", responder: responder.name },
           "configuration reloaded",
         );
+        auditReload({ responder: responder.name });
         return { ok: true };
       } catch (err) {
         app.log.error({ event: "gateway.reload_failed", err }, "configuration not reloaded");
+        auditReload({ error: isHearthError(err) ? err.code : "invalid" }, "failed");
         return { ok: false, error: (err as Error).message };
       }
     },

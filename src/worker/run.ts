@@ -6,9 +6,13 @@ import { backupStore, diagnose, maintenanceTarget } from "../ops/backend.js";
 import { optimize } from "../ops/optimize.js";
 import { withWindow } from "../ops/window.js";
 import { setProcessKind } from "../process/kind.js";
+import { localActor } from "../store/audit.js";
 import { openStore } from "../store/open.js";
 
 const DAY = 24 * 60 * 60 * 1000;
+
+/** Who a scheduled sweep deletes as in the audit trail: the local user, via the scheduler. */
+const sweeper = () => ({ ...localActor(), via: "scheduler" });
 
 export interface WorkerOptions {
   home?: string | undefined;
@@ -95,11 +99,17 @@ export async function runWorkerJob(kind: JobKind, o: WorkerOptions): Promise<Wor
         };
       }
       case "prune": {
-        const report = await store.sessions.prune({ olderThanMs: (o.olderThanDays ?? 90) * DAY });
+        const report = await store.sessions.prune({
+          olderThanMs: (o.olderThanDays ?? 90) * DAY,
+          actor: sweeper(),
+        });
         return { kind, summary: `prune: ${report.sessions.length} session(s) deleted`, report };
       }
       case "delete-empty": {
-        const ids = await store.sessions.deleteEmpty({ olderThanMs: (o.olderThanDays ?? 1) * DAY });
+        const ids = await store.sessions.deleteEmpty({
+          olderThanMs: (o.olderThanDays ?? 1) * DAY,
+          actor: sweeper(),
+        });
         return {
           kind,
           summary: `delete-empty: ${ids.length} session(s) deleted`,

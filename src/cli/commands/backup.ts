@@ -9,6 +9,8 @@ const maintenanceTarget: typeof import("../../ops/backend.js").maintenanceTarget
   (await import("../../ops/backend.js")).maintenanceTarget(...a);
 const backupStore: typeof import("../../ops/backend.js").backupStore = async (...a) =>
   (await import("../../ops/backend.js")).backupStore(...a);
+const audited: typeof import("../../ops/audited.js").audited = async (...a) =>
+  (await import("../../ops/audited.js")).audited(...a);
 const restoreStore: typeof import("../../ops/backend.js").restoreStore = async (...a) =>
   (await import("../../ops/backend.js")).restoreStore(...a);
 
@@ -66,16 +68,22 @@ export function registerBackup(program: Command): void {
         const g = globals(command);
         const target = await maintenanceTarget(g);
         const progress = stepProgress(g);
-        const result = await restoreStore(target, {
-          from: file,
-          dryRun: o.dryRun === true,
-          window: o.window === true,
-          force: o.force === true,
-          onProgress: progress.onProgress,
-          ...(o.dryRun || o.yes
-            ? {}
-            : { confirm: (replacing: string) => confirm(`replace ${replacing} with ${file}?`) }),
-        }).finally(() => progress.stop());
+        const run = () =>
+          restoreStore(target, {
+            from: file,
+            dryRun: o.dryRun === true,
+            window: o.window === true,
+            force: o.force === true,
+            onProgress: progress.onProgress,
+            ...(o.dryRun || o.yes
+              ? {}
+              : { confirm: (replacing: string) => confirm(`replace ${replacing} with ${file}?`) }),
+          });
+        // The restored store's trail is the backup's, then this restore (docs/security.md#audit-trail).
+        const result = await (o.dryRun
+          ? run()
+          : audited(g, { action: "store.restore", detail: { from: file } }, run)
+        ).finally(() => progress.stop());
         if (g.json) return printJson(result);
         if (result.dryRun) {
           process.stdout.write(`would restore ${result.path} from ${file}\n`);

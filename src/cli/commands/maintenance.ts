@@ -11,6 +11,8 @@ const optimize: typeof import("../../ops/optimize.js").optimize = async (...a) =
   (await import("../../ops/optimize.js")).optimize(...a);
 const repair: typeof import("../../ops/repair.js").repair = async (...a) =>
   (await import("../../ops/repair.js")).repair(...a);
+const audited: typeof import("../../ops/audited.js").audited = async (...a) =>
+  (await import("../../ops/audited.js")).audited(...a);
 const withWindow: typeof import("../../ops/window.js").withWindow = async (...a) =>
   (await import("../../ops/window.js")).withWindow(...a);
 const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
@@ -168,9 +170,14 @@ export function registerMaintenance(sessions: Command): void {
         })),
         ...(window ? { window } : {}),
       });
-      const result = await (o.window ? withWindow(g, "repair", run) : run()).finally(() =>
-        progress.stop(),
-      );
+      const act = () => (o.window ? withWindow(g, "repair", run) : run());
+      const result = await (o.dryRun
+        ? act()
+        : audited(g, { action: "store.repair" }, act, (r) => ({
+            strategy: r.strategy,
+            ...(r.forensicCopy ? { forensicCopy: r.forensicCopy } : {}),
+          }))
+      ).finally(() => progress.stop());
       if (g.json) return printJson(result);
       const damage = [
         ...result.before.canonical,

@@ -13,6 +13,8 @@ import { progress } from "../progress.js";
 const fsyncFile = async (path: string) => (await import("../../ops/publish.js")).fsyncFile(path);
 const openExclusive = async (path: string) =>
   (await import("../../files/create.js")).openExclusive(path);
+const recordAct: typeof import("../../ops/audited.js").recordAct = async (...a) =>
+  (await import("../../ops/audited.js")).recordAct(...a);
 const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
   (await import("../../store/open.js")).openStore(...a);
 
@@ -156,6 +158,19 @@ export function registerSessions(program: Command): Command {
               )
             : [];
           await writeExport(store, o.format, ids, o.output, g.json);
+          await recordAct(
+            g,
+            {
+              action: "export",
+              targets: ids,
+              detail: {
+                format: o.format,
+                output: o.output ?? "stdout",
+                ...(ids.length ? {} : { all: true, sessions: targets.length }),
+              },
+            },
+            store,
+          );
           if (o.checkpoint && o.output) {
             await fsyncFile(o.output);
             for (const fp of prints) {

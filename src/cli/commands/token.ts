@@ -34,6 +34,11 @@ export function registerToken(program: Command): void {
           ttlMs: o.ttlMinutes * 60_000,
           ...(o.label ? { label: o.label } : {}),
         });
+        await store.audit.record({
+          action: "token.create",
+          targets: [created.familyId],
+          detail: { kind: "pairing", ...(o.label ? { label: o.label } : {}) },
+        });
         if (g.json) printJson({ ...created, expiresAt: new Date(created.expiresAt).toISOString() });
         else
           process.stdout.write(
@@ -68,6 +73,8 @@ export function registerToken(program: Command): void {
       const store = await openStore({ home: g.home, profile: g.profile, role: "writer" });
       try {
         const revoked = await store.tokens.revokeFamily(family, "revoked by hearth token revoke");
+        if (revoked)
+          await store.audit.record({ action: "token.revoke", targets: [family], detail: null });
         if (g.json) printJson({ family, revoked });
         else
           process.stdout.write(

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { browserActor } from "../api-audit.js";
 import { params } from "./schemas.js";
 import type { SessionRoutesDeps } from "./scope.js";
 
@@ -37,7 +38,10 @@ export function registerSessionChangeRoutes(app: FastifyInstance, deps: SessionR
         let s = await store.sessions.require(id);
         if (body.title !== undefined) s = await store.sessions.rename(id, body.title, "user");
         if (body.pinned !== undefined) s = await store.sessions.setPinned(id, body.pinned);
-        if (body.archived !== undefined) s = await store.sessions.setArchived(id, body.archived);
+        if (body.archived !== undefined)
+          s = await store.sessions.setArchived(id, body.archived, {
+            actor: browserActor(request),
+          });
         if (body.hidden !== undefined) s = await store.sessions.setHidden(id, body.hidden);
         return s;
       });
@@ -55,7 +59,9 @@ export function registerSessionChangeRoutes(app: FastifyInstance, deps: SessionR
     async (request) => {
       const { profile, id } = request.params;
       await stores.reader(profile).sessions.require(id);
-      const deleted = await stores.withWriter(profile, (store) => store.sessions.delete(id));
+      const deleted = await stores.withWriter(profile, (store) =>
+        store.sessions.delete(id, { actor: browserActor(request) }),
+      );
       request.log.info({ event: "dashboard.session_deleted", profile, id }, "session deleted");
       return { profile, id, deleted };
     },
@@ -86,7 +92,9 @@ export function registerSessionChangeRoutes(app: FastifyInstance, deps: SessionR
         await stores.withWriter(profile, async (store) => {
           for (const s of sessions.filter((x) => x.profile === profile)) {
             try {
-              await store.sessions.setArchived(s.id, action === "archive");
+              await store.sessions.setArchived(s.id, action === "archive", {
+                actor: browserActor(request),
+              });
               done.push(s);
             } catch (err) {
               failed.push({

@@ -1,5 +1,8 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
+import { isHearthError } from "../../errors.js";
+import type { AuditInput } from "../../store/audit.js";
+import { browserActor } from "../api-audit.js";
 import { params } from "./schemas.js";
 import type { SessionRoutesDeps } from "./scope.js";
 
@@ -38,7 +41,48 @@ export function registerSessionExportRoutes(app: FastifyInstance, deps: SessionR
           "content-disposition",
           `attachment; filename="session-${safeId}.${format === "jsonl" ? "jsonl" : "md"}"`,
         );
-      return reply.send(Readable.from(store.export({ format, sessionIds: [id] })));
+      const record = (input: Omit<AuditInput, "action" | "actor" | "targets">) =>
+        stores
+          .withWriter(profile, (writer) =>
+            writer.audit.record({
+              action: "export",
+              actor: browserActor(request),
+              targets: [id],
+              ...input,
+            }),
+          )
+          .catch((err: unknown) =>
+            request.log.error({ event: "dashboard.audit_failed", err }, "export not audited"),
+          );
+      return reply.send(
+        Readable.from(recorded(store.export({ format, sessionIds: [id] }), format, record)),
+      );
     },
   );
+}
+
+/**
+ * The export's chunks, then its audit row: "ok" once the last chunk was
+ * handed over, "failed" when the export threw or the browser went away
+ * part-way (docs/security.md#audit-trail).
+ */
+async function* recorded(
+  chunks: AsyncGenerator<string>,
+  format: string,
+  record: (input: Omit<AuditInput, "action" | "actor" | "targets">) => Promise<unknown>,
+): AsyncGenerator<string> {
+  let error: string | undefined = "aborted";
+  try {
+    yield* chunks;
+    error = undefined;
+  } catch (err) {
+    error = isHearthError(err) ? err.code : "HEARTH_INTERNAL";
+    throw err;
+  } finally {
+    await record(
+      error === undefined
+        ? { detail: { format } }
+        : { outcome: "failed", detail: { format, error } },
+    );
+  }
 }

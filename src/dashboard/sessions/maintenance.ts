@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { browserActor } from "../api-audit.js";
 import { PROFILE } from "./schemas.js";
 import type { SessionRoutesDeps } from "./scope.js";
 
@@ -24,7 +25,9 @@ export function registerSessionMaintenanceRoutes(
       const { profile, dryRun } = request.body;
       const ids = dryRun
         ? await stores.reader(profile).sessions.deleteEmpty({ dryRun: true })
-        : await stores.withWriter(profile, (store) => store.sessions.deleteEmpty());
+        : await stores.withWriter(profile, (store) =>
+            store.sessions.deleteEmpty({ actor: browserActor(request) }),
+          );
       return { profile, dryRun: dryRun === true, deleted: ids };
     },
   );
