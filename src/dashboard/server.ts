@@ -58,7 +58,7 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
 };
 
 /** Client-side routes: each answers with the app's index.html (after login). */
-const PAGES = ["/", "/sessions", "/search", "/health", "/jobs", "/chat"];
+const PAGES = ["/", "/sessions", "/search", "/health", "/jobs", "/chat", "/audit"];
 
 /** The dashboard's HTTP server: pages, `/login`, the bundle, and the JSON API under `/api/`. */
 export function buildDashboard(deps: DashboardDeps, logger: boolean | object): FastifyInstance {

@@ -2,6 +2,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, loadMe, request } from "./api";
 import { onLiveState, startLive } from "./live";
+import { AuditPage } from "./pages/Audit";
 import { ChatPage } from "./pages/Chat";
 import { HealthPage } from "./pages/Health";
 import { JobsPage } from "./pages/Jobs";
@@ -19,6 +20,7 @@ const NAV = [
   ["/chat", "Chat"],
   ["/health", "Health"],
   ["/jobs", "Jobs"],
+  ["/audit", "Audit"],
 ] as const;
 
 function Route({ path, search }: { path: string; search: URLSearchParams }) {
@@ -30,6 +32,7 @@ function Route({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === "/search") return <SearchPage search={search} />;
   if (path === "/health") return <HealthPage />;
   if (path === "/jobs") return <JobsPage />;
+  if (path === "/audit") return <AuditPage />;
   return <SessionsPage search={search} />;
 }
 
@@ -71,6 +74,7 @@ function App() {
       "/chat": "Chat",
       "/health": "Health",
       "/jobs": "Jobs",
+      "/audit": "Audit",
     };
     document.title = `${titles[path.startsWith("/chat") ? "/chat" : path] ?? "Sessions"} · hearth dashboard`;
   }, [path]);

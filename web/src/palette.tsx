@@ -15,6 +15,7 @@ const PAGES: Item[] = [
   { label: "Chat", hint: "page", to: "/chat" },
   { label: "Health", hint: "page", to: "/health" },
   { label: "Jobs", hint: "page", to: "/jobs" },
+  { label: "Audit", hint: "page", to: "/audit" },
 ];
 
 /** Ctrl+K / ⌘K: jump to a session by title, run a search, or open a page. */
