@@ -89,4 +89,10 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     settings: {},
     profiles: {},
   },
+  redaction: {
+    enabled: false,
+    builtin: true,
+    patterns: [],
+    profiles: {},
+  },
 };

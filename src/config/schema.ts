@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import type { z as Z } from "zod";
+import { redactionSchema } from "./redaction.js";
 import { schedulerSchema } from "./scheduler.js";
 import { toolsSchema } from "./tools.js";
 import { z } from "./zod.js";
@@ -321,6 +322,7 @@ export const configSchema = z
     gateway: gateway.default(gateway.parse({})),
     dashboard: dashboard.default(dashboard.parse({})),
     tools: toolsSchema.default(toolsSchema.parse({})),
+    redaction: redactionSchema.default(redactionSchema.parse({})),
   })
   .strict();
 

@@ -30,6 +30,7 @@ import {
   prepare,
 } from "./message-input.js";
 import type { MetaCas } from "./meta.js";
+import type { Redactor } from "./redaction.js";
 import type { JsonParts } from "./transcript-json.js";
 import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
 
@@ -88,6 +89,8 @@ export class Messages {
   constructor(
     private readonly sql: MessagesSql,
     private readonly now: () => number = Date.now,
+    /** The profile's redaction (redaction.ts), applied before anything else. */
+    private readonly redact?: Redactor,
   ) {}
 
   /** Append one message in its own transaction. Idempotent on `clientId`. */
@@ -301,7 +304,7 @@ export class Messages {
 
   /** Validate and serialise before any transaction, then the backend's own refusals. */
   private prepare(message: NewMessage, now: number): PreparedMessage {
-    const prepared = prepare(message, now);
+    const prepared = prepare(this.redact ? this.redact(message) : message, now);
     this.sql.refuse?.(prepared);
     return prepared;
   }

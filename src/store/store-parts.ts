@@ -12,6 +12,7 @@ import { Handoffs, type HandoffsSql } from "./handoffs.js";
 import { JsonTail, type JsonTailSql } from "./json-tail.js";
 import { Messages, type MessagesSql } from "./messages.js";
 import { Meta, type MetaSql } from "./meta.js";
+import type { Redactor } from "./redaction.js";
 import { Runs, type RunsSql } from "./runs.js";
 import { Sessions, type SessionsSql } from "./sessions.js";
 import { Stats, type StatsSql } from "./stats.js";
@@ -35,11 +36,11 @@ export interface StoreSql {
 /** What a backend does to each API object before handing it out (its error policy, its door). */
 export type WrapPart = <K extends keyof StoreParts>(name: K, part: StoreParts[K]) => StoreParts[K];
 
-/** The store's API objects on a backend's statements. */
-export function storeParts(sql: StoreSql, wrap: WrapPart): StoreParts {
+/** The store's API objects on a backend's statements; `redact`: the profile's redaction (off: undefined). */
+export function storeParts(sql: StoreSql, wrap: WrapPart, redact?: Redactor): StoreParts {
   return {
     sessions: wrap("sessions", new Sessions(sql.sessions)),
-    messages: wrap("messages", new Messages(sql.messages)),
+    messages: wrap("messages", new Messages(sql.messages, Date.now, redact)),
     meta: wrap("meta", new Meta(sql.meta)),
     handoffs: wrap("handoffs", new Handoffs(sql.handoffs)),
     tokens: wrap("tokens", new Tokens(sql.tokens)),

@@ -9,6 +9,7 @@ import type { HearthConfig } from "../../config/schema.js";
 import type { Store, StoreLocation, StoreParts } from "../api.js";
 import { codedErrors, codedGenerator, codeError } from "../coded-errors.js";
 import { type ExportOptions, exportSessions, exportStep } from "../export.js";
+import { redactorFor } from "../redaction.js";
 import { searchMessages } from "../search.js";
 import { storeParts } from "../store-parts.js";
 import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
@@ -80,6 +81,7 @@ export class PgStore implements Store {
       },
       // The store's one error policy (coded-errors.ts): here it tags API misuse.
       (_, part) => codedErrors(part, this.path),
+      redactorFor(this.config, this.profile),
     );
     Object.assign(this, parts);
   }

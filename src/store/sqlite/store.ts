@@ -8,6 +8,7 @@ import { type Store, type StoreLocation, type StoreParts, storeClosed } from "..
 import { codedErrors, codedGenerator, codeError, type Door } from "../coded-errors.js";
 import { type ExportOptions, exportSessions } from "../export.js";
 import type { OnProgress } from "../progress.js";
+import { redactorFor } from "../redaction.js";
 import { searchMessages } from "../search.js";
 import { storeParts } from "../store-parts.js";
 import type {
@@ -126,6 +127,7 @@ export class SqliteStore implements Store {
       },
       // Every call passes the door; every error is coded.
       (_, part) => codedErrors(part, this.path, this.door),
+      redactorFor(this.config, this.profile),
     );
     Object.assign(this, parts);
   }
