@@ -70,6 +70,7 @@ describe("validateConfig", () => {
         settings: {},
         profiles: {},
       },
+      redaction: { enabled: false, builtin: true, patterns: [], profiles: {} },
     });
     expect(DEFAULT_CONFIG).toEqual(validateConfig({}, "defaults"));
   });
