@@ -173,10 +173,15 @@ export function registerMaintenance(sessions: Command): void {
       const act = () => (o.window ? withWindow(g, "repair", run) : run());
       const result = await (o.dryRun
         ? act()
-        : audited(g, { action: "store.repair" }, act, (r) => ({
-            strategy: r.strategy,
-            ...(r.forensicCopy ? { forensicCopy: r.forensicCopy } : {}),
-          }))
+        : // A healthy store's repair does nothing and records nothing.
+          audited(g, { action: "store.repair" }, act, (r) =>
+            r.strategy === "none"
+              ? false
+              : {
+                  strategy: r.strategy,
+                  ...(r.forensicCopy ? { forensicCopy: r.forensicCopy } : {}),
+                },
+          )
       ).finally(() => progress.stop());
       if (g.json) return printJson(result);
       const damage = [

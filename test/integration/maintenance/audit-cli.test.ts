@@ -142,17 +142,12 @@ describe("hearth audit", () => {
     expect(entries.slice(1).flatMap((e) => e.targets).sort()).toEqual([a, b].sort());
   });
 
-  it("a restore that fails is recorded as failed in the store it left in place", async () => {
+  it("a refused restore records nothing: a refusal changes nothing, the trail included", async () => {
     const home = tempHome();
     await ended(home, 1);
     const r = await runCli(["restore", join(home, "no-such.db"), "--yes"], { home });
     expect(r.code).not.toBe(0);
-    const [row] = await audit(home);
-    expect(row).toMatchObject({
-      action: "store.restore",
-      outcome: "failed",
-      detail: { from: join(home, "no-such.db"), error: expect.stringMatching(/^HEARTH_/) },
-    });
+    expect(await audit(home)).toEqual([]);
   });
 
   it.skipIf(!pgEnabled || !pgToolsFound)(
