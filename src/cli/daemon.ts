@@ -55,10 +55,11 @@ export function daemonAction<D extends Daemon>(
       process.once("SIGTERM", () => resolve("SIGTERM"));
       process.once("SIGINT", () => resolve("SIGINT"));
       watchSupervisor(() => resolve("supervisor gone"));
+      // Handlers first (SIGHUP: reload): a signal sent on the ready line must find them.
+      spec.onReady?.(daemon);
       process.stdout.write(
         `${JSON.stringify({ event: `${spec.name}.ready`, pid: process.pid, ...spec.ready(daemon) })}\n`,
       );
-      spec.onReady?.(daemon);
     });
     const result = (await daemon.stop()) as Awaited<ReturnType<D["stop"]>>;
     const line = {

@@ -142,6 +142,19 @@ describe("hearth audit", () => {
     expect(entries.slice(1).flatMap((e) => e.targets).sort()).toEqual([a, b].sort());
   });
 
+  it("a worker's sweep (a scheduled prune, delete-empty) is recorded via scheduler", async () => {
+    const home = tempHome();
+    const [a] = await ended(home, 1);
+    const run = await runCli(["--json", "worker", "run", "prune", "--older-than", "0"], { home });
+    expect(run.code, run.stderr).toBe(0);
+    const [row] = await audit(home);
+    expect(row).toMatchObject({
+      action: "session.prune",
+      targets: [a],
+      actor: { kind: "local", via: "scheduler", address: null },
+    });
+  });
+
   it("a refused restore records nothing: a refusal changes nothing, the trail included", async () => {
     const home = tempHome();
     await ended(home, 1);
