@@ -7,6 +7,19 @@ import { runCli } from "../../helpers/cli.js";
 import { freshPgDatabase, pgEnabled, pgToolsFound } from "../../helpers/pg.js";
 import { cliEnv, filledDatabase, pgContent, pgHome } from "./helpers.js";
 
+/**
+ * The restored database holds the dump's rows, and its audit trail is the
+ * dump's plus one row of the restore itself (docs/security.md#audit-trail).
+ */
+async function expectRestored(url: string, original: Record<string, unknown[]>): Promise<void> {
+  const { audit_log: trail = [], ...rows } = await pgContent(url);
+  const { audit_log: dumped = [], ...expected } = original;
+  expect(rows).toEqual(expected);
+  const isRestore = (r: unknown) => (r as { action: string }).action === "store.restore";
+  expect(trail.filter((r) => !isRestore(r))).toEqual(dumped);
+  expect(trail.filter(isRestore)).toHaveLength(1);
+}
+
 describe.skipIf(!pgEnabled || !pgToolsFound)("hearth backup and restore on PostgreSQL", () => {
   it("backs up with pg_dump (staged, verified, 0600, named, retained) and restores it into an empty database", async () => {
     const url = await filledDatabase();
@@ -53,7 +66,7 @@ describe.skipIf(!pgEnabled || !pgToolsFound)("hearth backup and restore on Postg
     expect(r.counts).toEqual(
       Object.fromEntries(Object.entries(original).map(([t, rows]) => [t, rows.length])),
     );
-    expect(await pgContent(scratch)).toEqual(original);
+    await expectRestored(scratch, original);
 
     // A database that holds tables is refused without --force, and left as it was.
     const again = await runCli(["--json", "restore", dump, "--yes"], {
@@ -62,7 +75,7 @@ describe.skipIf(!pgEnabled || !pgToolsFound)("hearth backup and restore on Postg
     });
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stderr).error.code).toBe("HEARTH_TARGET_NOT_EMPTY");
-    expect(await pgContent(scratch)).toEqual(original);
+    await expectRestored(scratch, original);
 
     // --force replaces it, after dumping it to backups/forensic/.
     const forced = await runCli(["--json", "restore", dump, "--yes", "--force"], {
@@ -74,7 +87,7 @@ describe.skipIf(!pgEnabled || !pgToolsFound)("hearth backup and restore on Postg
     expect(forced.json().forensicCopy).toMatch(
       /\/backups\/forensic\/default-.*\.replaced\.pgdump$/,
     );
-    expect(await pgContent(scratch)).toEqual(original);
+    await expectRestored(scratch, original);
   });
 
   it("refuses a file that is not a hearth dump, and changes nothing", async () => {
