@@ -34,6 +34,15 @@ export {
   type StoreBackend,
   sqliteOnly,
 } from "./store/api.js";
+export {
+  AUDIT_ACTIONS,
+  type Audit,
+  type AuditAction,
+  type AuditActor,
+  type AuditEntry,
+  type AuditInput,
+  type AuditOptions,
+} from "./store/audit.js";
 export type {
   ArchiveAfterOptions,
   PopOptions,
@@ -60,6 +69,7 @@ export {
   MAX_OWNER_ID_LENGTH,
 } from "./store/metadata.js";
 export { type OpenStoreOptions, openStore } from "./store/open.js";
+export { BUILTIN_PATTERNS as REDACTION_BUILTIN_PATTERNS } from "./store/redaction.js";
 export type { CreateOptions } from "./store/session-create.js";
 export type { Sessions } from "./store/sessions.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";
