@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AuditActor, AuditEntry } from "../store/audit.js";
 import type { ProfileStores } from "./profiles.js";
-import { PROFILE } from "./sessions/schemas.js";
+import { LIMIT, PROFILE } from "./sessions/schemas.js";
 import { profilesOf } from "./sessions/scope.js";
 
 /**
@@ -34,13 +34,13 @@ export function registerAuditRoutes(app: FastifyInstance, deps: { stores: Profil
           properties: {
             profile: PROFILE,
             since: { type: "string", pattern: "^[0-9]{1,15}$" },
-            limit: { type: "string", pattern: "^[0-9]{1,3}$" },
+            limit: LIMIT,
           },
         },
       },
     },
     async (request) => {
-      const limit = Math.min(500, Math.max(1, Number(request.query.limit ?? 100)));
+      const limit = Math.min(500, Number(request.query.limit ?? 100));
       const since = Number(request.query.since ?? 0);
       const entries: (AuditEntry & { profile: string })[] = [];
       for (const profile of profilesOf(stores, request.query.profile)) {

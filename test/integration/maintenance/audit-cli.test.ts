@@ -139,7 +139,12 @@ describe("hearth audit", () => {
       ["session.prune", "ok"],
     ]);
     expect(entries[0]!.detail).toEqual({ from: file });
-    expect(entries.slice(1).flatMap((e) => e.targets).sort()).toEqual([a, b].sort());
+    expect(
+      entries
+        .slice(1)
+        .flatMap((e) => e.targets)
+        .sort(),
+    ).toEqual([a, b].sort());
   });
 
   it("a worker's sweep (a scheduled prune, delete-empty) is recorded via scheduler", async () => {
@@ -177,7 +182,12 @@ describe("hearth audit", () => {
         "session.prune",
         "session.prune",
       ]);
-      expect(entries.slice(1).flatMap((e) => e.targets).sort()).toEqual([a, b].sort());
+      expect(
+        entries
+          .slice(1)
+          .flatMap((e) => e.targets)
+          .sort(),
+      ).toEqual([a, b].sort());
     },
   );
 });
