@@ -80,6 +80,15 @@ export async function fillStore(store: Store): Promise<void> {
   await store.tokens.rotate(pair.refreshToken, lifetimes);
   const revoked = await store.tokens.createPairing({ ttlMs: 60_000 });
   await store.tokens.revokeFamily(revoked.familyId, "lost");
+  // The audit trail: a delete's own row, and an act recorded with a remote actor and detail.
+  const doomed = await store.sessions.create({ title: "deleted" });
+  await store.sessions.delete(doomed.id);
+  await store.audit.record({
+    action: "export",
+    actor: { kind: "token", id: pair.familyId, via: "dashboard", address: "::1" },
+    targets: [child.id],
+    detail: { format: "jsonl", note: "ünïcode" },
+  });
 
   await store.runs.record({
     job: "backup",
