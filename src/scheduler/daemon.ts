@@ -73,23 +73,33 @@ export async function startScheduler(options: {
   await slots.start(config);
 
   // config.json is re-read when it changes (hearth cron add/remove/pause/resume edit it).
+  /**
+   * A reload in every profile's audit trail (a failure to record is logged,
+   * never fatal). A refused config.json is logged only: no store opens
+   * while the file is invalid.
+   */
+  const auditReload = (jobs: number) => {
+    for (const profile of profiles)
+      access
+        .shared(profile, (s) => s.audit.record({ action: "config.reload", detail: { jobs } }))
+        .catch((err: unknown) =>
+          log.error({ event: "scheduler.audit_failed", err: String(err) }, "reload not audited"),
+        );
+  };
   const watch = watchConfig(home, {
     changed: (next) => {
       config = next;
-      void slots
-        .reload(next)
-        .then(() =>
-          log.info(
-            { event: "config.reloaded", jobs: slots.size },
-            "jobs reloaded from config.json",
-          ),
-        );
+      void slots.reload(next).then(() => {
+        log.info({ event: "config.reloaded", jobs: slots.size }, "jobs reloaded from config.json");
+        auditReload(slots.size);
+      });
     },
-    invalid: (err) =>
+    invalid: (err) => {
       log.error(
         { event: "config.invalid", err: String(err) },
         "configuration not reloaded; the jobs go on as they were",
-      ),
+      );
+    },
   });
 
   const statusOf = (): JobStatus[] =>
