@@ -23,6 +23,9 @@ interface Entry {
   detail: Record<string, unknown> | null;
 }
 
+/** Every id the entries name, sorted. */
+const targetsOf = (entries: Entry[]) => entries.flatMap((e) => e.targets).sort();
+
 async function audit(home: string, ...args: string[]): Promise<Entry[]> {
   const r = await runCli(["--json", "audit", ...args], { home });
   expect(r.stderr).toBe("");
@@ -110,12 +113,7 @@ describe("hearth audit", () => {
       });
       expect(Date.parse(e.at)).toBeGreaterThan(0);
     }
-    expect(
-      entries
-        .slice(2)
-        .flatMap((e) => e.targets)
-        .sort(),
-    ).toEqual([a, b].sort());
+    expect(targetsOf(entries.slice(2))).toEqual([a, b].sort());
     expect(entries[1]).toMatchObject({ targets: [family], detail: { label: "phone" } });
     expect((await audit(home, "--limit", "1")).map((e) => e.action)).toEqual(["token.revoke"]);
     expect(await audit(home, "--since", "2999-01-01T00:00:00Z")).toEqual([]);
@@ -139,12 +137,7 @@ describe("hearth audit", () => {
       ["session.prune", "ok"],
     ]);
     expect(entries[0]!.detail).toEqual({ from: file });
-    expect(
-      entries
-        .slice(1)
-        .flatMap((e) => e.targets)
-        .sort(),
-    ).toEqual([a, b].sort());
+    expect(targetsOf(entries.slice(1))).toEqual([a, b].sort());
   });
 
   it("a worker's sweep (a scheduled prune, delete-empty) is recorded via scheduler", async () => {
@@ -182,12 +175,7 @@ describe("hearth audit", () => {
         "session.prune",
         "session.prune",
       ]);
-      expect(
-        entries
-          .slice(1)
-          .flatMap((e) => e.targets)
-          .sort(),
-      ).toEqual([a, b].sort());
+      expect(targetsOf(entries.slice(1))).toEqual([a, b].sort());
     },
   );
 });
