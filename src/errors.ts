@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   HEARTH_FOREIGN_DATABASE: "the file is a SQLite database that hearth did not create",
   HEARTH_SCHEMA_TOO_NEW: "the database was written by a newer hearth",
   HEARTH_GENERATION_CHANGED: "the -wal or -shm this process uses was unlinked or replaced",
+  HEARTH_GENERATION_LOST:
+    "commits that only a removed -wal held could not be put back into the database; a copy was kept",
   // durability (C2)
   HEARTH_WAL_UNSAFE_FS: "WAL requested on a filesystem that cannot share memory safely",
   HEARTH_WAL_UNSAFE_SQLITE: "WAL requested on a SQLite build with the WAL-reset bug",

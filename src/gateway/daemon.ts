@@ -31,6 +31,8 @@ export interface Gateway {
   reload(): { ok: true } | { ok: false; error: string };
   /** Stop accepting, drain in-flight turns (bounded by gateway.drainMs), close the stores. */
   stop(): Promise<void>;
+  /** Resolves when the gateway cannot go on serving (HEARTH_GENERATION_LOST): `hearth gateway run` then stops and exits 78. */
+  fatal: Promise<Error>;
 }
 
 /**
@@ -62,7 +64,13 @@ export async function startGateway(options: {
   };
   try {
     for (const profile of options.profiles) {
-      const store = await openStore({ home, profile, readerThreads: true });
+      const store = await openStore({
+        home,
+        profile,
+        readerThreads: true,
+        // What the store reports later (a removed WAL saved on reattach) goes to the gateway's log.
+        logger: { warn: (fields, message) => app.log.warn(fields, message) },
+      });
       runtimes.set(profile, {
         profile,
         store,
@@ -85,10 +93,18 @@ export async function startGateway(options: {
   const shutdown = new AbortController();
   const draining = new AbortController();
   let stopping = false;
-  const recovery = new GenerationRecovery(runtimes, {
-    warn: (event, message) => app.log.warn(event, message),
-    error: (event, message) => app.log.error(event, message),
+  let lost: (err: Error) => void = () => {};
+  const fatal = new Promise<Error>((resolve) => {
+    lost = resolve;
   });
+  const recovery = new GenerationRecovery(
+    runtimes,
+    {
+      warn: (event, message) => app.log.warn(event, message),
+      error: (event, message) => app.log.error(event, message),
+    },
+    (err) => lost(err),
+  );
   const app: FastifyInstance = buildServer(
     {
       runtimes,
@@ -158,6 +174,7 @@ export async function startGateway(options: {
     );
   }
   return {
+    fatal,
     address,
     profiles: [...runtimes.keys()],
     paths: [...runtimes.values()].map((r) => r.store.path),
