@@ -247,9 +247,20 @@ export class DatabaseEntry {
     const slot = this.slots[role];
     if (!slot) return;
     if (--slot.refs > 0) return;
+    // The writer closing on a removed generation saves what only that WAL
+    // holds first, as reopen() does; a loss is thrown once it is closed.
+    let lost: unknown;
+    if (role === "writer" && slot.conn && this.guard && !this.lossReported) {
+      try {
+        saveGhostWal({ path: this.path, guard: this.guard, writer: slot.conn, any: slot.conn });
+      } catch (err) {
+        lost = err;
+      }
+    }
     this.slots[role] = undefined;
     if (slot.conn) this.closeConnection(slot.conn);
     if (this.idle) this.retire();
+    if (lost) throw lost;
   }
 
   /** No store of this process refers to the inode any more. */

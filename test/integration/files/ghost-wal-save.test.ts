@@ -126,4 +126,18 @@ describe("commits that only a removed WAL holds (F3)", () => {
     expect(existsSync(`${store.path}-wal`)).toBe(true);
     await store.close();
   });
+  it("are saved when the writer closes on the removed generation (a short-lived worker's last act)", async () => {
+    const home = tempHome();
+    const store = await openSqliteStore({ home });
+    const session = await store.sessions.create({ title: "closed on a ghost" });
+    await store.messages.append(session.id, { role: "user", content: "then the files went" });
+    removeGeneration(store.path);
+    // The worker learns of it (a refused write), then closes.
+    await expect(store.sessions.create({ title: "refused" })).rejects.toMatchObject({
+      code: "HEARTH_GENERATION_CHANGED",
+    });
+    await store.close();
+    const seen = await messagesSeenElsewhere(home, session.id);
+    expect(seen).toEqual(["then the files went"]);
+  });
 });
