@@ -219,12 +219,22 @@ export async function startGateway(options: {
       clearInterval(sweep);
       await watcher.stop(Math.max(0, config.gateway.drainMs - (Date.now() - started)));
       shutdown.abort();
+      // Turns still running are cancelled now: they commit their
+      // hearth.turn_cancelled and answer HEARTH_TURN_CANCELLED before the
+      // stores close (bounded: a tool that ignores the abort cannot hold the exit).
+      await Promise.race([
+        drained,
+        new Promise((r) => setTimeout(r, CANCEL_GRACE_MS).unref()),
+      ]);
       for (const r of runtimes.values()) await r.committer.drain();
       await Promise.all(parking.map((p) => p.close()));
       await closeAll();
     },
   };
 }
+
+/** How long cancelled turns get to record how they ended once the drain is over. */
+const CANCEL_GRACE_MS = 5_000;
 
 /**
  * Nothing listens beyond loopback without auth (S1): a gateway bound to any

@@ -140,6 +140,24 @@ describe("gateway durability (D1), shutdown, reload and turn leases", () => {
     await withStore(home, async (s) => expect((await s.counts()).messages).toBe(10));
   });
 
+  it("SIGTERM past drainMs cancels the turn still running and commits its hearth.turn_cancelled before the store closes", async () => {
+    const { fake } = await slowFake(Number.POSITIVE_INFINITY);
+    const home = tempHome();
+    writeConfig(home, { gateway: { responder: openai(fake.baseUrl), drainMs: 300 } });
+    const gw = await startGateway(home);
+    const turn = gw.post({ platform: "web", chat: "long", content: "never answered" });
+    await until("the turn at the responder", () => fake.requests.length === 1);
+    gw.child.kill("SIGTERM");
+    const answer = await turn;
+    expect(answer.body.error?.code).toBe("HEARTH_TURN_CANCELLED");
+    expect((await gw.exited).code).toBe(0);
+    const names = await withStore(home, async (s) => {
+      const [only] = (await s.sessions.list()).items;
+      return (await s.messages.load(only!.id)).map((m) => m.name ?? m.role);
+    });
+    expect(names).toEqual(["user", "hearth.turn_cancelled"]);
+  });
+
   it("SIGHUP reloads config.json: echo, then the openai responder; a bad file keeps the old one", async () => {
     const fake = await startFakeOpenAi((_req, res) => answerJson(res, "from the fake"));
     const home = tempHome();
