@@ -6,7 +6,13 @@ import { HearthError } from "../errors.js";
 import { isLoopbackName } from "../http/host-check.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
-import { claimGateway, claimHomeGateway, type GatewayLock } from "../process/gateway-lock.js";
+import {
+  claimAfterDrain,
+  claimGateway,
+  claimHomeGateway,
+  type GatewayLock,
+  gatewayRecordPath,
+} from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
 import { isSqliteStore } from "../store/api.js";
@@ -77,7 +83,8 @@ export async function startGateway(options: {
         committer: new GroupCommitter(store, config.gateway.groupCommit),
       });
       // SQLite: one gateway per database file; PostgreSQL: one per home, several per database.
-      locks.push(isSqliteStore(store) ? claimGateway(store) : claimHomeGateway(store));
+      const claim = () => (isSqliteStore(store) ? claimGateway(store) : claimHomeGateway(store));
+      locks.push(await claimAfterDrain(claim, gatewayRecordPath(home, profile)));
     }
   } catch (err) {
     await closeAll();
@@ -208,6 +215,9 @@ export async function startGateway(options: {
       clearInterval(idle);
       sampler?.stop();
       stopping = true;
+      // A start that comes meanwhile (a restart) waits for this one instead of refusing.
+      const until = Date.now() + config.gateway.drainMs + CANCEL_GRACE_MS;
+      for (const lock of locks) lock.draining(until);
       draining.abort();
       const drained = app.close();
       // close() only drops connections idle at that instant: keep dropping the
@@ -222,10 +232,7 @@ export async function startGateway(options: {
       // Turns still running are cancelled now: they commit their
       // hearth.turn_cancelled and answer HEARTH_TURN_CANCELLED before the
       // stores close (bounded: a tool that ignores the abort cannot hold the exit).
-      await Promise.race([
-        drained,
-        new Promise((r) => setTimeout(r, CANCEL_GRACE_MS).unref()),
-      ]);
+      await Promise.race([drained, new Promise((r) => setTimeout(r, CANCEL_GRACE_MS).unref())]);
       for (const r of runtimes.values()) await r.committer.drain();
       await Promise.all(parking.map((p) => p.close()));
       await closeAll();
