@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   HEARTH_FOREIGN_DATABASE: "the file is a SQLite database that hearth did not create",
   HEARTH_SCHEMA_TOO_NEW: "the database was written by a newer hearth",
   HEARTH_GENERATION_CHANGED: "the -wal or -shm this process uses was unlinked or replaced",
+  HEARTH_PORT_IN_USE: "a server cannot listen: its port is taken by another process",
   HEARTH_GENERATION_LOST:
     "commits that only a removed -wal held could not be put back into the database; a copy was kept",
   // durability (C2)

@@ -6,6 +6,7 @@ import { resolveHome } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { hostPolicy } from "../http/host-check.js";
+import { listenOrExplain } from "../http/port-in-use.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
 import { setProcessKind } from "../process/kind.js";
@@ -81,7 +82,13 @@ export async function startDashboard(options: {
       });
       if (server) parking.push(server);
     }
-    const address = await app.listen({ host, port });
+    const listening = app;
+    const address = await listenOrExplain(() => listening.listen({ host, port }), {
+      what: "dashboard",
+      host,
+      port,
+      setting: "dashboard.port",
+    });
     const token = await createLoginToken(stores, stores.profiles[0]!, config);
     writeRuntimeFile(home, { pid: process.pid, address, profiles: stores.profiles });
     const sampler = startHealthSampler({

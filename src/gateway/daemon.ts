@@ -4,6 +4,7 @@ import { resolveHome, validateProfile } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { isLoopbackName } from "../http/host-check.js";
+import { listenOrExplain } from "../http/port-in-use.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
 import {
@@ -155,7 +156,13 @@ export async function startGateway(options: {
       });
       if (server) parking.push(server);
     }
-    address = await app.listen({ host: config.gateway.host, port: config.gateway.port });
+    const { host, port } = config.gateway;
+    address = await listenOrExplain(() => app.listen({ host, port }), {
+      what: "gateway",
+      host,
+      port,
+      setting: "gateway.port",
+    });
     for (const lock of locks) lock.announce(address);
     sampler = startHealthSampler({
       config,
