@@ -9,6 +9,7 @@
 import { loadConfigLazily } from "../config/load-lazily.js";
 import { databasePath, resolveLocation } from "../config/paths.js";
 import type { OnProgress } from "../store/progress.js";
+import type { RunProcess } from "../store/runs.js";
 import type { BackupResult } from "./backup.js";
 import type { DoctorReport } from "./doctor.js";
 import type { PgBackupResult } from "./pg/backup.js";
@@ -59,6 +60,24 @@ export async function diagnose(location: {
   }
   const { runDoctor } = await import("./doctor.js");
   return runDoctor(target ?? location);
+}
+
+/**
+ * A worker's presence for run `runId` its launcher recorded, held until the
+ * returned function is called (or the process ends): on PostgreSQL what
+ * proves the run alive to the schedulers of other hosts, and a refusal
+ * (HEARTH_WORKER_ABANDONED) when the run was recorded abandoned before
+ * this worker took it. Nothing on SQLite (one host: /proc proves it).
+ */
+export async function holdRunPresence(
+  location: { home?: string | undefined; profile?: string | undefined },
+  runId: number,
+  self: RunProcess,
+): Promise<() => Promise<void>> {
+  const target = await maintenanceTarget(location);
+  if (target.backend !== "postgres") return async () => undefined;
+  const { holdWorkerPresence } = await import("../store/pg/run-presence.js");
+  return holdWorkerPresence(target.url, self, runId);
 }
 
 /** A verified online backup of the profile's store, on its backend, with its retention. */
