@@ -2,7 +2,13 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { JobKind } from "../config/schema.js";
 import { HearthError } from "../errors.js";
-import { backupStore, diagnose, holdRunPresence, maintenanceTarget } from "../ops/backend.js";
+import {
+  backupStore,
+  diagnose,
+  holdRunPresence,
+  maintenanceTarget,
+  optimizeStore,
+} from "../ops/backend.js";
 import { optimize } from "../ops/optimize.js";
 import { withWindow } from "../ops/window.js";
 import { currentIdentity } from "../process/identity.js";
@@ -98,32 +104,10 @@ async function runKind(kind: JobKind, o: WorkerOptions): Promise<WorkerResult> {
     };
   }
   if (kind === "command") return runCommand(o);
-  if (kind === "optimize" && o.window) {
-    return withWindow(o, "optimize", async (window) => {
-      const store = await openStore({ home: o.home, profile: o.profile, role: "writer" });
-      try {
-        const report = await optimize(store);
-        return {
-          kind,
-          summary: `optimize in a window (${window.parked.length} parked): ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
-          report: { ...report, window },
-        };
-      } finally {
-        await store.close();
-      }
-    });
-  }
+  if (kind === "optimize") return runOptimize(o);
   const store = await openStore({ home: o.home, profile: o.profile, role: "writer" });
   try {
     switch (kind) {
-      case "optimize": {
-        const report = await optimize(store);
-        return {
-          kind,
-          summary: `optimize: ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
-          report,
-        };
-      }
       case "prune": {
         const report = await store.sessions.prune({ olderThanMs: (o.olderThanDays ?? 90) * DAY });
         return { kind, summary: `prune: ${report.sessions.length} session(s) deleted`, report };
@@ -148,6 +132,38 @@ async function runKind(kind: JobKind, o: WorkerOptions): Promise<WorkerResult> {
   } finally {
     await store.close();
   }
+}
+
+/**
+ * optimize: on SQLite through a maintenance window when the job asks for
+ * one (its default), else refused while another writer lives; on
+ * PostgreSQL VACUUM (ANALYZE) beside the live processes (no window needed,
+ * so the job's window is moot there).
+ */
+async function runOptimize(o: WorkerOptions): Promise<WorkerResult> {
+  const target = await maintenanceTarget(o);
+  if (target.backend === "postgres" || !o.window) {
+    const report = await optimizeStore(target);
+    const how = target.backend === "postgres" ? "optimize (VACUUM ANALYZE)" : "optimize";
+    return {
+      kind: "optimize",
+      summary: `${how}: ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
+      report,
+    };
+  }
+  return withWindow(o, "optimize", async (window) => {
+    const store = await openStore({ home: o.home, profile: o.profile, role: "writer" });
+    try {
+      const report = await optimize(store);
+      return {
+        kind: "optimize",
+        summary: `optimize in a window (${window.parked.length} parked): ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
+        report: { ...report, window },
+      };
+    } finally {
+      await store.close();
+    }
+  });
 }
 
 async function runCommand(o: WorkerOptions): Promise<WorkerResult> {

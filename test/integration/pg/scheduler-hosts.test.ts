@@ -5,6 +5,7 @@
 // leaves its run recorded abandoned once, judged from the server (the
 // worker's and launcher's presence locks), and the job goes on elsewhere.
 // Before the claim, every host ran every due job.
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -31,7 +32,7 @@ async function startHosts(
   const hosts = Array.from({ length: n }, (_, i) => {
     const home = tempHome();
     writeConfig(home, { store: { url }, scheduler: { port: 0, drainMs: 10_000, jobs } });
-    const bootId = `host-${i}-${home.slice(-6)}`;
+    const bootId = `host-${i}-${randomBytes(4).toString("hex")}`;
     const scheduler = new SchedulerChild(home, [], { HEARTH_TEST_BOOT_ID: bootId });
     return { home, bootId, scheduler };
   });
