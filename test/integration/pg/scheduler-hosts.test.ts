@@ -157,19 +157,20 @@ describe.skipIf(!pgEnabled)("scheduled jobs on several hosts sharing one Postgre
   }, 150_000);
 
   it.skipIf(!pgToolsFound)(
-    "scheduled backup and doctor on a PostgreSQL profile succeed",
+    "scheduled backup, doctor and optimize on a PostgreSQL profile succeed",
     async () => {
       const url = await freshPgDatabase();
       const [host] = await startHosts(url, 1, [
         { name: "backup", schedule: EVERY_2S, kind: "backup" },
         { name: "doctor", schedule: EVERY_2S, kind: "doctor" },
+        { name: "optimize", schedule: EVERY_2S, kind: "optimize" },
       ]);
       const done = (runs: JobRun[], job: string) =>
         runs.filter((r) => r.job === job && r.outcome !== "running" && r.outcome !== "skipped");
       const runs = await untilRuns(
         host!.home,
         "a backup and a doctor run",
-        (r) => done(r, "backup").length >= 1 && done(r, "doctor").length >= 1,
+        (r) => ["backup", "doctor", "optimize"].every((job) => done(r, job).length >= 1),
         60_000,
       );
       await stopAll([host!]);
@@ -180,6 +181,9 @@ describe.skipIf(!pgEnabled)("scheduled jobs on several hosts sharing one Postgre
       expect(doctor, doctor.outputTail ?? "").toMatchObject({ outcome: "ok", exitCode: 0 });
       expect(doctor.note).not.toContain("store_missing");
       expect(doctor.outputTail ?? "").not.toMatch(/state\.db|SQLite/);
+      const optimize = done(runs, "optimize")[0]!;
+      expect(optimize, optimize.outputTail ?? "").toMatchObject({ outcome: "ok", exitCode: 0 });
+      expect(optimize.note).toMatch(/^optimize \(VACUUM ANALYZE\): /);
     },
     90_000,
   );
