@@ -11,6 +11,19 @@ const MARK_UNKNOWN =
 const CLAIMS = `SELECT * FROM job_runs WHERE job = $1 AND profile = $2 AND scheduled_at = $3
   AND trigger IN ('schedule', 'catch-up') ORDER BY id LIMIT 1`;
 
+/**
+ * The job's runs that may be alive, of every boot: the running ones, and
+ * the unknown ones newer than its last run that ended. An older unknown
+ * run was judged gone when that later run began (it would have blocked it
+ * otherwise), and a process once gone never comes back: so the presence
+ * probes stay as few as the runs in doubt, however many unknown runs the
+ * table keeps.
+ */
+const ACTIVE = `SELECT * FROM job_runs WHERE job = $1 AND profile = $2 AND (outcome = 'running'
+  OR (outcome = 'unknown' AND id > coalesce((SELECT max(id) FROM job_runs WHERE job = $1
+    AND profile = $2 AND outcome IN ('ok', 'refused', 'failed')), 0)))
+  ORDER BY id DESC`;
+
 const RUN_BIGINTS = [
   "id",
   "scheduled_at",
@@ -51,11 +64,7 @@ export class PgRuns implements RunsSql {
       this.db.transaction("begin a job run", async (client) => {
         await lockJob(client, run.job, run.profile);
         const claims = await client.query(CLAIMS, [run.job, run.profile, run.scheduledAt]);
-        const { rows } = await client.query(
-          `SELECT * FROM job_runs WHERE job = $1 AND profile = $2 AND outcome IN ('running', 'unknown')
-           ORDER BY id DESC`,
-          [run.job, run.profile],
-        );
+        const { rows } = await client.query(ACTIVE, [run.job, run.profile]);
         const verdict = judge.fn({
           claims: claims.rows.map(runRow),
           active: await withPresence(client, rows.map(runRow)),
