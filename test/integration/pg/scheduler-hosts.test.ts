@@ -3,7 +3,8 @@
 // on the same store.url. Every due time of a job is handled once across the
 // hosts (one run, or one missed/skipped record); a host killed mid-run
 // leaves its run recorded abandoned once, judged from the server (the
-// worker's and launcher's presence locks), and the job goes on elsewhere.
+// worker's and launcher's presence locks), and the job goes on elsewhere; a
+// worker killed -9 is recorded failed once by its launcher.
 // Before the claim, every host ran every due job.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -82,6 +83,38 @@ function scratchDir(): string {
   return dir;
 }
 
+/**
+ * Three hosts running a job due every 2 s whose first run is slow (4 s),
+ * later ones quick; resolves once that first run's command began.
+ */
+async function slowFirstRun(): Promise<{
+  hosts: Host[];
+  home: string;
+  file: string;
+  victim: JobRun;
+}> {
+  const url = await freshPgDatabase();
+  const dir = scratchDir();
+  const file = join(dir, "runs.log");
+  writeFileSync(file, "");
+  const slow = join(dir, "slow-done");
+  const command = `echo "begin $$" >> ${file}; if [ ! -e ${slow} ]; then touch ${slow}; sleep 4; fi; echo "end $$" >> ${file}`;
+  const hosts = await startHosts(url, 3, [
+    { name: "slow", schedule: EVERY_2S, kind: "command", command },
+  ]);
+  const home = hosts[0]!.home;
+  let victim: JobRun | undefined;
+  await untilRuns(home, "the first run's command began", (runs) => {
+    victim = runs.find((r) => r.outcome === "running" && r.worker !== null);
+    return victim !== undefined && readFileSync(file, "utf8").startsWith("begin");
+  });
+  return { hosts, home, file, victim: victim! };
+}
+
+/** The runs ok of due times after `victim`'s. */
+const okAfter = (runs: JobRun[], victim: JobRun) =>
+  runs.filter((r) => r.scheduledAt > victim.scheduledAt && r.outcome === "ok");
+
 const stopAll = (hosts: Host[]) =>
   Promise.all(hosts.map((h) => h.scheduler.process.stop().catch(() => undefined)));
 
@@ -112,39 +145,23 @@ describe.skipIf(!pgEnabled)("scheduled jobs on several hosts sharing one Postgre
   }, 150_000);
 
   it("a host killed -9 mid-run: its run is recorded abandoned once, the job runs once per due time on the others", async () => {
-    const url = await freshPgDatabase();
-    const dir = scratchDir();
-    const file = join(dir, "runs.log");
-    writeFileSync(file, "");
-    // The first run is slow (its launcher is killed while it runs), later ones quick.
-    const slow = join(dir, "slow-done");
-    const command = `echo "begin $$" >> ${file}; if [ ! -e ${slow} ]; then touch ${slow}; sleep 4; fi; echo "end $$" >> ${file}`;
-    const hosts = await startHosts(url, 3, [
-      { name: "slow", schedule: EVERY_2S, kind: "command", command },
-    ]);
-    const home = hosts[0]!.home;
-    let victim: JobRun | undefined;
-    await untilRuns(home, "the first run's command began", (runs) => {
-      victim = runs.find((r) => r.outcome === "running" && r.worker !== null);
-      return victim !== undefined && readFileSync(file, "utf8").startsWith("begin");
-    });
-    const killed = hosts.find((h) => h.scheduler.pid === victim!.launcher?.pid);
+    const { hosts, home, file, victim } = await slowFirstRun();
+    const killed = hosts.find((h) => h.scheduler.pid === victim.launcher?.pid);
     expect(killed, "the launcher of the running run is one of the hosts").toBeDefined();
     killed!.scheduler.process.child.kill("SIGKILL");
     await killed!.scheduler.process.exited;
 
-    const after = (runs: JobRun[]) =>
-      runs.filter((r) => r.scheduledAt > victim!.scheduledAt && r.outcome === "ok");
+    const after = (runs: JobRun[]) => okAfter(runs, victim);
     const runs = await untilRuns(
       home,
       "the abandoned run and two runs ok after it",
-      (r) => r.find((x) => x.id === victim!.id)?.outcome === "unknown" && after(r).length >= 2,
+      (r) => r.find((x) => x.id === victim.id)?.outcome === "unknown" && after(r).length >= 2,
       90_000,
     );
     const survivors = hosts.filter((h) => h !== killed);
     await stopAll(survivors);
 
-    const abandoned = runs.find((r) => r.id === victim!.id)!;
+    const abandoned = runs.find((r) => r.id === victim.id)!;
     expect(abandoned.note).toMatch(/^abandoned: .* not replayed$/);
     expect(abandoned.bootId).toBe(killed!.bootId);
     // Its worker ran on to the end of its command, and nothing ran beside it.
@@ -152,8 +169,30 @@ describe.skipIf(!pgEnabled)("scheduled jobs on several hosts sharing one Postgre
     oncePerDueTime(final);
     expect(completedWithoutOverlap(file)).toBe(final.filter((r) => r.outcome === "ok").length + 1);
     // Recorded once: still the same note (nobody marked it again).
-    expect(final.find((r) => r.id === victim!.id)?.note).toBe(abandoned.note);
+    expect(final.find((r) => r.id === victim.id)?.note).toBe(abandoned.note);
     for (const r of after(final)) expect(r.bootId).not.toBe(killed!.bootId);
+  }, 150_000);
+
+  it("a worker killed -9 mid-run: its run is recorded failed once by its launcher, the next due time runs once", async () => {
+    const { hosts, home, victim } = await slowFirstRun();
+    // The worker's process group: the worker and the command it runs.
+    process.kill(-victim.worker!.pid, "SIGKILL");
+    const after = (runs: JobRun[]) => okAfter(runs, victim);
+    const runs = await untilRuns(
+      home,
+      "the failed run and a run ok after it",
+      (r) => r.find((x) => x.id === victim.id)?.outcome === "failed" && after(r).length >= 1,
+      60_000,
+    );
+    await stopAll(hosts);
+    expect(runs.find((r) => r.id === victim.id)).toMatchObject({
+      outcome: "failed",
+      signal: "SIGKILL",
+      note: "the worker was killed by SIGKILL",
+    });
+    const final = await runsOf(home);
+    oncePerDueTime(final);
+    expect(final.filter((r) => r.outcome === "failed")).toHaveLength(1);
   }, 150_000);
 
   it.skipIf(!pgToolsFound)(
