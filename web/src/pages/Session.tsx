@@ -23,6 +23,13 @@ interface Detail {
 
 const PAGE = 100;
 
+/** The session's flags the toolbar toggles: the flag, its button's label when off and when on. */
+const TOGGLES = [
+  ["pinned", "Pin", "Unpin"],
+  ["archived", "Archive", "Unarchive"],
+  ["hidden", "Hide", "Unhide"],
+] as const;
+
 export function SessionPage({ profile, id }: { profile: string; id: string }) {
   const [detail, setDetail] = useState<Detail | null>(null);
   const [messages, setMessages] = useState<Message[]>([]); // oldest first
@@ -214,31 +221,18 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
               Rename
             </button>
           ) : null}
-          {can("admin") ? (
-            <>
-              <button
-                type="button"
-                aria-pressed={s.pinned}
-                onClick={() => void change({ pinned: !s.pinned })}
-              >
-                {s.pinned ? "Unpin" : "Pin"}
-              </button>
-              <button
-                type="button"
-                aria-pressed={s.archived}
-                onClick={() => void change({ archived: !s.archived })}
-              >
-                {s.archived ? "Unarchive" : "Archive"}
-              </button>
-              <button
-                type="button"
-                aria-pressed={s.hidden}
-                onClick={() => void change({ hidden: !s.hidden })}
-              >
-                {s.hidden ? "Unhide" : "Hide"}
-              </button>
-            </>
-          ) : null}
+          {can("admin")
+            ? TOGGLES.map(([flag, on, off]) => (
+                <button
+                  key={flag}
+                  type="button"
+                  aria-pressed={s[flag]}
+                  onClick={() => void change({ [flag]: !s[flag] })}
+                >
+                  {s[flag] ? off : on}
+                </button>
+              ))
+            : null}
           {s.chatKey && can("chat") ? (
             <a
               class="button"
