@@ -77,6 +77,10 @@ export const ERROR_CODES = {
   HEARTH_BODY_TOO_LARGE: "the HTTP request body is larger than gateway.bodyLimitBytes",
   HEARTH_UNAUTHORIZED:
     "a pairing code, access token or refresh token is unknown, used, expired or revoked",
+  HEARTH_SCOPE_DENIED:
+    "a token or dashboard login asked for something its scope (read, chat, admin) does not cover",
+  HEARTH_PROFILE_DENIED:
+    "a token or dashboard login of one profile asked for another profile's data",
   HEARTH_INTERNAL: "an unexpected error inside hearth (a bug); the message says what failed",
   HEARTH_HOST_NOT_ALLOWED:
     "an HTTP request named a Host or came from an Origin this server does not answer for (DNS rebinding, another site's page)",

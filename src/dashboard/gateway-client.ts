@@ -63,6 +63,7 @@ export class GatewayClient {
         const code = await store.tokens.createPairing({
           label: `dashboard chat (pid ${process.pid}, ${randomBytes(3).toString("hex")})`,
           ttlMs: 60_000,
+          scope: "chat",
         });
         return store.tokens.redeemPairing(code.code, lifetimes);
       });

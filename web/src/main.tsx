@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, loadMe, request } from "./api";
+import { ApiError, can, loadMe, request } from "./api";
 import { onLiveState, startLive } from "./live";
 import { ChatPage } from "./pages/Chat";
 import { HealthPage } from "./pages/Health";
@@ -101,7 +101,7 @@ function App() {
           <img src="/favicon.svg" alt="" width="22" height="22" /> hearth
         </a>
         <nav aria-label="Main">
-          {NAV.map(([to, label]) => (
+          {NAV.filter(([to]) => to !== "/chat" || can("chat")).map(([to, label]) => (
             <a key={to} href={to} aria-current={section === to ? "page" : undefined}>
               {label}
             </a>

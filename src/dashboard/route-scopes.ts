@@ -1,0 +1,23 @@
+import type { TokenScope } from "../store/token-scopes.js";
+
+/**
+ * The scope each dashboard change needs (docs/security.md): reads (GET)
+ * need `read`; the chat `chat`; every other change `admin`, including one
+ * added later without a line here (fails closed).
+ */
+const CHANGE_SCOPES: Readonly<Record<string, TokenScope>> = {
+  "POST /api/logout": "read",
+  "POST /api/chat": "chat",
+  "PATCH /api/sessions/:profile/:id": "admin",
+  "DELETE /api/sessions/:profile/:id": "admin",
+  "POST /api/sessions/bulk": "admin",
+  "POST /api/maintenance/delete-empty": "admin",
+  "POST /api/doctor": "admin",
+  "POST /api/backup": "admin",
+};
+
+/** The scope a dashboard API request to `route` (Fastify's pattern) needs. */
+export function dashboardScopeNeeded(method: string, route: string): TokenScope {
+  if (method === "GET" || method === "HEAD") return "read";
+  return CHANGE_SCOPES[`${method} ${route}`] ?? "admin";
+}
