@@ -10,8 +10,9 @@
 import pg from "pg";
 import { applicationName, fromPgError, type PgClient } from "./pool.js";
 
-/** The lock key of an owner, computed by the server (one hash for every host). */
-const KEY = "hashtextextended('hearth:handoff-owner:' || $1, 0)";
+/** The lock key of the owner in SQL expression `owner`, computed by the server (one hash for every host). */
+const keyOf = (owner: string) => `hashtextextended('hearth:handoff-owner:' || ${owner}, 0)`;
+const KEY = keyOf("$1");
 
 export class OwnerPresence {
   private readonly held = new Map<string, Promise<pg.Client>>();
@@ -26,6 +27,16 @@ export class OwnerPresence {
       this.held.set(owner, holding);
       // A failed connect is forgotten: the next claim tries again.
       holding.catch(() => this.held.delete(owner));
+      // So is a connection that ends (the server restarted, an admin ended
+      // it): the lock went with it, and the next claim takes it again.
+      const mine = holding;
+      holding.then(
+        (client) =>
+          client.once("end", () => {
+            if (this.held.get(owner) === mine) this.held.delete(owner);
+          }),
+        () => undefined,
+      );
     }
     await holding;
   }
@@ -70,4 +81,22 @@ export class OwnerPresence {
 export async function ownerAlive(client: PgClient, owner: string): Promise<boolean> {
   const { rows } = await client.query(`SELECT pg_try_advisory_xact_lock(${KEY}) AS free`, [owner]);
   return rows[0]?.free !== true;
+}
+
+/**
+ * ownerAlive for several owners in one round trip, inside a transaction on
+ * `client`: owner -> whether some connection holds its presence. Each one
+ * nobody holds stays locked exclusively until the transaction ends.
+ */
+export async function ownersAlive(
+  client: PgClient,
+  owners: Iterable<string>,
+): Promise<Map<string, boolean>> {
+  const list = [...new Set(owners)].sort();
+  if (list.length === 0) return new Map();
+  const { rows } = await client.query(
+    `SELECT o, pg_try_advisory_xact_lock(${keyOf("o")}) AS free FROM unnest($1::text[]) AS o ORDER BY o`,
+    [list],
+  );
+  return new Map(rows.map((r) => [r.o as string, r.free !== true]));
 }
