@@ -47,6 +47,8 @@ export interface MetaSql {
   compareAndSet(key: string, decide: MetaDecide, presence?: MetaPresence): Promise<boolean>;
   /** Every entry, by key in code point order. */
   entries(): Promise<{ key: string; value: string }[]>;
+  /** Owner -> alive, as the server holds presence (PostgreSQL); absent where no server does. */
+  ownersAlive?(owners: readonly string[]): Promise<Map<string, boolean>>;
 }
 
 /** A small key/value table for operational state (schedules, markers, versions). */
@@ -76,6 +78,14 @@ export class Meta {
    */
   async compareAndSet(key: string, decide: MetaDecide, presence?: MetaPresence): Promise<boolean> {
     return this.sql.compareAndSet(key, decide, presence);
+  }
+
+  /**
+   * Whether each owner (MetaPresence) is alive, as the server says;
+   * undefined where no server holds presence (SQLite: ask the process table).
+   */
+  async ownersAlive(owners: readonly string[]): Promise<Map<string, boolean> | undefined> {
+    return this.sql.ownersAlive?.(owners);
   }
 
   async entries(): Promise<Record<string, string>> {

@@ -204,13 +204,21 @@ export function releaseInBackground(
 }
 
 /**
- * True when the lease `value` belongs to a turn a crash interrupted: its
- * holder is provably dead on this machine, or (held on another machine,
- * which this one cannot inspect) the lease has expired.
+ * True when the lease `value` belongs to a turn a crash interrupted. Where
+ * the store's server holds presence (`alive`: owner -> alive, PostgreSQL)
+ * and the lease names its owner, the server says: its owner is gone.
+ * Otherwise its holder is provably dead on this machine, or (held on
+ * another machine, which this one cannot inspect) the lease has expired.
  */
-export function isOrphanedLease(value: string, now = Date.now()): boolean {
+export function isOrphanedLease(
+  value: string,
+  now = Date.now(),
+  alive?: ReadonlyMap<string, boolean>,
+): boolean {
   const lease = parse(value);
   if (!lease) return false;
+  const ownerAlive = lease.owner === undefined ? undefined : alive?.get(lease.owner);
+  if (ownerAlive !== undefined) return !ownerAlive;
   if (lease.host !== undefined && lease.host !== thisHost()) return now >= lease.expiresAt;
   return liveness(lease.holder) === "dead";
 }

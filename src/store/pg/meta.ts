@@ -53,6 +53,11 @@ export class PgMeta implements MetaSql {
     );
   }
 
+  /** Asked in a transaction of its own: an owner found dead stays locked only until it ends. */
+  ownersAlive(owners: readonly string[]): Promise<Map<string, boolean>> {
+    return this.db.transaction("ask owners' presence", (client) => ownersAlive(client, owners));
+  }
+
   async entries(): Promise<{ key: string; value: string }[]> {
     const { rows } = await this.db.query(
       "read meta",
