@@ -1,12 +1,21 @@
 /**
  * Turn leases on PostgreSQL: hosts racing for one session's lease get one
- * winner, and a lease held on another host is honoured until it expires
- * (its holder cannot be looked up from here).
+ * winner (by compare-and-set, and by group commit), and whether a holder
+ * lives is the server's word on its presence: a lease naming no presence
+ * (an older one) held on another host is honoured until it expires.
  */
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { isHearthError, openStore, type Store } from "../../../src/index.js";
-import { acquireDecider, leaseKey, newTurn } from "../../../src/turn/leases.js";
+import { currentIdentity } from "../../../src/process/identity.js";
+import {
+  acquireCas,
+  acquireDecider,
+  leaseKey,
+  leasePresence,
+  newTurn,
+  thisHost,
+} from "../../../src/turn/leases.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
 
@@ -43,7 +52,66 @@ describe.skipIf(!pgEnabled)("turn leases on PostgreSQL", () => {
     }
   });
 
-  it("a lease held on another host is alive until it expires, whatever its boot id says", async () => {
+  it("two stores (as two hosts) group-committing a claim of one lease at once: one wins every round", async () => {
+    // decideMeta (group-append.ts) decides on values read under the keys' advisory
+    // locks: without them both read "no lease" and both take it.
+    const url = await freshPgDatabase();
+    const hosts = await Promise.all([1, 2].map(() => open(url)));
+    const session = await hosts[0]!.sessions.create();
+    const key = leaseKey(session.id);
+    for (let round = 0; round < 60; round++) {
+      const results = await Promise.all(
+        hosts.map((h, i) =>
+          h.messages.appendMany([
+            {
+              sessionId: session.id,
+              message: { role: "user", content: `round ${round} host ${i}` },
+              metaBefore: acquireCas(newTurn(session.id), 60_000),
+            },
+          ]),
+        ),
+      );
+      const outcomes = results.map(([r]) =>
+        r?.ok ? "won" : isHearthError(r?.error, "HEARTH_TURN_BUSY") ? "busy" : String(r?.error),
+      );
+      expect(outcomes.sort()).toEqual(["busy", "won"]);
+      await hosts[0]!.meta.delete(key);
+    }
+  });
+
+  it("a live local pid does not keep a lease whose presence is gone (a clone's process)", async () => {
+    const url = await freshPgDatabase();
+    const store = await open(url);
+    const session = await store.sessions.create();
+    const key = leaseKey(session.id);
+    const me = currentIdentity();
+    if (!me) throw new Error("no /proc identity");
+    // This very process by pid, start ticks, boot id and host, as a clone's would read:
+    // /proc says alive. Its presence owner is held by nobody.
+    const lease = (owner: string) =>
+      JSON.stringify({
+        holder: me,
+        host: thisHost(),
+        kind: "gateway",
+        turnId: "the-clone's-turn",
+        expiresAt: Date.now() + 60_000,
+        owner,
+      });
+    await store.meta.set(key, lease("turn:nobody-holds-this"));
+    await store.meta.compareAndSet(key, acquireDecider(newTurn(session.id), 60_000), leasePresence);
+    expect(JSON.parse((await store.meta.get(key))!).owner).toBe(leasePresence.claims);
+    // A holder whose presence is held (this process's, held since the claim) keeps it.
+    await store.meta.set(key, lease(leasePresence.claims));
+    const err = await store.meta
+      .compareAndSet(key, acquireDecider(newTurn(session.id), 60_000), leasePresence)
+      .catch((e: unknown) => e);
+    expect(isHearthError(err, "HEARTH_TURN_BUSY")).toBe(true);
+    expect((err as { details?: { retryAfterSeconds?: number } }).details?.retryAfterSeconds).toBe(
+      1,
+    );
+  });
+
+  it("a lease naming no presence, held on another host, is alive until it expires", async () => {
     const url = await freshPgDatabase();
     const store = await open(url);
     const session = await store.sessions.create();
