@@ -111,10 +111,14 @@ export async function holdClaims(
 
 /**
  * Inside the transaction, under the keys' locks: ask the server once about
- * every owner `values` name (for the changes with presence) and every owner
- * the changes claim as. Returns what decide's second argument is for a
- * change and the value it is shown: the server's answer, or undefined when
- * the change has no presence or the value names no owner.
+ * every owner `values` name (for the changes with presence). The owners the
+ * changes claim as are not asked: holdClaims held them just before, and
+ * should that connection have dropped since, calling them alive only makes
+ * this process's own other turns wait (other hosts ask the server). Returns
+ * what decide's second argument is for a change and the value it is shown:
+ * the server's answer, or undefined when the change has no presence or the
+ * value names no owner. No round trip when no value names another owner
+ * (a claim of a free session).
  */
 export async function presenceAnswers(
   client: PgClient,
@@ -125,15 +129,16 @@ export async function presenceAnswers(
     Boolean(c?.presence),
   );
   if (withPresence.length === 0) return () => undefined;
+  const claims = new Set(withPresence.map((c) => c.presence.claims));
   const owners = new Set<string>();
   for (const c of withPresence) {
-    owners.add(c.presence.claims);
     for (const v of values) {
       const owner = v === null ? undefined : c.presence.ownerOf(v);
-      if (owner !== undefined) owners.add(owner);
+      if (owner !== undefined && !claims.has(owner)) owners.add(owner);
     }
   }
   const alive = await ownersAlive(client, owners);
+  for (const owner of claims) alive.set(owner, true);
   return (change, current) => {
     const owner = current === null ? undefined : change.presence?.ownerOf(current);
     return owner === undefined ? undefined : alive.get(owner);

@@ -5,10 +5,12 @@
  * (an older one) held on another host is honoured until it expires.
  */
 import { hostname } from "node:os";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { isHearthError, openStore, type Store } from "../../../src/index.js";
 import { currentIdentity } from "../../../src/process/identity.js";
 import {
+  acquireAlone,
   acquireCas,
   acquireDecider,
   leaseKey,
@@ -18,6 +20,7 @@ import {
 } from "../../../src/turn/leases.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
+import { until } from "../../helpers/process.js";
 
 const stores: Store[] = [];
 afterEach(async () => {
@@ -109,6 +112,38 @@ describe.skipIf(!pgEnabled)("turn leases on PostgreSQL", () => {
     expect((err as { details?: { retryAfterSeconds?: number } }).details?.retryAfterSeconds).toBe(
       1,
     );
+  });
+
+  it("a lost presence connection: the owner is dead to every host until its next claim holds it again", async () => {
+    const url = await freshPgDatabase();
+    const store = await open(url);
+    const [s1, s2] = [await store.sessions.create(), await store.sessions.create()];
+    const owner = leasePresence.claims;
+    const alive = async () => (await store.meta.ownersAlive([owner]))?.get(owner);
+    await acquireAlone(store, newTurn(s1.id), 60_000, 0);
+    expect(await alive()).toBe(true);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // The server ends the connection holding the presence (a restart, an admin, a network cut).
+      const { rows } = await admin.query(
+        `SELECT pg_terminate_backend(l.pid) AS ok FROM pg_locks l
+         JOIN pg_stat_activity a ON a.pid = l.pid AND a.datname = current_database()
+         WHERE l.locktype = 'advisory' AND l.mode = 'ShareLock' AND l.granted`,
+      );
+      expect(rows.filter((r) => r.ok)).toHaveLength(1);
+    } finally {
+      await admin.end();
+    }
+    await until("the presence to be gone", async () => (await alive()) === false);
+    // Fail closed: meanwhile its leases are free to any host. Its next claim holds it again.
+    await until("a claim to hold the presence again", async () => {
+      await acquireAlone(store, newTurn(s2.id), 60_000, 0).catch(() => undefined);
+      await store.meta.delete(leaseKey(s2.id));
+      return (await alive()) === true;
+    });
+    const err = await acquireAlone(store, newTurn(s1.id), 60_000, 0).catch((e: unknown) => e);
+    expect(isHearthError(err, "HEARTH_TURN_BUSY")).toBe(true);
   });
 
   it("a lease naming no presence, held on another host, is alive until it expires", async () => {
