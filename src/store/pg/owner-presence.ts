@@ -6,6 +6,8 @@
  * ends, however the process ends (exit, kill -9, host lost once the server
  * sees the connection gone). Another host asks the lock, never a guess:
  * an owner whose lock it can take exclusively has nobody behind it.
+ * Turn leases use it too (meta.ts: one owner per process start, held by
+ * the store before it claims; ownersAlive asks about several at once).
  */
 import pg from "pg";
 import { applicationName, fromPgError, type PgClient } from "./pool.js";
