@@ -5,6 +5,8 @@
  * sqlite/meta.ts and pg/meta.ts (MetaSql).
  */
 
+import { invalidArg, requireString } from "./args.js";
+
 /**
  * Server-held presence for a meta value that names an owner (a turn lease
  * names its process). A backend whose server can say whether an owner is
@@ -85,6 +87,8 @@ export class Meta {
    * undefined where no server holds presence (SQLite: ask the process table).
    */
   async ownersAlive(owners: readonly string[]): Promise<Map<string, boolean> | undefined> {
+    if (!Array.isArray(owners)) throw invalidArg("owners must be an array of strings");
+    for (const owner of owners) requireString(owner, "owners[]");
     return this.sql.ownersAlive?.(owners);
   }
 

@@ -37,7 +37,10 @@ const OWNER = `turn:${randomUUID()}`;
 /** The presence of turn leases: this process claims as OWNER; a lease names its holder's. */
 export const leasePresence: MetaPresence = {
   claims: OWNER,
-  ownerOf: (value) => parse(value)?.owner,
+  ownerOf: (value) => {
+    const owner = parse(value)?.owner;
+    return typeof owner === "string" ? owner : undefined;
+  },
 };
 
 let machine: string | undefined;

@@ -94,11 +94,15 @@ export async function ownersAlive(
   client: PgClient,
   owners: Iterable<string>,
 ): Promise<Map<string, boolean>> {
-  const list = [...new Set(owners)].sort();
-  if (list.length === 0) return new Map();
+  const all = [...new Set(owners)];
+  // A name PostgreSQL text cannot hold (NUL) is nobody's lock: not alive.
+  const alive = new Map(all.filter((o) => o.includes("\u0000")).map((o) => [o, false]));
+  const list = all.filter((o) => !alive.has(o)).sort();
+  if (list.length === 0) return alive;
   const { rows } = await client.query(
     `SELECT o, pg_try_advisory_xact_lock(${keyOf("o")}) AS free FROM unnest($1::text[]) AS o ORDER BY o`,
     [list],
   );
-  return new Map(rows.map((r) => [r.o as string, r.free !== true]));
+  for (const r of rows) alive.set(r.o as string, r.free !== true);
+  return alive;
 }

@@ -146,6 +146,18 @@ describe.skipIf(!pgEnabled)("turn leases on PostgreSQL", () => {
     expect(isHearthError(err, "HEARTH_TURN_BUSY")).toBe(true);
   });
 
+  it("ownersAlive: misuse is refused; a name no lock can have (NUL) is nobody's, an unheld one dead", async () => {
+    const store = await open(await freshPgDatabase());
+    const misuse = await store.meta.ownersAlive("turn:x" as never).catch((e: unknown) => e);
+    expect(misuse).toBeInstanceOf(TypeError);
+    expect((misuse as { code?: string }).code).toBe("HEARTH_INVALID_ARG");
+    const alive = await store.meta.ownersAlive(["turn:\u0000", "turn:nobody"]);
+    expect([...alive!.entries()].sort()).toEqual([
+      ["turn:\u0000", false],
+      ["turn:nobody", false],
+    ]);
+  });
+
   it("a lease naming no presence, held on another host, is alive until it expires", async () => {
     const url = await freshPgDatabase();
     const store = await open(url);
