@@ -10,7 +10,8 @@
  * the store before it claims; ownersAlive asks about several at once).
  */
 import pg from "pg";
-import { applicationName, fromPgError, type PgClient } from "./pool.js";
+import { storeClosed } from "../api.js";
+import { applicationName, fromPgError, maskUrl, type PgClient } from "./pool.js";
 
 /** The lock key of the owner in SQL expression `owner`, computed by the server (one hash for every host). */
 const keyOf = (owner: string) => `hashtextextended('hearth:handoff-owner:' || ${owner}, 0)`;
@@ -18,11 +19,14 @@ const KEY = keyOf("$1");
 
 export class OwnerPresence {
   private readonly held = new Map<string, Promise<pg.Client>>();
+  /** Closed with its store: no connection is opened after (none would be ended). */
+  private closed = false;
 
   constructor(private readonly url: string) {}
 
   /** Hold `owner`'s lock (once per owner per instance) before claiming as it. */
   async hold(owner: string): Promise<void> {
+    if (this.closed) throw storeClosed(maskUrl(this.url));
     let holding = this.held.get(owner);
     if (!holding) {
       holding = this.connect(owner);
@@ -66,6 +70,7 @@ export class OwnerPresence {
 
   /** Release every owner this instance holds (the store closes). */
   async close(): Promise<void> {
+    this.closed = true;
     const clients = await Promise.allSettled([...this.held.values()]);
     this.held.clear();
     await Promise.all(

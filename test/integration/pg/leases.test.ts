@@ -158,6 +158,31 @@ describe.skipIf(!pgEnabled)("turn leases on PostgreSQL", () => {
     ]);
   });
 
+  it("a closed store holds no presence and opens none for a claim", async () => {
+    const url = await freshPgDatabase();
+    const store = await open(url);
+    const session = await store.sessions.create();
+    await acquireAlone(store, newTurn(session.id), 60_000, 0);
+    const holders = async () => {
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const { rows } = await admin.query(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+           WHERE a.datname = current_database() AND l.locktype = 'advisory' AND l.mode = 'ShareLock'`,
+        );
+        return rows[0].n as number;
+      } finally {
+        await admin.end();
+      }
+    };
+    expect(await holders()).toBe(1);
+    await store.close();
+    const err = await acquireAlone(store, newTurn(session.id), 60_000, 0).catch((e: unknown) => e);
+    expect(isHearthError(err, "HEARTH_STORE_CLOSED")).toBe(true);
+    expect(await holders()).toBe(0);
+  });
+
   it("a lease naming no presence, held on another host, is alive until it expires", async () => {
     const url = await freshPgDatabase();
     const store = await open(url);
