@@ -67,6 +67,9 @@ export function retryAfterSeconds(error: HearthError): number | undefined {
   if (error.code === "HEARTH_RATE_LIMITED") {
     return Number(error.details?.retryAfterSeconds ?? 60);
   }
+  // Another turn holds the session: it ends in its own time, or (PostgreSQL)
+  // its owner's death frees the lease within seconds.
+  if (error.code === "HEARTH_TURN_BUSY") return Number(error.details?.retryAfterSeconds ?? 1);
   if (
     error.code === "HEARTH_BUSY" ||
     error.code === "HEARTH_MAINTENANCE_RUNNING" ||

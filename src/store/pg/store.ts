@@ -21,6 +21,7 @@ import { pgQuickCheck, readPgDurability, readPgSchema } from "./inspect.js";
 import { PgJsonTail } from "./json-tail.js";
 import { PgMessages } from "./messages.js";
 import { PgMeta } from "./meta.js";
+import { OwnerPresence } from "./owner-presence.js";
 import { maskUrl, type PgDb } from "./pool.js";
 import { PgRuns } from "./runs.js";
 import { PgSearch } from "./search.js";
@@ -48,6 +49,8 @@ export class PgStore implements Store {
   private closing: Promise<void> | undefined;
   /** Holds the presence of the owners this store claimed handoffs as; closed with the store. */
   private readonly pgHandoffs: PgHandoffs;
+  /** Holds the presence of the owners this store's turn leases name; closed with the store. */
+  private readonly leaseOwners: OwnerPresence;
 
   constructor(init: PgStoreInit) {
     const location: StoreLocation = {
@@ -63,11 +66,12 @@ export class PgStore implements Store {
     const db = storeDb(init.db, init.role);
     this.db = db;
     this.pgHandoffs = new PgHandoffs(db);
+    this.leaseOwners = new OwnerPresence(db.url);
     const parts = storeParts(
       {
         sessions: new PgSessions(db),
-        messages: new PgMessages(db),
-        meta: new PgMeta(db),
+        messages: new PgMessages(db, this.leaseOwners),
+        meta: new PgMeta(db, this.leaseOwners),
         handoffs: this.pgHandoffs,
         tokens: new PgTokens(db),
         browse: new PgBrowse(db),
@@ -120,8 +124,9 @@ export class PgStore implements Store {
   /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
   close(): Promise<void> {
     this.closing ??= this.db.stop().then(async () => {
-      // Handoffs hold connections of their own (the owners' presence): they let go first.
-      await this.pgHandoffs.close();
+      // Handoffs and turn leases hold connections of their own (the owners'
+      // presence): they let go first.
+      await Promise.all([this.pgHandoffs.close(), this.leaseOwners.close()]);
       await this.db.pool.end();
     });
     return this.closing;
