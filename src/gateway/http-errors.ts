@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import { ERROR_CODES, HearthError, type HearthErrorCode } from "../errors.js";
+import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError as fromHttpError } from "../http/request-error.js";
 import type { GatewayMetrics } from "./metrics.js";
 
@@ -28,6 +29,8 @@ export const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_BUSY: 503,
   HEARTH_MAINTENANCE_RUNNING: 503,
   HEARTH_GENERATION_CHANGED: 503,
+  HEARTH_PG_UNAVAILABLE: 503,
+  HEARTH_PG_TOO_MANY_CONNECTIONS: 503,
   HEARTH_NO_SPACE: 507,
 };
 
@@ -65,6 +68,7 @@ export function retryAfterSeconds(error: HearthError): number | undefined {
   if (error.code === "HEARTH_RATE_LIMITED") {
     return Number(error.details?.retryAfterSeconds ?? 60);
   }
+  if (isPgOutage(error.code)) return PG_RETRY_AFTER_SECONDS;
   if (
     error.code === "HEARTH_BUSY" ||
     error.code === "HEARTH_MAINTENANCE_RUNNING" ||

@@ -62,7 +62,7 @@ const UNAVAILABLE_ERRNO = new Set([
 
 /** SQLSTATEs (and classes) that mean the server is not there for us right now. */
 function unavailableState(state: string): boolean {
-  return state.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(state);
+  return state.startsWith("08") || ["57P01", "57P02", "57P03"].includes(state);
 }
 
 /** True when retrying the whole transaction is safe and may succeed (serialization, deadlock). */
@@ -78,6 +78,17 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
   const code = typeof e.code === "string" ? e.code : "";
   const message = typeof e.message === "string" ? e.message : String(err);
   const resource = maskUrl(url);
+  if (code === "53300")
+    return new HearthError(
+      "HEARTH_PG_TOO_MANY_CONNECTIONS",
+      `PostgreSQL at ${resource} refused a new connection while trying to ${doing}: ${message}`,
+      {
+        resource,
+        cause: err,
+        hint: "the server is up but out of connection slots: lower store.pg.pool.max per process (processes × pool.max must stay under max_connections), raise max_connections, or put PgBouncer in front (docs/postgres.md)",
+        details: { sqlstate: code },
+      },
+    );
   if (
     UNAVAILABLE_ERRNO.has(code) ||
     unavailableState(code) ||
