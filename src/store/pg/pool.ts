@@ -8,16 +8,22 @@ import { hostname } from "node:os";
 import pg from "pg";
 import { HearthError, isHearthError } from "../../errors.js";
 import { processKind } from "../../process/kind.js";
+import type { PgSettings } from "../../config/pg.js";
+import { poolSettings, sessionSetup } from "./settings.js";
 import { maskUrl, parseStoreUrl } from "./url.js";
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
 
 export interface PgPoolOptions {
-  /** Connections in the pool (default 8). */
+  /** Connections in the pool (default: store.pg.pool.max, else 8). */
   max?: number;
   /** Kind in application_name (default: this process's kind). */
   kind?: string;
+  /** store.pg from the configuration: pool, statement timeout, TLS, schema. */
+  settings?: PgSettings;
+  /** Every connection runs with default_transaction_read_only (a reader's store). */
+  readOnly?: boolean;
 }
 
 export { maskUrl, parseStoreUrl } from "./url.js";
@@ -30,21 +36,26 @@ export function applicationName(kind: string = processKind()): string {
 /** A pool on `url`; connections are made lazily, errors are coded. */
 export function createPool(url: string, options: PgPoolOptions = {}): PgPool {
   parseStoreUrl(url);
+  const sized = poolSettings(url, options.settings);
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 8,
+    ...sized,
+    max: options.max ?? sized.max,
     application_name: applicationName(options.kind),
     connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
   });
   // An idle connection cut by the server (restart, admin shutdown) is
   // dropped by the pool; the next query opens a fresh one.
   pool.on("error", () => {});
+  const setup = sessionSetup(options.settings, options.readOnly === true);
   // A connection cut while checked out (inside a transaction, between two
   // statements) emits 'error' on its client: without a listener that is an
   // uncaught exception. The next statement on it fails instead, coded.
+  // The pool emits 'connect' before it hands the connection out, so the
+  // session setup is the first statement on it.
   pool.on("connect", (client) => {
     client.on("error", () => {});
+    if (setup) client.query(setup).catch(() => {});
   });
   return pool;
 }

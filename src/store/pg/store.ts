@@ -35,6 +35,8 @@ export interface PgStoreInit {
   config: HearthConfig;
   warnings: string[];
   db: PgDb;
+  /** False for a pool the caller gave openStore(): close() leaves it open. */
+  ownsPool?: boolean;
 }
 
 // The members of StoreLocation and StoreParts are declared once, in api.ts,
@@ -48,8 +50,10 @@ export class PgStore implements Store {
   private closing: Promise<void> | undefined;
   /** Holds the presence of the owners this store claimed handoffs as; closed with the store. */
   private readonly pgHandoffs: PgHandoffs;
+  private readonly ownsPool: boolean;
 
   constructor(init: PgStoreInit) {
+    this.ownsPool = init.ownsPool !== false;
     const location: StoreLocation = {
       home: init.home,
       profile: init.profile,
@@ -122,7 +126,8 @@ export class PgStore implements Store {
     this.closing ??= this.db.stop().then(async () => {
       // Handoffs hold connections of their own (the owners' presence): they let go first.
       await this.pgHandoffs.close();
-      await this.db.pool.end();
+      // A caller's pool stays theirs to end.
+      if (this.ownsPool) await this.db.pool.end();
     });
     return this.closing;
   }

@@ -8,7 +8,12 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startDashboard, stopDashboards } from "../../helpers/dashboard.js";
-import { type GatewayChild, startGateway, writeConfig } from "../../helpers/gateway.js";
+import {
+  type ApiBody,
+  type GatewayChild,
+  startGateway,
+  writeConfig,
+} from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
 import { until } from "../../helpers/process.js";
@@ -33,7 +38,8 @@ async function homeBehindProxy(): Promise<{ home: string; proxy: TcpProxy }> {
 
 async function get(url: string) {
   const res = await fetch(url);
-  return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() };
+  const body: ApiBody = await res.json();
+  return { status: res.status, retryAfter: res.headers.get("retry-after"), body };
 }
 
 describe.skipIf(!pgEnabled)("a PostgreSQL outage over HTTP", () => {
