@@ -5,7 +5,7 @@
  * up() listens again on the same port. The PostgreSQL outage tests point
  * store.url at it.
  */
-import { createServer, type Server, type Socket, connect } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 
 export interface TcpProxy {
   readonly port: number;

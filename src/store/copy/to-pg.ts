@@ -12,10 +12,10 @@
  */
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
 import { failpoint } from "../../failpoints.js";
 import { assertNoForeignTables, migratePg, readVersion } from "../pg/migrate.js";
-import type { PgSettings } from "../../config/pg.js";
 import { createPool, fromPgError, maskUrl, type PgClient, type PgPool } from "../pg/pool.js";
 import { PG_LATEST_SCHEMA_VERSION } from "../pg/schema.js";
 import type { OnProgress } from "../progress.js";

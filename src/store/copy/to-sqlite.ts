@@ -11,13 +11,13 @@
 import { existsSync, linkSync, lstatSync, readdirSync, rmSync, unlinkSync } from "node:fs";
 import { open as openFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
 import { failpoint } from "../../failpoints.js";
 import { ensurePrivateDir } from "../../files/create.js";
 import { sqliteOnly } from "../api.js";
 import { openStore } from "../open.js";
 import { readVersion } from "../pg/migrate.js";
-import type { PgSettings } from "../../config/pg.js";
 import { createPool, fromPgError, maskUrl, type PgClient, type PgPool } from "../pg/pool.js";
 import { PG_LATEST_SCHEMA_VERSION } from "../pg/schema.js";
 import type { OnProgress } from "../progress.js";

@@ -30,8 +30,7 @@ export async function openPgStore(options: PgOpenOptions): Promise<PgStore> {
   const { url, role } = options;
   const settings = options.config.store.pg;
   const owned = options.pool === undefined;
-  const pool =
-    options.pool ?? createPool(url, { settings, readOnly: role === "reader" });
+  const pool = options.pool ?? createPool(url, { settings, readOnly: role === "reader" });
   try {
     if (!owned) await checkCallerSchema(pool, url, settings.schema);
     if (role === "writer") await migratePg(pool, url, { schema: settings.schema });
@@ -61,7 +60,10 @@ async function checkCallerSchema(pool: PgPool, url: string, schema: string | und
   let first: string | undefined;
   try {
     const { rows } = await pool.query("SELECT current_setting('search_path') AS path");
-    first = String(rows[0]?.path ?? "").split(",")[0]?.trim().replace(/^"|"$/g, "");
+    first = String(rows[0]?.path ?? "")
+      .split(",")[0]
+      ?.trim()
+      .replace(/^"|"$/g, "");
   } catch (err) {
     throw fromPgError(err, url, "read the pool's search_path");
   }

@@ -6,9 +6,9 @@
  */
 import { hostname } from "node:os";
 import pg from "pg";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError, isHearthError } from "../../errors.js";
 import { processKind } from "../../process/kind.js";
-import type { PgSettings } from "../../config/pg.js";
 import { poolSettings, sessionSetup } from "./settings.js";
 import { maskUrl, parseStoreUrl } from "./url.js";
 

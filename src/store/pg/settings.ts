@@ -40,7 +40,11 @@ export function poolSettings(url: string, settings: PgSettings | undefined): Poo
       throw new HearthError(
         "HEARTH_CONFIG_INVALID",
         `store.pg.ssl.ca: cannot read ${ssl.ca} (${(err as Error).message})`,
-        { resource: "store.pg.ssl.ca", cause: err, hint: "point store.pg.ssl.ca at the server's CA certificate (PEM)" },
+        {
+          resource: "store.pg.ssl.ca",
+          cause: err,
+          hint: "point store.pg.ssl.ca at the server's CA certificate (PEM)",
+        },
       );
     }
   }
