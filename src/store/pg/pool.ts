@@ -76,6 +76,10 @@ function unavailableState(state: string): boolean {
   return state.startsWith("08") || ["57P01", "57P02", "57P03"].includes(state);
 }
 
+/** What to do when the server has no connection slot left (SQLSTATE 53300). */
+export const TOO_MANY_CONNECTIONS_HINT =
+  "the server is up but out of connection slots: lower store.pg.pool.max per process (processes × pool.max must stay under max_connections), raise max_connections, or put PgBouncer in session mode in front (docs/postgres.md)";
+
 /** True when retrying the whole transaction is safe and may succeed (serialization, deadlock). */
 export function isRetryable(err: unknown): boolean {
   const state = (err as { code?: unknown }).code;
@@ -96,7 +100,7 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
       {
         resource,
         cause: err,
-        hint: "the server is up but out of connection slots: lower store.pg.pool.max per process (processes × pool.max must stay under max_connections), raise max_connections, or put PgBouncer in front (docs/postgres.md)",
+        hint: TOO_MANY_CONNECTIONS_HINT,
         details: { sqlstate: code },
       },
     );
