@@ -8,6 +8,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
 import {
   applicationName,
@@ -41,12 +42,19 @@ export function findTool(tool: PgTool, env: NodeJS.ProcessEnv = process.env): st
 }
 
 /** The URL without its password (for argv), and the environment that carries the password. */
-export function connection(url: string, kind: string): { dbname: string; env: NodeJS.ProcessEnv } {
+export function connection(
+  url: string,
+  kind: string,
+  ssl?: PgSettings["ssl"],
+): { dbname: string; env: NodeJS.ProcessEnv } {
   const u = parseStoreUrl(url);
   const password = decodeURIComponent(u.password);
   u.password = "";
   const env: NodeJS.ProcessEnv = { ...process.env, PGAPPNAME: applicationName(kind) };
   if (password) env.PGPASSWORD = password;
+  // store.pg.ssl for libpq: the tools connect as hearth's own pools do.
+  if (ssl) env.PGSSLMODE = ssl.mode;
+  if (ssl?.ca) env.PGSSLROOTCERT = ssl.ca;
   return { dbname: u.toString(), env };
 }
 

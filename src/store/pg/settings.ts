@@ -51,6 +51,20 @@ export function poolSettings(url: string, settings: PgSettings | undefined): Poo
   return { ...out, ssl: { rejectUnauthorized: true, ...(ca === undefined ? {} : { ca }) } };
 }
 
+/**
+ * store.pg for the operations on the whole database (backup, restore): TLS
+ * and the pool, not the schema (pg_dump and pg_restore see every schema)
+ * nor the statement timeout (a dump's statements are long).
+ */
+export function wholeDatabase(settings: PgSettings | undefined): PgSettings | undefined {
+  if (!settings) return undefined;
+  return {
+    pool: settings.pool,
+    statementTimeoutMs: 0,
+    ...(settings.ssl ? { ssl: settings.ssl } : {}),
+  };
+}
+
 /** The statements a new connection runs before any other, or undefined when there are none. */
 export function sessionSetup(
   settings: PgSettings | undefined,
