@@ -16,7 +16,15 @@ const KEY = "hashtextextended('hearth:handoff-owner:' || $1, 0)";
 export class OwnerPresence {
   private readonly held = new Map<string, Promise<pg.Client>>();
 
-  constructor(private readonly url: string) {}
+  /**
+   * `connection`: how to reach the server, as the store's pool does (its
+   * options: TLS, a caller's host, user and password); the URL alone
+   * without it.
+   */
+  constructor(
+    private readonly url: string,
+    private readonly connection: pg.ClientConfig = { connectionString: url },
+  ) {}
 
   /** Hold `owner`'s lock (once per owner per instance) before claiming as it. */
   async hold(owner: string): Promise<void> {
@@ -31,8 +39,11 @@ export class OwnerPresence {
   }
 
   private async connect(owner: string): Promise<pg.Client> {
+    const { password } = this.connection;
     const client = new pg.Client({
-      connectionString: this.url,
+      ...this.connection,
+      // A pool keeps its password out of a spread (not enumerable).
+      ...(password === undefined ? {} : { password }),
       application_name: applicationName(),
       connectionTimeoutMillis: 10_000,
     });

@@ -127,6 +127,25 @@ describe.skipIf(!pgEnabled)("store.pg: how a PostgreSQL store connects", () => {
     const { rows } = await pool.query("SELECT title FROM sessions");
     expect(rows).toEqual([{ title: "on your pool" }]);
 
+    // A pool made of discrete fields (no URL, so none to derive a login
+    // from): the store's own extra connection (a handoff owner's presence)
+    // goes where the pool's go.
+    const u = new URL(url);
+    const fields = new pg.Pool({
+      host: u.hostname,
+      port: Number(u.port || 5432),
+      user: decodeURIComponent(u.username),
+      password: decodeURIComponent(u.password),
+      database: u.pathname.slice(1),
+      max: 2,
+    });
+    pools.push(fields);
+    const onFields = await openStore({ home: tempHome(), pool: fields, env: {} });
+    stores.push(onFields);
+    expect(onFields.path).not.toContain(`:${decodeURIComponent(u.password)}@`);
+    await onFields.handoffs.request(session.id, "telegram");
+    expect(await onFields.handoffs.claim(session.id, "owner-1")).toBe(true);
+
     // With store.pg.schema, the caller's connections must already search that schema.
     const wrong = await openStore({
       home: tempHome(),
