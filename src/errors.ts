@@ -106,6 +106,8 @@ export const ERROR_CODES = {
   HEARTH_URL_TOO_LONG: "a path segment of an HTTP request is longer than any id hearth issues",
   HEARTH_EXPOSED_WITHOUT_AUTH:
     "the gateway was asked to listen beyond loopback without gateway.requireAuth",
+  HEARTH_DRAINING:
+    "the process is shutting down (a readiness reason): it finishes what it holds and takes nothing new",
   HEARTH_GATEWAY_UNREACHABLE:
     "the dashboard's chat found no running gateway for the profile, or could not reach it",
   // postgresql backend
@@ -113,6 +115,8 @@ export const ERROR_CODES = {
     "store.url (or HEARTH_STORE_URL) is not a postgres:// URL hearth can use",
   HEARTH_PG_UNAVAILABLE:
     "the PostgreSQL server could not be reached, refused the connection, or shut down",
+  HEARTH_PG_TOO_MANY_CONNECTIONS:
+    "the PostgreSQL server refused a new connection: its max_connections (or the role's or database's connection limit) is reached",
   HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
   HEARTH_PG_DRIVER_MISSING:
     "a PostgreSQL store was asked for but the pg driver is not installed (hearth-store lists it as an optional peer)",

@@ -59,7 +59,7 @@ export {
   MAX_METADATA_DEPTH,
   MAX_OWNER_ID_LENGTH,
 } from "./store/metadata.js";
-export { type OpenStoreOptions, openStore } from "./store/open.js";
+export { type OpenStoreOptions, openStore, type PgPoolLike } from "./store/open.js";
 export type { CreateOptions } from "./store/session-create.js";
 export type { Sessions } from "./store/sessions.js";
 export { LATEST_SCHEMA_VERSION } from "./store/sqlite/migrations.js";

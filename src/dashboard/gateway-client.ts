@@ -1,11 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
-import { profileDir } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import { gatewayRecordPath, readRecord } from "../process/gateway-lock.js";
 import { liveness } from "../process/identity.js";
-import { runDir } from "../process/markers.js";
 import type { ProfileStores } from "./profiles.js";
 
 interface Token {

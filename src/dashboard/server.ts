@@ -3,6 +3,7 @@ import fastifyCookie from "@fastify/cookie";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { HostPolicy } from "../http/host-check.js";
+import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError } from "../http/request-error.js";
 import type { TokenGrant } from "../store/token-scopes.js";
 import { registerChatRoutes } from "./api-chat.js";
@@ -14,6 +15,7 @@ import type { BrowserSessions } from "./browser-sessions.js";
 import type { GatewayClient } from "./gateway-client.js";
 import type { LiveFeed } from "./live.js";
 import { LOGIN_CSS, loginPage } from "./login-page.js";
+import { registerProbeRoutes } from "./probes.js";
 import { type ProfileStores, storesOf } from "./profiles.js";
 import { registerSecurity, requirePage, SECURITY_HEADERS } from "./security.js";
 
@@ -63,6 +65,8 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_TURN_BUSY: 409,
   HEARTH_RESPONDER_FAILED: 502,
   HEARTH_GATEWAY_UNREACHABLE: 502,
+  HEARTH_PG_UNAVAILABLE: 503,
+  HEARTH_PG_TOO_MANY_CONNECTIONS: 503,
 };
 
 /** Client-side routes: each answers with the app's index.html (after login). */
@@ -100,7 +104,8 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
             message: "an unexpected error inside the dashboard; its log says more",
           }
         : error.toJSON();
-    if (status === 503) void reply.header("retry-after", "1");
+    if (status === 503)
+      void reply.header("retry-after", String(isPgOutage(error.code) ? PG_RETRY_AFTER_SECONDS : 1));
     return reply.status(status).send({ error: body });
   });
   app.setNotFoundHandler((request, reply) => {
@@ -249,6 +254,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     registerHealthRoutes(scope);
     registerJobRoutes(scope);
     registerChatRoutes(scope, { gateway: deps.gateway });
+    registerProbeRoutes(scope, { stores: deps.stores });
   });
   return app;
 }

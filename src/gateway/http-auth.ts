@@ -89,7 +89,7 @@ const tokenBody = (field: string) =>
   }) as const;
 
 /** Routes served without an access token (the auth routes are rate-limited instead). */
-const OPEN_ROUTES = new Set(["/v1/health", "/v1/auth/pair", "/v1/auth/refresh"]);
+const OPEN_ROUTES = new Set(["/v1/health", "/v1/ready", "/v1/auth/pair", "/v1/auth/refresh"]);
 const RATE_LIMITED = new Set(["/v1/auth/pair", "/v1/auth/refresh"]);
 
 /**

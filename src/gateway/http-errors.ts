@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import { ERROR_CODES, HearthError, type HearthErrorCode } from "../errors.js";
+import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError as fromHttpError } from "../http/request-error.js";
 import type { GatewayMetrics } from "./metrics.js";
 
@@ -30,6 +31,8 @@ export const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_BUSY: 503,
   HEARTH_MAINTENANCE_RUNNING: 503,
   HEARTH_GENERATION_CHANGED: 503,
+  HEARTH_PG_UNAVAILABLE: 503,
+  HEARTH_PG_TOO_MANY_CONNECTIONS: 503,
   HEARTH_NO_SPACE: 507,
 };
 
@@ -70,6 +73,7 @@ export function retryAfterSeconds(error: HearthError): number | undefined {
   // Another turn holds the session: it ends in its own time, or (PostgreSQL)
   // its owner's death frees the lease within seconds.
   if (error.code === "HEARTH_TURN_BUSY") return Number(error.details?.retryAfterSeconds ?? 1);
+  if (isPgOutage(error.code)) return PG_RETRY_AFTER_SECONDS;
   if (
     error.code === "HEARTH_BUSY" ||
     error.code === "HEARTH_MAINTENANCE_RUNNING" ||

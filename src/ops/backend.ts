@@ -6,8 +6,10 @@
  * below; nothing else in them names a backend. PostgreSQL's code loads only
  * for a PostgreSQL profile.
  */
+
 import { loadConfigLazily } from "../config/load-lazily.js";
 import { databasePath, resolveLocation } from "../config/paths.js";
+import type { PgSettings } from "../config/pg.js";
 import { HearthError } from "../errors.js";
 import type { OnProgress } from "../store/progress.js";
 import type { RunProcess } from "../store/runs.js";
@@ -30,7 +32,7 @@ interface Located {
 
 export type MaintenanceTarget =
   | (Located & { backend: "sqlite" })
-  | (Located & { backend: "postgres"; url: string });
+  | (Located & { backend: "postgres"; url: string; settings: PgSettings });
 
 /** Which backend holds the profile's store (store.url in its configuration, else SQLite). */
 export async function maintenanceTarget(
@@ -44,7 +46,7 @@ export async function maintenanceTarget(
   const url = config.store.url;
   return url === undefined
     ? { backend: "sqlite", home, profile, keep }
-    : { backend: "postgres", home, profile, keep, url };
+    : { backend: "postgres", home, profile, keep, url, settings: config.store.pg };
 }
 
 /**

@@ -22,7 +22,15 @@ export class OwnerPresence {
   /** Closed with its store: no connection is opened after (none would be ended). */
   private closed = false;
 
-  constructor(private readonly url: string) {}
+  /**
+   * `connection`: how to reach the server, as the store's pool does (its
+   * options: TLS, a caller's host, user and password); the URL alone
+   * without it.
+   */
+  constructor(
+    private readonly url: string,
+    private readonly connection: pg.ClientConfig = { connectionString: url },
+  ) {}
 
   /** Hold `owner`'s lock (once per owner per instance) before claiming as it. */
   async hold(owner: string): Promise<void> {
@@ -48,8 +56,11 @@ export class OwnerPresence {
   }
 
   private async connect(owner: string): Promise<pg.Client> {
+    const { password } = this.connection;
     const client = new pg.Client({
-      connectionString: this.url,
+      ...this.connection,
+      // A pool keeps its password out of a spread (not enumerable).
+      ...(password === undefined ? {} : { password }),
       application_name: applicationName(),
       connectionTimeoutMillis: 10_000,
     });

@@ -36,6 +36,8 @@ export interface PgStoreInit {
   config: HearthConfig;
   warnings: string[];
   db: PgDb;
+  /** False for a pool the caller gave openStore(): close() leaves it open. */
+  ownsPool?: boolean;
 }
 
 // The members of StoreLocation and StoreParts are declared once, in api.ts,
@@ -51,8 +53,10 @@ export class PgStore implements Store {
   private readonly pgHandoffs: PgHandoffs;
   /** Holds the presence of the owners this store's turn leases name; closed with the store. */
   private readonly leaseOwners: OwnerPresence;
+  private readonly ownsPool: boolean;
 
   constructor(init: PgStoreInit) {
+    this.ownsPool = init.ownsPool !== false;
     const location: StoreLocation = {
       home: init.home,
       profile: init.profile,
@@ -66,7 +70,7 @@ export class PgStore implements Store {
     const db = storeDb(init.db, init.role);
     this.db = db;
     this.pgHandoffs = new PgHandoffs(db);
-    this.leaseOwners = new OwnerPresence(db.url);
+    this.leaseOwners = new OwnerPresence(db.url, db.pool.options);
     const parts = storeParts(
       {
         sessions: new PgSessions(db),
@@ -127,7 +131,8 @@ export class PgStore implements Store {
       // Handoffs and turn leases hold connections of their own (the owners'
       // presence): they let go first.
       await Promise.all([this.pgHandoffs.close(), this.leaseOwners.close()]);
-      await this.db.pool.end();
+      // A caller's pool stays theirs to end.
+      if (this.ownsPool) await this.db.pool.end();
     });
     return this.closing;
   }
