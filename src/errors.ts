@@ -19,6 +19,9 @@ export const ERROR_CODES = {
   HEARTH_FOREIGN_DATABASE: "the file is a SQLite database that hearth did not create",
   HEARTH_SCHEMA_TOO_NEW: "the database was written by a newer hearth",
   HEARTH_GENERATION_CHANGED: "the -wal or -shm this process uses was unlinked or replaced",
+  HEARTH_PORT_IN_USE: "a server cannot listen: its port is taken by another process",
+  HEARTH_GENERATION_LOST:
+    "commits that only a removed -wal held could not be put back into the database; a copy was kept",
   // durability (C2)
   HEARTH_WAL_UNSAFE_FS: "WAL requested on a filesystem that cannot share memory safely",
   HEARTH_WAL_UNSAFE_SQLITE: "WAL requested on a SQLite build with the WAL-reset bug",
@@ -74,6 +77,10 @@ export const ERROR_CODES = {
   HEARTH_BODY_TOO_LARGE: "the HTTP request body is larger than gateway.bodyLimitBytes",
   HEARTH_UNAUTHORIZED:
     "a pairing code, access token or refresh token is unknown, used, expired or revoked",
+  HEARTH_SCOPE_DENIED:
+    "a token or dashboard login asked for something its scope (read, chat, admin) does not cover",
+  HEARTH_PROFILE_DENIED:
+    "a token or dashboard login of one profile asked for another profile's data",
   HEARTH_INTERNAL: "an unexpected error inside hearth (a bug); the message says what failed",
   HEARTH_HOST_NOT_ALLOWED:
     "an HTTP request named a Host or came from an Origin this server does not answer for (DNS rebinding, another site's page)",
@@ -99,6 +106,8 @@ export const ERROR_CODES = {
   HEARTH_URL_TOO_LONG: "a path segment of an HTTP request is longer than any id hearth issues",
   HEARTH_EXPOSED_WITHOUT_AUTH:
     "the gateway was asked to listen beyond loopback without gateway.requireAuth",
+  HEARTH_DRAINING:
+    "the process is shutting down (a readiness reason): it finishes what it holds and takes nothing new",
   HEARTH_GATEWAY_UNREACHABLE:
     "the dashboard's chat found no running gateway for the profile, or could not reach it",
   // postgresql backend
@@ -106,6 +115,8 @@ export const ERROR_CODES = {
     "store.url (or HEARTH_STORE_URL) is not a postgres:// URL hearth can use",
   HEARTH_PG_UNAVAILABLE:
     "the PostgreSQL server could not be reached, refused the connection, or shut down",
+  HEARTH_PG_TOO_MANY_CONNECTIONS:
+    "the PostgreSQL server refused a new connection: its max_connections (or the role's or database's connection limit) is reached",
   HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
   HEARTH_PG_DRIVER_MISSING:
     "a PostgreSQL store was asked for but the pg driver is not installed (hearth-store lists it as an optional peer)",

@@ -68,7 +68,7 @@ export {
   MAX_METADATA_DEPTH,
   MAX_OWNER_ID_LENGTH,
 } from "./store/metadata.js";
-export { type OpenStoreOptions, openStore } from "./store/open.js";
+export { type OpenStoreOptions, openStore, type PgPoolLike } from "./store/open.js";
 export { BUILTIN_PATTERNS as REDACTION_BUILTIN_PATTERNS } from "./store/redaction.js";
 export type { CreateOptions } from "./store/session-create.js";
 export type { Sessions } from "./store/sessions.js";

@@ -6,6 +6,8 @@ import { reportStartupError } from "./output.js";
 /** A long-lived process as its `run` command drives it. */
 export interface Daemon<Stopped = unknown> {
   stop(): Promise<Stopped>;
+  /** Resolves with an error the process cannot serve on after: it stops as on SIGTERM and exits as reportStartupError says (78 for what a restart cannot fix). */
+  fatal?: Promise<unknown>;
 }
 
 export interface DaemonCommand<D extends Daemon> {
@@ -51,7 +53,12 @@ export function daemonAction<D extends Daemon>(
       setExit(reportStartupError(err, { json: g.json }));
       return;
     }
+    let fatal: { err: unknown } | undefined;
     const signal = await new Promise<string>((resolve) => {
+      daemon.fatal?.then((err) => {
+        fatal = { err };
+        resolve("fatal");
+      });
       process.once("SIGTERM", () => resolve("SIGTERM"));
       process.once("SIGINT", () => resolve("SIGINT"));
       watchSupervisor(() => resolve("supervisor gone"));
@@ -72,7 +79,8 @@ export function daemonAction<D extends Daemon>(
     await new Promise<void>((resolve) =>
       process.stdout.write(`${JSON.stringify(line)}\n`, () => resolve()),
     );
-    if (spec.exitAfterStop?.(result)) process.exit(0);
+    if (fatal) setExit(reportStartupError(fatal.err, { json: g.json }));
+    if (spec.exitAfterStop?.(result)) process.exit(fatal ? (process.exitCode as number) : 0);
   };
 }
 

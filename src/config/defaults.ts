@@ -22,6 +22,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     gateWaitMs: 10000,
     readerThreads: 2,
     readerNice: 10,
+    pg: { pool: { max: 8, idleTimeoutMs: 30000 }, statementTimeoutMs: 0 },
   },
   backup: {
     keep: 7,

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import type { z as Z } from "zod";
+import { pgSchema } from "./pg.js";
 import { redactionSchema } from "./redaction.js";
 import { schedulerSchema } from "./scheduler.js";
 import { toolsSchema } from "./tools.js";
@@ -75,6 +76,8 @@ const store = z
      * one). One database holds one profile's store.
      */
     url: z.string().optional(),
+    /** Pool, timeouts, TLS and schema of a PostgreSQL store (config/pg.ts). */
+    pg: pgSchema.default(pgSchema.parse({})),
   })
   .strict();
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { AuditActor, AuditEntry } from "../store/audit.js";
-import type { ProfileStores } from "./profiles.js";
+import { storesOf } from "./profiles.js";
 import { LIMIT, PROFILE } from "./sessions/schemas.js";
 import { profilesOf } from "./sessions/scope.js";
 
@@ -18,12 +18,13 @@ export function browserActor(request: FastifyRequest): AuditActor {
 }
 
 /**
- * GET /api/audit: the audit trail of the served profiles (or the one named),
- * newest first; `since` (ms) and `limit` (1..500) as in `hearth audit`.
- * Read-only, on the read-only stores, behind the same login as every route.
+ * GET /api/audit: the audit trail of the profiles the login sees (or the
+ * one named, HEARTH_PROFILE_DENIED when it may not), newest first; `since`
+ * (ms) and `limit` (1..500) as in `hearth audit`. Read-only, on the
+ * read-only stores; it says who did what, so it needs an `admin` login
+ * (./route-scopes.ts), not just `read`.
  */
-export function registerAuditRoutes(app: FastifyInstance, deps: { stores: ProfileStores }): void {
-  const { stores } = deps;
+export function registerAuditRoutes(app: FastifyInstance): void {
   app.get<{ Querystring: { profile?: string; since?: string; limit?: string } }>(
     "/api/audit",
     {
@@ -40,6 +41,7 @@ export function registerAuditRoutes(app: FastifyInstance, deps: { stores: Profil
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const limit = Math.min(500, Number(request.query.limit ?? 100));
       const since = Number(request.query.since ?? 0);
       const entries: (AuditEntry & { profile: string })[] = [];

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { ERROR_CODES, HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { GatewayClient } from "./gateway-client.js";
-import type { ProfileStores } from "./profiles.js";
+import { storesOf } from "./profiles.js";
 import { SECURITY_HEADERS } from "./security.js";
 
 const PROFILE = { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,63}$" } as const;
@@ -20,10 +20,7 @@ export const CHAT_PLATFORM = "dashboard";
  * through its platform and chat key (the gateway's own routing); without
  * one, a new `dashboard` chat starts.
  */
-export function registerChatRoutes(
-  app: FastifyInstance,
-  deps: { stores: ProfileStores; gateway: GatewayClient },
-): void {
+export function registerChatRoutes(app: FastifyInstance, deps: { gateway: GatewayClient }): void {
   app.post<{
     Body: { profile: string; sessionId?: string; content: string; clientId?: string };
   }>(
@@ -45,7 +42,7 @@ export function registerChatRoutes(
     },
     async (request, reply) => {
       const { profile, sessionId, content } = request.body;
-      const store = deps.stores.reader(profile);
+      const store = storesOf(request).reader(profile);
       let platform = CHAT_PLATFORM;
       let chat = `web-${randomUUID()}`;
       if (sessionId) {

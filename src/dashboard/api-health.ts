@@ -4,7 +4,7 @@ import { backupsDir } from "../config/paths.js";
 import { listBackups } from "../ops/backup-names.js";
 import { runPs } from "../ops/ps.js";
 import { childError, runHearth } from "./child-ops.js";
-import type { ProfileStores } from "./profiles.js";
+import { storesOf } from "./profiles.js";
 
 const PROFILE = { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,63}$" } as const;
 const profileBody = {
@@ -26,16 +26,15 @@ interface DoctorRun {
  * the event loop), holders as `hearth ps` shows them, file sizes, free
  * space and backups; "back up now" runs `hearth backup` in a child too.
  */
-export function registerHealthRoutes(app: FastifyInstance, deps: { stores: ProfileStores }): void {
-  const { stores } = deps;
+export function registerHealthRoutes(app: FastifyInstance): void {
   const doctor = new Map<string, { run: DoctorRun; done: Promise<void> }>();
   const backups = new Map<string, Promise<unknown>>();
 
-  const runDoctor = (profile: string) => {
+  const runDoctor = (home: string, profile: string) => {
     const current = doctor.get(profile);
     if (current && current.run.finishedAt === null) return current.done;
     const run: DoctorRun = { startedAt: Date.now(), finishedAt: null, report: null, error: null };
-    const done = runHearth(stores.home, profile, ["doctor"])
+    const done = runHearth(home, profile, ["doctor"])
       .then((result) => {
         // doctor exits 4 when it found problems: its report is still the answer.
         if ((result.code === 0 || result.code === 4) && result.json) run.report = result.json;
@@ -63,13 +62,14 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { stores: Profi
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const profiles = request.query.profile
         ? [stores.reader(request.query.profile).profile]
         : stores.profiles;
       const out = [];
       for (const profile of profiles) {
         const store = stores.reader(profile);
-        if (!doctor.has(profile)) void runDoctor(profile);
+        if (!doctor.has(profile)) void runDoctor(stores.home, profile);
         const ps = runPs({ home: stores.home, profile, includeSelf: true }).profiles[0];
         const size = (suffix: string) => {
           try {
@@ -128,6 +128,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { stores: Profi
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const days = Math.min(Number(request.query.days ?? 30), 366);
       const profiles = request.query.profile
         ? [stores.reader(request.query.profile).profile]
@@ -156,9 +157,10 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { stores: Profi
     "/api/doctor",
     { schema: { body: profileBody } },
     async (request) => {
+      const stores = storesOf(request);
       const { profile } = request.body;
       stores.reader(profile);
-      await runDoctor(profile);
+      await runDoctor(stores.home, profile);
       return { profile, doctor: doctor.get(profile)!.run };
     },
   );
@@ -167,6 +169,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { stores: Profi
     "/api/backup",
     { schema: { body: profileBody } },
     async (request) => {
+      const stores = storesOf(request);
       const { profile } = request.body;
       stores.reader(profile);
       let running = backups.get(profile);

@@ -1,16 +1,17 @@
 import type { FastifyInstance } from "fastify";
 import { loadConfig } from "../config/load.js";
-import type { ProfileStores } from "./profiles.js";
+import { storesOf } from "./profiles.js";
 
 /**
  * Jobs: the scheduled jobs of config.json (read at each request, so `hearth
  * cron add` shows at once), each with its last outcome and last success per
  * served profile, and the recent runs with their honest outcomes (refusals
- * name the holder). Reads only, on the read-only stores.
+ * name the holder). Reads only, on the read-only stores of the profiles
+ * the login sees.
  */
-export function registerJobRoutes(app: FastifyInstance, deps: { stores: ProfileStores }): void {
-  const { stores } = deps;
+export function registerJobRoutes(app: FastifyInstance): void {
   app.get<{ Querystring: { limit?: string } }>("/api/jobs", async (request) => {
+    const stores = storesOf(request);
     const limit = Math.min(200, Math.max(1, Number(request.query.limit ?? 50) || 50));
     const config = loadConfig({ home: stores.home });
     const jobs = config.scheduler.jobs.map((j) => ({

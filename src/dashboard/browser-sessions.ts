@@ -1,11 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { TokenGrant, TokenScope } from "../store/token-scopes.js";
 
 export interface BrowserSession {
   /** The synchronizer token every change must carry in `x-csrf-token`. */
   readonly csrf: string;
   /** The token family the login link belonged to (issue 5's families). */
   readonly familyId: string;
+  /** The profile whose token made the login: the only one it sees unless `allProfiles`. */
   readonly profile: string;
+  /** What the login may do (the family's scope). */
+  readonly scope: TokenScope;
+  /** The operator's own link: every served profile. */
+  readonly allProfiles: boolean;
   readonly createdAt: number;
   lastSeenAt: number;
 }
@@ -21,13 +27,19 @@ export class BrowserSessions {
 
   constructor(private readonly idleMs: number) {}
 
-  create(familyId: string, profile: string): { id: string; session: BrowserSession } {
+  create(
+    familyId: string,
+    profile: string,
+    grant: TokenGrant,
+  ): { id: string; session: BrowserSession } {
     const id = randomBytes(32).toString("base64url");
     const now = Date.now();
     const session: BrowserSession = {
       csrf: randomBytes(32).toString("base64url"),
       familyId,
       profile,
+      scope: grant.scope,
+      allProfiles: grant.allProfiles,
       createdAt: now,
       lastSeenAt: now,
     };

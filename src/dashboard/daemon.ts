@@ -6,6 +6,7 @@ import { resolveHome } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { hostPolicy } from "../http/host-check.js";
+import { listenOrExplain } from "../http/port-in-use.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
 import { setProcessKind } from "../process/kind.js";
@@ -18,7 +19,7 @@ import { createLoginToken, loginLink } from "./login-link.js";
 import { ProfileStores } from "./profiles.js";
 import { removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
 import { assertSafeBind } from "./security.js";
-import { buildDashboard } from "./server.js";
+import { buildDashboard, type Login } from "./server.js";
 
 export interface Dashboard {
   address: string;
@@ -81,7 +82,13 @@ export async function startDashboard(options: {
       });
       if (server) parking.push(server);
     }
-    const address = await app.listen({ host, port });
+    const listening = app;
+    const address = await listenOrExplain(() => listening.listen({ host, port }), {
+      what: "dashboard",
+      host,
+      port,
+      setting: "dashboard.port",
+    });
     const token = await createLoginToken(stores, stores.profiles[0]!, config);
     writeRuntimeFile(home, { pid: process.pid, address, profiles: stores.profiles });
     const sampler = startHealthSampler({
@@ -120,18 +127,23 @@ export async function startDashboard(options: {
   }
 }
 
-/** A login token is a one-time pairing code of any served profile (issue 5's families). */
-async function redeem(
-  stores: ProfileStores,
-  token: string,
-): Promise<{ familyId: string; profile: string }> {
+/**
+ * A login token is a one-time pairing code of any served profile (issue 5's
+ * families): the login carries that profile and its family's grant (scope,
+ * all-profiles for the operator's own link).
+ */
+async function redeem(stores: ProfileStores, token: string): Promise<Login> {
   if (token.length > 64) throw new HearthError("HEARTH_UNAUTHORIZED", "not a login token");
   for (const profile of stores.profiles) {
     try {
-      const pair = await stores.withWriter(profile, (store) =>
-        store.tokens.redeemPairing(token, { accessMs: 60_000, refreshMs: 60_000 }),
-      );
-      return { familyId: pair.familyId, profile };
+      return await stores.withWriter(profile, async (store) => {
+        const pair = await store.tokens.redeemPairing(token, {
+          accessMs: 60_000,
+          refreshMs: 60_000,
+        });
+        const { scope, allProfiles } = await store.tokens.verifyAccess(pair.accessToken);
+        return { familyId: pair.familyId, profile, scope, allProfiles };
+      });
     } catch (err) {
       if (!isHearthError(err, "HEARTH_UNAUTHORIZED")) throw err;
     }

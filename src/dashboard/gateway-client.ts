@@ -1,11 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
-import { profileDir } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
-import { readRecord } from "../process/gateway-lock.js";
+import { gatewayRecordPath, readRecord } from "../process/gateway-lock.js";
 import { liveness } from "../process/identity.js";
-import { runDir } from "../process/markers.js";
 import type { ProfileStores } from "./profiles.js";
 
 interface Token {
@@ -34,7 +31,7 @@ export class GatewayClient {
 
   /** The gateway's base URL for a served profile; HEARTH_GATEWAY_UNREACHABLE when none runs. */
   address(profile: string): string {
-    const record = readRecord(join(runDir(profileDir(this.stores.home, profile)), "gateway.json"));
+    const record = readRecord(gatewayRecordPath(this.stores.home, profile));
     if (!record?.address || liveness(record) === "dead") {
       throw new HearthError(
         "HEARTH_GATEWAY_UNREACHABLE",
@@ -63,6 +60,7 @@ export class GatewayClient {
         const code = await store.tokens.createPairing({
           label: `dashboard chat (pid ${process.pid}, ${randomBytes(3).toString("hex")})`,
           ttlMs: 60_000,
+          scope: "chat",
         });
         return store.tokens.redeemPairing(code.code, lifetimes);
       });

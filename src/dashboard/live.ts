@@ -22,6 +22,12 @@ export interface Watch {
   sessionId: string;
 }
 
+/** A stream: what it watches, and the profiles its login may see (it hears of no other). */
+interface Client {
+  watch: Watch | null;
+  profiles: readonly string[];
+}
+
 /**
  * One poller for the whole process, however many browsers watch. Every
  * `pollMs` it asks each profile's read-only connection for `PRAGMA
@@ -34,7 +40,7 @@ export interface Watch {
  * content at all.
  */
 export class LiveFeed {
-  private readonly clients = new Map<ServerResponse, Watch | null>();
+  private readonly clients = new Map<ServerResponse, Client>();
   private readonly cursors = new Map<string, Cursor>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
@@ -64,8 +70,16 @@ export class LiveFeed {
     return this.clients.size;
   }
 
-  /** Attach a response as an event stream; it is detached when the browser goes away. */
-  attach(raw: ServerResponse, headers: Record<string, string>, watch: Watch | null = null): void {
+  /**
+   * Attach a response as an event stream, for a login that sees `profiles`
+   * (every served one by default); it is detached when the browser goes away.
+   */
+  attach(
+    raw: ServerResponse,
+    headers: Record<string, string>,
+    watch: Watch | null = null,
+    profiles: readonly string[] = this.stores.profiles,
+  ): void {
     raw.writeHead(200, {
       ...headers,
       "content-type": "text/event-stream; charset=utf-8",
@@ -73,10 +87,8 @@ export class LiveFeed {
       connection: "keep-alive",
       "x-accel-buffering": "no",
     });
-    raw.write(
-      `retry: 2000\nevent: ready\ndata: ${JSON.stringify({ profiles: this.stores.profiles, watch })}\n\n`,
-    );
-    this.clients.set(raw, watch);
+    raw.write(`retry: 2000\nevent: ready\ndata: ${JSON.stringify({ profiles, watch })}\n\n`);
+    this.clients.set(raw, { watch, profiles });
     raw.on("close", () => this.clients.delete(raw));
   }
 
@@ -103,7 +115,8 @@ export class LiveFeed {
     if (version === cursor.version) return;
     cursor.version = version;
     const watched = new Set<string>();
-    for (const w of this.clients.values()) if (w?.profile === profile) watched.add(w.sessionId);
+    for (const { watch: w } of this.clients.values())
+      if (w?.profile === profile) watched.add(w.sessionId);
     const top = await browse.lastMessageId();
     if (watched.size > 0 && top > cursor.lastId) {
       const fresh = await browse.messagesAfter(cursor.lastId, MAX_PER_POLL, {
@@ -118,7 +131,7 @@ export class LiveFeed {
     } else {
       cursor.lastId = top;
     }
-    this.broadcast({ event: "change", data: { profile } });
+    this.broadcast(profile, { event: "change", data: { profile } });
   }
 
   /** Each watching stream gets its own session's new messages and its session row. */
@@ -139,16 +152,17 @@ export class LiveFeed {
           frame({ event: "sessions", data: { profile, sessions: session } }),
       );
     }
-    for (const [client, watch] of this.clients) {
+    for (const [client, { watch }] of this.clients) {
       if (watch?.profile !== profile) continue;
       const text = frames.get(watch.sessionId);
       if (text) client.write(text);
     }
   }
 
-  private broadcast(e: LiveEvent): void {
+  /** To every stream whose login sees `profile`. */
+  private broadcast(profile: string, e: LiveEvent): void {
     const text = frame(e);
-    for (const c of this.clients.keys()) c.write(text);
+    for (const [c, { profiles }] of this.clients) if (profiles.includes(profile)) c.write(text);
   }
 
   /** Stop polling and end every stream (drain). */

@@ -1,6 +1,8 @@
+import type { FastifyRequest } from "fastify";
 import { HearthError, isHearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
 import { openStore } from "../store/open.js";
+import { profileDenied } from "../store/token-scopes.js";
 
 /**
  * The dashboard's stores: one read-only store per served profile for every
@@ -9,11 +11,17 @@ import { openStore } from "../store/open.js";
  * login), then closed. So the dashboard holds the structural gate only
  * while it writes a row, and maintenance is never refused because a
  * dashboard is open.
+ *
+ * A login of one profile sees the stores through `forLogin()`: a view of
+ * that profile alone, which refuses every other with HEARTH_PROFILE_DENIED
+ * (403). Routes reach stores only through `storesOf(request)`.
  */
 export class ProfileStores {
   private constructor(
     readonly home: string,
     private readonly readers: Map<string, Store>,
+    /** A view's one profile; undefined: every served profile. */
+    private readonly only?: string,
   ) {}
 
   static async open(home: string, profiles: string[]): Promise<ProfileStores> {
@@ -30,17 +38,33 @@ export class ProfileStores {
     return new ProfileStores(home, readers);
   }
 
-  /** The read-only stores, one per served profile. */
+  /** The read-only stores, one per profile this view shows. */
   get stores(): Store[] {
-    return [...this.readers.values()];
+    return this.profiles.map((p) => this.readers.get(p)!);
   }
 
   get profiles(): string[] {
-    return [...this.readers.keys()];
+    return this.only === undefined ? [...this.readers.keys()] : [this.only];
   }
 
-  /** The read-only store of a served profile; an unknown one is HEARTH_NOT_FOUND. */
+  /**
+   * What a login sees: every served profile for the operator's own link
+   * (all-profiles), else its own profile alone. A profile this dashboard
+   * does not serve shows nothing (no view of it is made).
+   */
+  forLogin(login: { profile: string; allProfiles: boolean }): ProfileStores {
+    if (login.allProfiles) return this;
+    return new ProfileStores(this.home, this.readers, login.profile);
+  }
+
+  /**
+   * The read-only store of a profile this view shows; an unknown one is
+   * HEARTH_NOT_FOUND, and for a one-profile view any other profile is
+   * HEARTH_PROFILE_DENIED (which profiles exist is not said).
+   */
   reader(profile: string | undefined): Store {
+    if (this.only !== undefined && profile !== undefined && profile !== this.only)
+      throw profileDenied(profile, "dashboard login");
     const store = this.readers.get(profile ?? this.profiles[0]!);
     if (!store) {
       throw new HearthError(
@@ -64,9 +88,27 @@ export class ProfileStores {
   }
 
   async close(): Promise<void> {
+    if (this.only !== undefined) return; // a view: its owner closes the stores
     for (const store of this.readers.values()) await store.close();
     this.readers.clear();
   }
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The stores this request's login may see (set for every logged-in request). */
+    stores?: ProfileStores;
+  }
+}
+
+/** The stores a logged-in request may see; none without a login (fails closed). */
+export function storesOf(request: FastifyRequest): ProfileStores {
+  if (!request.stores) {
+    throw new HearthError("HEARTH_UNAUTHORIZED", "log in to the dashboard first", {
+      hint: "hearth dashboard link   # prints a one-time login link",
+    });
+  }
+  return request.stores;
 }
 
 /** The profile's read-only store; a profile nothing has written yet is created first (a new, empty store). */

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { HearthError } from "../errors.js";
 import { type HostPolicy, hostAllowed, isLoopbackName, originAllowed } from "../http/host-check.js";
+import { requireScope } from "../store/token-scopes.js";
 import { type BrowserSession, type BrowserSessions, sameToken } from "./browser-sessions.js";
+import { dashboardScopeNeeded } from "./route-scopes.js";
 
 /**
  * Sent with every answer. No script but the bundle's own files (no inline
@@ -51,7 +53,10 @@ export interface SecurityOptions {
  *    to `/login`;
  * 3. a change (POST, PUT, PATCH, DELETE) needs the session's CSRF token in
  *    `x-csrf-token` AND an `Origin` equal to the dashboard's own, else 403
- *    and nothing is written.
+ *    and nothing is written;
+ * 4. the login's scope must cover the route (read, chat, admin), else 403
+ *    HEARTH_SCOPE_DENIED. Which profiles it sees is the stores' view
+ *    (ProfileStores.forLogin, HEARTH_PROFILE_DENIED).
  */
 export function registerSecurity(app: FastifyInstance, options: SecurityOptions): void {
   app.addHook("onRequest", async (request, reply) => {
@@ -79,6 +84,14 @@ export function registerSecurity(app: FastifyInstance, options: SecurityOptions)
         });
       }
       if (MUTATING.has(request.method)) checkChange(request, options);
+      const route = request.routeOptions.url;
+      if (route !== undefined) {
+        requireScope(
+          request.browser.scope,
+          dashboardScopeNeeded(request.method, route),
+          `${request.method} ${route}`,
+        );
+      }
     }
   });
 }

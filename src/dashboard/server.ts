@@ -3,7 +3,9 @@ import fastifyCookie from "@fastify/cookie";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { HostPolicy } from "../http/host-check.js";
+import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError } from "../http/request-error.js";
+import type { TokenGrant } from "../store/token-scopes.js";
 import { browserActor, registerAuditRoutes } from "./api-audit.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
@@ -14,7 +16,8 @@ import type { BrowserSessions } from "./browser-sessions.js";
 import type { GatewayClient } from "./gateway-client.js";
 import type { LiveFeed } from "./live.js";
 import { LOGIN_CSS, loginPage } from "./login-page.js";
-import type { ProfileStores } from "./profiles.js";
+import { registerProbeRoutes } from "./probes.js";
+import { type ProfileStores, storesOf } from "./profiles.js";
 import { registerSecurity, requirePage, SECURITY_HEADERS } from "./security.js";
 
 export interface DashboardDeps {
@@ -28,7 +31,13 @@ export interface DashboardDeps {
   cookieName: string;
   tls: { key: Buffer; cert: Buffer } | undefined;
   /** Redeem a login token (a one-time pairing code) for its family; throws HEARTH_UNAUTHORIZED. */
-  redeem: (token: string) => Promise<{ familyId: string; profile: string }>;
+  redeem: (token: string) => Promise<Login>;
+}
+
+/** What a redeemed login token grants a browser: its family, profile, scope and reach. */
+export interface Login extends TokenGrant {
+  familyId: string;
+  profile: string;
 }
 
 const STATUS: Partial<Record<HearthErrorCode, number>> = {
@@ -37,6 +46,8 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_UNAUTHORIZED: 401,
   HEARTH_HOST_NOT_ALLOWED: 403,
   HEARTH_CSRF_REJECTED: 403,
+  HEARTH_SCOPE_DENIED: 403,
+  HEARTH_PROFILE_DENIED: 403,
   HEARTH_SESSION_NOT_FOUND: 404,
   HEARTH_NOT_FOUND: 404,
   HEARTH_TITLE_TAKEN: 409,
@@ -55,6 +66,8 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_TURN_BUSY: 409,
   HEARTH_RESPONDER_FAILED: 502,
   HEARTH_GATEWAY_UNREACHABLE: 502,
+  HEARTH_PG_UNAVAILABLE: 503,
+  HEARTH_PG_TOO_MANY_CONNECTIONS: 503,
 };
 
 /** Client-side routes: each answers with the app's index.html (after login). */
@@ -92,7 +105,8 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
             message: "an unexpected error inside the dashboard; its log says more",
           }
         : error.toJSON();
-    if (status === 503) void reply.header("retry-after", "1");
+    if (status === 503)
+      void reply.header("retry-after", String(isPgOutage(error.code) ? PG_RETRY_AFTER_SECONDS : 1));
     return reply.status(status).send({ error: body });
   });
   app.setNotFoundHandler((request, reply) => {
@@ -107,22 +121,39 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     });
   });
 
+  // Every logged-in request sees the stores its login may see (its own
+  // profile, or all for the operator's link); routes reach them only
+  // through storesOf(request).
+  app.addHook("preHandler", async (request) => {
+    if (request.browser) request.stores = deps.stores.forLogin(request.browser);
+  });
+
   app.register(async (scope) => {
     scope.get<{ Querystring: { token?: string } }>("/login", async (request, reply) => {
       const token = request.query.token;
       if (typeof token === "string" && token !== "") {
         try {
-          const { familyId, profile } = await deps.redeem(token);
+          const login = await deps.redeem(token);
           // No cookie unless the login is in the profile's audit trail.
-          await deps.stores.withWriter(profile, (store) =>
+          await deps.stores.withWriter(login.profile, (store) =>
             store.audit.record({
               action: "dashboard.login",
-              actor: { ...browserActor(request), id: familyId },
-              targets: [familyId],
+              actor: { ...browserActor(request), id: login.familyId },
+              targets: [login.familyId],
+              detail: { scope: login.scope, allProfiles: login.allProfiles },
             }),
           );
-          const { id } = deps.sessions.create(familyId, profile);
-          request.log.info({ event: "dashboard.login", familyId }, "browser logged in");
+          const { id } = deps.sessions.create(login.familyId, login.profile, login);
+          request.log.info(
+            {
+              event: "dashboard.login",
+              familyId: login.familyId,
+              profile: login.profile,
+              scope: login.scope,
+              allProfiles: login.allProfiles,
+            },
+            "browser logged in",
+          );
           void reply.setCookie(deps.cookieName, id, {
             httpOnly: true,
             sameSite: "strict",
@@ -175,7 +206,9 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
 
     scope.get("/api/me", async (request) => ({
       csrfToken: request.browser!.csrf,
-      profiles: deps.stores.profiles,
+      profiles: storesOf(request).profiles,
+      scope: request.browser!.scope,
+      allProfiles: request.browser!.allProfiles,
       pid: process.pid,
     }));
     scope.post("/api/logout", async (request, reply) => {
@@ -215,21 +248,24 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       async (request, reply) => {
         const watch = request.query.watch;
         const [profile, sessionId] = watch ? watch.split("/") : [];
-        // An unknown profile is HEARTH_NOT_FOUND (404), like every other route's.
-        if (profile !== undefined) deps.stores.reader(profile);
+        // An unknown profile is HEARTH_NOT_FOUND (404), another login's HEARTH_PROFILE_DENIED (403), like every other route's.
+        const visible = storesOf(request);
+        if (profile !== undefined) visible.reader(profile);
         reply.hijack();
         deps.live.attach(
           reply.raw,
           { ...SECURITY_HEADERS },
           profile && sessionId ? { profile, sessionId } : null,
+          visible.profiles,
         );
       },
     );
-    registerSessionRoutes(scope, { stores: deps.stores });
-    registerHealthRoutes(scope, { stores: deps.stores });
-    registerJobRoutes(scope, { stores: deps.stores });
-    registerAuditRoutes(scope, { stores: deps.stores });
-    registerChatRoutes(scope, { stores: deps.stores, gateway: deps.gateway });
+    registerSessionRoutes(scope);
+    registerHealthRoutes(scope);
+    registerJobRoutes(scope);
+    registerAuditRoutes(scope);
+    registerChatRoutes(scope, { gateway: deps.gateway });
+    registerProbeRoutes(scope, { stores: deps.stores });
   });
   return app;
 }

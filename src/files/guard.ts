@@ -81,6 +81,7 @@ export class FileGuard {
   private readonly files: Watched[] = [];
   private locked = false;
   private ghost: string | undefined;
+  private writable: number | undefined;
   /** When check() last found every file under its name (performance.now()). */
   private passedAt = Number.NEGATIVE_INFINITY;
   /** The files' directory: unchanged since a check by file, it answers for them (src/files/quiet-dir.ts). */
@@ -160,6 +161,40 @@ export class FileGuard {
     this.check();
   }
 
+  /**
+   * A read-write descriptor on the database this guard watches, opened on
+   * first use and kept until closeDescriptors(): closing one while a
+   * connection is open would drop SQLite's POSIX locks (F2). It takes the
+   * write lock on SQLite's PENDING byte when the removed WAL is saved
+   * (src/store/sqlite/ghost-wal.ts); undefined when the path no longer
+   * names the file this guard opened, or cannot be opened for writing.
+   */
+  writableDbFd(): number | undefined {
+    if (this.writable !== undefined) return this.writable;
+    const db = this.files[0];
+    if (!db) return undefined;
+    let fd: number;
+    try {
+      fd = openSync(db.path, constants.O_RDWR | constants.O_NOFOLLOW);
+    } catch {
+      return undefined;
+    }
+    if (fstatSync(fd).ino !== db.ino) {
+      closeSync(fd); // another file: none of this process's locks are on it
+      return undefined;
+    }
+    this.writable = fd;
+    return fd;
+  }
+
+  /** Device and inode of the database ("") or a sidecar this guard opened, from its descriptor. */
+  identity(suffix: "" | "-wal" | "-shm"): { dev: number; ino: number } | undefined {
+    const file = this.files.find((f) => f.path === this.dbPath + suffix);
+    if (!file) return undefined;
+    const { dev, ino } = fstatSync(file.fd);
+    return { dev, ino };
+  }
+
   /** The descriptor on -wal (WAL mode only): fsync through it reaches the WAL SQLite writes. */
   get walFd(): number {
     return this.sidecar(1);
@@ -194,6 +229,8 @@ export class FileGuard {
   /** Close the descriptors. Only call once no connection to the inode is open in this process. */
   closeDescriptors(): void {
     for (const file of this.files.splice(0)) closeSync(file.fd);
+    if (this.writable !== undefined) closeSync(this.writable);
+    this.writable = undefined;
   }
 
   private ghostError(): HearthError {

@@ -4,9 +4,16 @@ import { resolveHome, validateProfile } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { isLoopbackName } from "../http/host-check.js";
+import { listenOrExplain } from "../http/port-in-use.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
-import { claimGateway, claimHomeGateway, type GatewayLock } from "../process/gateway-lock.js";
+import {
+  claimAfterDrain,
+  claimGateway,
+  claimHomeGateway,
+  type GatewayLock,
+  gatewayRecordPath,
+} from "../process/gateway-lock.js";
 import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
 import { isSqliteStore } from "../store/api.js";
@@ -31,6 +38,8 @@ export interface Gateway {
   reload(): { ok: true } | { ok: false; error: string };
   /** Stop accepting, drain in-flight turns (bounded by gateway.drainMs), close the stores. */
   stop(): Promise<void>;
+  /** Resolves when the gateway cannot go on serving (HEARTH_GENERATION_LOST): `hearth gateway run` then stops and exits 78. */
+  fatal: Promise<Error>;
 }
 
 /**
@@ -62,14 +71,21 @@ export async function startGateway(options: {
   };
   try {
     for (const profile of options.profiles) {
-      const store = await openStore({ home, profile, readerThreads: true });
+      const store = await openStore({
+        home,
+        profile,
+        readerThreads: true,
+        // What the store reports later (a removed WAL saved on reattach) goes to the gateway's log.
+        logger: { warn: (fields, message) => app.log.warn(fields, message) },
+      });
       runtimes.set(profile, {
         profile,
         store,
         committer: new GroupCommitter(store, config.gateway.groupCommit),
       });
       // SQLite: one gateway per database file; PostgreSQL: one per home, several per database.
-      locks.push(isSqliteStore(store) ? claimGateway(store) : claimHomeGateway(store));
+      const claim = () => (isSqliteStore(store) ? claimGateway(store) : claimHomeGateway(store));
+      locks.push(await claimAfterDrain(claim, gatewayRecordPath(home, profile)));
     }
   } catch (err) {
     await closeAll();
@@ -85,10 +101,18 @@ export async function startGateway(options: {
   const shutdown = new AbortController();
   const draining = new AbortController();
   let stopping = false;
-  const recovery = new GenerationRecovery(runtimes, {
-    warn: (event, message) => app.log.warn(event, message),
-    error: (event, message) => app.log.error(event, message),
+  let lost: (err: Error) => void = () => {};
+  const fatal = new Promise<Error>((resolve) => {
+    lost = resolve;
   });
+  const recovery = new GenerationRecovery(
+    runtimes,
+    {
+      warn: (event, message) => app.log.warn(event, message),
+      error: (event, message) => app.log.error(event, message),
+    },
+    (err) => lost(err),
+  );
   const app: FastifyInstance = buildServer(
     {
       runtimes,
@@ -132,7 +156,13 @@ export async function startGateway(options: {
       });
       if (server) parking.push(server);
     }
-    address = await app.listen({ host: config.gateway.host, port: config.gateway.port });
+    const { host, port } = config.gateway;
+    address = await listenOrExplain(() => app.listen({ host, port }), {
+      what: "gateway",
+      host,
+      port,
+      setting: "gateway.port",
+    });
     for (const lock of locks) lock.announce(address);
     sampler = startHealthSampler({
       config,
@@ -167,6 +197,7 @@ export async function startGateway(options: {
         );
   };
   return {
+    fatal,
     address,
     profiles: [...runtimes.keys()],
     paths: [...runtimes.values()].map((r) => r.store.path),
@@ -202,6 +233,9 @@ export async function startGateway(options: {
       clearInterval(idle);
       sampler?.stop();
       stopping = true;
+      // A start that comes meanwhile (a restart) waits for this one instead of refusing.
+      const until = Date.now() + config.gateway.drainMs + CANCEL_GRACE_MS;
+      for (const lock of locks) lock.draining(until);
       draining.abort();
       const drained = app.close();
       // close() only drops connections idle at that instant: keep dropping the
@@ -213,12 +247,19 @@ export async function startGateway(options: {
       clearInterval(sweep);
       await watcher.stop(Math.max(0, config.gateway.drainMs - (Date.now() - started)));
       shutdown.abort();
+      // Turns still running are cancelled now: they commit their
+      // hearth.turn_cancelled and answer HEARTH_TURN_CANCELLED before the
+      // stores close (bounded: a tool that ignores the abort cannot hold the exit).
+      await Promise.race([drained, new Promise((r) => setTimeout(r, CANCEL_GRACE_MS).unref())]);
       for (const r of runtimes.values()) await r.committer.drain();
       await Promise.all(parking.map((p) => p.close()));
       await closeAll();
     },
   };
 }
+
+/** How long cancelled turns get to record how they ended once the drain is over. */
+const CANCEL_GRACE_MS = 5_000;
 
 /**
  * Nothing listens beyond loopback without auth (S1): a gateway bound to any

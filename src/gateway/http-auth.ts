@@ -4,7 +4,9 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { RateLimiter } from "../http/rate-limit.js";
 import type { Store } from "../store/api.js";
+import { requireScope, type TokenScope } from "../store/token-scopes.js";
 import { hashToken, type TokenPair } from "../store/tokens.js";
+import { scopeNeeded } from "./route-scopes.js";
 
 /**
  * Concurrent refreshes presenting the same token are coalesced into one
@@ -87,7 +89,7 @@ const tokenBody = (field: string) =>
   }) as const;
 
 /** Routes served without an access token (the auth routes are rate-limited instead). */
-const OPEN_ROUTES = new Set(["/v1/health", "/v1/auth/pair", "/v1/auth/refresh"]);
+const OPEN_ROUTES = new Set(["/v1/health", "/v1/ready", "/v1/auth/pair", "/v1/auth/refresh"]);
 const RATE_LIMITED = new Set(["/v1/auth/pair", "/v1/auth/refresh"]);
 
 /**
@@ -184,15 +186,28 @@ export function registerAuth(
     const header = request.headers.authorization;
     // An open route is served anonymously; a token offered there is still checked.
     if (open && header === undefined) return;
+    let granted: { profile: string; scope: TokenScope };
     try {
-      request.authProfile = await authenticate(request, header);
+      granted = await authenticate(request, header);
     } catch (err) {
       throw failed(request, err);
     }
+    request.authProfile = granted.profile;
+    // Least privilege, before the body is read: a route missing from the table needs admin.
+    if (route !== undefined)
+      requireScope(granted.scope, scopeNeeded(request.method, route), `${request.method} ${route}`);
   });
 
-  /** The served profile whose store knows this access token. */
-  async function authenticate(request: FastifyRequest, header: string | undefined) {
+  /**
+   * The served profile whose store knows this access token, and its
+   * family's scope. Every served store is asked, the requested profile's
+   * first: a token of another profile is told apart from an unknown one
+   * (HEARTH_PROFILE_DENIED in registerProfileScope, not a misleading 401).
+   */
+  async function authenticate(
+    request: FastifyRequest,
+    header: string | undefined,
+  ): Promise<{ profile: string; scope: TokenScope }> {
     const token = /^Bearer\s+(\S+)$/i.exec(header ?? "")?.[1];
     if (!token) {
       throw new HearthError(
@@ -202,12 +217,11 @@ export function registerAuth(
       );
     }
     const asked = (request.query as { profile?: string } | undefined)?.profile;
-    const candidates =
-      asked === undefined ? deps.served() : deps.served().filter((p) => p === asked);
+    const candidates = [...deps.served()].sort((a, b) => Number(b === asked) - Number(a === asked));
     for (const profile of candidates) {
       try {
-        await deps.storeOf(profile).tokens.verifyAccess(token);
-        return profile;
+        const { scope } = await deps.storeOf(profile).tokens.verifyAccess(token);
+        return { profile, scope };
       } catch (err) {
         if (!isHearthError(err, "HEARTH_UNAUTHORIZED")) throw err;
       }

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import { ERROR_CODES, HearthError, type HearthErrorCode } from "../errors.js";
+import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError as fromHttpError } from "../http/request-error.js";
 import type { GatewayMetrics } from "./metrics.js";
 
@@ -10,6 +11,8 @@ export const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_USAGE: 400,
   HEARTH_UNAUTHORIZED: 401,
   HEARTH_HOST_NOT_ALLOWED: 403,
+  HEARTH_SCOPE_DENIED: 403,
+  HEARTH_PROFILE_DENIED: 403,
   HEARTH_SESSION_NOT_FOUND: 404,
   HEARTH_NOT_FOUND: 404,
   HEARTH_REQUEST_TIMEOUT: 408,
@@ -28,6 +31,8 @@ export const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_BUSY: 503,
   HEARTH_MAINTENANCE_RUNNING: 503,
   HEARTH_GENERATION_CHANGED: 503,
+  HEARTH_PG_UNAVAILABLE: 503,
+  HEARTH_PG_TOO_MANY_CONNECTIONS: 503,
   HEARTH_NO_SPACE: 507,
 };
 
@@ -65,6 +70,10 @@ export function retryAfterSeconds(error: HearthError): number | undefined {
   if (error.code === "HEARTH_RATE_LIMITED") {
     return Number(error.details?.retryAfterSeconds ?? 60);
   }
+  // Another turn holds the session: it ends in its own time, or (PostgreSQL)
+  // its owner's death frees the lease within seconds.
+  if (error.code === "HEARTH_TURN_BUSY") return Number(error.details?.retryAfterSeconds ?? 1);
+  if (isPgOutage(error.code)) return PG_RETRY_AFTER_SECONDS;
   if (
     error.code === "HEARTH_BUSY" ||
     error.code === "HEARTH_MAINTENANCE_RUNNING" ||

@@ -74,3 +74,20 @@ export class GatewayMetrics {
     });
   }
 }
+
+/**
+ * The Prometheus text with only `profile`'s series of the profile-labelled
+ * metrics (and every series without a profile label): what a caller whose
+ * token belongs to one profile may see. Profile names are [a-z0-9_-], so
+ * the label never holds an escaped quote.
+ */
+export function onlyProfile(text: string, profile: string): string {
+  return text
+    .split("\n")
+    .filter((line) => {
+      if (line.startsWith("#")) return true;
+      const label = /[{,]profile="([^"]*)"/.exec(line);
+      return !label || label[1] === profile;
+    })
+    .join("\n");
+}

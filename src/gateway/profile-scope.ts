@@ -1,13 +1,17 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { HearthError } from "../errors.js";
+import { profileDenied } from "../store/token-scopes.js";
 import type { ProfileRuntime } from "../turn/run.js";
 import type { GatewayDeps } from "./gateway-deps.js";
+import { ANY_PROFILE_ROUTES } from "./route-scopes.js";
 
 /**
  * One profile per request (S1), resolved once, after auth and body parsing,
  * and used by every handler: the query string or the body names it (both
  * must agree), else the first served profile. An access token is good
- * only for the profile it was paired for.
+ * only for the profile it was paired for (HEARTH_PROFILE_DENIED, 403,
+ * without saying which one that is), except on health and metrics, where
+ * any valid token gets what an anonymous caller gets or more.
  */
 export function registerProfileScope(app: FastifyInstance, defaultProfile: string): void {
   app.addHook("preHandler", async (request) => {
@@ -22,13 +26,9 @@ export function registerProfileScope(app: FastifyInstance, defaultProfile: strin
     }
     const profile =
       (typeof fromBody === "string" ? fromBody : undefined) ?? fromQuery ?? defaultProfile;
-    if (request.authProfile !== undefined && request.authProfile !== profile) {
-      throw new HearthError(
-        "HEARTH_UNAUTHORIZED",
-        "this access token was not issued for the requested profile",
-        { hint: "pair a client for that profile: hearth --profile NAME token create" },
-      );
-    }
+    const anyProfile = ANY_PROFILE_ROUTES.has(request.routeOptions.url ?? "");
+    if (request.authProfile !== undefined && request.authProfile !== profile && !anyProfile)
+      throw profileDenied(profile, "access token");
     request.hearthProfile = profile;
   });
 }

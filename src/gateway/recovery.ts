@@ -12,7 +12,9 @@ export interface RecoveryLog {
  * request fails with HEARTH_GENERATION_CHANGED (someone unlinked or replaced
  * the -wal/-shm under this process), the store of that profile is reattached
  * to the current files once, however many requests saw the error at the
- * same time, and the event is logged at warn. The failed request itself
+ * same time, and the event is logged at warn. Commits that only the removed
+ * -wal held are saved into the database first (store.reopen(); issue 41);
+ * when they cannot be, the gateway stops and exits 78. The failed request itself
  * wrote nothing that was acknowledged (the guard refuses before BEGIN and
  * after COMMIT), so its client retries; every later request is served on
  * the new files. reopen() keeps this process's kernel locks, so the gateway
@@ -26,6 +28,8 @@ export class GenerationRecovery {
   constructor(
     private readonly runtimes: Map<string, ProfileRuntime>,
     private readonly log: RecoveryLog,
+    /** Commits only a removed -wal held could not be saved (HEARTH_GENERATION_LOST). */
+    private readonly onLost?: (err: Error) => void,
   ) {}
 
   /** Reattach the store `err` is about when it is a generation change. Resolves true once it is attached to live files. */
@@ -54,6 +58,13 @@ export class GenerationRecovery {
       );
       return true;
     } catch (err) {
+      if (isHearthError(err, "HEARTH_GENERATION_LOST")) {
+        // Commits were lost to someone else's rm: not a thing to serve on
+        // quietly. The gateway stops and exits 78 (the copy is named).
+        this.log.error({ event: "store.generation_lost", profile, err }, err.message);
+        this.onLost?.(err);
+        return false;
+      }
       this.log.error(
         { event: "store.reopen_failed", profile, err },
         "the store's files changed under the gateway and it could not reattach; restart it",

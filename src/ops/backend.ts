@@ -6,13 +6,19 @@
  * below; nothing else in them names a backend. PostgreSQL's code loads only
  * for a PostgreSQL profile.
  */
+
 import { loadConfigLazily } from "../config/load-lazily.js";
 import { databasePath, resolveLocation } from "../config/paths.js";
+import type { PgSettings } from "../config/pg.js";
+import { HearthError } from "../errors.js";
 import type { OnProgress } from "../store/progress.js";
+import type { RunProcess } from "../store/runs.js";
 import type { BackupResult } from "./backup.js";
 import type { DoctorReport } from "./doctor.js";
+import type { OptimizeResult } from "./optimize.js";
 import type { PgBackupResult } from "./pg/backup.js";
 import type { PgDoctorReport } from "./pg/doctor.js";
+import type { PgOptimizeResult } from "./pg/optimize.js";
 import type { PgRestoreResult } from "./pg/restore.js";
 import type { RestoreResult } from "./restore.js";
 import type { WindowReport } from "./window.js";
@@ -26,7 +32,7 @@ interface Located {
 
 export type MaintenanceTarget =
   | (Located & { backend: "sqlite" })
-  | (Located & { backend: "postgres"; url: string });
+  | (Located & { backend: "postgres"; url: string; settings: PgSettings });
 
 /** Which backend holds the profile's store (store.url in its configuration, else SQLite). */
 export async function maintenanceTarget(
@@ -40,7 +46,7 @@ export async function maintenanceTarget(
   const url = config.store.url;
   return url === undefined
     ? { backend: "sqlite", home, profile, keep }
-    : { backend: "postgres", home, profile, keep, url };
+    : { backend: "postgres", home, profile, keep, url, settings: config.store.pg };
 }
 
 /**
@@ -59,6 +65,24 @@ export async function diagnose(location: {
   }
   const { runDoctor } = await import("./doctor.js");
   return runDoctor(target ?? location);
+}
+
+/**
+ * A worker's presence for run `runId` its launcher recorded, held until the
+ * returned function is called (or the process ends): on PostgreSQL what
+ * proves the run alive to the schedulers of other hosts, and a refusal
+ * (HEARTH_WORKER_ABANDONED) when the run was recorded abandoned before
+ * this worker took it. Nothing on SQLite (one host: /proc proves it).
+ */
+export async function holdRunPresence(
+  location: { home?: string | undefined; profile?: string | undefined },
+  runId: number,
+  self: RunProcess,
+): Promise<() => Promise<void>> {
+  const target = await maintenanceTarget(location);
+  if (target.backend !== "postgres") return async () => undefined;
+  const { holdWorkerPresence } = await import("../store/pg/run-presence.js");
+  return holdWorkerPresence(target.url, self, runId);
 }
 
 /** A verified online backup of the profile's store, on its backend, with its retention. */
@@ -81,6 +105,52 @@ export async function backupStore(
   } finally {
     await store.close();
   }
+}
+
+/**
+ * FTS optimize, ANALYZE, VACUUM and a WAL truncate of a SQLite store (the
+ * structural gate: refused while another writer lives), or VACUUM (ANALYZE)
+ * of hearth's tables on PostgreSQL (beside the live processes).
+ */
+export async function optimizeStore(
+  target: MaintenanceTarget,
+  options: { dryRun?: boolean; onProgress?: OnProgress } = {},
+): Promise<OptimizeResult | PgOptimizeResult> {
+  if (target.backend === "postgres") {
+    const { optimizePg } = await import("./pg/optimize.js");
+    return optimizePg({ url: target.url, ...options });
+  }
+  const [{ optimize }, { openStore }] = await Promise.all([
+    import("./optimize.js"),
+    import("../store/open.js"),
+  ]);
+  const store = await openStore({ home: target.home, profile: target.profile, role: "writer" });
+  try {
+    return await optimize(store, options);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * HEARTH_UNSUPPORTED_BACKEND, before anything is done, when the profile's
+ * store is on PostgreSQL: `what` acts on a SQLite file (state.db), which a
+ * PostgreSQL profile does not have; `instead` is the way out.
+ */
+export async function refuseOnPostgres(
+  location: { home?: string | undefined; profile?: string | undefined },
+  what: string,
+  instead: string,
+): Promise<void> {
+  const target = await maintenanceTarget(location);
+  if (target.backend !== "postgres") return;
+  const { maskUrl } = await import("../store/pg/pool.js");
+  const resource = maskUrl(target.url);
+  throw new HearthError(
+    "HEARTH_UNSUPPORTED_BACKEND",
+    `${what} works on a SQLite store; the store of profile ${target.profile} is on PostgreSQL (${resource}); nothing was done`,
+    { resource, hint: instead },
+  );
 }
 
 /** What a restore replaces, in words for a confirmation prompt. */

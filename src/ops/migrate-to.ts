@@ -70,6 +70,7 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
         ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
         ...(options.chunkRows === undefined ? {} : { chunkRows: options.chunkRows }),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        settings: config.store.pg,
       });
       return { direction: "sqlite-to-postgres", ...report };
     } finally {
@@ -97,6 +98,7 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
       : databasePath(resolve(options.to), where.profile);
   const { copyPgToSqlite } = await import("../store/copy/to-sqlite.js");
   const report = await copyPgToSqlite(from, target, {
+    settings: config.store.pg,
     ...(options.chunkRows === undefined ? {} : { chunkRows: options.chunkRows }),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });

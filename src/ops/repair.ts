@@ -19,6 +19,7 @@ import {
   type RepairStrategy,
   sqliteMaintenance,
 } from "../store/sqlite/maintenance.js";
+import { refuseOnPostgres } from "./backend.js";
 import { takeForensicCopy } from "./forensic.js";
 import { phases } from "./phases.js";
 import { fsyncFile } from "./publish.js";
@@ -50,12 +51,17 @@ export interface RepairResult {
  * ledger keyed on a fingerprint of the damage; after 3 failures on one
  * fingerprint repair stops and says what to do instead.
  */
+/** The way out of a repair asked of a PostgreSQL profile. */
+const REPAIR_ON_POSTGRES =
+  "there is no state.db to repair: see what is wrong with hearth doctor, restore a PostgreSQL backup with hearth restore --from <backup>.pgdump, or use PostgreSQL's own tools (REINDEX, pg_amcheck)";
+
 export async function repair(options: {
   home?: string | undefined;
   profile?: string | undefined;
   dryRun?: boolean;
   onProgress?: OnProgress;
 }): Promise<RepairResult> {
+  await refuseOnPostgres(options, "hearth sessions repair", REPAIR_ON_POSTGRES);
   const progress = phases("repair", REPAIR_PHASES, options.onProgress);
   const { home, profile } = resolveLocation(options);
   const config = loadConfig({ home });

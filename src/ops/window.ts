@@ -10,6 +10,7 @@ import {
   readHoldersSettled,
 } from "../process/holders.js";
 import { askToPark, type ParkHandle, parkSocketPath } from "../process/park-socket.js";
+import { refuseOnPostgres } from "./backend.js";
 
 export interface WindowReport {
   /** The processes that parked for the window, by pid. */
@@ -26,12 +27,19 @@ export interface WindowReport {
  * process that takes no park requests (the CLI, a library user), or one
  * that does not answer in time (stopped, dead, busy past the bound).
  * `fn` itself still takes the structural gate: the window only makes room.
+ * A profile on PostgreSQL has no file to park processes around: refused
+ * (HEARTH_UNSUPPORTED_BACKEND) before anything is asked.
  */
 export async function withWindow<T>(
   options: { home?: string | undefined; profile?: string | undefined },
   op: string,
   fn: (window: WindowReport) => Promise<T>,
 ): Promise<T> {
+  await refuseOnPostgres(
+    options,
+    `a maintenance window (${op} --window)`,
+    `PostgreSQL needs no window: run hearth sessions ${op} without --window${op === "optimize" ? " (on PostgreSQL it runs VACUUM (ANALYZE) beside the live processes)" : ""}`,
+  );
   const { home, profile } = resolveLocation(options);
   const config = loadConfig({ home });
   const maxParkMs = config.maintenance.maxParkMs;

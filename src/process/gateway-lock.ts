@@ -17,6 +17,8 @@ export interface GatewayRecord extends ProcessIdentity {
   dbPath: string;
   /** Where its HTTP API listens, once it does (the dashboard's chat proxies to it). */
   address?: string;
+  /** Set when it began to drain: by this time (epoch ms) it will have let the lock go. */
+  drainingUntil?: number;
 }
 
 export interface GatewayLock {
@@ -24,7 +26,36 @@ export interface GatewayLock {
   readonly recordPath: string;
   /** Add the address the gateway listens on to its record (written after listen). */
   announce(address: string): void;
+  /** Say in the record that it drains and lets the lock go by `untilMs` (epoch ms): a new start waits for that. */
+  draining(untilMs: number): void;
   release(): void;
+}
+
+/**
+ * claim(), and when another gateway holds the lock while its record says it
+ * drains (its process alive by identity), try again until the time it gave
+ * (plus a second): a restart that comes while its predecessor finishes its
+ * turns starts once that one is gone, instead of exiting 78 for something
+ * waiting fixes (issue 41.2). The kernel lock still decides; the record
+ * only says how long to keep asking.
+ */
+export async function claimAfterDrain(
+  claim: () => GatewayLock,
+  recordPath: string,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+): Promise<GatewayLock> {
+  for (;;) {
+    try {
+      return claim();
+    } catch (err) {
+      if (!(err instanceof HearthError) || err.code !== "HEARTH_GATEWAY_RUNNING") throw err;
+      const record = readRecord(recordPath);
+      const until = record?.drainingUntil;
+      if (!record || until === undefined || liveness(record) !== "alive") throw err;
+      if (Date.now() > until + 1_000) throw err;
+      await sleep(100);
+    }
+  }
 }
 
 /**
@@ -38,7 +69,7 @@ export interface GatewayLock {
  */
 export function claimGateway(store: LockedDatabase): GatewayLock {
   const locks = store[inodeLocks];
-  const recordPath = join(runDir(profileDir(store.home, store.profile)), "gateway.json");
+  const recordPath = gatewayRecordPath(store.home, store.profile);
   if (!locks.tryGateway()) throw runningError(store, recordPath);
   try {
     const identity = currentIdentity();
@@ -60,6 +91,7 @@ export function claimGateway(store: LockedDatabase): GatewayLock {
     profile: store.profile,
     recordPath,
     announce: (address) => announce(recordPath, address),
+    draining: (untilMs) => amend(recordPath, { drainingUntil: untilMs }),
     release: () => {
       const record = readRecord(recordPath);
       if (record?.pid === process.pid) rmSync(recordPath, { force: true });
@@ -86,7 +118,7 @@ export function claimHomeGateway(place: {
     what: `another gateway already serves profile ${place.profile} from ${place.home}`,
     hint: "use the running gateway, or stop it first (kill -TERM <pid>); another host (another home) may run its own",
   });
-  const recordPath = join(dir, "gateway.json");
+  const recordPath = gatewayRecordPath(place.home, place.profile);
   try {
     const identity = currentIdentity();
     if (identity)
@@ -104,6 +136,7 @@ export function claimHomeGateway(place: {
     profile: place.profile,
     recordPath,
     announce: (address) => announce(recordPath, address),
+    draining: (untilMs) => amend(recordPath, { drainingUntil: untilMs }),
     release: () => {
       if (readRecord(recordPath)?.pid === process.pid) rmSync(recordPath, { force: true });
       instance.release();
@@ -112,13 +145,24 @@ export function claimHomeGateway(place: {
 }
 
 function announce(recordPath: string, address: string): void {
+  // Detail only: without it the dashboard's chat says no gateway is reachable.
+  amend(recordPath, { address });
+}
+
+/** Add fields to this process's own record (detail only: a failure changes nothing). */
+function amend(recordPath: string, fields: Partial<GatewayRecord>): void {
   const record = readRecord(recordPath);
   if (record?.pid !== process.pid) return;
   try {
-    writeJsonAtomic(recordPath, { ...record, address });
+    writeJsonAtomic(recordPath, { ...record, ...fields });
   } catch {
-    // Detail only: without it the dashboard's chat says no gateway is reachable.
+    // the lock is held either way
   }
+}
+
+/** The record beside a profile's gateway lock: run/gateway.json of its profile directory. */
+export function gatewayRecordPath(home: string, profile: string): string {
+  return join(runDir(profileDir(home, profile)), "gateway.json");
 }
 
 export function readRecord(path: string): GatewayRecord | undefined {

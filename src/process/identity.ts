@@ -60,7 +60,15 @@ function bootTimeSeconds(): number | undefined {
   }
 }
 
+/**
+ * This boot's id. $HEARTH_TEST_BOOT_ID replaces it, for tests only: several
+ * processes of one machine then act as hosts of their own (each with its
+ * own home), which is how the tests simulate hosts sharing one PostgreSQL
+ * database. Never set it elsewhere: /proc then proves nothing of a record.
+ */
 export function readBootId(): string | undefined {
+  const simulated = process.env.HEARTH_TEST_BOOT_ID;
+  if (simulated) return simulated;
   try {
     return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || undefined;
   } catch {

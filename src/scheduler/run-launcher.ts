@@ -71,6 +71,8 @@ export function runLauncher(ctx: {
         .then(async (report: LaunchReport) => {
           run.ended();
           await health.refresh(profile);
+          // Another host's run of this due time: that scheduler alerts on it, not this one.
+          if (report.claimedBy) return;
           const h = health.failing(
             job.name,
             profile,

@@ -2,6 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Gauge, Registry } from "prom-client";
 import type { JobConfig } from "../config/schema.js";
+import { listenOrExplain } from "../http/port-in-use.js";
 import { nextDue, periodsSince } from "../ops/jobs/due.js";
 import type { JobHealth } from "../store/runs.js";
 
@@ -123,10 +124,14 @@ export async function serveStatus(port: number, status: () => JobStatus[]): Prom
       res.end();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
+  await listenOrExplain(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, "127.0.0.1", () => resolve());
+      }),
+    { what: "scheduler's status server", host: "127.0.0.1", port, setting: "scheduler.port" },
+  );
   const { port: bound } = server.address() as AddressInfo;
   return {
     address: `http://127.0.0.1:${bound}`,

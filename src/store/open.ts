@@ -41,6 +41,23 @@ export interface OpenStoreOptions {
    * does not apply there.
    */
   url?: string;
+  /**
+   * Your own `pg.Pool` (from the `pg` package) for a PostgreSQL store: the
+   * store runs every query on it, leaves its settings (size, TLS, session
+   * settings) as you made them and never ends it: close() leaves it open.
+   * `url` (or store.url) still names the database in messages; without
+   * one, the pool's host and database do.
+   */
+  pool?: PgPoolLike;
+}
+
+/** What openStore() needs of a caller's pg.Pool (pass the pg.Pool itself). */
+export interface PgPoolLike {
+  connect(): Promise<unknown>;
+  query(...args: never[]): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  readonly options?: unknown;
 }
 
 /**
@@ -73,13 +90,24 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     env,
     ...(options.config ? { overrides: options.config } : {}),
   });
-  const url = options.url ?? config.store.url;
+  const pool = options.pool;
+  if (pool !== undefined && (typeof pool !== "object" || typeof pool?.connect !== "function"))
+    throw new TypeError("options.pool must be a pg.Pool");
+  const url = options.url ?? config.store.url ?? (pool ? poolUrl(pool) : undefined);
   if (url !== undefined) {
     if (typeof url !== "string")
       throw new TypeError("options.url must be a postgres:// URL string");
     // The PostgreSQL driver loads only for a PostgreSQL store.
     const { openPgStore } = await loadPgBackend();
-    return openPgStore({ url, home, profile, role, config });
+    return openPgStore({
+      url,
+      home,
+      profile,
+      role,
+      config,
+      // A pg.Pool (checked structurally above); the backend holds its real type.
+      ...(pool ? { pool: pool as never } : {}),
+    });
   }
   return openSqliteStore({
     home,
@@ -89,6 +117,17 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     logger: options.logger,
     readerThreads: options.readerThreads,
   });
+}
+
+/** A URL naming a caller's pool's database (no password), for messages. */
+function poolUrl(pool: PgPoolLike): string {
+  const o = (pool.options ?? {}) as Record<string, unknown>;
+  if (typeof o.connectionString === "string") return o.connectionString;
+  const host = typeof o.host === "string" && !o.host.startsWith("/") ? o.host : "localhost";
+  const user = typeof o.user === "string" ? `${encodeURIComponent(o.user)}@` : "";
+  const port = o.port === undefined ? "" : `:${String(o.port)}`;
+  const database = typeof o.database === "string" ? o.database : "postgres";
+  return `postgres://${user}${host}${port}/${encodeURIComponent(database)}`;
 }
 
 /**

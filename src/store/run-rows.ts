@@ -28,6 +28,12 @@ export interface Row {
   launcher_pid: number | null;
   launcher_start_ticks: number | null;
   boot_id: string | null;
+  /**
+   * Not a column: whether the server says the run's launcher or worker is
+   * alive (PostgreSQL's presence locks, pg/run-presence.ts); undefined
+   * where the engine has none (SQLite: /proc decides, one host by design).
+   */
+  present?: boolean;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

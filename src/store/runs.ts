@@ -1,11 +1,21 @@
 /**
  * The record of scheduled job runs (M4), backend-neutral: the run and
- * health shapes and the rules (which earlier run
- * blocks a new one, which running rows are orphans and what their note
- * says, defaults and limits). The statements are sqlite/runs.ts and
- * pg/runs.ts (RunsSql); the rows they read and write, run-rows.ts.
+ * health shapes, defaults and limits, and the rules applied (run-rules.ts:
+ * which due time is claimed, which earlier run blocks a new one, which
+ * running rows are abandoned or orphans and what their note says). The
+ * statements are sqlite/runs.ts and pg/runs.ts (RunsSql); the rows they
+ * read and write, run-rows.ts.
  */
+
 import { type Row, toJobHealth, toRun } from "./run-rows.js";
+import {
+  type BeginFound,
+  type BeginVerdict,
+  beginVerdict,
+  claims,
+  isOrphan,
+  orphanNote,
+} from "./run-rules.js";
 
 /** Every outcome a scheduled run can have; `running` only while it may still be alive. */
 export const RUN_OUTCOMES = [
@@ -78,7 +88,11 @@ export interface BeginRun {
   launcher: RunProcess;
 }
 
-export type BeginResult = { started: true; id: number } | { started: false; blocking: JobRun };
+export type BeginResult =
+  | { started: true; id: number }
+  /** A scheduler (on this host or another) already recorded this due time: nothing to do. */
+  | { started: false; claimedBy: JobRun }
+  | { started: false; blocking: JobRun };
 
 export interface FinishRun {
   outcome: Exclude<RunOutcome, "running" | "missed" | "skipped">;
@@ -120,29 +134,40 @@ export interface RecordValues {
 /** What a backend does for Runs: the statements and transactions, no rule. */
 export interface RunsSql {
   /**
-   * One transaction, one at a time per (job, profile): read the runs of the
-   * job and profile recorded in `run.launcher.bootId` as `running` or
-   * `unknown`, newest first; unless `blocking` picks one of them, insert
-   * `run` as `running`, started now.
+   * One transaction, one at a time per (job, profile) on every host: read
+   * what `decide` needs (BeginFound: on PostgreSQL the active rows of every
+   * boot, each with `present`), then act on its verdict: return the claim
+   * or the blocking row, or mark the rows to abandon `unknown` (if still
+   * running) and insert `run` as `running`, started now.
    */
   begin(
     run: NewRun,
-    blocking: (active: Row[]) => Row | undefined,
-  ): Promise<{ id: number } | { blocking: Row }>;
+    decide: (found: BeginFound) => BeginVerdict,
+  ): Promise<{ id: number } | { claimedBy: Row } | { blocking: Row }>;
   /** Set the worker of `id` while it is `running`. */
   attachWorker(id: number, worker: { pid: number; startTicks: number }): Promise<void>;
   /** Write the outcome, finished now, the duration since started_at. */
   finish(id: number, values: FinishValues): Promise<void>;
-  /** Insert a run that never started; its id. */
-  record(values: RecordValues): Promise<number>;
   /**
-   * One transaction: the `running` rows (locked where the engine can), the
-   * ones `orphaned` picks marked `unknown` with `note(row)` if still
-   * running; returns those rows as they were read.
+   * Insert a run that never started; its id. When `claim`, in the same
+   * transaction as begin()'s and only if no row of a scheduler has the same
+   * job, profile and due time yet: else nothing, and null.
+   */
+  record(values: RecordValues, claim: boolean): Promise<number | null>;
+  /**
+   * One transaction: the `running` rows (locked where the engine can; on
+   * PostgreSQL each with `present`), the ones `orphaned` picks marked
+   * `unknown` with `note(row)` if still running; returns those rows as they
+   * were read.
    */
   markOrphans(orphaned: (row: Row) => boolean, note: (row: Row) => string): Promise<Row[]>;
   /** Mark `id` unknown with `note` if it is still running. */
   abandon(id: number, note: string): Promise<void>;
+  /**
+   * Hold `self`'s presence until the returned function is called: what
+   * proves its runs alive to other hosts (PostgreSQL); nothing on SQLite.
+   */
+  holdPresence(self: RunProcess): Promise<() => Promise<void>>;
   /** max(scheduled_at) of the job's non-manual runs on the profile. */
   lastScheduled(job: string, profile: string): Promise<number | null>;
   /** Newest first, at most `limit`, of one job when `job` is given. */
@@ -166,19 +191,33 @@ export class Runs {
   constructor(private readonly sql: RunsSql) {}
 
   /**
-   * Record a new run as `running`, unless a run of the same job and profile
-   * recorded in this boot as `running` or `unknown` may still be alive
-   * (`mayBeAlive` says so for its worker, or, when it has no worker yet, for
-   * its launcher). Check and insert are one transaction (IMMEDIATE on
-   * SQLite; on PostgreSQL under an advisory lock on the job and profile).
+   * Record a new run as `running`, unless its due time is already claimed
+   * (a scheduler, on any host, recorded a run or a miss or skip of this
+   * job, profile and due time: one record per due time) or a run of the
+   * same job and profile may still be alive: the server says its launcher
+   * or worker holds its presence (PostgreSQL), or it ran in this boot and
+   * `mayBeAlive` says so for its worker, or, when it has no worker yet, for
+   * its launcher. A running run the server proves ownerless is recorded
+   * abandoned (`unknown`) on the way. Check and insert are one transaction
+   * (IMMEDIATE on SQLite; on PostgreSQL under an advisory lock on the job
+   * and profile, taken by every host).
    */
   async begin(run: BeginRun, mayBeAlive: (p: RunProcess) => boolean): Promise<BeginResult> {
-    const outcome = await this.sql.begin({ ...run, attempt: run.attempt ?? 1 }, (active) =>
-      blockingRun(active, mayBeAlive),
-    );
-    return "id" in outcome
-      ? { started: true, id: outcome.id }
+    const full: NewRun = { ...run, attempt: run.attempt ?? 1 };
+    const outcome = await this.sql.begin(full, (found) => beginVerdict(full, found, mayBeAlive));
+    if ("id" in outcome) return { started: true, id: outcome.id };
+    return "claimedBy" in outcome
+      ? { started: false, claimedBy: toRun(outcome.claimedBy) }
       : { started: false, blocking: toRun(outcome.blocking) };
+  }
+
+  /**
+   * Hold `self`'s presence (PostgreSQL: a lock on a connection of its own)
+   * before beginning runs as it, until the returned function is called:
+   * other hosts judge its runs alive by it. Nothing to hold on SQLite.
+   */
+  async holdPresence(self: RunProcess): Promise<() => Promise<void>> {
+    return this.sql.holdPresence(self);
   }
 
   /** The worker of a running run, recorded before it is let go (its identity is what proves it dead later). */
@@ -199,7 +238,12 @@ export class Runs {
     });
   }
 
-  /** Record a due time that did not run: `missed` (downtime) or `skipped` (the previous run may still be alive). */
+  /**
+   * Record a due time that did not run: `missed` (downtime) or `skipped`
+   * (the previous run may still be alive). A scheduler's record claims the
+   * due time like a run: when one is already recorded (by a scheduler on
+   * another host), nothing is written and the result is null.
+   */
   async record(entry: {
     job: string;
     profile: string;
@@ -207,28 +251,30 @@ export class Runs {
     scheduledAt: number;
     outcome: "missed" | "skipped";
     note?: string;
-  }): Promise<number> {
-    return this.sql.record({
-      job: entry.job,
-      profile: entry.profile,
-      trigger: entry.trigger,
-      scheduledAt: entry.scheduledAt,
-      outcome: entry.outcome,
-      note: entry.note ?? null,
-      // A skip is a refusal with its own code: an earlier run may still be alive.
-      errorCode: entry.outcome === "skipped" ? "HEARTH_JOB_RUNNING" : null,
-    });
+  }): Promise<number | null> {
+    return this.sql.record(
+      {
+        job: entry.job,
+        profile: entry.profile,
+        trigger: entry.trigger,
+        scheduledAt: entry.scheduledAt,
+        outcome: entry.outcome,
+        note: entry.note ?? null,
+        // A skip is a refusal with its own code: an earlier run may still be alive.
+        errorCode: entry.outcome === "skipped" ? "HEARTH_JOB_RUNNING" : null,
+      },
+      claims(entry.trigger),
+    );
   }
 
   /**
    * Runs left `running` by a launcher that is gone become `unknown`: nobody
-   * saw how they ended, and they are never replayed. Returns them.
+   * saw how they ended, and they are never replayed. A run whose launcher
+   * or worker the server says is present (PostgreSQL, any host) is not
+   * one. Returns them.
    */
   async markOrphans(launcherDead: (p: RunProcess) => boolean): Promise<JobRun[]> {
-    const orphans = await this.sql.markOrphans((row) => {
-      const launcher = launcherOf(row);
-      return launcher === undefined || launcherDead(launcher);
-    }, orphanNote);
+    const orphans = await this.sql.markOrphans((row) => isOrphan(row, launcherDead), orphanNote);
     return orphans.map((r) => ({ ...toRun(r), outcome: "unknown" as const }));
   }
 
@@ -259,37 +305,4 @@ export class Runs {
   async health(): Promise<JobHealth[]> {
     return (await this.sql.health()).map(toJobHealth);
   }
-}
-
-/** The process that proves a run alive: its worker, or its launcher before it has one. */
-function processOf(row: Row): RunProcess | undefined {
-  if (row.boot_id === null) return undefined;
-  if (row.worker_pid !== null && row.worker_start_ticks !== null)
-    return { pid: row.worker_pid, startTicks: row.worker_start_ticks, bootId: row.boot_id };
-  if (row.launcher_pid !== null && row.launcher_start_ticks !== null)
-    return { pid: row.launcher_pid, startTicks: row.launcher_start_ticks, bootId: row.boot_id };
-  return undefined;
-}
-
-/** The first of `active` (newest first) whose process may still be alive: it blocks a new run. */
-function blockingRun(
-  active: readonly Row[],
-  mayBeAlive: (p: RunProcess) => boolean,
-): Row | undefined {
-  return active.find((row) => {
-    const p = processOf(row);
-    return p !== undefined && mayBeAlive(p);
-  });
-}
-
-/** The launcher recorded in a run row, when it was recorded whole. */
-function launcherOf(r: Row): RunProcess | undefined {
-  return r.launcher_pid !== null && r.launcher_start_ticks !== null && r.boot_id !== null
-    ? { pid: r.launcher_pid, startTicks: r.launcher_start_ticks, bootId: r.boot_id }
-    : undefined;
-}
-
-/** The note of a run whose launcher died. */
-function orphanNote(r: Row): string {
-  return `its launcher (pid ${r.launcher_pid ?? "?"}) died while it ran${r.worker_pid ? ` in worker pid ${r.worker_pid}` : " before its worker started"}; not replayed`;
 }

@@ -1,5 +1,7 @@
 import { nodeCrypto } from "../builtins.js";
 import { HearthError } from "../errors.js";
+import { type AuditRow, auditRow, localActor } from "./audit.js";
+import { DEFAULT_SCOPE, type TokenGrant, type TokenScope } from "./token-scopes.js";
 
 /**
  * Remote sessions (D6), backend-neutral: pairing codes, token minting and
@@ -14,6 +16,8 @@ export interface TokenPair {
   /** Seconds until the access token expires. */
   expiresIn: number;
   familyId: string;
+  /** The family's scope (./token-scopes.ts), told to the client. */
+  scope: TokenScope;
 }
 
 export interface AuthLifetimes {
@@ -36,7 +40,7 @@ export type RotateOutcome =
   | { kind: "reused"; familyId: string };
 
 /** A family as `hearth token list` shows it. */
-export interface TokenFamily {
+export interface TokenFamily extends TokenGrant {
   id: string;
   label: string | null;
   createdAt: number;
@@ -46,8 +50,8 @@ export interface TokenFamily {
 
 export type TokenKind = "pairing" | "access" | "refresh";
 
-/** A stored token with its family's revocation. */
-export interface TokenRow {
+/** A stored token with its family's revocation and grant. */
+export interface TokenRow extends TokenGrant {
   familyId: string;
   expiresAt: number;
   usedAt: number | null;
@@ -61,7 +65,7 @@ export interface MintedPair {
 }
 
 /** A family and its pairing code as TokensSql.createPairing inserts them. */
-export interface NewPairing {
+export interface NewPairing extends TokenGrant {
   id: string;
   label: string | null;
   codeHash: string;
@@ -102,13 +106,36 @@ const PAIRING_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 /** Why a family is revoked when a spent refresh token comes back. */
 export const REUSED = "a rotated refresh token was presented again (possible theft)";
 
+/**
+ * The audit row of a family revoked because a spent refresh token came back
+ * (REUSED): inserted in the revoking transaction, so the revoke and its
+ * record commit together. The actor is whoever presented the family's token,
+ * through this process.
+ */
+export function reuseAuditRow(familyId: string, at: number): AuditRow {
+  return auditRow(
+    {
+      action: "token.revoke",
+      actor: { kind: "token", id: familyId, via: localActor().via },
+      targets: [familyId],
+      detail: { reason: "reuse" },
+    },
+    at,
+  );
+}
+
 /** SHA-256 of a token: the only form a token is stored in. */
 export function hashToken(token: string): string {
   return nodeCrypto().createHash("sha256").update(token).digest("hex");
 }
 
-/** A new access and refresh token for the family, valid from `now`. */
-export function mintPair(familyId: string, lifetimes: AuthLifetimes, now: number): MintedPair {
+/** A new access and refresh token for the family (of scope `scope`), valid from `now`. */
+export function mintPair(
+  familyId: string,
+  scope: TokenScope,
+  lifetimes: AuthLifetimes,
+  now: number,
+): MintedPair {
   const accessToken = `hat_${nodeCrypto().randomBytes(32).toString("base64url")}`;
   const refreshToken = `hrt_${nodeCrypto().randomBytes(32).toString("base64url")}`;
   return {
@@ -117,6 +144,7 @@ export function mintPair(familyId: string, lifetimes: AuthLifetimes, now: number
       refreshToken,
       expiresIn: Math.floor(lifetimes.accessMs / 1000),
       familyId,
+      scope,
     },
     rows: [
       { hash: hashToken(accessToken), kind: "access", expiresAt: now + lifetimes.accessMs },
@@ -169,11 +197,17 @@ function normalizeCode(code: string): string {
 export class Tokens {
   constructor(private readonly sql: TokensSql) {}
 
-  /** A new family with a one-time pairing code (returned once, stored hashed). */
+  /**
+   * A new family with a one-time pairing code (returned once, stored
+   * hashed), of `scope` (DEFAULT_SCOPE, chat, when not named).
+   * `allProfiles` only for the operator's dashboard login link.
+   */
   async createPairing(options: {
     label?: string;
     ttlMs: number;
-  }): Promise<{ code: string; familyId: string; expiresAt: number }> {
+    scope?: TokenScope;
+    allProfiles?: boolean;
+  }): Promise<{ code: string; familyId: string; expiresAt: number; scope: TokenScope }> {
     const code = Array.from(
       { length: 10 },
       () => PAIRING_ALPHABET[nodeCrypto().randomInt(PAIRING_ALPHABET.length)],
@@ -181,14 +215,17 @@ export class Tokens {
     const familyId = nodeCrypto().randomUUID();
     const now = this.sql.now();
     const expiresAt = now + options.ttlMs;
+    const scope = options.scope ?? DEFAULT_SCOPE;
     await this.sql.createPairing({
       id: familyId,
       label: options.label ?? null,
       codeHash: hashToken(normalizeCode(code)),
       createdAt: now,
       expiresAt,
+      scope,
+      allProfiles: options.allProfiles === true,
     });
-    return { code, familyId, expiresAt };
+    return { code, familyId, expiresAt, scope };
   }
 
   /** Redeem a pairing code once for the family's first token pair. */
@@ -209,12 +246,12 @@ export class Tokens {
     return this.sql.rotate(refreshToken, hashToken(refreshToken), lifetimes, options.graceMs ?? 0);
   }
 
-  /** The family of a valid access token, or a HEARTH_UNAUTHORIZED error. */
-  async verifyAccess(accessToken: string): Promise<{ familyId: string }> {
+  /** The family (and its grant) of a valid access token, or a HEARTH_UNAUTHORIZED error. */
+  async verifyAccess(accessToken: string): Promise<{ familyId: string } & TokenGrant> {
     const row = await this.sql.findToken(hashToken(accessToken), "access");
     if (!row || row.revokedAt !== null || row.expiresAt <= this.sql.now())
       throw unauthorized("the access token is unknown, revoked or expired");
-    return { familyId: row.familyId };
+    return { familyId: row.familyId, scope: row.scope, allProfiles: row.allProfiles };
   }
 
   async revokeFamily(familyId: string, reason: string): Promise<boolean> {

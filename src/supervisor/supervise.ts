@@ -8,8 +8,13 @@ const FIRST_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 /** A child that served this long before crashing starts its backoff over. */
 const STABLE_MS = 60_000;
-/** How long a stop waits for the children (each drains on its own bound) before SIGKILL. */
-const STOP_GRACE_MS = 120_000;
+/**
+ * How long a stop waits for the children (each drains on its own bound)
+ * before SIGKILL: inside the documented unit's TimeoutStopSec=90
+ * (docs/scheduler.md), so the supervisor, not systemd, decides the kill and
+ * says so.
+ */
+const STOP_GRACE_MS = 80_000;
 /** EX_CONFIG: a refusal a restart cannot fix; such a child is never restarted. */
 export const EX_CONFIG = 78;
 

@@ -5,6 +5,7 @@ import { HearthError, isHearthError } from "../errors.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "../process/identity.js";
 import { processKind } from "../process/kind.js";
 import type { Store } from "../store/api.js";
+import type { MetaCas, MetaPresence } from "../store/meta.js";
 
 interface LeaseRecord {
   holder: ProcessIdentity;
@@ -18,7 +19,29 @@ interface LeaseRecord {
    * those are taken to be this machine's.
    */
   host?: string;
+  /**
+   * The holder's presence owner: unique to one start of one process (a
+   * cloned machine's process with the same hostname, machine id and pid
+   * has another). Where the store's server holds presence (PostgreSQL) it
+   * alone says whether the holder is alive. Absent in older leases.
+   */
+  owner?: string;
 }
+
+/** When a refused turn is worth trying again (a 409's Retry-After). */
+const BUSY_RETRY_SECONDS = 1;
+
+/** This process's presence owner in the leases it takes (a new one at every start). */
+const OWNER = `turn:${randomUUID()}`;
+
+/** The presence of turn leases: this process claims as OWNER; a lease names its holder's. */
+export const leasePresence: MetaPresence = {
+  claims: OWNER,
+  ownerOf: (value) => {
+    const owner = parse(value)?.owner;
+    return typeof owner === "string" ? owner : undefined;
+  },
+};
 
 let machine: string | undefined;
 /** This machine: its hostname and /etc/machine-id (when readable). */
@@ -57,25 +80,40 @@ export function newTurn(sessionId: string): Turn {
   return { sessionId, turnId: randomUUID(), key: leaseKey(sessionId) };
 }
 
-/** The compare-and-set that takes the lease, or throws HEARTH_TURN_BUSY naming the holder. */
-export function acquireDecider(turn: Turn, leaseMs: number): (current: string | null) => string {
+/**
+ * The compare-and-set that takes the lease, or throws HEARTH_TURN_BUSY
+ * naming the holder. `ownerAlive` is the store server's word on the
+ * holder's presence (PostgreSQL, see MetaPresence): when given, it alone
+ * decides whether the holder lives, on whatever host; a dead owner's lease
+ * is free at once. Without it (SQLite, a lease naming no owner) a holder on
+ * this machine is looked up in /proc, and one on another machine holds the
+ * lease until it expires. A live holder's lease expires after `leaseMs`
+ * either way.
+ */
+export function acquireDecider(
+  turn: Turn,
+  leaseMs: number,
+): (current: string | null, ownerAlive?: boolean) => string {
   const me = currentIdentity() ?? { pid: process.pid, startTicks: -1, bootId: "unknown" };
-  return (current) => {
+  return (current, ownerAlive) => {
     const lease = current ? parse(current) : undefined;
     // A holder on another machine cannot be looked up in this one's /proc
-    // (its boot id differs, which here would read as "dead"): it holds the
-    // lease until the lease expires.
+    // (its boot id differs, which here would read as "dead").
     const elsewhere = lease?.host !== undefined && lease.host !== thisHost();
     if (
       lease &&
       lease.turnId !== turn.turnId &&
       Date.now() < lease.expiresAt &&
-      (elsewhere || liveness(lease.holder) !== "dead")
+      (ownerAlive ?? (elsewhere || liveness(lease.holder) !== "dead"))
     ) {
       throw new HearthError(
         "HEARTH_TURN_BUSY",
         `session ${turn.sessionId} is in a turn of pid ${lease.holder.pid} (${lease.kind})${elsewhere ? ` on ${lease.host}` : ""}`,
-        { resource: turn.sessionId, hint: "retry when that turn is done" },
+        {
+          resource: turn.sessionId,
+          hint: `retry when that turn is done (Retry-After: ${BUSY_RETRY_SECONDS} s)`,
+          details: { retryAfterSeconds: BUSY_RETRY_SECONDS },
+        },
       );
     }
     const next: LeaseRecord = {
@@ -84,9 +122,15 @@ export function acquireDecider(turn: Turn, leaseMs: number): (current: string | 
       turnId: turn.turnId,
       expiresAt: Date.now() + leaseMs,
       host: thisHost(),
+      owner: OWNER,
     };
     return JSON.stringify(next);
   };
+}
+
+/** The lease-taking change for an append to carry (metaBefore), with its presence. */
+export function acquireCas(turn: Turn, leaseMs: number): MetaCas {
+  return { key: turn.key, decide: acquireDecider(turn, leaseMs), presence: leasePresence };
 }
 
 /** The compare-and-set that gives the lease back, only if it is still this turn's. */
@@ -115,7 +159,18 @@ export async function acquireAlone(
   waitMs: number,
 ): Promise<void> {
   const decide = acquireDecider(turn, leaseMs);
-  await waitForTurn(waitMs, () => store.meta.compareAndSet(turn.key, decide));
+  try {
+    await waitForTurn(waitMs, () => store.meta.compareAndSet(turn.key, decide, leasePresence));
+  } catch (err) {
+    // Only HEARTH_TURN_BUSY proves the claim did not land: one whose COMMIT
+    // reply was lost did. The lease is read back and given up if it is this
+    // turn's (retried in the background while the store is unreachable).
+    if (!isHearthError(err, "HEARTH_TURN_BUSY"))
+      await releaseAlone(store, turn).catch(() =>
+        releaseInBackground(store, turn, Date.now() + leaseMs),
+      );
+    throw err;
+  }
 }
 
 /** Give the lease back in a transaction of its own (cleanup after a failure). */
@@ -152,13 +207,21 @@ export function releaseInBackground(
 }
 
 /**
- * True when the lease `value` belongs to a turn a crash interrupted: its
- * holder is provably dead on this machine, or (held on another machine,
- * which this one cannot inspect) the lease has expired.
+ * True when the lease `value` belongs to a turn a crash interrupted. Where
+ * the store's server holds presence (`alive`: owner -> alive, PostgreSQL)
+ * and the lease names its owner, the server says: its owner is gone.
+ * Otherwise its holder is provably dead on this machine, or (held on
+ * another machine, which this one cannot inspect) the lease has expired.
  */
-export function isOrphanedLease(value: string, now = Date.now()): boolean {
+export function isOrphanedLease(
+  value: string,
+  now = Date.now(),
+  alive?: ReadonlyMap<string, boolean>,
+): boolean {
   const lease = parse(value);
   if (!lease) return false;
+  const ownerAlive = lease.owner === undefined ? undefined : alive?.get(lease.owner);
+  if (ownerAlive !== undefined) return !ownerAlive;
   if (lease.host !== undefined && lease.host !== thisHost()) return now >= lease.expiresAt;
   return liveness(lease.holder) === "dead";
 }

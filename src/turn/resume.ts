@@ -3,6 +3,7 @@ import {
   acquireAlone,
   isOrphanedLease,
   leaseKey,
+  leasePresence,
   newTurn,
   releaseAlone,
   releaseDecider,
@@ -82,11 +83,16 @@ function loopSignals(deps: TurnDeps) {
 export async function orphanedTurns(runtime: ProfileRuntime): Promise<string[]> {
   const entries = await runtime.store.meta.entries();
   const prefix = leaseKey("");
-  const sessions: string[] = [];
-  for (const [key, value] of Object.entries(entries)) {
-    if (key.startsWith(prefix) && isOrphanedLease(value)) sessions.push(key.slice(prefix.length));
-  }
-  return sessions;
+  const leases = Object.entries(entries).filter(([key]) => key.startsWith(prefix));
+  // On PostgreSQL the server says which holders are alive (their presence), on any host.
+  const owners = leases.map(([, value]) => leasePresence.ownerOf(value));
+  const alive = await runtime.store.meta.ownersAlive(
+    owners.filter((o): o is string => o !== undefined),
+  );
+  const now = Date.now();
+  return leases
+    .filter(([, value]) => isOrphanedLease(value, now, alive))
+    .map(([key]) => key.slice(prefix.length));
 }
 
 /** Resume every orphaned turn that ended mid-loop (a process starting up calls this). */

@@ -1,11 +1,12 @@
 import type { HearthConfig } from "../config/schema.js";
+import { isHearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
 import { isFreshInsert } from "../store/message-write.js";
 import type { Message, Session } from "../store/types.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
   acquireAlone,
-  acquireDecider,
+  acquireCas,
   newTurn,
   releaseAlone,
   releaseDecider,
@@ -87,7 +88,7 @@ export async function runTurn(
     : await store.sessions.resolveChat(inbound.platform, inbound.chat);
   const { leaseMs, turnWaitMs, compactAfterMessages } = deps.config.gateway;
   const turn = newTurn(session.id);
-  const lease = { key: turn.key, decide: acquireDecider(turn, leaseMs) };
+  const lease = acquireCas(turn, leaseMs);
   const release = { key: turn.key, decide: releaseDecider(turn) };
   let held = false;
   deps.metrics?.inFlight.inc();
@@ -98,10 +99,20 @@ export async function runTurn(
       clientId: inbound.clientId ?? null,
     };
     let message: Message;
+    // From the claim on, the lease may be this turn's: a claim whose COMMIT
+    // reply was lost (the connection dropped as it committed) fails although
+    // it landed. Only HEARTH_TURN_BUSY proves it did not; after any other
+    // failure the finally below reads the lease back and releases it if it
+    // is this turn's, so no chat stays held by a turn that is not running.
+    held = true;
+    const claim = <T>(attempt: Promise<T>) =>
+      attempt.catch((err: unknown) => {
+        if (isHearthError(err, "HEARTH_TURN_BUSY")) held = false;
+        throw err;
+      });
     if (session.messageCount >= compactAfterMessages) {
       // Over budget: compact first, under the lease, before the transcript grows further.
-      await acquireAlone(store, turn, leaseMs, turnWaitMs);
-      held = true;
+      await claim(acquireAlone(store, turn, leaseMs, turnWaitMs));
       await compactSession(store, session.id, deps).catch((err: Error) => {
         // The turn goes on with the uncompacted transcript; nothing was archived.
         deps.metrics?.turns.inc({ profile, outcome: "compaction_failed" });
@@ -113,10 +124,9 @@ export async function runTurn(
       message = await committer.append(session.id, user);
     } else {
       // The lease is taken in the same transaction that stores the message.
-      message = await waitForTurn(turnWaitMs, () =>
-        committer.append(session.id, user, { metaBefore: lease }),
+      message = await claim(
+        waitForTurn(turnWaitMs, () => committer.append(session.id, user, { metaBefore: lease })),
       );
-      held = true;
     }
     deps.metrics?.acknowledged.inc({ profile, role: "user" });
     events.onStored?.(message, session);

@@ -1,7 +1,7 @@
 import { HearthError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { Message } from "../store/types.js";
-import { acquireDecider, type Turn } from "./leases.js";
+import { acquireCas, type Turn } from "./leases.js";
 import type { Responder } from "./responder.js";
 import type { ProfileRuntime } from "./run.js";
 import {
@@ -143,7 +143,7 @@ async function commitResult(
 
 /** Each committed step renews the turn's lease, and fails if another turn took it over. */
 function renewal(ctx: LoopContext) {
-  return { key: ctx.turn.key, decide: acquireDecider(ctx.turn, ctx.leaseMs) };
+  return acquireCas(ctx.turn, ctx.leaseMs);
 }
 
 function cancelled(ctx: LoopContext): boolean {

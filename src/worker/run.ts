@@ -2,9 +2,16 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { JobKind } from "../config/schema.js";
 import { HearthError } from "../errors.js";
-import { backupStore, diagnose, maintenanceTarget } from "../ops/backend.js";
+import {
+  backupStore,
+  diagnose,
+  holdRunPresence,
+  maintenanceTarget,
+  optimizeStore,
+} from "../ops/backend.js";
 import { optimize } from "../ops/optimize.js";
 import { withWindow } from "../ops/window.js";
+import { currentIdentity } from "../process/identity.js";
 import { setProcessKind } from "../process/kind.js";
 import { localActor } from "../store/audit.js";
 import { openStore } from "../store/open.js";
@@ -54,10 +61,39 @@ export async function waitForGo(): Promise<void> {
   );
 }
 
+/**
+ * A worker started for a recorded run ($HEARTH_RUN_ID, set by its
+ * launcher) holds its presence while it works (PostgreSQL: other hosts see
+ * the run alive even when its launcher died), and does nothing when the
+ * run was recorded abandoned meanwhile.
+ */
+async function holdRun(o: WorkerOptions): Promise<() => Promise<void>> {
+  const raw = process.env.HEARTH_RUN_ID;
+  if (!raw) return async () => undefined;
+  const runId = Number(raw);
+  const self = currentIdentity();
+  if (!Number.isSafeInteger(runId) || !self)
+    throw new HearthError(
+      "HEARTH_INTERNAL",
+      `the worker cannot prove its run alive (run id ${JSON.stringify(raw)}, identity ${self ? "read" : "unreadable from /proc"})`,
+      { hint: "workers are started by hearth's scheduler or `hearth cron run-now`, on Linux" },
+    );
+  return holdRunPresence(o, runId, self);
+}
+
 /** One short-lived worker: open the store, do the job through ops/, close. */
 export async function runWorkerJob(kind: JobKind, o: WorkerOptions): Promise<WorkerResult> {
   setProcessKind("worker");
   await waitForGo();
+  const release = await holdRun(o);
+  try {
+    return await runKind(kind, o);
+  } finally {
+    await release();
+  }
+}
+
+async function runKind(kind: JobKind, o: WorkerOptions): Promise<WorkerResult> {
   if (kind === "doctor" || kind === "backup") {
     if (kind === "backup") {
       const report = await backupStore(await maintenanceTarget(o));
@@ -72,32 +108,10 @@ export async function runWorkerJob(kind: JobKind, o: WorkerOptions): Promise<Wor
     };
   }
   if (kind === "command") return runCommand(o);
-  if (kind === "optimize" && o.window) {
-    return withWindow(o, "optimize", async (window) => {
-      const store = await openStore({ home: o.home, profile: o.profile, role: "writer" });
-      try {
-        const report = await optimize(store);
-        return {
-          kind,
-          summary: `optimize in a window (${window.parked.length} parked): ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
-          report: { ...report, window },
-        };
-      } finally {
-        await store.close();
-      }
-    });
-  }
+  if (kind === "optimize") return runOptimize(o);
   const store = await openStore({ home: o.home, profile: o.profile, role: "writer" });
   try {
     switch (kind) {
-      case "optimize": {
-        const report = await optimize(store);
-        return {
-          kind,
-          summary: `optimize: ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
-          report,
-        };
-      }
       case "prune": {
         const report = await store.sessions.prune({
           olderThanMs: (o.olderThanDays ?? 90) * DAY,
@@ -130,6 +144,38 @@ export async function runWorkerJob(kind: JobKind, o: WorkerOptions): Promise<Wor
   }
 }
 
+/**
+ * optimize: on SQLite through a maintenance window when the job asks for
+ * one (its default), else refused while another writer lives; on
+ * PostgreSQL VACUUM (ANALYZE) beside the live processes (no window needed,
+ * so the job's window is moot there).
+ */
+async function runOptimize(o: WorkerOptions): Promise<WorkerResult> {
+  const target = await maintenanceTarget(o);
+  if (target.backend === "postgres" || !o.window) {
+    const report = await optimizeStore(target);
+    const how = target.backend === "postgres" ? "optimize (VACUUM ANALYZE)" : "optimize";
+    return {
+      kind: "optimize",
+      summary: `${how}: ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
+      report,
+    };
+  }
+  return withWindow(o, "optimize", async (window) => {
+    const store = await openStore({ home: o.home, profile: o.profile, role: "writer" });
+    try {
+      const report = await optimize(store);
+      return {
+        kind: "optimize",
+        summary: `optimize in a window (${window.parked.length} parked): ${report.sizeBefore} -> ${report.sizeAfter} bytes`,
+        report: { ...report, window },
+      };
+    } finally {
+      await store.close();
+    }
+  });
+}
+
 async function runCommand(o: WorkerOptions): Promise<WorkerResult> {
   if (!o.command) throw new TypeError("a command job needs --command");
   const child = spawn("/bin/sh", ["-c", o.command], {
@@ -140,6 +186,7 @@ async function runCommand(o: WorkerOptions): Promise<WorkerResult> {
       ...(o.profile ? { HEARTH_PROFILE: o.profile } : {}),
       HEARTH_PROCESS_KIND: "worker",
       HEARTH_WORKER_GATE: "",
+      HEARTH_RUN_ID: "",
     },
   });
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);

@@ -8,11 +8,13 @@ const launcher = (pid: number, bootId = BOOT): RunProcess => ({
   startTicks: pid * 10,
   bootId,
 });
+const AT = Date.UTC(2026, 0, 1, 3, 0);
+/** A scheduled run of `job` by launcher `pid`, due at its own minute (one run per due time). */
 const beginOf = (job: string, pid: number, extra: Partial<BeginRun> = {}): BeginRun => ({
   job,
   profile: "default",
   trigger: "schedule",
-  scheduledAt: Date.UTC(2026, 0, 1, 3, 0),
+  scheduledAt: AT + pid * 60_000,
   launcher: launcher(pid),
   ...extra,
 });
@@ -32,7 +34,7 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
       profile: "default",
       trigger: "schedule",
       attempt: 1,
-      scheduledAt: "2026-01-01T03:00:00.000Z",
+      scheduledAt: new Date(AT + 100 * 60_000).toISOString(),
       finishedAt: null,
       outcome: "running",
       worker: null,
@@ -148,6 +150,7 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
       scheduledAt: 2_000,
       outcome: "skipped",
     });
+    if (missed === null || skipped === null) throw new Error("expected both recorded");
     expect(await m.runs.get(missed)).toMatchObject({
       outcome: "missed",
       errorCode: null,
@@ -167,16 +170,17 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
   it("lists newest first, by job, up to a validated limit", async () => {
     const m = await backend.open();
     const ids: number[] = [];
-    for (const job of ["a", "b", "a", "b", "a"])
-      ids.push(
-        await m.runs.record({
-          job,
-          profile: "default",
-          trigger: "schedule",
-          scheduledAt: 1,
-          outcome: "missed",
-        }),
-      );
+    for (const [i, job] of ["a", "b", "a", "b", "a"].entries()) {
+      const id = await m.runs.record({
+        job,
+        profile: "default",
+        trigger: "schedule",
+        scheduledAt: i + 1,
+        outcome: "missed",
+      });
+      if (id === null) throw new Error("expected a record");
+      ids.push(id);
+    }
     expect((await m.runs.list()).map((r) => r.id)).toEqual([...ids].reverse());
     expect((await m.runs.list({ job: "a" })).map((r) => r.id)).toEqual([ids[4], ids[2], ids[0]]);
     expect((await m.runs.list({ limit: 2 })).map((r) => r.id)).toEqual([ids[4], ids[3]]);
@@ -186,8 +190,9 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
 
   it("health: last outcome, last success and the failures since it, per job", async () => {
     const m = await backend.open();
+    let pid = 0;
     const run = async (job: string, outcome: "ok" | "failed" | "refused", errorCode?: string) => {
-      const r = await m.runs.begin(beginOf(job, 1), dead);
+      const r = await m.runs.begin(beginOf(job, ++pid), dead);
       if (!r.started) throw new Error("expected a start");
       await m.runs.finish(r.id, { outcome, errorCode: errorCode ?? null });
     };
@@ -209,7 +214,7 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
         job: "backup",
         profile: "default",
         lastOutcome: "failed",
-        lastScheduledAt: "2026-01-01T03:00:00.000Z",
+        lastScheduledAt: new Date(AT + 4 * 60_000).toISOString(),
         lastSuccessAt: expect.any(String),
         consecutiveFailures: 2,
         lastErrorCode: "HEARTH_NO_SPACE",
@@ -218,7 +223,7 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
         job: "prune",
         profile: "default",
         lastOutcome: "refused",
-        lastScheduledAt: "2026-01-01T03:00:00.000Z",
+        lastScheduledAt: new Date(AT + 5 * 60_000).toISOString(),
         lastSuccessAt: null,
         consecutiveFailures: 1,
         lastErrorCode: "HEARTH_GATE_HELD",
@@ -251,5 +256,94 @@ describe.each(backends)("job runs (M4) on $name", (backend) => {
       expect(started, `round ${round}`).toHaveLength(1);
       expect((await m.runs.list({ job })).length).toBe(1);
     }
+  });
+});
+
+describe.each(backends)("one record per due time, on every host (M4) on $name", (backend) => {
+  const other = (pid: number, bootId: string) => ({ launcher: launcher(pid, bootId) });
+
+  it("a due time a scheduler recorded is claimed: no second run or record; manual runs and retries are not claims", async () => {
+    const m = await backend.open();
+    const at = AT + 60_000;
+    const due = { job: "backup", profile: "default", trigger: "schedule" as const };
+    const missed = await m.runs.record({ ...due, scheduledAt: at, outcome: "missed" });
+    expect(missed).toEqual(expect.any(Number));
+    expect(await m.runs.record({ ...due, scheduledAt: at, outcome: "skipped" })).toBeNull();
+    expect(
+      await m.runs.record({ ...due, trigger: "catch-up", scheduledAt: at, outcome: "missed" }),
+    ).toBeNull();
+    expect(
+      await m.runs.record({ ...due, profile: "p2", scheduledAt: at, outcome: "missed" }),
+    ).toEqual(expect.any(Number));
+    const claimed = await m.runs.begin(beginOf("backup", 7, { scheduledAt: at }), alive);
+    expect(claimed).toMatchObject({ started: false, claimedBy: { id: missed, outcome: "missed" } });
+    const manual = await m.runs.begin(
+      beginOf("backup", 8, { scheduledAt: at, trigger: "manual" }),
+      dead,
+    );
+    expect(manual.started).toBe(true);
+
+    const first = await m.runs.begin(beginOf("prune", 9), dead);
+    if (!first.started) throw new Error("expected a start");
+    // Another host (another boot: it does not block) handling the same due time.
+    const second = await m.runs.begin(beginOf("prune", 9, other(9, "boot-b")), dead);
+    expect(second).toMatchObject({ started: false, claimedBy: { id: first.id } });
+    await m.runs.finish(first.id, { outcome: "failed" });
+    const retry = await m.runs.begin(beginOf("prune", 9, { trigger: "retry", attempt: 2 }), dead);
+    expect(retry.started).toBe(true);
+    expect((await m.runs.list({ job: "prune" })).map((r) => r.trigger)).toEqual([
+      "retry",
+      "schedule",
+    ]);
+  });
+
+  it("schedulers of several hosts beginning one due time at once: one run, the others see its claim", async () => {
+    const m = await backend.open();
+    const again = await m.reopen();
+    for (let round = 0; round < 8; round++) {
+      const job = `job-${round}`;
+      const results = await Promise.all(
+        [m, again, m, again].map((x, i) =>
+          x.runs.begin(beginOf(job, 50, other(50 + i, `boot-${i}`)), dead),
+        ),
+      );
+      const started = results.filter((r) => r.started);
+      expect(started, `round ${round}`).toHaveLength(1);
+      const id = (started[0] as { id: number }).id;
+      for (const r of results.filter((x) => !x.started))
+        expect(r).toMatchObject({ started: false, claimedBy: { id } });
+      expect((await m.runs.list({ job })).length).toBe(1);
+    }
+  });
+
+  it("a run of another boot blocks while the server holds its launcher's presence (PostgreSQL); then it is abandoned once", async () => {
+    const m = await backend.open();
+    const hostB = launcher(100, "boot-b");
+    const release = await m.runs.holdPresence(hostB);
+    const a = await m.runs.begin(beginOf("backup", 100, { launcher: hostB }), dead);
+    if (!a.started) throw new Error("expected a start");
+    const fromA = await m.runs.begin(beginOf("backup", 200), dead);
+    // Not an orphan for anyone while present.
+    const orphans = await m.runs.markOrphans(() => true);
+    await release();
+    if (backend.name === "sqlite") {
+      // One host by design: a run of another boot is over.
+      expect(fromA.started).toBe(true);
+      expect(orphans.map((r) => r.id)).toContain(a.id);
+      return;
+    }
+    expect(fromA).toMatchObject({ started: false, blocking: { id: a.id, outcome: "running" } });
+    expect(orphans).toEqual([]);
+    // Its launcher's connection is gone: the next due time abandons it and runs.
+    const next = await m.runs.begin(beginOf("backup", 300), dead);
+    expect(next.started).toBe(true);
+    const abandoned = await m.runs.get(a.id);
+    expect(abandoned?.outcome).toBe("unknown");
+    expect(abandoned?.note).toMatch(/^abandoned: .*boot-b.*not replayed$/);
+    if (!next.started) return;
+    await m.runs.finish(next.id, { outcome: "ok" });
+    const later = await m.runs.begin(beginOf("backup", 400), dead);
+    expect(later.started).toBe(true);
+    expect((await m.runs.get(a.id))?.note).toBe(abandoned?.note);
   });
 });

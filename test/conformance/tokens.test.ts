@@ -18,7 +18,11 @@ describe.each(backends)("tokens (D6) on $name", (backend) => {
     expect(pair.accessToken).toMatch(/^hat_[A-Za-z0-9_-]{43}$/);
     expect(pair.refreshToken).toMatch(/^hrt_[A-Za-z0-9_-]{43}$/);
     expect(pair.expiresIn).toBe(60);
-    expect(await m.tokens.verifyAccess(pair.accessToken)).toEqual({ familyId: created.familyId });
+    expect(await m.tokens.verifyAccess(pair.accessToken)).toEqual({
+      familyId: created.familyId,
+      scope: "chat",
+      allProfiles: false,
+    });
     const again = await rejection(m.tokens.redeemPairing(created.code, LIFETIMES));
     expect(again.code).toBe("HEARTH_UNAUTHORIZED");
     const families = await m.tokens.families();
@@ -29,6 +33,8 @@ describe.each(backends)("tokens (D6) on $name", (backend) => {
         createdAt: expect.any(Number),
         revokedAt: null,
         revokedReason: null,
+        scope: "chat",
+        allProfiles: false,
       },
     ]);
     expect(families[0]!.createdAt).toBeGreaterThanOrEqual(before);
@@ -93,9 +99,13 @@ describe.each(backends)("tokens (D6) on $name", (backend) => {
     expect(second.familyId).toBe(first.familyId);
     expect(second.refreshToken).not.toBe(first.refreshToken);
     expect(second.accessToken).not.toBe(first.accessToken);
-    expect(await m.tokens.verifyAccess(second.accessToken)).toEqual({ familyId: first.familyId });
+    expect(await m.tokens.verifyAccess(second.accessToken)).toMatchObject({
+      familyId: first.familyId,
+    });
     // The old access token lives out its lifetime (only the refresh token is spent).
-    expect(await m.tokens.verifyAccess(first.accessToken)).toEqual({ familyId: first.familyId });
+    expect(await m.tokens.verifyAccess(first.accessToken)).toMatchObject({
+      familyId: first.familyId,
+    });
     expect(await m.tokens.rotations(first.familyId)).toBe(1);
     const third = await m.tokens.rotate(second.refreshToken, LIFETIMES);
     expect(third.kind).toBe("rotated");
@@ -166,7 +176,7 @@ describe.each(backends)("tokens (D6) on $name", (backend) => {
     });
     expect(await m.tokens.rotations(first.familyId)).toBe(1);
     expect((await m.tokens.families())[0]?.revokedAt).toBeNull();
-    expect(await other.tokens.verifyAccess(pair!.accessToken)).toEqual({
+    expect(await other.tokens.verifyAccess(pair!.accessToken)).toMatchObject({
       familyId: first.familyId,
     });
     // A real wait: what is under test is the end of the window.

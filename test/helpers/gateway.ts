@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { openStore, type Store } from "../../src/index.js";
 import { CLI } from "./cli.js";
-import { type Child, type Exit, spawnNode } from "./process.js";
+import type { Machine } from "./machine.js";
+import { type Child, type Exit, spawnChild, spawnNode } from "./process.js";
 
 const fakes = new Set<FakeOpenAi>();
 
@@ -20,6 +21,8 @@ export interface GatewayEvent {
 export interface GatewayOptions {
   profiles?: string[];
   env?: NodeJS.ProcessEnv;
+  /** Run it as on another machine: this hostname and boot id (otherMachine()). */
+  machine?: Machine;
 }
 
 /**
@@ -39,7 +42,10 @@ export class GatewayChild {
   constructor(home: string, options: GatewayOptions = {}) {
     const args = [CLI, "--home", home, "gateway", "run"];
     if (options.profiles) args.push("--profiles", options.profiles.join(","));
-    this.process = spawnNode(args, options.env ? { env: options.env } : {});
+    const env = options.env ? { env: options.env } : {};
+    this.process = options.machine
+      ? spawnChild("unshare", [...options.machine.unshare, process.execPath, ...args], env)
+      : spawnNode(args, env);
     this.pid = this.process.pid;
     this.process.onLine((line) => {
       try {

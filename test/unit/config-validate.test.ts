@@ -24,7 +24,13 @@ describe("validateConfig", () => {
         syncOffLoop: true,
         checkpointOffLoop: "with-fsync",
       },
-      store: { busyTimeoutMs: 5000, gateWaitMs: 10000, readerThreads: 2, readerNice: 10 },
+      store: {
+        busyTimeoutMs: 5000,
+        gateWaitMs: 10000,
+        readerThreads: 2,
+        readerNice: 10,
+        pg: { pool: { max: 8, idleTimeoutMs: 30_000 }, statementTimeoutMs: 0 },
+      },
       backup: { keep: 7, forensicKeep: 3, nice: 10 },
       maintenance: { maxParkMs: 30_000, healthSampleMs: 900_000, healthKeepDays: 90 },
       gateway: {
@@ -136,6 +142,38 @@ describe("validateConfig", () => {
     expect(failure({ durability: { walAutocheckpointPages: 1.5 } }).message).toContain(
       '"durability.walAutocheckpointPages"',
     );
+  });
+
+  it("checks store.pg: pool size, timeouts, TLS mode and schema name, naming the key", () => {
+    expect(failure({ store: { pg: { pool: { max: 0 } } } }).message).toContain(
+      '"store.pg.pool.max"',
+    );
+    expect(failure({ store: { pg: { statementTimeoutMs: -1 } } }).message).toContain(
+      '"store.pg.statementTimeoutMs"',
+    );
+    expect(failure({ store: { pg: { ssl: { mode: "prefer" } } } }).message).toContain(
+      '"store.pg.ssl.mode"',
+    );
+    // A schema name goes into search_path unquoted: only plain lowercase names.
+    for (const schema of ["Hearth", "a;drop", "public, x", "1abc", ""])
+      expect(failure({ store: { pg: { schema } } }).message).toContain('"store.pg.schema"');
+    expect(failure({ store: { pg: { pool: { maxx: 2 } } } }).message).toContain(
+      'did you mean "max"',
+    );
+    const ok = validateConfig(
+      {
+        store: {
+          pg: { pool: { max: 2 }, ssl: { mode: "verify-full", ca: "/ca.pem" }, schema: "hearth_2" },
+        },
+      },
+      "test",
+    );
+    expect(ok.store.pg).toEqual({
+      pool: { max: 2, idleTimeoutMs: 30_000 },
+      statementTimeoutMs: 0,
+      ssl: { mode: "verify-full", ca: "/ca.pem" },
+      schema: "hearth_2",
+    });
   });
 
   it("reports every problem, not only the first", () => {

@@ -8,6 +8,7 @@ const pair: TokenPair = {
   refreshToken: "hrt_new-refresh-token-ccccccccccccccccccccccccccccccccc",
   expiresIn: 900,
   familyId: "f-1",
+  scope: "chat",
 };
 
 describe("sealed rotation results (D6 across hosts)", () => {

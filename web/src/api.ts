@@ -47,6 +47,9 @@ export class ApiError extends Error {
 
 let csrfToken: string | undefined;
 let profiles: string[] = [];
+type Scope = "read" | "chat" | "admin";
+const SCOPES: readonly Scope[] = ["read", "chat", "admin"];
+let scope: Scope = "read";
 
 /** The session's CSRF token, for changes sent without request() (the chat's stream). */
 export function csrf(): string | undefined {
@@ -57,11 +60,24 @@ export function servedProfiles(): string[] {
   return profiles;
 }
 
-/** Fetch /api/me once: the CSRF token for changes and the served profiles. */
+/**
+ * Whether this login's scope covers `need` (admin implies chat implies
+ * read). Actions it does not cover are not shown; the server refuses them
+ * anyway (HEARTH_SCOPE_DENIED).
+ */
+export function can(need: Scope): boolean {
+  return SCOPES.indexOf(scope) >= SCOPES.indexOf(need);
+}
+
+/** Fetch /api/me once: the CSRF token for changes, the profiles this login sees, its scope. */
 export async function loadMe(): Promise<void> {
-  const me = await request<{ csrfToken: string; profiles: string[] }>("GET", "/api/me");
+  const me = await request<{ csrfToken: string; profiles: string[]; scope: Scope }>(
+    "GET",
+    "/api/me",
+  );
   csrfToken = me.csrfToken;
   profiles = me.profiles;
+  scope = SCOPES.includes(me.scope) ? me.scope : "read";
 }
 
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {

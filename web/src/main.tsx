@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, loadMe, request } from "./api";
+import { ApiError, can, loadMe, request } from "./api";
 import { onLiveState, startLive } from "./live";
 import { AuditPage } from "./pages/Audit";
 import { ChatPage } from "./pages/Chat";
@@ -22,6 +22,9 @@ const NAV = [
   ["/jobs", "Jobs"],
   ["/audit", "Audit"],
 ] as const;
+
+/** Pages a login's scope must cover to be shown (the server refuses their API anyway). */
+const NEEDS: Partial<Record<string, "chat" | "admin">> = { "/chat": "chat", "/audit": "admin" };
 
 function Route({ path, search }: { path: string; search: URLSearchParams }) {
   const m = /^\/sessions\/([^/]+)\/([^/]+)$/.exec(path);
@@ -105,7 +108,7 @@ function App() {
           <img src="/favicon.svg" alt="" width="22" height="22" /> hearth
         </a>
         <nav aria-label="Main">
-          {NAV.map(([to, label]) => (
+          {NAV.filter(([to]) => NEEDS[to] === undefined || can(NEEDS[to])).map(([to, label]) => (
             <a key={to} href={to} aria-current={section === to ? "page" : undefined}>
               {label}
             </a>

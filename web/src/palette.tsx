@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { get, query, type Session, sessionPath } from "./api";
+import { can, get, query, type Session, sessionPath } from "./api";
 import { titleOf } from "./format";
 import { navigate } from "./router";
 
@@ -48,7 +48,9 @@ export function Palette({ onClose }: { onClose: () => void }) {
       hint: `${s.source} · ${s.profile}`,
       to: sessionPath(s),
     })),
-    ...PAGES.filter((p) => p.label.toLowerCase().includes(t.toLowerCase())),
+    ...PAGES.filter(
+      (p) => (p.to !== "/audit" || can("admin")) && p.label.toLowerCase().includes(t.toLowerCase()),
+    ),
   ];
   const go = (item: Item | undefined) => {
     if (!item) return;

@@ -14,7 +14,8 @@ const openStore: typeof import("../../store/open.js").openStore = async (...a) =
  * `hearth dashboard run`: the web app for people. It reads each served
  * profile's store through read-only connections, prints one JSON readiness
  * line on stdout with its address and a one-time login link (logs go to
- * stderr as JSON), and drains on SIGTERM/SIGINT.
+ * stderr as JSON; the link, a secret, never goes to a log), and drains on
+ * SIGTERM/SIGINT.
  * `hearth dashboard link`: a fresh one-time login link.
  */
 export function registerDashboard(program: Command, setExit: (code: number) => void): void {
@@ -32,8 +33,8 @@ export function registerDashboard(program: Command, setExit: (code: number) => v
         {
           name: "dashboard",
           start: startDashboard,
+          // The link only on stdout, the terminal that asked: never on stderr, which a service manager keeps as the log.
           ready: (dash) => ({ profiles: dash.profiles, address: dash.address, login: dash.login }),
-          onReady: (dash) => process.stderr.write(`hearth dashboard: open ${dash.login}\n`),
         },
         setExit,
       ),

@@ -7,8 +7,7 @@ import { stepProgress } from "../progress.js";
 import { confirm } from "./backup.js";
 
 // Loaded when the command runs, never by `hearth --help` or another command.
-const optimize: typeof import("../../ops/optimize.js").optimize = async (...a) =>
-  (await import("../../ops/optimize.js")).optimize(...a);
+const backend = () => import("../../ops/backend.js");
 const repair: typeof import("../../ops/repair.js").repair = async (...a) =>
   (await import("../../ops/repair.js")).repair(...a);
 const audited: typeof import("../../ops/audited.js").audited = async (...a) =>
@@ -40,7 +39,7 @@ export function registerMaintenance(sessions: Command): void {
   sessions
     .command("optimize")
     .description(
-      "FTS optimize, ANALYZE, VACUUM and WAL truncate (structural: refuses with exit 3 while another writer holds the store)",
+      "FTS optimize, ANALYZE, VACUUM and WAL truncate (structural: refuses with exit 3 while another writer holds the store); on PostgreSQL VACUUM (ANALYZE) of hearth's tables",
     )
     .option("--dry-run", "take the gate and report, change nothing")
     .option(
@@ -50,17 +49,14 @@ export function registerMaintenance(sessions: Command): void {
     .action(async (o: { dryRun?: boolean; window?: boolean }, command: Command) => {
       const g = globals(command);
       const run = async (window: WindowReport | undefined) => {
-        const store = await openWriter(g);
+        const { maintenanceTarget, optimizeStore } = await backend();
+        const target = await maintenanceTarget(g);
         const progress = stepProgress(g);
-        try {
-          const result = await optimize(store, {
-            dryRun: o.dryRun === true,
-            onProgress: progress.onProgress,
-          }).finally(() => progress.stop());
-          return { ...result, ...(window ? { window } : {}) };
-        } finally {
-          await store.close();
-        }
+        const result = await optimizeStore(target, {
+          dryRun: o.dryRun === true,
+          onProgress: progress.onProgress,
+        }).finally(() => progress.stop());
+        return { ...result, ...(window ? { window } : {}) };
       };
       const result = o.window ? await withWindow(g, "optimize", run) : await run(undefined);
       if (g.json) return printJson(result);
@@ -68,9 +64,9 @@ export function registerMaintenance(sessions: Command): void {
         process.stdout.write(
           `${s.done ? "done" : "skip"}  ${s.step}${s.note ? `  (${s.note})` : ""}\n`,
         );
-      process.stdout.write(
-        `size: ${mib(result.sizeBefore)} -> ${mib(result.sizeAfter)} (WAL ${mib(result.walBefore)} -> ${mib(result.walAfter)})\n`,
-      );
+      const wal =
+        "backend" in result ? "" : ` (WAL ${mib(result.walBefore)} -> ${mib(result.walAfter)})`;
+      process.stdout.write(`size: ${mib(result.sizeBefore)} -> ${mib(result.sizeAfter)}${wal}\n`);
       if (result.window)
         process.stdout.write(
           `window: ${result.window.parked.length} process(es) parked and resumed${result.window.parked.length ? ` (pids ${result.window.parked.join(", ")})` : ""}\n`,

@@ -14,7 +14,12 @@ export function registerPs(program: Command): void {
       const pg = await (await import("../../ops/backend.js")).maintenanceTarget(g);
       if (pg.backend === "postgres") {
         const { runPgPs } = await import("../../ops/pg/ps.js");
-        const report = await runPgPs({ home: pg.home, profile: pg.profile, url: pg.url });
+        const report = await runPgPs({
+          home: pg.home,
+          profile: pg.profile,
+          url: pg.url,
+          settings: pg.settings,
+        });
         if (g.json) return printJson(report);
         process.stdout.write(renderPg(report));
         return;

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { DEFAULT_SCOPE, isScope, TOKEN_SCOPES, type TokenScope } from "../../store/token-scopes.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
 
@@ -26,28 +27,52 @@ export function registerToken(program: Command): void {
       },
       10,
     )
-    .action(async (o: { label?: string; ttlMinutes: number }, command: Command) => {
-      const g = globals(command);
-      const store = await openStore({ home: g.home, profile: g.profile, role: "writer" });
-      try {
-        const created = await store.tokens.createPairing({
-          ttlMs: o.ttlMinutes * 60_000,
-          ...(o.label ? { label: o.label } : {}),
-        });
-        await store.audit.record({
-          action: "token.create",
-          targets: [created.familyId],
-          detail: { kind: "pairing", ...(o.label ? { label: o.label } : {}) },
-        });
-        if (g.json) printJson({ ...created, expiresAt: new Date(created.expiresAt).toISOString() });
-        else
-          process.stdout.write(
-            `pairing code: ${created.code}\n(single use, expires ${new Date(created.expiresAt).toISOString()}; family ${created.familyId})\n`,
+    .option(
+      "--scope <scope>",
+      "what its tokens may do: read (list, get, search, export), chat (read and send messages), admin (chat and rename, delete, archive, maintenance)",
+      (v) => {
+        if (!isScope(v))
+          throw new TypeError(
+            `--scope must be ${TOKEN_SCOPES.join(", ")}; got ${JSON.stringify(v)}`,
           );
-      } finally {
-        await store.close();
-      }
-    });
+        return v;
+      },
+      DEFAULT_SCOPE,
+    )
+    .action(
+      async (o: { label?: string; ttlMinutes: number; scope: TokenScope }, command: Command) => {
+        const g = globals(command);
+        const store = await openStore({ home: g.home, profile: g.profile, role: "writer" });
+        try {
+          const created = await store.tokens.createPairing({
+            ttlMs: o.ttlMinutes * 60_000,
+            scope: o.scope,
+            ...(o.label ? { label: o.label } : {}),
+          });
+          await store.audit.record({
+            action: "token.create",
+            targets: [created.familyId],
+            detail: {
+              kind: "pairing",
+              scope: created.scope,
+              ...(o.label ? { label: o.label } : {}),
+            },
+          });
+          if (g.json)
+            printJson({
+              ...created,
+              profile: store.profile,
+              expiresAt: new Date(created.expiresAt).toISOString(),
+            });
+          else
+            process.stdout.write(
+              `pairing code: ${created.code}\n(single use, expires ${new Date(created.expiresAt).toISOString()}; family ${created.familyId}; profile ${store.profile}, scope ${created.scope})\n`,
+            );
+        } finally {
+          await store.close();
+        }
+      },
+    );
   token
     .command("list")
     .description("token families and whether they are revoked")
@@ -59,7 +84,7 @@ export function registerToken(program: Command): void {
         if (g.json) return printJson(families);
         for (const f of families)
           process.stdout.write(
-            `${f.id}  ${new Date(f.createdAt).toISOString()}  ${f.label ?? ""}  ${f.revokedAt ? `revoked: ${f.revokedReason}` : "active"}\n`,
+            `${f.id}  ${new Date(f.createdAt).toISOString()}  ${f.scope}${f.allProfiles ? " (all profiles)" : ""}  ${f.label ?? ""}  ${f.revokedAt ? `revoked: ${f.revokedReason}` : "active"}\n`,
           );
       } finally {
         await store.close();

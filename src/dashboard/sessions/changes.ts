@@ -1,15 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import { browserActor } from "../api-audit.js";
+import { storesOf } from "../profiles.js";
 import { params } from "./schemas.js";
-import type { SessionRoutesDeps } from "./scope.js";
 
 /**
  * Changes to sessions: rename, pin, archive, hide (PATCH), delete, and
  * archive or unarchive many at once. Ordinary row writes, each through a
  * writer opened for it (ProfileStores.withWriter).
  */
-export function registerSessionChangeRoutes(app: FastifyInstance, deps: SessionRoutesDeps): void {
-  const { stores } = deps;
+export function registerSessionChangeRoutes(app: FastifyInstance): void {
   app.patch<{
     Params: { profile: string; id: string };
     Body: { title?: string | null; pinned?: boolean; archived?: boolean; hidden?: boolean };
@@ -32,6 +31,7 @@ export function registerSessionChangeRoutes(app: FastifyInstance, deps: SessionR
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const { profile, id } = request.params;
       const body = request.body;
       const session = await stores.withWriter(profile, async (store) => {
@@ -57,6 +57,7 @@ export function registerSessionChangeRoutes(app: FastifyInstance, deps: SessionR
     "/api/sessions/:profile/:id",
     { schema: { params } },
     async (request) => {
+      const stores = storesOf(request);
       const { profile, id } = request.params;
       await stores.reader(profile).sessions.require(id);
       const deleted = await stores.withWriter(profile, (store) =>
@@ -85,10 +86,14 @@ export function registerSessionChangeRoutes(app: FastifyInstance, deps: SessionR
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const { action, sessions } = request.body;
       const done: { profile: string; id: string }[] = [];
       const failed: { profile: string; id: string; error: unknown }[] = [];
-      for (const profile of new Set(sessions.map((s) => s.profile))) {
+      const profiles = new Set(sessions.map((s) => s.profile));
+      // Every profile is checked before anything is written: a refusal changes nothing.
+      for (const profile of profiles) stores.reader(profile);
+      for (const profile of profiles) {
         await stores.withWriter(profile, async (store) => {
           for (const s of sessions.filter((x) => x.profile === profile)) {
             try {

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from "fastify";
+import { storesOf } from "../profiles.js";
 import { FLAG, LIMIT, MAX_LIMIT, params } from "./schemas.js";
-import type { SessionRoutesDeps } from "./scope.js";
 
 /** One session (with its parent and children) and its transcript, a page at a time, newest first. */
-export function registerSessionDetailRoutes(app: FastifyInstance, deps: SessionRoutesDeps): void {
-  const { stores } = deps;
+export function registerSessionDetailRoutes(app: FastifyInstance): void {
   app.get<{ Params: { profile: string; id: string } }>(
     "/api/sessions/:profile/:id",
     { schema: { params } },
     async (request) => {
+      const stores = storesOf(request);
       const { profile, id } = request.params;
       const store = stores.reader(profile);
       const session = await store.sessions.require(id);
@@ -38,6 +38,7 @@ export function registerSessionDetailRoutes(app: FastifyInstance, deps: SessionR
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const { profile, id } = request.params;
       const limit = Math.min(Number(request.query.limit ?? 100), MAX_LIMIT);
       const items = await stores.reader(profile).browse.transcript(id, {

@@ -3,12 +3,11 @@ import type { FastifyInstance } from "fastify";
 import { isHearthError } from "../../errors.js";
 import type { AuditInput } from "../../store/audit.js";
 import { browserActor } from "../api-audit.js";
+import { storesOf } from "../profiles.js";
 import { params } from "./schemas.js";
-import type { SessionRoutesDeps } from "./scope.js";
 
 /** GET /api/sessions/:profile/:id/export: the session as a JSONL or Markdown attachment, streamed. */
-export function registerSessionExportRoutes(app: FastifyInstance, deps: SessionRoutesDeps): void {
-  const { stores } = deps;
+export function registerSessionExportRoutes(app: FastifyInstance): void {
   app.get<{
     Params: { profile: string; id: string };
     Querystring: { format?: "jsonl" | "markdown" };
@@ -25,6 +24,7 @@ export function registerSessionExportRoutes(app: FastifyInstance, deps: SessionR
       },
     },
     async (request, reply) => {
+      const stores = storesOf(request);
       const { profile, id } = request.params;
       const format = request.query.format ?? "jsonl";
       const store = stores.reader(profile);

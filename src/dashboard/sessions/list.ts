@@ -1,15 +1,15 @@
 import type { FastifyInstance } from "fastify";
 import { SESSION_STATES, type SessionState } from "../../store/browse.js";
 import type { Session } from "../../store/types.js";
+import { storesOf } from "../profiles.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { LIMIT, MAX_LIMIT, PROFILE } from "./schemas.js";
-import { profilesOf, type SessionRoutesDeps } from "./scope.js";
+import { profilesOf } from "./scope.js";
 
 type Row = Session & { profile: string };
 
 /** GET /api/sessions (filters, keyset pages across profiles) and GET /api/platforms. */
-export function registerSessionListRoutes(app: FastifyInstance, deps: SessionRoutesDeps): void {
-  const { stores } = deps;
+export function registerSessionListRoutes(app: FastifyInstance): void {
   app.get<{
     Querystring: {
       profile?: string;
@@ -40,6 +40,7 @@ export function registerSessionListRoutes(app: FastifyInstance, deps: SessionRou
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const q = request.query;
       const limit = Math.min(Number(q.limit ?? 50), MAX_LIMIT);
       const after = q.cursor ? decodeCursor(q.cursor) : undefined;
@@ -67,7 +68,8 @@ export function registerSessionListRoutes(app: FastifyInstance, deps: SessionRou
     },
   );
 
-  app.get("/api/platforms", async () => {
+  app.get("/api/platforms", async (request) => {
+    const stores = storesOf(request);
     const all = new Set<string>();
     for (const p of stores.profiles)
       for (const s of await stores.reader(p).browse.platforms()) all.add(s);

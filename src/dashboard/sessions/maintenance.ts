@@ -1,14 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { browserActor } from "../api-audit.js";
+import { storesOf } from "../profiles.js";
 import { PROFILE } from "./schemas.js";
-import type { SessionRoutesDeps } from "./scope.js";
 
 /** POST /api/maintenance/delete-empty: delete a profile's empty sessions, or with dryRun only list them (on the reader). */
-export function registerSessionMaintenanceRoutes(
-  app: FastifyInstance,
-  deps: SessionRoutesDeps,
-): void {
-  const { stores } = deps;
+export function registerSessionMaintenanceRoutes(app: FastifyInstance): void {
   app.post<{ Body: { profile: string; dryRun?: boolean } }>(
     "/api/maintenance/delete-empty",
     {
@@ -22,6 +18,7 @@ export function registerSessionMaintenanceRoutes(
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const { profile, dryRun } = request.body;
       const ids = dryRun
         ? await stores.reader(profile).sessions.deleteEmpty({ dryRun: true })

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
+import { storesOf } from "../profiles.js";
 import { FLAG, LIMIT, MAX_LIMIT, PROFILE } from "./schemas.js";
-import { profilesOf, type SessionRoutesDeps } from "./scope.js";
+import { profilesOf } from "./scope.js";
 
 /** GET /api/search: full-text search over one profile or every served one, each hit with its session. */
-export function registerSearchRoutes(app: FastifyInstance, deps: SessionRoutesDeps): void {
-  const { stores } = deps;
+export function registerSearchRoutes(app: FastifyInstance): void {
   app.get<{
     Querystring: { q: string; profile?: string; history?: "true" | "false"; limit?: string };
   }>(
@@ -25,6 +25,7 @@ export function registerSearchRoutes(app: FastifyInstance, deps: SessionRoutesDe
       },
     },
     async (request) => {
+      const stores = storesOf(request);
       const { q, history } = request.query;
       const limit = Math.min(Number(request.query.limit ?? 50), MAX_LIMIT);
       const items = [];

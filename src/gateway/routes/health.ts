@@ -1,26 +1,51 @@
 import type { FastifyInstance } from "fastify";
+import { Readiness, readyAnswer } from "../../http/readiness.js";
 import type { RouteContext } from "../gateway-deps.js";
+import { onlyProfile } from "../metrics.js";
 
 /**
- * GET /v1/health (behind auth, an anonymous caller learns only that the
- * gateway is up) and GET /metrics (Prometheus text).
+ * GET /v1/health (liveness: the process answers; 200 while it runs),
+ * GET /v1/ready (readiness: a write would succeed now; 200 or 503 with the
+ * reasons), both open to anonymous callers, who learn no profile names;
+ * and GET /metrics (Prometheus text). A caller let in by its token (not by
+ * gateway.publicMetrics) sees only its own profile's series, and those
+ * without a profile label.
  */
 export function registerHealthRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { deps, served } = ctx;
+  const readiness = new Readiness({
+    stores: () => [...deps.runtimes.values()].map((r) => r.store),
+    draining: () => deps.draining?.aborted === true,
+  });
+  const anonymous = (request: { authProfile: string | undefined }) =>
+    deps.config().gateway.requireAuth && request.authProfile === undefined;
+
   app.get("/v1/health", async (request) => {
-    if (deps.config().gateway.requireAuth && request.authProfile === undefined)
-      return { status: "ok" };
+    if (anonymous(request)) return { status: "ok" };
+    const report = await readiness.check();
     return {
       status: "ok",
       pid: process.pid,
       profiles: served,
       responder: deps.responder().name,
       uptimeMs: Math.round(process.uptime() * 1000),
+      // Information, not a verdict: /v1/ready is the verdict.
+      ready: report.status === "ready",
+      stores: report.stores,
     };
   });
 
-  app.get("/metrics", async (_request, reply) => {
+  app.get("/v1/ready", async (request, reply) => {
+    const answer = await readyAnswer(readiness, !anonymous(request));
+    if (answer.retryAfter !== undefined)
+      void reply.header("retry-after", String(answer.retryAfter));
+    return reply.status(answer.status).send(answer.body);
+  });
+
+  app.get("/metrics", async (request, reply) => {
     void reply.header("content-type", deps.metrics.registry.contentType);
-    return deps.metrics.registry.metrics();
+    const text = await deps.metrics.registry.metrics();
+    const own = deps.config().gateway.publicMetrics ? undefined : request.authProfile;
+    return own === undefined ? text : onlyProfile(text, own);
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply } from "fastify";
 import { type ProfileRuntime, runTurn } from "../../turn/run.js";
 import type { GatewayDeps } from "../gateway-deps.js";
-import { fromRequestError, publicError, STATUS } from "../http-errors.js";
+import { fromRequestError, publicError, retryAfterSeconds, STATUS } from "../http-errors.js";
 import type { GatewayMetrics } from "../metrics.js";
 
 /**
@@ -18,14 +18,19 @@ export async function streamTurn(
   recover: GatewayDeps["recover"],
 ): Promise<FastifyReply> {
   const raw = reply.raw;
-  const send = (event: string, data: unknown) =>
-    raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   reply.hijack();
-  raw.writeHead(200, {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-  });
+  // The head goes out with the first event: a turn refused before anything
+  // was stored (the store unreachable, the session busy) is answered with
+  // its status and Retry-After, as without streaming.
+  const send = (event: string, data: unknown) => {
+    if (!raw.headersSent)
+      raw.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+      });
+    raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
   try {
     const result = await runTurn(runtime, inbound, turnDeps, {
       onStored: (message, session) =>
@@ -38,9 +43,17 @@ export async function streamTurn(
   } catch (err) {
     const error = fromRequestError(err);
     metrics.errors.inc({ code: error.code });
-    await recover?.(error);
+    const recovered = await recover?.(error);
     const status = STATUS[error.code] ?? 500;
-    send("error", { error: publicError(error, status) });
+    if (raw.headersSent) send("error", { error: publicError(error, status) });
+    else {
+      const retryAfter = recovered ? 0 : retryAfterSeconds(error);
+      raw.writeHead(status, {
+        "content-type": "application/json; charset=utf-8",
+        ...(retryAfter === undefined ? {} : { "retry-after": String(retryAfter) }),
+      });
+      raw.write(JSON.stringify({ error: publicError(error, status) }));
+    }
   }
   raw.end();
   return reply;

@@ -1,5 +1,5 @@
-import { statSync } from "node:fs";
-import { dirname } from "node:path";
+import { readdirSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { databasePath } from "../../config/paths.js";
 import { lstatOrNull, SIDECAR_SUFFIXES } from "../../files/inspect.js";
 import { listProfiles } from "../ps.js";
@@ -58,6 +58,7 @@ export function fileFindings(path: string): Finding[] {
     }
   }
   const dir = dirname(path);
+  findings.push(...ghostCopyFindings(path));
   const dirStats = lstatOrNull(dir);
   if (dirStats && (dirStats.mode & 0o077) !== 0) {
     findings.push({
@@ -68,6 +69,27 @@ export function fileFindings(path: string): Finding[] {
     });
   }
   return findings;
+}
+
+/**
+ * Copies a process kept when commits that only a removed -wal held could
+ * not be put back (HEARTH_GENERATION_LOST, src/store/sqlite/ghost-wal.ts):
+ * each names commits the store does not have until someone looks.
+ */
+function ghostCopyFindings(path: string): Finding[] {
+  const prefix = `${basename(path)}.ghost-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path)).filter((n) => n.startsWith(prefix));
+  } catch {
+    return [];
+  }
+  return names.sort().map((name) => ({
+    code: "ghost_copy",
+    severity: "error" as const,
+    message: `${join(dirname(path), name)} holds commits that were lost from the store when its -wal was removed under a running process (HEARTH_GENERATION_LOST)`,
+    fix: `compare it with the store (sqlite3 ${join(dirname(path), name)}), restore what you need (hearth restore --from FILE replaces the whole store), then move the copy out of the profile directory`,
+  }));
 }
 
 /** Two profiles resolving to one database file (a symlinked profile directory) would share one store. */

@@ -3,7 +3,7 @@ import type { JobConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import { currentIdentity, describeProcess, liveness } from "../../process/identity.js";
 import type { Store } from "../../store/api.js";
-import type { JobRun, RunHolder, RunOutcome, RunTrigger } from "../../store/runs.js";
+import type { JobRun, RunHolder, RunOutcome, RunProcess, RunTrigger } from "../../store/runs.js";
 
 /** How much of a worker's output is kept with its run. */
 const TAIL_CHARS = 4000;
@@ -45,6 +45,8 @@ export interface LaunchReport {
   note: string | null;
   /** The earlier run that may still be alive, when this one was skipped. */
   blocking?: JobRun;
+  /** The run or record that already holds this due time (a scheduler on another host): nothing was run or recorded. */
+  claimedBy?: JobRun;
 }
 
 /** A recorded process "may be alive" unless /proc proves it dead (P1); "unknown" counts as alive. */
@@ -59,7 +61,9 @@ export function mayBeAlive(p: { pid: number; startTicks: number; bootId: string 
  * before it is let go (it waits for "go" on stdin, so a worker whose
  * launcher died first never does anything), then the outcome its exit
  * proves: 0 ok, 3 refused (with the holders it named), anything else or a
- * signal failed. A retry goes through the same check as a new run.
+ * signal failed. A retry goes through the same check as a new run. A due
+ * time a scheduler (on another host) already recorded is not run, nor
+ * recorded again (`claimedBy`). The launcher holds its presence meanwhile.
  */
 export async function launchJob(o: LaunchOptions): Promise<LaunchReport> {
   const self = currentIdentity();
@@ -70,6 +74,16 @@ export async function launchJob(o: LaunchOptions): Promise<LaunchReport> {
       { hint: "hearth's scheduler needs Linux /proc" },
     );
   }
+  // Held while any attempt may run: other hosts judge these runs by it (PostgreSQL).
+  const release = await o.withStore((s) => s.runs.holdPresence(self));
+  try {
+    return await attemptAll(o, self);
+  } finally {
+    await release();
+  }
+}
+
+async function attemptAll(o: LaunchOptions, self: RunProcess): Promise<LaunchReport> {
   let report: LaunchReport | undefined;
   const attempts = 1 + o.job.retries;
   for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -87,6 +101,11 @@ export async function launchJob(o: LaunchOptions): Promise<LaunchReport> {
         mayBeAlive,
       ),
     );
+    if ("claimedBy" in begin) {
+      const note = claimedNote(begin.claimedBy);
+      o.onEvent?.("run.claimed", { job: o.job.name, profile: o.profile, note });
+      return notRun(o, { outcome: "skipped", attempts: attempt, note, claimedBy: begin.claimedBy });
+    }
     if (!begin.started) {
       const who = begin.blocking.worker ?? begin.blocking.launcher;
       const note = `run ${begin.blocking.id} (${begin.blocking.outcome}, pid ${who?.pid ?? "?"}) may still be alive`;
@@ -101,18 +120,13 @@ export async function launchJob(o: LaunchOptions): Promise<LaunchReport> {
         }),
       );
       o.onEvent?.("run.skipped", { job: o.job.name, profile: o.profile, note });
-      return {
-        job: o.job.name,
-        profile: o.profile,
+      return notRun(o, {
         outcome: "skipped",
-        exitCode: null,
-        signal: null,
         errorCode: "HEARTH_JOB_RUNNING",
-        holders: [],
         attempts: attempt,
         note,
         blocking: begin.blocking,
-      };
+      });
     }
     report = { ...(await runWorker(o, begin.id)), attempts: attempt };
     if (report.outcome !== "failed" || attempt === attempts || o.stopping?.aborted) break;
@@ -120,6 +134,32 @@ export async function launchJob(o: LaunchOptions): Promise<LaunchReport> {
     if (o.stopping?.aborted) break;
   }
   return report!;
+}
+
+/** Why a scheduler did not run a due time another one (on another host) recorded first. */
+function claimedNote(r: JobRun): string {
+  const who = r.launcher
+    ? `launcher pid ${r.launcher.pid} on boot ${r.bootId ?? "?"}`
+    : "no launcher";
+  return `this due time is claimed by run ${r.id} (${r.outcome}, ${who}); not run here`;
+}
+
+/** The report of a due time this launcher did not run. */
+function notRun(
+  o: LaunchOptions,
+  r: Pick<LaunchReport, "outcome" | "attempts" | "note" | "blocking" | "claimedBy"> & {
+    errorCode?: string;
+  },
+): LaunchReport {
+  return {
+    job: o.job.name,
+    profile: o.profile,
+    exitCode: null,
+    signal: null,
+    holders: [],
+    ...r,
+    errorCode: r.errorCode ?? null,
+  };
 }
 
 async function runWorker(o: LaunchOptions, id: number): Promise<Omit<LaunchReport, "attempts">> {
@@ -147,6 +187,8 @@ async function runWorker(o: LaunchOptions, id: number): Promise<Omit<LaunchRepor
       HEARTH_PROCESS_KIND: "worker",
       HEARTH_WORKER_GATE: "stdin",
       HEARTH_JOB: o.job.name,
+      // The worker holds the run's presence by it (PostgreSQL, several hosts).
+      HEARTH_RUN_ID: String(id),
     },
   });
   let tail = "";

@@ -11,10 +11,12 @@
 import { chmodSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { backupsDir } from "../../config/paths.js";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
 import { ensurePrivateDir } from "../../files/create.js";
 import { lstatOrNull } from "../../files/inspect.js";
 import { createPool, fromPgError, maskUrl } from "../../store/pg/pool.js";
+import { wholeDatabase } from "../../store/pg/settings.js";
 import type { OnProgress } from "../../store/progress.js";
 import type { BackupResult } from "../backup.js";
 import { backupFileName, listBackups } from "../backup-names.js";
@@ -36,6 +38,8 @@ export async function backupPg(options: {
   profile: string;
   url: string;
   keep: number;
+  /** store.pg: its TLS settings reach the size query and pg_dump. */
+  settings?: PgSettings;
   dryRun?: boolean;
   now?: Date;
   onProgress?: OnProgress;
@@ -46,7 +50,7 @@ export async function backupPg(options: {
   const pgRestore = findTool("pg_restore");
   const dir = backupsDir(options.home);
   const final = join(dir, backupFileName(options.profile, options.now ?? new Date(), ".pgdump"));
-  const size = await databaseSize(options.url);
+  const size = await databaseSize(options.url, options.settings);
   if (options.dryRun) {
     if (!lstatOrNull(dir)) ensurePrivateDir(dir);
     assertSpaceFor(dir, size, `back up ${maskUrl(options.url)}`);
@@ -55,7 +59,7 @@ export async function backupPg(options: {
   ensurePrivateDir(dir);
   removeDeadStaging(dir, options.profile);
   assertSpaceFor(dir, size, `back up ${maskUrl(options.url)}`);
-  const { dbname, env } = connection(options.url, "backup");
+  const { dbname, env } = connection(options.url, "backup", options.settings?.ssl);
   const entries = await publishStaged(
     dir,
     options.profile,
@@ -145,8 +149,9 @@ export async function verifyDump(
 }
 
 /** The database's size on the server (the dump is usually smaller). */
-async function databaseSize(url: string): Promise<number> {
-  const pool = createPool(url, { max: 1, kind: "backup" });
+async function databaseSize(url: string, settings: PgSettings | undefined): Promise<number> {
+  const whole = wholeDatabase(settings);
+  const pool = createPool(url, { max: 1, kind: "backup", ...(whole ? { settings: whole } : {}) });
   try {
     const { rows } = await pool.query("SELECT pg_database_size(current_database())::text AS n");
     return Number(rows[0].n);

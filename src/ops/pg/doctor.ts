@@ -4,6 +4,8 @@
  * A server that cannot be reached or refuses the login is a finding with
  * its code (status error, exit 4), not a crash: doctor tells the truth.
  */
+
+import type { PgSettings } from "../../config/pg.js";
 import { isHearthError, toHearthError } from "../../errors.js";
 import { createPool, fromPgError, maskUrl } from "../../store/pg/pool.js";
 import { type Finding, type Severity, worst } from "../doctor/finding.js";
@@ -27,8 +29,8 @@ export interface PgDoctorReport {
   pg: PgView | null;
 }
 
-export async function readView(url: string): Promise<PgView> {
-  const pool = createPool(url, { max: 1, kind: "cli" });
+export async function readView(url: string, settings?: PgSettings): Promise<PgView> {
+  const pool = createPool(url, { max: 1, kind: "cli", ...(settings ? { settings } : {}) });
   try {
     const client = await pool.connect().catch((err) => {
       throw fromPgError(err, url, "connect");
@@ -53,6 +55,7 @@ export async function runPgDoctor(options: {
   home: string;
   profile: string;
   url: string;
+  settings?: PgSettings;
 }): Promise<PgDoctorReport> {
   const base = {
     backend: "postgres" as const,
@@ -62,13 +65,18 @@ export async function runPgDoctor(options: {
   };
   let view: PgView;
   try {
-    view = await readView(options.url);
+    view = await readView(options.url, options.settings);
   } catch (err) {
     if (!isHearthError(err)) throw err;
     const e = toHearthError(err);
     const findings: Finding[] = [
       {
-        code: e.code === "HEARTH_PG_AUTH" ? "pg.auth" : "pg.unreachable",
+        code:
+          e.code === "HEARTH_PG_AUTH"
+            ? "pg.auth"
+            : e.code === "HEARTH_PG_TOO_MANY_CONNECTIONS"
+              ? "pg.too-many-connections"
+              : "pg.unreachable",
         severity: "error",
         message: `${e.code}: ${e.message}`,
         ...(e.hint ? { fix: e.hint } : {}),
@@ -110,6 +118,18 @@ export function judge(view: PgView, url: string): Finding[] {
       message: `schema version ${version} (this hearth: ${latest})`,
       ...(version === latest ? {} : { fix: "start a hearth writer (gateway) to migrate it" }),
     });
+  const usable = view.slots.max - view.slots.reserved;
+  const full = view.slots.used >= usable * 0.9;
+  findings.push({
+    code: "pg.connection-slots",
+    severity: full ? "warning" : "ok",
+    message: `${view.slots.used} of ${usable} connection slots in use on the server (max_connections ${view.slots.max}, ${view.slots.reserved} reserved for superusers)`,
+    ...(full
+      ? {
+          fix: "each hearth process opens up to store.pg.pool.max connections: lower it, raise max_connections, or pool with PgBouncer in session mode (docs/postgres.md)",
+        }
+      : {}),
+  });
   findings.push({
     code: "pg.connections",
     severity: "info",

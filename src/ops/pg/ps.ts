@@ -3,6 +3,8 @@
  * (from pg_stat_activity, on every host), the advisory locks they hold and
  * the lock waits between them, read back from the server.
  */
+
+import type { PgSettings } from "../../config/pg.js";
 import { maskUrl } from "../../store/pg/pool.js";
 import { readView } from "./doctor.js";
 import type { PgAdvisoryLock, PgConnection, PgLockWait } from "./view.js";
@@ -21,8 +23,9 @@ export async function runPgPs(options: {
   home: string;
   profile: string;
   url: string;
+  settings?: PgSettings;
 }): Promise<PgPsReport> {
-  const view = await readView(options.url);
+  const view = await readView(options.url, options.settings);
   return {
     backend: "postgres",
     home: options.home,

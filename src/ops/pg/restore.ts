@@ -12,11 +12,13 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../config/load.js";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
 import { ensurePrivateDir } from "../../files/create.js";
 import { readVersion } from "../../store/pg/migrate.js";
 import { createPool, fromPgError, maskUrl, type PgPool } from "../../store/pg/pool.js";
 import { PG_TABLES } from "../../store/pg/schema.js";
+import { wholeDatabase } from "../../store/pg/settings.js";
 import type { OnProgress } from "../../store/progress.js";
 import { forensicRoot } from "../forensic.js";
 import { phases } from "../phases.js";
@@ -45,14 +47,18 @@ export async function restorePg(options: {
   force?: boolean;
   dryRun?: boolean;
   onProgress?: OnProgress;
+  /** store.pg: its TLS settings reach hearth's queries and the tools. */
+  settings?: PgSettings;
 }): Promise<PgRestoreResult> {
   const progress = phases("restore", ["verify", "forensic copy", "restore"], options.onProgress);
   const { url } = options;
   progress.start("verify");
   const pgRestore = findTool("pg_restore");
-  const { dbname, env } = connection(url, "restore");
+  const ssl = options.settings?.ssl;
+  const { dbname, env } = connection(url, "restore", ssl);
   await verifyDump(pgRestore, options.from, env, url);
-  const pool = createPool(url, { max: 1, kind: "restore" });
+  const whole = wholeDatabase(options.settings);
+  const pool = createPool(url, { max: 1, kind: "restore", ...(whole ? { settings: whole } : {}) });
   try {
     await refuseOtherHearthConnections(pool, url);
     const tables = await userTables(pool, url);
@@ -75,7 +81,7 @@ export async function restorePg(options: {
       return { ...base, dryRun: true, forensicCopy: null, schemaVersion: null, counts: {} };
     progress.start("forensic copy");
     const forensicCopy =
-      tables.length > 0 ? await forensicDump(options.home, options.profile, url) : null;
+      tables.length > 0 ? await forensicDump(options.home, options.profile, url, ssl) : null;
     progress.start("restore");
     await runTool(
       pgRestore,
@@ -157,12 +163,17 @@ const FORENSIC_NAME = /-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.replaced\.pg
 const FORENSIC_SUFFIX_LENGTH = "-2026-01-01T00-00-00-000Z.replaced.pgdump".length;
 
 /** The database as it is, dumped to backups/forensic/<profile>-<stamp>.replaced.pgdump (newest backup.forensicKeep kept). */
-async function forensicDump(home: string, profile: string, url: string): Promise<string> {
+async function forensicDump(
+  home: string,
+  profile: string,
+  url: string,
+  ssl: PgSettings["ssl"],
+): Promise<string> {
   const dir = forensicRoot(home);
   ensurePrivateDir(dir);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const final = join(dir, `${profile}-${stamp}.replaced.pgdump`);
-  const { dbname, env } = connection(url, "restore");
+  const { dbname, env } = connection(url, "restore", ssl);
   removeDeadStaging(dir, profile);
   await publishStaged(dir, profile, final, (staging) =>
     runTool(

@@ -8,8 +8,14 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
-import { applicationName, maskUrl, parseStoreUrl } from "../../store/pg/pool.js";
+import {
+  applicationName,
+  maskUrl,
+  parseStoreUrl,
+  TOO_MANY_CONNECTIONS_HINT,
+} from "../../store/pg/pool.js";
 
 export type PgTool = "pg_dump" | "pg_restore";
 
@@ -36,12 +42,19 @@ export function findTool(tool: PgTool, env: NodeJS.ProcessEnv = process.env): st
 }
 
 /** The URL without its password (for argv), and the environment that carries the password. */
-export function connection(url: string, kind: string): { dbname: string; env: NodeJS.ProcessEnv } {
+export function connection(
+  url: string,
+  kind: string,
+  ssl?: PgSettings["ssl"],
+): { dbname: string; env: NodeJS.ProcessEnv } {
   const u = parseStoreUrl(url);
   const password = decodeURIComponent(u.password);
   u.password = "";
   const env: NodeJS.ProcessEnv = { ...process.env, PGAPPNAME: applicationName(kind) };
   if (password) env.PGPASSWORD = password;
+  // store.pg.ssl for libpq: the tools connect as hearth's own pools do.
+  if (ssl) env.PGSSLMODE = ssl.mode;
+  if (ssl?.ca) env.PGSSLROOTCERT = ssl.ca;
   return { dbname: u.toString(), env };
 }
 
@@ -64,18 +77,28 @@ export function runTool(
       const text = String(stderr).trim().split("\n").slice(-5).join("\n");
       const unavailable = /could not connect|connection refused|server closed|timeout/i.test(text);
       const auth = /password authentication failed|no password supplied/i.test(text);
+      // SQLSTATE 53300: "too many clients already", "too many connections for role/database".
+      const slots = /too many (clients|connections)/i.test(text);
       reject(
         new HearthError(
-          auth ? "HEARTH_PG_AUTH" : unavailable ? "HEARTH_PG_UNAVAILABLE" : "HEARTH_POSTGRES",
+          slots
+            ? "HEARTH_PG_TOO_MANY_CONNECTIONS"
+            : auth
+              ? "HEARTH_PG_AUTH"
+              : unavailable
+                ? "HEARTH_PG_UNAVAILABLE"
+                : "HEARTH_POSTGRES",
           `${doing}: ${path.split("/").pop()} failed (exit ${(err as { code?: unknown }).code ?? "?"}): ${text || err.message}`,
           {
             resource: maskUrl(url),
             cause: err,
-            hint: auth
-              ? "fix the user or password in store.url"
-              : unavailable
-                ? `is the server running? pg_isready -d '${maskUrl(url)}'`
-                : "hearth doctor",
+            hint: slots
+              ? TOO_MANY_CONNECTIONS_HINT
+              : auth
+                ? "fix the user or password in store.url"
+                : unavailable
+                  ? `is the server running? pg_isready -d '${maskUrl(url)}'`
+                  : "hearth doctor",
           },
         ),
       );

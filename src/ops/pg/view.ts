@@ -79,6 +79,8 @@ export interface PgReplication {
 
 export interface PgView {
   server: { version: string; versionNum: number; database: string; user: string };
+  /** Client connections on the whole server, and its max_connections (less the superuser reserve). */
+  slots: { used: number; max: number; reserved: number };
   schema: { version: number | null; latest: number };
   connections: PgConnection[];
   locks: { advisory: PgAdvisoryLock[]; waiting: PgLockWait[] };
@@ -110,6 +112,13 @@ export async function readPgView(client: PgClient, url: string): Promise<PgView>
     )
   ).rows[0];
   const version = (await readVersion(client, url)) ?? null;
+  const slots = (
+    await client.query(
+      `SELECT (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS used,
+              current_setting('max_connections')::int AS max,
+              current_setting('superuser_reserved_connections')::int AS reserved`,
+    )
+  ).rows[0];
   return {
     server: {
       version: server.version,
@@ -117,6 +126,7 @@ export async function readPgView(client: PgClient, url: string): Promise<PgView>
       database: server.database,
       user: server.user,
     },
+    slots: { used: slots.used, max: slots.max, reserved: slots.reserved },
     schema: { version, latest: PG_LATEST_SCHEMA_VERSION },
     connections: await connections(client),
     locks: { advisory: await advisory(client), waiting: await waiting(client) },

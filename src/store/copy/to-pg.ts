@@ -12,9 +12,10 @@
  */
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
 import { failpoint } from "../../failpoints.js";
-import { migratePg, readVersion } from "../pg/migrate.js";
+import { assertNoForeignTables, migratePg, readVersion } from "../pg/migrate.js";
 import { createPool, fromPgError, maskUrl, type PgClient, type PgPool } from "../pg/pool.js";
 import { PG_LATEST_SCHEMA_VERSION } from "../pg/schema.js";
 import type { OnProgress } from "../progress.js";
@@ -37,6 +38,8 @@ export interface CopyOptions {
   /** Hash the source and judge the target (fresh, resume, refused); write nothing. */
   dryRun?: boolean;
   onProgress?: OnProgress;
+  /** store.pg of the configuration: the target's schema, TLS, timeouts. */
+  settings?: PgSettings;
 }
 
 export interface CopyTableReport {
@@ -91,7 +94,11 @@ export async function copySqliteToPg(
     const specs = sqliteSpecs(db);
     const sourceHashes = hashSqliteTables(db, specs, { refuseNul: true });
     const print = fingerprint(sourceHashes);
-    const pool = createPool(url, { max: 1, kind: "migrate" });
+    const pool = createPool(url, {
+      max: 1,
+      kind: "migrate",
+      ...(options.settings ? { settings: options.settings } : {}),
+    });
     try {
       if (options.dryRun) {
         const plan = await planOnly(pool, url, specs, sourcePath, print, options.force);
@@ -108,7 +115,7 @@ export async function copySqliteToPg(
           dryRun: true,
         };
       }
-      await migratePg(pool, url);
+      await migratePg(pool, url, { schema: options.settings?.schema });
       const client = await pool.connect().catch((err) => {
         throw fromPgError(err, url, "connect to the target");
       });
@@ -172,7 +179,11 @@ async function planOnly(
   });
   try {
     const version = await readVersion(client, url);
-    if (version === undefined) return { resumed: false, emptiedTarget: false };
+    if (version === undefined) {
+      // What the real run's migration would refuse, refused here too.
+      await assertNoForeignTables(client, url);
+      return { resumed: false, emptiedTarget: false };
+    }
     if (version > PG_LATEST_SCHEMA_VERSION)
       throw new HearthError(
         "HEARTH_SCHEMA_TOO_NEW",

@@ -11,13 +11,14 @@
 import { existsSync, linkSync, lstatSync, readdirSync, rmSync, unlinkSync } from "node:fs";
 import { open as openFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
 import { failpoint } from "../../failpoints.js";
 import { ensurePrivateDir } from "../../files/create.js";
 import { sqliteOnly } from "../api.js";
 import { openStore } from "../open.js";
 import { readVersion } from "../pg/migrate.js";
-import { createPool, fromPgError, maskUrl, type PgClient } from "../pg/pool.js";
+import { createPool, fromPgError, maskUrl, type PgClient, type PgPool } from "../pg/pool.js";
 import { PG_LATEST_SCHEMA_VERSION } from "../pg/schema.js";
 import type { OnProgress } from "../progress.js";
 import { internals } from "../sqlite/store.js";
@@ -30,7 +31,7 @@ import type { CopyReport } from "./to-pg.js";
 export async function copyPgToSqlite(
   url: string,
   target: string,
-  options: { chunkRows?: number; onProgress?: OnProgress } = {},
+  options: { chunkRows?: number; onProgress?: OnProgress; settings?: PgSettings } = {},
 ): Promise<CopyReport> {
   const started = Date.now();
   const chunk = options.chunkRows ?? 1000;
@@ -41,7 +42,12 @@ export async function copyPgToSqlite(
   const staging = join(dir, `.hearth-migrate-${basename(target)}-${process.pid}.tmp`);
   rmSync(staging, { recursive: true, force: true });
   try {
-    const sourceHashes = await fill(url, staging, chunk, options.onProgress);
+    const pool = createPool(url, {
+      max: 1,
+      kind: "migrate",
+      ...(options.settings ? { settings: options.settings } : {}),
+    });
+    const sourceHashes = await fill(pool, url, staging, chunk, options.onProgress);
     const stagedHashes = await rehash(staging);
     const bad = mismatch(sourceHashes, stagedHashes, target);
     if (bad) throw bad;
@@ -87,12 +93,12 @@ function refuseExisting(target: string): void {
 
 /** Read the source in one snapshot into a new store under `home`; the source's hashes. */
 async function fill(
+  pool: PgPool,
   url: string,
   home: string,
   chunk: number,
   onProgress: OnProgress | undefined,
 ): Promise<TableHashes> {
-  const pool = createPool(url, { max: 1, kind: "migrate" });
   const store = await openStore({ home, profile: "default", env: {} });
   try {
     const db = sqliteOnly(store, "hearth migrate --to")[internals].connection("writer").db;

@@ -21,7 +21,7 @@ import { messageTokens, messageValues, sameContent, storedMessage } from "../mes
 import type { MetaCas } from "../meta.js";
 import { toMessage } from "../rows.js";
 import type { Message } from "../types.js";
-import { META_LOCK } from "./meta.js";
+import { META_LOCK, presenceAnswers } from "./meta.js";
 import type { PgClient } from "./pool.js";
 import { messageRow, num, refuseNul } from "./rows.js";
 
@@ -81,11 +81,19 @@ async function decideMeta(
   const values = new Map<string, string | null>(
     rows.map((r) => [r.key as string, r.value as string]),
   );
+  // A change with presence (a turn lease) is told whether the owner its
+  // current value names is alive, as the server says (owner-presence.ts).
+  const alive = await presenceAnswers(
+    client,
+    items.flatMap((i) => [i.metaBefore, i.metaAfter]),
+    values.values(),
+  );
   const decide = (cas: MetaCas | undefined) => {
     if (!cas) return;
     let next: string | null | undefined;
     try {
-      next = cas.decide(values.get(cas.key) ?? null);
+      const current = values.get(cas.key) ?? null;
+      next = cas.decide(current, alive(cas, current));
       if (next !== undefined && next !== null) refuseNul(next, "value");
     } catch {
       throw new GroupItemFails();

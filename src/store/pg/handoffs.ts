@@ -17,7 +17,8 @@ export class PgHandoffs implements HandoffsSql {
   private readonly presence: OwnerPresence;
 
   constructor(private readonly db: PgDb) {
-    this.presence = new OwnerPresence(db.url);
+    // Its own connections go where the pool's go, with the pool's TLS and login.
+    this.presence = new OwnerPresence(db.url, db.pool.options);
   }
 
   /**

@@ -14,13 +14,22 @@ import type { Message } from "../types.js";
 import { PgEdits } from "./edits.js";
 import { appendGroup, GroupItemFails } from "./group-append.js";
 import { archiveSuffix, insertMessage, lockSession } from "./message-write.js";
-import { casOn } from "./meta.js";
-import { fromPgError, type PgClient } from "./pool.js";
+import { casOn, holdClaims } from "./meta.js";
+import type { OwnerPresence } from "./owner-presence.js";
+import { fromPgError, type PgClient, type PgDb } from "./pool.js";
 import { messageFromArray, num, refuseNulMessage } from "./rows.js";
 import { write } from "./write.js";
 
 /** The edits (pop, archiveAfter, replaceSuffix) are PgEdits's. */
 export class PgMessages extends PgEdits implements MessagesSql {
+  constructor(
+    db: PgDb,
+    /** The presence of the owners the items' meta changes claim as (turn leases). */
+    private readonly owners: OwnerPresence,
+  ) {
+    super(db);
+  }
+
   /** PostgreSQL text cannot hold NUL: refused before any transaction. */
   refuse(m: PreparedMessage): void {
     refuseNulMessage(m);
@@ -66,6 +75,10 @@ export class PgMessages extends PgEdits implements MessagesSql {
    * A transaction retried after a deadlock starts every item again.
    */
   async appendMany(items: readonly ReadyItem[], now: number): Promise<AppendResult[]> {
+    await holdClaims(
+      this.owners,
+      items.flatMap((i) => [i.metaBefore, i.metaAfter]),
+    );
     // First all items in a few statements (src/store/pg/group-append.ts).
     const grouped = (client: PgClient) =>
       appendGroup(client, items, now).then(
@@ -81,10 +94,10 @@ export class PgMessages extends PgEdits implements MessagesSql {
       for (const item of items) {
         await client.query("SAVEPOINT hearth_item");
         try {
-          if (item.metaBefore)
-            await casOn(client, item.metaBefore.key, item.metaBefore.decide, now);
+          const { metaBefore: before, metaAfter: after } = item;
+          if (before) await casOn(client, before.key, before.decide, now, before.presence);
           const message = await insertMessage(client, item.sessionId, item.message);
-          if (item.metaAfter) await casOn(client, item.metaAfter.key, item.metaAfter.decide, now);
+          if (after) await casOn(client, after.key, after.decide, now, after.presence);
           await client.query("RELEASE SAVEPOINT hearth_item");
           results.push({ ok: true, message });
         } catch (err) {

@@ -3,10 +3,13 @@
  * of a key holds a transaction-scoped advisory lock on that key, so a
  * compare-and-set decides on the value as it is, even when the key is
  * absent and no row lock could hold its place (two hosts taking one turn
- * lease: one wins).
+ * lease: one wins). A change with presence (a turn lease) asks the server
+ * whether the owner the current value names is alive (owner-presence.ts),
+ * never the process table of this host.
  */
 
-import type { MetaCas, MetaSql } from "../meta.js";
+import type { MetaCas, MetaDecide, MetaPresence, MetaSql } from "../meta.js";
+import { type OwnerPresence, ownersAlive } from "./owner-presence.js";
 import type { PgClient, PgDb } from "./pool.js";
 import { refuseNul } from "./rows.js";
 
@@ -14,7 +17,11 @@ import { refuseNul } from "./rows.js";
 export const META_LOCK = 0x6d657461;
 
 export class PgMeta implements MetaSql {
-  constructor(private readonly db: PgDb) {}
+  constructor(
+    private readonly db: PgDb,
+    /** The presence of the owners this store's changes claim as (turn leases). */
+    private readonly owners: OwnerPresence,
+  ) {}
 
   async get(key: string): Promise<string | null> {
     const { rows } = await this.db.query("read meta", "SELECT value FROM meta WHERE key = $1", [
@@ -38,11 +45,17 @@ export class PgMeta implements MetaSql {
   }
 
   /** Read-modify-write in one transaction under the key's lock. */
-  async compareAndSet(key: string, decide: MetaCas["decide"]): Promise<boolean> {
+  async compareAndSet(key: string, decide: MetaDecide, presence?: MetaPresence): Promise<boolean> {
     refuseNul(key, "key");
+    await holdClaims(this.owners, [{ key, decide, presence }]);
     return this.db.transaction("compare-and-set meta", (client) =>
-      casOn(client, key, decide, Date.now()),
+      casOn(client, key, decide, Date.now(), presence),
     );
+  }
+
+  /** Asked in a transaction of its own: an owner found dead stays locked only until it ends. */
+  ownersAlive(owners: readonly string[]): Promise<Map<string, boolean>> {
+    return this.db.transaction("ask owners' presence", (client) => ownersAlive(client, owners));
   }
 
   async entries(): Promise<{ key: string; value: string }[]> {
@@ -58,12 +71,15 @@ export class PgMeta implements MetaSql {
 export async function casOn(
   client: PgClient,
   key: string,
-  decide: MetaCas["decide"],
+  decide: MetaDecide,
   now: number,
+  presence?: MetaPresence,
 ): Promise<boolean> {
   await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [META_LOCK, key]);
   const { rows } = await client.query("SELECT value FROM meta WHERE key = $1", [key]);
-  const next = decide((rows[0]?.value as string | undefined) ?? null);
+  const current = (rows[0]?.value as string | undefined) ?? null;
+  const alive = await presenceAnswers(client, [{ key, decide, presence }], [current]);
+  const next = decide(current, alive({ key, decide, presence }, current));
   if (next === undefined) return false;
   if (next === null) {
     const { rowCount } = await client.query("DELETE FROM meta WHERE key = $1", [key]);
@@ -76,4 +92,55 @@ export async function casOn(
     [key, next, now],
   );
   return true;
+}
+
+/**
+ * Before the transaction of `changes`: hold the presence of every owner
+ * they claim as (taken again if a lost connection dropped it), so a value
+ * they write never names an owner the server does not see alive. Fails
+ * (nothing written) when the presence cannot be held.
+ */
+export async function holdClaims(
+  owners: OwnerPresence,
+  changes: Iterable<MetaCas | undefined>,
+): Promise<void> {
+  const claims = new Set<string>();
+  for (const c of changes) if (c?.presence) claims.add(c.presence.claims);
+  for (const owner of claims) await owners.hold(owner);
+}
+
+/**
+ * Inside the transaction, under the keys' locks: ask the server once about
+ * every owner `values` name (for the changes with presence). The owners the
+ * changes claim as are not asked: holdClaims held them just before, and
+ * should that connection have dropped since, calling them alive only makes
+ * this process's own other turns wait (other hosts ask the server). Returns
+ * what decide's second argument is for a change and the value it is shown:
+ * the server's answer, or undefined when the change has no presence or the
+ * value names no owner. No round trip when no value names another owner
+ * (a claim of a free session).
+ */
+export async function presenceAnswers(
+  client: PgClient,
+  changes: readonly (MetaCas | undefined)[],
+  values: Iterable<string | null>,
+): Promise<(change: MetaCas, current: string | null) => boolean | undefined> {
+  const withPresence = changes.filter((c): c is MetaCas & { presence: MetaPresence } =>
+    Boolean(c?.presence),
+  );
+  if (withPresence.length === 0) return () => undefined;
+  const claims = new Set(withPresence.map((c) => c.presence.claims));
+  const owners = new Set<string>();
+  for (const c of withPresence) {
+    for (const v of values) {
+      const owner = v === null ? undefined : c.presence.ownerOf(v);
+      if (owner !== undefined && !claims.has(owner)) owners.add(owner);
+    }
+  }
+  const alive = await ownersAlive(client, owners);
+  for (const owner of claims) alive.set(owner, true);
+  return (change, current) => {
+    const owner = current === null ? undefined : change.presence?.ownerOf(current);
+    return owner === undefined ? undefined : alive.get(owner);
+  };
 }

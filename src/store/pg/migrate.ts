@@ -60,7 +60,12 @@ export function describePgHolders(holders: readonly PgHolder[]): string {
 export async function migratePg(
   pool: PgPool,
   url: string,
-  options: { migrations?: readonly PgMigration[]; lockWaitMs?: number } = {},
+  options: {
+    migrations?: readonly PgMigration[];
+    lockWaitMs?: number;
+    /** store.pg.schema: created (when missing) before hearth's first table. */
+    schema?: string | undefined;
+  } = {},
 ): Promise<PgMigrateResult> {
   const migrations = options.migrations ?? PG_MIGRATIONS;
   const latest = migrations[migrations.length - 1]?.version ?? PG_LATEST_SCHEMA_VERSION;
@@ -78,11 +83,15 @@ export async function migratePg(
 
     await client.query("BEGIN");
     try {
+      // A migration (an index on a large table) is not bounded by store.pg.statementTimeoutMs.
+      await client.query("SET LOCAL statement_timeout = 0");
       await takeLock(client, url, options.lockWaitMs ?? 30_000);
       const from = (await readVersion(client, url)) ?? 0;
       if (from > latest) throw tooNew(url, from, latest);
       if (from === 0) {
-        await assertEmpty(client, url);
+        // The name is checked by the config schema (lowercase, digits, _): safe unquoted.
+        if (options.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
+        await assertNoForeignTables(client, url);
         await client.query(
           "CREATE TABLE hearth_schema (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at BIGINT NOT NULL)",
         );
@@ -157,18 +166,30 @@ async function takeLock(client: PgClient, url: string, waitMs: number): Promise<
   }
 }
 
-async function assertEmpty(client: PgClient, url: string): Promise<void> {
+/**
+ * Refuse a schema that holds relations hearth did not create, before
+ * creating hearth's own there. Only hearth's schema (the connection's
+ * current schema: store.pg.schema, else usually public) is looked at, and
+ * what an extension installed there (pg_stat_statements' views) is not
+ * foreign. `migrate --dry-run` asks the same question.
+ */
+export async function assertNoForeignTables(client: PgClient, url: string): Promise<void> {
   const { rows } = await client.query(
-    `SELECT table_name FROM information_schema.tables
-      WHERE table_schema = current_schema() ORDER BY table_name LIMIT 5`,
+    `SELECT c.relname AS name FROM pg_catalog.pg_class c
+       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                         WHERE d.classid = 'pg_catalog.pg_class'::regclass
+                           AND d.objid = c.oid AND d.deptype = 'e')
+      ORDER BY c.relname LIMIT 5`,
   );
   if (rows.length === 0) return;
   throw new HearthError(
     "HEARTH_FOREIGN_DATABASE",
-    `${maskUrl(url)} already holds tables hearth did not create (${rows.map((r) => r.table_name).join(", ")})`,
+    `${maskUrl(url)} already holds tables hearth did not create in its schema (${rows.map((r) => r.name).join(", ")})`,
     {
       resource: maskUrl(url),
-      hint: "point store.url at an empty database (CREATE DATABASE hearth) or at one hearth created",
+      hint: "give hearth a schema of its own (store.pg.schema), or point store.url at an empty database (CREATE DATABASE hearth) or at one hearth created",
     },
   );
 }

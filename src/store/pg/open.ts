@@ -19,21 +19,24 @@ export interface PgOpenOptions {
   profile: string;
   role: ConnectionRole;
   config: HearthConfig;
+  /**
+   * The caller's own pg.Pool: used as it is (its size, TLS and session
+   * settings are the caller's), never ended by the store's close().
+   */
+  pool?: PgPool;
 }
 
 export async function openPgStore(options: PgOpenOptions): Promise<PgStore> {
   const { url, role } = options;
-  const pool = createPool(url);
-  if (role === "reader") {
-    pool.on("connect", (client) => {
-      client.query("SET default_transaction_read_only = on").catch(() => {});
-    });
-  }
+  const settings = options.config.store.pg;
+  const owned = options.pool === undefined;
+  const pool = options.pool ?? createPool(url, { settings, readOnly: role === "reader" });
   try {
-    if (role === "writer") await migratePg(pool, url);
+    if (!owned) await checkCallerSchema(pool, url, settings.schema);
+    if (role === "writer") await migratePg(pool, url, { schema: settings.schema });
     else await checkReadable(pool, url, options.profile);
   } catch (err) {
-    await pool.end().catch(() => {});
+    if (owned) await pool.end().catch(() => {});
     throw err;
   }
   return new PgStore({
@@ -43,7 +46,36 @@ export async function openPgStore(options: PgOpenOptions): Promise<PgStore> {
     config: options.config,
     warnings: [],
     db: pgDb(pool, url, options.profile),
+    ownsPool: owned,
   });
+}
+
+/**
+ * A caller's pool with store.pg.schema set must already put that schema
+ * first in search_path (hearth does not change the caller's connections):
+ * otherwise hearth would read and write another schema's tables.
+ */
+async function checkCallerSchema(pool: PgPool, url: string, schema: string | undefined) {
+  if (schema === undefined) return;
+  let first: string | undefined;
+  try {
+    const { rows } = await pool.query("SELECT current_setting('search_path') AS path");
+    first = String(rows[0]?.path ?? "")
+      .split(",")[0]
+      ?.trim()
+      .replace(/^"|"$/g, "");
+  } catch (err) {
+    throw fromPgError(err, url, "read the pool's search_path");
+  }
+  if (first === schema) return;
+  throw new HearthError(
+    "HEARTH_CONFIG_INVALID",
+    `store.pg.schema is ${schema}, but the connections of the pool given to openStore() search ${JSON.stringify(first)} first`,
+    {
+      resource: "store.pg.schema",
+      hint: `create the pool with options: "-c search_path=${schema}" (or SET search_path on its connect event), or leave store.pg.schema unset`,
+    },
+  );
 }
 
 async function checkReadable(pool: PgPool, url: string, profile: string): Promise<void> {

@@ -6,33 +6,61 @@
  * ends, however the process ends (exit, kill -9, host lost once the server
  * sees the connection gone). Another host asks the lock, never a guess:
  * an owner whose lock it can take exclusively has nobody behind it.
+ * Turn leases use it too (meta.ts: one owner per process start, held by
+ * the store before it claims; ownersAlive asks about several at once).
  */
 import pg from "pg";
-import { applicationName, fromPgError, type PgClient } from "./pool.js";
+import { storeClosed } from "../api.js";
+import { applicationName, fromPgError, maskUrl, type PgClient } from "./pool.js";
 
-/** The lock key of an owner, computed by the server (one hash for every host). */
-const KEY = "hashtextextended('hearth:handoff-owner:' || $1, 0)";
+/** The lock key of the owner in SQL expression `owner`, computed by the server (one hash for every host). */
+const keyOf = (owner: string) => `hashtextextended('hearth:handoff-owner:' || ${owner}, 0)`;
+const KEY = keyOf("$1");
 
 export class OwnerPresence {
   private readonly held = new Map<string, Promise<pg.Client>>();
+  /** Closed with its store: no connection is opened after (none would be ended). */
+  private closed = false;
 
-  constructor(private readonly url: string) {}
+  /**
+   * `connection`: how to reach the server, as the store's pool does (its
+   * options: TLS, a caller's host, user and password); the URL alone
+   * without it.
+   */
+  constructor(
+    private readonly url: string,
+    private readonly connection: pg.ClientConfig = { connectionString: url },
+  ) {}
 
   /** Hold `owner`'s lock (once per owner per instance) before claiming as it. */
   async hold(owner: string): Promise<void> {
+    if (this.closed) throw storeClosed(maskUrl(this.url));
     let holding = this.held.get(owner);
     if (!holding) {
       holding = this.connect(owner);
       this.held.set(owner, holding);
       // A failed connect is forgotten: the next claim tries again.
       holding.catch(() => this.held.delete(owner));
+      // So is a connection that ends (the server restarted, an admin ended
+      // it): the lock went with it, and the next claim takes it again.
+      const mine = holding;
+      holding.then(
+        (client) =>
+          client.once("end", () => {
+            if (this.held.get(owner) === mine) this.held.delete(owner);
+          }),
+        () => undefined,
+      );
     }
     await holding;
   }
 
   private async connect(owner: string): Promise<pg.Client> {
+    const { password } = this.connection;
     const client = new pg.Client({
-      connectionString: this.url,
+      ...this.connection,
+      // A pool keeps its password out of a spread (not enumerable).
+      ...(password === undefined ? {} : { password }),
       application_name: applicationName(),
       connectionTimeoutMillis: 10_000,
     });
@@ -53,6 +81,7 @@ export class OwnerPresence {
 
   /** Release every owner this instance holds (the store closes). */
   async close(): Promise<void> {
+    this.closed = true;
     const clients = await Promise.allSettled([...this.held.values()]);
     this.held.clear();
     await Promise.all(
@@ -70,4 +99,26 @@ export class OwnerPresence {
 export async function ownerAlive(client: PgClient, owner: string): Promise<boolean> {
   const { rows } = await client.query(`SELECT pg_try_advisory_xact_lock(${KEY}) AS free`, [owner]);
   return rows[0]?.free !== true;
+}
+
+/**
+ * ownerAlive for several owners in one round trip, inside a transaction on
+ * `client`: owner -> whether some connection holds its presence. Each one
+ * nobody holds stays locked exclusively until the transaction ends.
+ */
+export async function ownersAlive(
+  client: PgClient,
+  owners: Iterable<string>,
+): Promise<Map<string, boolean>> {
+  const all = [...new Set(owners)];
+  // A name PostgreSQL text cannot hold (NUL) is nobody's lock: not alive.
+  const alive = new Map(all.filter((o) => o.includes("\u0000")).map((o) => [o, false]));
+  const list = all.filter((o) => !alive.has(o)).sort();
+  if (list.length === 0) return alive;
+  const { rows } = await client.query(
+    `SELECT o, pg_try_advisory_xact_lock(${keyOf("o")}) AS free FROM unnest($1::text[]) AS o ORDER BY o`,
+    [list],
+  );
+  for (const r of rows) alive.set(r.o as string, r.free !== true);
+  return alive;
 }

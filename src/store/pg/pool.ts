@@ -6,18 +6,24 @@
  */
 import { hostname } from "node:os";
 import pg from "pg";
+import type { PgSettings } from "../../config/pg.js";
 import { HearthError, isHearthError } from "../../errors.js";
 import { processKind } from "../../process/kind.js";
+import { poolSettings, sessionSetup } from "./settings.js";
 import { maskUrl, parseStoreUrl } from "./url.js";
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
 
 export interface PgPoolOptions {
-  /** Connections in the pool (default 8). */
+  /** Connections in the pool (default: store.pg.pool.max, else 8). */
   max?: number;
   /** Kind in application_name (default: this process's kind). */
   kind?: string;
+  /** store.pg from the configuration: pool, statement timeout, TLS, schema. */
+  settings?: PgSettings;
+  /** Every connection runs with default_transaction_read_only (a reader's store). */
+  readOnly?: boolean;
 }
 
 export { maskUrl, parseStoreUrl } from "./url.js";
@@ -30,21 +36,26 @@ export function applicationName(kind: string = processKind()): string {
 /** A pool on `url`; connections are made lazily, errors are coded. */
 export function createPool(url: string, options: PgPoolOptions = {}): PgPool {
   parseStoreUrl(url);
+  const sized = poolSettings(url, options.settings);
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 8,
+    ...sized,
+    max: options.max ?? sized.max,
     application_name: applicationName(options.kind),
     connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
   });
   // An idle connection cut by the server (restart, admin shutdown) is
   // dropped by the pool; the next query opens a fresh one.
   pool.on("error", () => {});
+  const setup = sessionSetup(options.settings, options.readOnly === true);
   // A connection cut while checked out (inside a transaction, between two
   // statements) emits 'error' on its client: without a listener that is an
   // uncaught exception. The next statement on it fails instead, coded.
+  // The pool emits 'connect' before it hands the connection out, so the
+  // session setup is the first statement on it.
   pool.on("connect", (client) => {
     client.on("error", () => {});
+    if (setup) client.query(setup).catch(() => {});
   });
   return pool;
 }
@@ -62,8 +73,12 @@ const UNAVAILABLE_ERRNO = new Set([
 
 /** SQLSTATEs (and classes) that mean the server is not there for us right now. */
 function unavailableState(state: string): boolean {
-  return state.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(state);
+  return state.startsWith("08") || ["57P01", "57P02", "57P03"].includes(state);
 }
+
+/** What to do when the server has no connection slot left (SQLSTATE 53300). */
+export const TOO_MANY_CONNECTIONS_HINT =
+  "the server is up but out of connection slots: lower store.pg.pool.max per process (processes × pool.max must stay under max_connections), raise max_connections, or put PgBouncer in session mode in front (docs/postgres.md)";
 
 /** True when retrying the whole transaction is safe and may succeed (serialization, deadlock). */
 export function isRetryable(err: unknown): boolean {
@@ -78,6 +93,17 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
   const code = typeof e.code === "string" ? e.code : "";
   const message = typeof e.message === "string" ? e.message : String(err);
   const resource = maskUrl(url);
+  if (code === "53300")
+    return new HearthError(
+      "HEARTH_PG_TOO_MANY_CONNECTIONS",
+      `PostgreSQL at ${resource} refused a new connection while trying to ${doing}: ${message}`,
+      {
+        resource,
+        cause: err,
+        hint: TOO_MANY_CONNECTIONS_HINT,
+        details: { sqlstate: code },
+      },
+    );
   if (
     UNAVAILABLE_ERRNO.has(code) ||
     unavailableState(code) ||

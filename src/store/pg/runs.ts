@@ -1,10 +1,28 @@
 import { JOB_HEALTH_SQL, newRunRow, type Row } from "../run-rows.js";
-import type { FinishValues, NewRun, RecordValues, RunsSql } from "../runs.js";
+import type { BeginFound, BeginVerdict } from "../run-rules.js";
+import type { FinishValues, NewRun, RecordValues, RunProcess, RunsSql } from "../runs.js";
 import { int, num, refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
+import { holdPresence, withPresence } from "./run-presence.js";
 
 const MARK_UNKNOWN =
   "UPDATE job_runs SET outcome = 'unknown', note = $1 WHERE id = $2 AND outcome = 'running'";
+/** The first row a scheduler recorded for a job, profile and due time (run-rules.ts: the claim). */
+const CLAIMS = `SELECT * FROM job_runs WHERE job = $1 AND profile = $2 AND scheduled_at = $3
+  AND trigger IN ('schedule', 'catch-up') ORDER BY id LIMIT 1`;
+
+/**
+ * The job's runs that may be alive, of every boot: the running ones, and
+ * the unknown ones newer than its last run that ended. An older unknown
+ * run was judged gone when that later run began (it would have blocked it
+ * otherwise), and a process once gone never comes back: so the presence
+ * probes stay as few as the runs in doubt, however many unknown runs the
+ * table keeps.
+ */
+const ACTIVE = `SELECT * FROM job_runs WHERE job = $1 AND profile = $2 AND (outcome = 'running'
+  OR (outcome = 'unknown' AND id > coalesce((SELECT max(id) FROM job_runs WHERE job = $1
+    AND profile = $2 AND outcome IN ('ok', 'refused', 'failed')), 0)))
+  ORDER BY id DESC`;
 
 const RUN_BIGINTS = [
   "id",
@@ -24,33 +42,35 @@ function runRow(row: Record<string, unknown>): Row {
 }
 
 /**
- * The job_runs statements on PostgreSQL (../runs.ts decides). begin()'s
- * "no two runs of one job that may be alive at once" holds across hosts:
- * the check and the insert run in one transaction holding a
- * transaction-scoped advisory lock on (job, profile), so two schedulers
- * beginning the same job at once take turns, and the second sees the
- * first's `running` row.
+ * The job_runs statements on PostgreSQL (../runs.ts decides). Several
+ * hosts share the table: begin() and a claiming record() run in one
+ * transaction holding a transaction-scoped advisory lock on (job, profile),
+ * so two schedulers handling the same due time take turns and the second
+ * sees the first's row (the claim); begin() reads the active runs of every
+ * boot, each with whether the server holds its launcher's or worker's
+ * presence (run-presence.ts), never guessed from a pid of another machine.
  */
 export class PgRuns implements RunsSql {
   constructor(private readonly db: PgDb) {}
 
   async begin(
     run: NewRun,
-    blocking: (active: Row[]) => Row | undefined,
-  ): Promise<{ id: number } | { blocking: Row }> {
+    decide: (found: BeginFound) => BeginVerdict,
+  ): Promise<{ id: number } | { claimedBy: Row } | { blocking: Row }> {
     for (const field of ["job", "profile", "trigger"] as const) refuseNul(field, run[field]);
     refuseNul("launcher.bootId", run.launcher.bootId);
-    const judge = callerErrors(blocking);
+    const judge = callerErrors(decide);
     return judge.rethrow(
       this.db.transaction("begin a job run", async (client) => {
         await lockJob(client, run.job, run.profile);
-        const { rows } = await client.query(
-          `SELECT * FROM job_runs WHERE job = $1 AND profile = $2 AND outcome IN ('running', 'unknown')
-         AND boot_id = $3 ORDER BY id DESC`,
-          [run.job, run.profile, run.launcher.bootId],
-        );
-        const blocker = judge.fn(rows.map(runRow));
-        if (blocker) return { blocking: blocker };
+        const claims = await client.query(CLAIMS, [run.job, run.profile, run.scheduledAt]);
+        const { rows } = await client.query(ACTIVE, [run.job, run.profile]);
+        const verdict = judge.fn({
+          claims: claims.rows.map(runRow),
+          active: await withPresence(client, rows.map(runRow)),
+        });
+        if (!("abandon" in verdict)) return verdict;
+        for (const a of verdict.abandon) await client.query(MARK_UNKNOWN, [a.note, a.id]);
         const inserted = await client.query(
           `INSERT INTO job_runs (job, profile, trigger, attempt, scheduled_at, started_at, outcome,
            launcher_pid, launcher_start_ticks, boot_id)
@@ -92,16 +112,22 @@ export class PgRuns implements RunsSql {
     );
   }
 
-  async record(v: RecordValues): Promise<number> {
+  async record(v: RecordValues, claim: boolean): Promise<number | null> {
     for (const field of ["job", "profile", "trigger", "outcome", "note"] as const)
       refuseNul(field, v[field]);
-    const { rows } = await this.db.query(
-      "record a job run",
-      `INSERT INTO job_runs (job, profile, trigger, scheduled_at, outcome, note, error_code)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-      [v.job, v.profile, v.trigger, v.scheduledAt, v.outcome, v.note, v.errorCode],
-    );
-    return int(rows[0]?.id);
+    return this.db.transaction("record a job run", async (client) => {
+      if (claim) {
+        await lockJob(client, v.job, v.profile);
+        const found = await client.query(CLAIMS, [v.job, v.profile, v.scheduledAt]);
+        if (found.rows.length > 0) return null;
+      }
+      const { rows } = await client.query(
+        `INSERT INTO job_runs (job, profile, trigger, scheduled_at, outcome, note, error_code)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+        [v.job, v.profile, v.trigger, v.scheduledAt, v.outcome, v.note, v.errorCode],
+      );
+      return int(rows[0]?.id);
+    });
   }
 
   async markOrphans(orphaned: (row: Row) => boolean, note: (row: Row) => string): Promise<Row[]> {
@@ -112,7 +138,7 @@ export class PgRuns implements RunsSql {
         const { rows } = await client.query(
           "SELECT * FROM job_runs WHERE outcome = 'running' ORDER BY id FOR UPDATE",
         );
-        const orphans = judge.fn(rows.map(runRow));
+        const orphans = judge.fn(await withPresence(client, rows.map(runRow)));
         for (const r of orphans) {
           await client.query(MARK_UNKNOWN, [note(r), r.id]);
         }
@@ -124,6 +150,11 @@ export class PgRuns implements RunsSql {
   async abandon(id: number, note: string): Promise<void> {
     refuseNul("note", note);
     await this.db.query("abandon a job run", MARK_UNKNOWN, [note, id]);
+  }
+
+  async holdPresence(self: RunProcess): Promise<() => Promise<void>> {
+    refuseNul("bootId", self.bootId);
+    return holdPresence(this.db.url, self);
   }
 
   async lastScheduled(job: string, profile: string): Promise<number | null> {
@@ -163,7 +194,7 @@ export class PgRuns implements RunsSql {
   }
 }
 
-/** Until the transaction ends: one begin() per (job, profile) at a time, across every host. */
+/** Until the transaction ends: one begin() or claiming record() per (job, profile) at a time, across every host. */
 async function lockJob(client: PgClient, job: string, profile: string): Promise<void> {
   await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
     JSON.stringify(["hearth:job_runs.begin", job, profile]),

@@ -209,6 +209,19 @@ CREATE INDEX auth_rotations_by_expiry ON auth_rotations (expires_at);
   },
   {
     version: 3,
+    description: "token families carry a scope and the operator's all-profiles mark",
+    sql: `
+-- As SQLite's version 10: read, chat or admin (existing families admin);
+-- all_profiles 1 only for the operator's dashboard login link. A 0/1
+-- integer like every flag here, so hearth migrate copies it both ways.
+ALTER TABLE auth_families ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin'
+  CHECK (scope IN ('read', 'chat', 'admin'));
+ALTER TABLE auth_families ADD COLUMN all_profiles INTEGER NOT NULL DEFAULT 0
+  CHECK (all_profiles IN (0, 1));
+`,
+  },
+  {
+    version: 4,
     description: "the audit trail of destructive and exporting acts",
     sql: `
 -- One row per act, appended, never updated; no session sweep touches it and

@@ -23,6 +23,7 @@ import { pgQuickCheck, readPgDurability, readPgSchema } from "./inspect.js";
 import { PgJsonTail } from "./json-tail.js";
 import { PgMessages } from "./messages.js";
 import { PgMeta } from "./meta.js";
+import { OwnerPresence } from "./owner-presence.js";
 import { maskUrl, type PgDb } from "./pool.js";
 import { PgRuns } from "./runs.js";
 import { PgSearch } from "./search.js";
@@ -37,6 +38,8 @@ export interface PgStoreInit {
   config: HearthConfig;
   warnings: string[];
   db: PgDb;
+  /** False for a pool the caller gave openStore(): close() leaves it open. */
+  ownsPool?: boolean;
 }
 
 // The members of StoreLocation and StoreParts are declared once, in api.ts,
@@ -50,8 +53,12 @@ export class PgStore implements Store {
   private closing: Promise<void> | undefined;
   /** Holds the presence of the owners this store claimed handoffs as; closed with the store. */
   private readonly pgHandoffs: PgHandoffs;
+  /** Holds the presence of the owners this store's turn leases name; closed with the store. */
+  private readonly leaseOwners: OwnerPresence;
+  private readonly ownsPool: boolean;
 
   constructor(init: PgStoreInit) {
+    this.ownsPool = init.ownsPool !== false;
     const location: StoreLocation = {
       home: init.home,
       profile: init.profile,
@@ -65,11 +72,12 @@ export class PgStore implements Store {
     const db = storeDb(init.db, init.role);
     this.db = db;
     this.pgHandoffs = new PgHandoffs(db);
+    this.leaseOwners = new OwnerPresence(db.url, db.pool.options);
     const parts = storeParts(
       {
         sessions: new PgSessions(db),
-        messages: new PgMessages(db),
-        meta: new PgMeta(db),
+        messages: new PgMessages(db, this.leaseOwners),
+        meta: new PgMeta(db, this.leaseOwners),
         handoffs: this.pgHandoffs,
         tokens: new PgTokens(db),
         browse: new PgBrowse(db),
@@ -124,9 +132,11 @@ export class PgStore implements Store {
   /** Calls made before close() finish first; later ones get HEARTH_STORE_CLOSED. Idempotent. */
   close(): Promise<void> {
     this.closing ??= this.db.stop().then(async () => {
-      // Handoffs hold connections of their own (the owners' presence): they let go first.
-      await this.pgHandoffs.close();
-      await this.db.pool.end();
+      // Handoffs and turn leases hold connections of their own (the owners'
+      // presence): they let go first.
+      await Promise.all([this.pgHandoffs.close(), this.leaseOwners.close()]);
+      // A caller's pool stays theirs to end.
+      if (this.ownsPool) await this.db.pool.end();
     });
     return this.closing;
   }

@@ -1,4 +1,5 @@
 import { openPair, sealPair } from "../rotation-seal.js";
+import { scopeOf, type TokenScope } from "../token-scopes.js";
 import {
   type AuthLifetimes,
   mintPair,
@@ -6,6 +7,7 @@ import {
   REUSED,
   type RotateOutcome,
   replayOutcome,
+  reuseAuditRow,
   type TokenFamily,
   type TokenKind,
   type TokenPair,
@@ -15,6 +17,7 @@ import {
   usablePairing,
   usableRefresh,
 } from "../tokens.js";
+import { insertAudit } from "./audit.js";
 import { int, num, refuseNul } from "./convert.js";
 import type { PgClient, PgDb } from "./pool.js";
 
@@ -43,11 +46,10 @@ export class PgTokens implements TokensSql {
   async createPairing(f: NewPairing): Promise<void> {
     refuseNul("label", f.label);
     await this.db.transaction("create a pairing code", async (client) => {
-      await client.query("INSERT INTO auth_families (id, label, created_at) VALUES ($1, $2, $3)", [
-        f.id,
-        f.label,
-        f.createdAt,
-      ]);
+      await client.query(
+        "INSERT INTO auth_families (id, label, created_at, scope, all_profiles) VALUES ($1, $2, $3, $4, $5)",
+        [f.id, f.label, f.createdAt, f.scope, f.allProfiles ? 1 : 0],
+      );
       await client.query(
         "INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at) VALUES ($1, $2, 'pairing', $3, $4)",
         [f.codeHash, f.id, f.createdAt, f.expiresAt],
@@ -62,7 +64,7 @@ export class PgTokens implements TokensSql {
       const row = usablePairing(found, now);
       if (!(await spend(client, hash, now)))
         throw unauthorized("the pairing code is unknown, used or expired");
-      return issue(client, row.familyId, lifetimes);
+      return issue(client, row.familyId, row.scope, lifetimes);
     });
   }
 
@@ -77,7 +79,7 @@ export class PgTokens implements TokensSql {
       const now = Date.now();
       const row = usableRefresh(found, now);
       if (row.usedAt === null && (await spend(client, hash, now))) {
-        const pair = await issue(client, row.familyId, lifetimes);
+        const pair = await issue(client, row.familyId, row.scope, lifetimes);
         if (graceMs > 0) {
           // Committed with the spend: a host whose spend waited on ours sees it.
           await client.query("DELETE FROM auth_rotations WHERE expires_at <= $1", [now]);
@@ -96,7 +98,8 @@ export class PgTokens implements TokensSql {
         await sharedPair(client, refreshToken, hash, now),
         row.familyId,
       );
-      if (outcome.kind === "reused") await revokeOn(client, row.familyId, REUSED);
+      if (outcome.kind === "reused" && (await revokeOn(client, row.familyId, REUSED)))
+        await insertAudit(client, reuseAuditRow(row.familyId, now));
       return outcome;
     });
   }
@@ -119,7 +122,7 @@ export class PgTokens implements TokensSql {
   async families(): Promise<TokenFamily[]> {
     const { rows } = await this.db.query(
       "list token families",
-      "SELECT id, label, created_at, revoked_at, revoked_reason FROM auth_families ORDER BY created_at",
+      "SELECT id, label, created_at, revoked_at, revoked_reason, scope, all_profiles FROM auth_families ORDER BY created_at",
     );
     return rows.map((r) => ({
       id: r.id as string,
@@ -127,6 +130,8 @@ export class PgTokens implements TokensSql {
       createdAt: int(r.created_at),
       revokedAt: num(r.revoked_at),
       revokedReason: r.revoked_reason as string | null,
+      scope: scopeOf(r.scope),
+      allProfiles: int(r.all_profiles) === 1,
     }));
   }
 
@@ -154,7 +159,7 @@ async function findToken(
   kind: TokenKind,
 ): Promise<TokenRow | undefined> {
   const { rows } = await query(
-    `SELECT t.family_id, t.expires_at, t.used_at, f.revoked_at
+    `SELECT t.family_id, t.expires_at, t.used_at, f.revoked_at, f.scope, f.all_profiles
      FROM auth_tokens t JOIN auth_families f ON f.id = t.family_id WHERE t.hash = $1 AND t.kind = $2`,
     [hash, kind],
   );
@@ -165,6 +170,8 @@ async function findToken(
     expiresAt: int(r.expires_at),
     usedAt: num(r.used_at),
     revokedAt: num(r.revoked_at),
+    scope: scopeOf(r.scope),
+    allProfiles: int(r.all_profiles) === 1,
   };
 }
 
@@ -184,10 +191,11 @@ async function spend(client: PgClient, hash: string, now: number): Promise<boole
 async function issue(
   client: PgClient,
   familyId: string,
+  scope: TokenScope,
   lifetimes: AuthLifetimes,
 ): Promise<TokenPair> {
   const now = Date.now();
-  const { pair, rows } = mintPair(familyId, lifetimes, now);
+  const { pair, rows } = mintPair(familyId, scope, lifetimes, now);
   const [access, refresh] = rows as [(typeof rows)[0], (typeof rows)[0]];
   await client.query(
     `INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at)

@@ -314,6 +314,22 @@ INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
   },
   {
     version: 10,
+    description: "token families carry a scope and the operator's all-profiles mark",
+    sql: `
+-- What a family's tokens may do (src/store/token-scopes.ts): read, chat
+-- (implies read) or admin (implies both). Families made before scopes are
+-- admin, so nothing that worked stops working. all_profiles is 1 only for
+-- the operator's own dashboard login link (hearth dashboard link): its
+-- browser sees every profile the dashboard serves; every other family is
+-- good for its own profile only.
+ALTER TABLE auth_families ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin'
+  CHECK (scope IN ('read', 'chat', 'admin'));
+ALTER TABLE auth_families ADD COLUMN all_profiles INTEGER NOT NULL DEFAULT 0
+  CHECK (all_profiles IN (0, 1));
+`,
+  },
+  {
+    version: 11,
     description: "the audit trail of destructive and exporting acts",
     sql: `
 -- One row per act (a delete, an archive, a prune, a restore, a repair, an

@@ -164,7 +164,12 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
     readerThreads: readerThreadCount(options.readerThreads, config.store.readerThreads),
     reattach: () => {
       checkPath(path);
-      entry.reopen(config);
+      const ghost = entry.reopen(config);
+      if (ghost.kind === "saved")
+        options.logger?.warn(
+          { event: "store.ghost_wal_saved", path, commits: ghost.commits, frames: ghost.frames },
+          `the -wal of ${path} was removed under this process; its ${ghost.commits} commit(s) not yet in the database were checkpointed into it before reattaching`,
+        );
     },
   });
 }

@@ -1,11 +1,12 @@
 import type { HearthConfig } from "../../config/schema.js";
-import { HearthError } from "../../errors.js";
+import { HearthError, isHearthError } from "../../errors.js";
 import { FileGuard } from "../../files/guard.js";
 import { lstatOrNull } from "../../files/inspect.js";
 import { InodeLocks } from "../../process/inode-locks.js";
 import type { ConnectionRole } from "../types.js";
 import { Connection } from "./connection.js";
 import { MergeDebt } from "./fts-merge.js";
+import { type GhostOutcome, saveGhostWal } from "./ghost-wal.js";
 import { ReaderPool } from "./reader-pool/pool.js";
 import { FSYNC_POLICY } from "./wal-sync/policy.js";
 import { WalSync } from "./wal-sync/sync.js";
@@ -33,6 +34,9 @@ export class DatabaseEntry {
     writer: undefined,
     reader: undefined,
   };
+
+  /** A reopen() reported HEARTH_GENERATION_LOST: the next one reattaches without trying to save again. */
+  private lossReported = false;
 
   /** fsync and checkpoints of the writer's commits, off the event loop (undefined: SQLite does both in the commit). */
   walSync: WalSync | undefined;
@@ -243,9 +247,20 @@ export class DatabaseEntry {
     const slot = this.slots[role];
     if (!slot) return;
     if (--slot.refs > 0) return;
+    // The writer closing on a removed generation saves what only that WAL
+    // holds first, as reopen() does; a loss is thrown once it is closed.
+    let lost: unknown;
+    if (role === "writer" && slot.conn && this.guard && !this.lossReported) {
+      try {
+        saveGhostWal({ path: this.path, guard: this.guard, writer: slot.conn, any: slot.conn });
+      } catch (err) {
+        lost = err;
+      }
+    }
     this.slots[role] = undefined;
     if (slot.conn) this.closeConnection(slot.conn);
     if (this.idle) this.retire();
+    if (lost) throw lost;
   }
 
   /** No store of this process refers to the inode any more. */
@@ -268,7 +283,27 @@ export class DatabaseEntry {
    * Throws HEARTH_GENERATION_CHANGED when the database file itself is no
    * longer the inode this process holds: that store cannot be reattached.
    */
-  reopen(config: HearthConfig): void {
+  reopen(config: HearthConfig): GhostOutcome {
+    // Commits only a removed -wal holds are saved first, through the
+    // connections that still see it (src/store/sqlite/ghost-wal.ts). When
+    // they cannot be, the error names them and the copy kept; the next
+    // reopen() goes on without them.
+    let ghost: GhostOutcome = { kind: "nothing" };
+    if (this.guard && !this.lossReported) {
+      const writer = this.slots.writer?.conn;
+      try {
+        ghost = saveGhostWal({
+          path: this.path,
+          guard: this.guard,
+          writer,
+          any: writer ?? this.slots.reader?.conn,
+        });
+      } catch (err) {
+        if (isHearthError(err, "HEARTH_GENERATION_LOST")) this.lossReported = true;
+        throw err;
+      }
+    }
+    this.lossReported = false;
     const roles = (["writer", "reader"] as const).filter((r) => this.slots[r]);
     for (const role of roles) {
       const slot = this.slots[role]!;
@@ -280,6 +315,7 @@ export class DatabaseEntry {
     this.pool?.restart();
     this.assertSameInode();
     for (const role of roles) this.acquire(role, config, undefined, true);
+    return ghost;
   }
 
   private assertSameInode(): void {

@@ -1,9 +1,13 @@
 import { JOB_HEALTH_SQL, newRunRow, type Row } from "../run-rows.js";
+import type { BeginFound, BeginVerdict } from "../run-rules.js";
 import type { FinishValues, NewRun, RecordValues, RunsSql } from "../runs.js";
 import type { Access } from "./access.js";
 
 const MARK_UNKNOWN =
   "UPDATE job_runs SET outcome = 'unknown', note = ? WHERE id = ? AND outcome = 'running'";
+/** The first row a scheduler recorded for a job, profile and due time (run-rules.ts: the claim). */
+const CLAIMS = `SELECT * FROM job_runs WHERE job = ? AND profile = ? AND scheduled_at = ?
+  AND trigger IN ('schedule', 'catch-up') ORDER BY id LIMIT 1`;
 
 /** The job_runs statements on SQLite (../runs.ts decides); every write one IMMEDIATE transaction. */
 export class SqliteRuns implements RunsSql {
@@ -11,17 +15,21 @@ export class SqliteRuns implements RunsSql {
 
   async begin(
     run: NewRun,
-    blocking: (active: Row[]) => Row | undefined,
-  ): Promise<{ id: number } | { blocking: Row }> {
+    decide: (found: BeginFound) => BeginVerdict,
+  ): Promise<{ id: number } | { claimedBy: Row } | { blocking: Row }> {
     return this.access.writeTransaction((conn) => {
+      const claims = conn.stmt(CLAIMS).all(run.job, run.profile, run.scheduledAt) as Row[];
+      // One host by design: runs of another boot are over.
       const active = conn
         .stmt(
           `SELECT * FROM job_runs WHERE job = ? AND profile = ? AND outcome IN ('running', 'unknown')
            AND boot_id = ? ORDER BY id DESC`,
         )
         .all(run.job, run.profile, run.launcher.bootId) as Row[];
-      const blocker = blocking(active);
-      if (blocker) return { blocking: blocker };
+      const verdict = decide({ claims, active });
+      if (!("abandon" in verdict)) return verdict;
+      const mark = conn.stmt(MARK_UNKNOWN);
+      for (const a of verdict.abandon) mark.run(a.note, a.id);
       const id = Number(
         conn
           .stmt(
@@ -59,9 +67,11 @@ export class SqliteRuns implements RunsSql {
     });
   }
 
-  async record(v: RecordValues): Promise<number> {
-    return this.access.writeTransaction((conn) =>
-      Number(
+  async record(v: RecordValues, claim: boolean): Promise<number | null> {
+    return this.access.writeTransaction((conn) => {
+      if (claim && conn.stmt(CLAIMS).get(v.job, v.profile, v.scheduledAt) !== undefined)
+        return null;
+      return Number(
         conn
           .stmt(
             `INSERT INTO job_runs (job, profile, trigger, scheduled_at, outcome, note, error_code)
@@ -69,8 +79,8 @@ export class SqliteRuns implements RunsSql {
           )
           .run(v.job, v.profile, v.trigger, v.scheduledAt, v.outcome, v.note, v.errorCode)
           .lastInsertRowid,
-      ),
-    );
+      );
+    });
   }
 
   async markOrphans(orphaned: (row: Row) => boolean, note: (row: Row) => string): Promise<Row[]> {
@@ -85,6 +95,11 @@ export class SqliteRuns implements RunsSql {
 
   async abandon(id: number, note: string): Promise<void> {
     await this.access.writeTransaction((conn) => conn.stmt(MARK_UNKNOWN).run(note, id));
+  }
+
+  /** One host by design: /proc proves its runs alive, nothing to hold. */
+  async holdPresence(): Promise<() => Promise<void>> {
+    return async () => undefined;
   }
 
   async lastScheduled(job: string, profile: string): Promise<number | null> {

@@ -1,4 +1,5 @@
 import { openPair, sealPair } from "../rotation-seal.js";
+import { scopeOf, type TokenScope } from "../token-scopes.js";
 import {
   type AuthLifetimes,
   mintPair,
@@ -6,6 +7,7 @@ import {
   REUSED,
   type RotateOutcome,
   replayOutcome,
+  reuseAuditRow,
   type TokenFamily,
   type TokenKind,
   type TokenPair,
@@ -15,6 +17,7 @@ import {
   usableRefresh,
 } from "../tokens.js";
 import type { Access } from "./access.js";
+import { insertAudit } from "./audit.js";
 import type { Connection } from "./connection.js";
 
 /**
@@ -32,8 +35,10 @@ export class SqliteTokens implements TokensSql {
   async createPairing(f: NewPairing): Promise<void> {
     await this.access.writeTransaction((conn) => {
       conn
-        .stmt("INSERT INTO auth_families (id, label, created_at) VALUES (?, ?, ?)")
-        .run(f.id, f.label, f.createdAt);
+        .stmt(
+          "INSERT INTO auth_families (id, label, created_at, scope, all_profiles) VALUES (?, ?, ?, ?, ?)",
+        )
+        .run(f.id, f.label, f.createdAt, f.scope, f.allProfiles ? 1 : 0);
       conn
         .stmt(
           "INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at) VALUES (?, ?, 'pairing', ?, ?)",
@@ -47,7 +52,7 @@ export class SqliteTokens implements TokensSql {
       const now = this.access.now();
       const row = usablePairing(findToken(conn, hash, "pairing"), now);
       conn.stmt("UPDATE auth_tokens SET used_at = ? WHERE hash = ?").run(now, hash);
-      return issue(conn, row.familyId, lifetimes, now);
+      return issue(conn, row.familyId, row.scope, lifetimes, now);
     });
   }
 
@@ -69,11 +74,12 @@ export class SqliteTokens implements TokensSql {
           .pluck()
           .get(hash, now) as Uint8Array | undefined;
         const outcome = replayOutcome(sealed && openPair(refreshToken, hash, sealed), row.familyId);
-        if (outcome.kind === "reused") this.revokeOn(conn, row.familyId, REUSED);
+        if (outcome.kind === "reused" && this.revokeOn(conn, row.familyId, REUSED))
+          insertAudit(conn, reuseAuditRow(row.familyId, now));
         return outcome;
       }
       conn.stmt("UPDATE auth_tokens SET used_at = ? WHERE hash = ?").run(now, hash);
-      const pair = issue(conn, row.familyId, lifetimes, now);
+      const pair = issue(conn, row.familyId, row.scope, lifetimes, now);
       if (graceMs > 0) {
         conn.stmt("DELETE FROM auth_rotations WHERE expires_at <= ?").run(now);
         conn
@@ -95,12 +101,14 @@ export class SqliteTokens implements TokensSql {
   }
 
   async families(): Promise<TokenFamily[]> {
-    return this.access
+    const rows = this.access
       .read()
       .stmt(
-        "SELECT id, label, created_at AS createdAt, revoked_at AS revokedAt, revoked_reason AS revokedReason FROM auth_families ORDER BY created_at",
+        `SELECT id, label, created_at AS createdAt, revoked_at AS revokedAt, revoked_reason AS revokedReason,
+           scope, all_profiles AS allProfiles FROM auth_families ORDER BY created_at`,
       )
-      .all() as TokenFamily[];
+      .all() as (Omit<TokenFamily, "allProfiles"> & { allProfiles: number })[];
+    return rows.map((r) => ({ ...r, scope: scopeOf(r.scope), allProfiles: r.allProfiles === 1 }));
   }
 
   async rotations(familyId: string): Promise<number> {
@@ -130,10 +138,11 @@ export class SqliteTokens implements TokensSql {
 function issue(
   conn: Connection,
   familyId: string,
+  scope: TokenScope,
   lifetimes: AuthLifetimes,
   now: number,
 ): TokenPair {
-  const { pair, rows } = mintPair(familyId, lifetimes, now);
+  const { pair, rows } = mintPair(familyId, scope, lifetimes, now);
   const insert = conn.stmt(
     "INSERT INTO auth_tokens (hash, family_id, kind, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
   );
@@ -142,10 +151,12 @@ function issue(
 }
 
 function findToken(conn: Connection, hash: string, kind: TokenKind): TokenRow | undefined {
-  return conn
+  const row = conn
     .stmt(
-      `SELECT t.family_id AS familyId, t.expires_at AS expiresAt, t.used_at AS usedAt, f.revoked_at AS revokedAt
+      `SELECT t.family_id AS familyId, t.expires_at AS expiresAt, t.used_at AS usedAt, f.revoked_at AS revokedAt,
+         f.scope, f.all_profiles AS allProfiles
        FROM auth_tokens t JOIN auth_families f ON f.id = t.family_id WHERE t.hash = ? AND t.kind = ?`,
     )
-    .get(hash, kind) as TokenRow | undefined;
+    .get(hash, kind) as (Omit<TokenRow, "allProfiles"> & { allProfiles: number }) | undefined;
+  return row && { ...row, scope: scopeOf(row.scope), allProfiles: row.allProfiles === 1 };
 }

@@ -28,6 +28,10 @@ async function bare(profiles = ["default"]) {
   const s = await ProfileStores.open(tempHome(), profiles);
   stores = s;
   const a = Fastify({ logger: false });
+  // What the dashboard's preHandler gives a login of the operator's link: every profile.
+  a.addHook("onRequest", async (request) => {
+    request.stores = s;
+  });
   app = a;
   return { app: a, stores: s };
 }
@@ -50,7 +54,7 @@ async function session(s: ProfileStores, profile: string, source: string, n = 1)
 describe("dashboard session route groups on a bare Fastify instance", () => {
   it("the list pages one keyset over every profile: newest first, each session once", async () => {
     const { app, stores } = await bare(["default", "work"]);
-    registerSessionListRoutes(app, { stores });
+    registerSessionListRoutes(app);
     const made: string[] = [];
     for (let i = 0; i < 5; i++) {
       made.push((await session(stores, i % 2 ? "work" : "default", i < 3 ? "cli" : "telegram")).id);
@@ -101,7 +105,7 @@ describe("dashboard session route groups on a bare Fastify instance", () => {
 
   it("one session with its transcript, a page at a time, newest first", async () => {
     const { app, stores } = await bare();
-    registerSessionDetailRoutes(app, { stores });
+    registerSessionDetailRoutes(app);
     const s = await session(stores, "default", "cli", 5);
     const one = await app.inject({ method: "GET", url: `/api/sessions/default/${s.id}` });
     expect(one.json()).toMatchObject({
@@ -126,7 +130,7 @@ describe("dashboard session route groups on a bare Fastify instance", () => {
 
   it("export: an attachment named after the session, JSONL by default, Markdown on request", async () => {
     const { app, stores } = await bare();
-    registerSessionExportRoutes(app, { stores });
+    registerSessionExportRoutes(app);
     const s = await session(stores, "default", "cli", 2);
     const jsonl = await app.inject({ method: "GET", url: `/api/sessions/default/${s.id}/export` });
     expect(jsonl.statusCode).toBe(200);
@@ -146,7 +150,7 @@ describe("dashboard session route groups on a bare Fastify instance", () => {
 
   it("changes: rename and pin in one PATCH; bulk archive reports each session that failed", async () => {
     const { app, stores } = await bare();
-    registerSessionChangeRoutes(app, { stores });
+    registerSessionChangeRoutes(app);
     const a = await session(stores, "default", "cli");
     const b = await session(stores, "default", "cli");
     const patched = await app.inject({
@@ -183,7 +187,7 @@ describe("dashboard session route groups on a bare Fastify instance", () => {
 
   it("delete-empty: a dry run lists and deletes nothing; the real one deletes only the empty sessions", async () => {
     const { app, stores } = await bare();
-    registerSessionMaintenanceRoutes(app, { stores });
+    registerSessionMaintenanceRoutes(app);
     const empty = await session(stores, "default", "cli", 0);
     const full = await session(stores, "default", "cli", 1);
     const post = (dryRun: boolean) =>

@@ -1,5 +1,5 @@
 import { copyFileSync, existsSync, linkSync, renameSync, statSync, unlinkSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { internals } from "../../../src/store/sqlite/store.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
@@ -129,17 +129,32 @@ describe("the generation guard (F3)", () => {
     // moves away right after its commit, and the next transaction begins at
     // once: its check leans on the last one, so it writes into the moved
     // file, and the check after its commit refuses to acknowledge it.
-    conn.transaction(() => {
-      const until = performance.now() + 2;
-      while (performance.now() < until);
-      insert("first");
+    // "At once" is made exact: the clock the guard reads stands still from
+    // the first commit's last reading to the second's, so a busy machine
+    // that preempts this thread between them cannot close the window.
+    const realNow = performance.now.bind(performance);
+    let last = 0;
+    let frozen = false;
+    const clock = vi.spyOn(performance, "now").mockImplementation(() => {
+      if (!frozen) last = realNow();
+      return last;
     });
-    renameSync(`${path}-wal`, `${home}/moved-wal`);
-    const before = statSync(`${home}/moved-wal`).size;
-    expect(() => conn.transaction(() => insert("second"))).toThrow(
-      expect.objectContaining({ code: "HEARTH_GENERATION_CHANGED" }),
-    );
-    expect(statSync(`${home}/moved-wal`).size).toBeGreaterThan(before);
+    try {
+      conn.transaction(() => {
+        const until = realNow() + 2;
+        while (realNow() < until);
+        insert("first");
+      });
+      frozen = true;
+      renameSync(`${path}-wal`, `${home}/moved-wal`);
+      const before = statSync(`${home}/moved-wal`).size;
+      expect(() => conn.transaction(() => insert("second"))).toThrow(
+        expect.objectContaining({ code: "HEARTH_GENERATION_CHANGED" }),
+      );
+      expect(statSync(`${home}/moved-wal`).size).toBeGreaterThan(before);
+    } finally {
+      clock.mockRestore();
+    }
     await store.close();
   });
 

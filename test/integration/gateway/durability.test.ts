@@ -1,9 +1,12 @@
+import { existsSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
+import { gatewayRecordPath } from "../../../src/process/gateway-lock.js";
 import {
   type ApiResponse,
   answerJson,
   closeFakes,
   type GatewayChild,
+  spawnGateway,
   startFakeOpenAi,
   startGateway,
   withStore,
@@ -13,6 +16,8 @@ import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
 
 afterEach(closeFakes);
+
+const recordPath = (home: string) => gatewayRecordPath(home, "default");
 
 const openai = (baseUrl: string) => ({ kind: "openai", baseUrl, model: "m", stream: false });
 
@@ -138,6 +143,46 @@ describe("gateway durability (D1), shutdown, reload and turn leases", () => {
       events: ["gateway.ready", "gateway.stopped"],
     });
     await withStore(home, async (s) => expect((await s.counts()).messages).toBe(10));
+  });
+
+  it("SIGTERM past drainMs cancels the turn still running and commits its hearth.turn_cancelled before the store closes", async () => {
+    const { fake } = await slowFake(Number.POSITIVE_INFINITY);
+    const home = tempHome();
+    writeConfig(home, { gateway: { responder: openai(fake.baseUrl), drainMs: 300 } });
+    const gw = await startGateway(home);
+    const turn = gw.post({ platform: "web", chat: "long", content: "never answered" });
+    await until("the turn at the responder", () => fake.requests.length === 1);
+    gw.child.kill("SIGTERM");
+    const answer = await turn;
+    expect(answer.body.error?.code).toBe("HEARTH_TURN_CANCELLED");
+    expect((await gw.exited).code).toBe(0);
+    const names = await withStore(home, async (s) => {
+      const [only] = (await s.sessions.list()).items;
+      return (await s.messages.load(only!.id)).map((m) => m.name ?? m.role);
+    });
+    expect(names).toEqual(["user", "hearth.turn_cancelled"]);
+  });
+
+  it("a start that finds its predecessor draining waits for it, then serves (a restart is not refused 78)", async () => {
+    const { fake } = await slowFake(Number.POSITIVE_INFINITY);
+    const home = tempHome();
+    writeConfig(home, { gateway: { responder: openai(fake.baseUrl), drainMs: 1_500 } });
+    const first = await startGateway(home);
+    const turn = first.post({ platform: "web", chat: "long", content: "still thinking" });
+    await until("the turn at the responder", () => fake.requests.length === 1);
+    first.child.kill("SIGTERM");
+    await until(
+      "the record says it drains",
+      () =>
+        existsSync(recordPath(home)) &&
+        "drainingUntil" in JSON.parse(readFileSync(recordPath(home), "utf8")),
+    );
+    const second = spawnGateway(home);
+    await second.ready; // rejects if it exits 78 instead of waiting
+    expect((await first.exited).code).toBe(0);
+    expect((await turn).body.error?.code).toBe("HEARTH_TURN_CANCELLED");
+    expect((await second.get("/v1/health")).status).toBe(200);
+    await second.kill("SIGTERM");
   });
 
   it("SIGHUP reloads config.json: echo, then the openai responder; a bad file keeps the old one", async () => {

@@ -1,4 +1,4 @@
-import { unlinkSync } from "node:fs";
+import { existsSync, unlinkSync } from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
@@ -57,5 +57,57 @@ describe("the gateway recovers from a generation change (F3)", () => {
       (h: { pid: number }) => h.pid === gw.pid,
     );
     expect(holder.roles).toEqual(expect.arrayContaining(["reader", "writer"]));
+  });
+  it("saves what only the removed WAL held (a new home: the schema too) instead of failing every request after", async () => {
+    const home = tempHome();
+    const gw = await startGateway(home);
+    expect(
+      (await gw.post({ platform: "t", chat: "1", content: "before", clientId: "c1" })).status,
+    ).toBe(200);
+    // No checkpoint: the tables and the message live only in the WAL about to go.
+    unlinkSync(`${gw.path}-wal`);
+    unlinkSync(`${gw.path}-shm`);
+
+    const sent = { platform: "t", chat: "1", content: "after", clientId: "c2" };
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await gw.post(sent)).status);
+    expect(statuses.filter((s) => s !== 200).every((s) => s === 503)).toBe(true);
+    expect(statuses.at(-1)).toBe(200);
+    expect(gw.logEvents("store.ghost_wal_saved")[0]).toMatchObject({ level: 40 });
+    const later = await gw.post({ ...sent, content: "later", clientId: "c3" });
+    expect(later.status).toBe(200);
+    await gw.kill("SIGTERM");
+
+    const contents = await withStore(home, async (s) => {
+      const [session] = (await s.sessions.list()).items;
+      return (await s.messages.load(session!.id))
+        .filter((m) => m.role === "user")
+        .map((m) => m.content);
+    });
+    expect(contents).toEqual(["before", "after", "later"]);
+  });
+
+  it("stops with exit 78 and a kept copy when another process already writes through new files", async () => {
+    const home = tempHome();
+    const gw = await startGateway(home);
+    expect(
+      (await gw.post({ platform: "t", chat: "1", content: "only here", clientId: "c1" })).status,
+    ).toBe(200);
+    unlinkSync(`${gw.path}-wal`);
+    unlinkSync(`${gw.path}-shm`);
+    // Another process opens the profile on new files and writes.
+    const other = await openStore({ home });
+    await other.sessions.create({ title: "newcomer" });
+
+    const refused = await gw.post({ platform: "t", chat: "1", content: "after", clientId: "c2" });
+    expect(refused.status).toBe(503);
+    const exit = await gw.exited;
+    expect(exit.code).toBe(78);
+    const [lost] = gw.logEvents("store.generation_lost");
+    expect(lost).toMatchObject({ level: 50, profile: "default" });
+    const copy = (lost!.err as { details: { copy: string } }).details.copy;
+    expect(existsSync(copy)).toBe(true);
+    expect(gw.stderr).toContain("HEARTH_GENERATION_LOST");
+    await other.close();
   });
 });

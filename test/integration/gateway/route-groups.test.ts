@@ -131,8 +131,8 @@ describe("gateway route groups on a bare Fastify instance", () => {
       'bad request: "profile" in the query string and in the body disagree',
     );
     const foreign = await post("/echo", {}, { "x-test-token-profile": "work" });
-    expect(foreign.statusCode).toBe(401);
-    expect(foreign.json().error.code).toBe("HEARTH_UNAUTHORIZED");
+    expect(foreign.statusCode).toBe(403);
+    expect(foreign.json().error.code).toBe("HEARTH_PROFILE_DENIED");
     const unserved = await post("/echo", { profile: "work" });
     expect(unserved.statusCode).toBe(404);
     expect(unserved.json().error).toMatchObject({

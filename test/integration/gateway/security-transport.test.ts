@@ -44,16 +44,17 @@ describe("security (issue 11) against a real gateway: scope, hosts, connections 
     });
     expect((await withStore(home, (s) => s.sessions.list({}))).items).toEqual([]);
 
-    // The token is good for b only: default, named or implied, is refused.
+    // The token is good for b only: default, named or implied, is refused
+    // as another profile's token (403), not as an unknown one (401).
     for (const path of ["/v1/messages?profile=default", "/v1/messages"]) {
       const other = await raw(gw, path, { headers: auth, body: message });
-      expect(other.status).toBe(401);
+      expect([other.status, other.body.error.code]).toEqual([403, "HEARTH_PROFILE_DENIED"]);
     }
     const viaBody = await raw(gw, "/v1/messages", {
       headers: auth,
       body: { ...message, profile: "default" },
     });
-    expect(viaBody.status).toBe(401);
+    expect([viaBody.status, viaBody.body.error.code]).toEqual([403, "HEARTH_PROFILE_DENIED"]);
     // Query and body must agree.
     const split = await raw(gw, "/v1/messages?profile=b", {
       headers: auth,

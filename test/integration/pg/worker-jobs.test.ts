@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../helpers/cli.js";
 import { pgEnabled, pgToolsFound } from "../../helpers/pg.js";
-import { cliEnv, filledDatabase, pgHome } from "./helpers.js";
+import { cliEnv, filledDatabase, pgContent, pgHome } from "./helpers.js";
 
 function result(stdout: string): Record<string, unknown> {
   const line = stdout.split("\n").find((l) => l.includes('"worker.result"'));
@@ -50,5 +50,50 @@ describe.skipIf(!pgEnabled)("scheduled jobs on a PostgreSQL profile", () => {
     expect(report.backend).toBe("postgres");
     expect(report.findings.map((f) => f.code)).not.toContain("store_missing");
     expect(run.code).toBe(0);
+  });
+
+  it("optimize runs VACUUM (ANALYZE) on hearth's tables, as a job (its default window is moot) and from the CLI", async () => {
+    const home = pgHome(await filledDatabase());
+    const job = await runCli(["--json", "worker", "run", "optimize", "--window"], {
+      home,
+      env: cliEnv,
+    });
+    expect(job.stderr).toBe("");
+    expect(job.code).toBe(0);
+    const out = result(job.stdout);
+    expect(out.summary).toMatch(/^optimize \(VACUUM ANALYZE\): \d+ -> \d+ bytes$/);
+    const report = out.report as { backend: string; steps: { step: string; done: boolean }[] };
+    expect(report.backend).toBe("postgres");
+    expect(report.steps.map((s) => s.step)).toContain("vacuum analyze job_runs");
+    expect(report.steps.every((s) => s.done)).toBe(true);
+    const cli = await runCli(["sessions", "optimize"], { home, env: cliEnv });
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toContain("done  vacuum analyze messages");
+    expect(cli.stdout).not.toMatch(/WAL|state\.db/);
+  });
+
+  it("repair and --window refuse on PostgreSQL, naming it and the way out, and change nothing", async () => {
+    const url = await filledDatabase();
+    const home = pgHome(url);
+    const before = await pgContent(url);
+    for (const args of [
+      ["sessions", "repair"],
+      ["sessions", "repair", "--window"],
+      ["sessions", "optimize", "--window"],
+    ]) {
+      const run = await runCli(["--json", ...args], { home, env: cliEnv });
+      expect(run.code, args.join(" ")).not.toBe(0);
+      const error = JSON.parse(run.stderr).error as {
+        code: string;
+        message: string;
+        hint: string;
+      };
+      expect(error.code, args.join(" ")).toBe("HEARTH_UNSUPPORTED_BACKEND");
+      expect(error.message).toMatch(/is on PostgreSQL \(postgres:\/\/.*\); nothing was done$/);
+      expect(error.hint).toMatch(
+        args[1] === "repair" && args.length === 2 ? /pg_amcheck/ : /without --window/,
+      );
+    }
+    expect(await pgContent(url)).toEqual(before);
   });
 });

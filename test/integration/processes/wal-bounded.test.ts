@@ -22,8 +22,14 @@ describe("WAL growth is bounded under steady writes (C2)", () => {
     }
     await peer;
     largest = Math.max(largest, statSync(`${store.path}-wal`).size);
-    // ~1.2 MB of payload was written; without checkpoints the WAL would hold it all.
-    expect(largest).toBeLessThan(limit * 2);
+    // ~1.2 MB of payload was written; without checkpoints the WAL holds
+    // every frame (148 MB measured with the threshold out of reach). Each
+    // writer checkpoints on its own connection once it is four thresholds
+    // (4 × 50 pages) behind (docs/durability.md), so two writers whose
+    // checkpoint thread is starved on a busy host stay within the limit plus
+    // twice that (2.1 MB); 4 MiB leaves room for a checkpoint a reader held
+    // back, and is still a 37th of the unbounded WAL (276 KB measured quiet).
+    expect(largest).toBeLessThan(4 * 1024 * 1024);
     expect((await store.counts()).messages).toBe(3000);
     await store.close();
   });

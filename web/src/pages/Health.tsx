@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { get, request } from "../api";
+import { can, get, request } from "../api";
 import { type Day, MessagesChart, type Sample, SizeChart } from "../chart";
 import { ago, bytes, when } from "../format";
 import { Badge, ErrorBanner, Loading } from "../ui";
@@ -123,13 +123,15 @@ export function HealthPage() {
 
             <div class="section-head">
               <h3>Doctor</h3>
-              <button
-                type="button"
-                disabled={busy !== null}
-                onClick={() => void act("doctor", p.profile)}
-              >
-                {busy === `doctor:${p.profile}` ? "Running…" : "Run doctor"}
-              </button>
+              {can("admin") ? (
+                <button
+                  type="button"
+                  disabled={busy !== null}
+                  onClick={() => void act("doctor", p.profile)}
+                >
+                  {busy === `doctor:${p.profile}` ? "Running…" : "Run doctor"}
+                </button>
+              ) : null}
             </div>
             <Doctor run={p.doctor} />
 
@@ -180,13 +182,17 @@ export function HealthPage() {
 
             <div class="section-head">
               <h3>Backups</h3>
-              <button
-                type="button"
-                disabled={busy !== null || p.backupRunning}
-                onClick={() => void act("backup", p.profile)}
-              >
-                {busy === `backup:${p.profile}` || p.backupRunning ? "Backing up…" : "Back up now"}
-              </button>
+              {can("admin") ? (
+                <button
+                  type="button"
+                  disabled={busy !== null || p.backupRunning}
+                  onClick={() => void act("backup", p.profile)}
+                >
+                  {busy === `backup:${p.profile}` || p.backupRunning
+                    ? "Backing up…"
+                    : "Back up now"}
+                </button>
+              ) : null}
             </div>
             {p.backups.length === 0 ? (
               <p class="muted">No backups yet.</p>

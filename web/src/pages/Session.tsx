@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import {
   apiSessionPath,
+  can,
   get,
   type Message,
   query,
@@ -21,6 +22,13 @@ interface Detail {
 }
 
 const PAGE = 100;
+
+/** The session's flags the toolbar toggles: the flag, its button's label when off and when on. */
+const TOGGLES = [
+  ["pinned", "Pin", "Unpin"],
+  ["archived", "Archive", "Unarchive"],
+  ["hidden", "Hide", "Unhide"],
+] as const;
 
 export function SessionPage({ profile, id }: { profile: string; id: string }) {
   const [detail, setDetail] = useState<Detail | null>(null);
@@ -202,7 +210,7 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
           <h1 id="session-title">{titleOf(s)}</h1>
         )}
         <div class="actions" role="toolbar" aria-label="Session actions">
-          {!renaming ? (
+          {!renaming && can("admin") ? (
             <button
               type="button"
               onClick={() => {
@@ -213,28 +221,19 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
               Rename
             </button>
           ) : null}
-          <button
-            type="button"
-            aria-pressed={s.pinned}
-            onClick={() => void change({ pinned: !s.pinned })}
-          >
-            {s.pinned ? "Unpin" : "Pin"}
-          </button>
-          <button
-            type="button"
-            aria-pressed={s.archived}
-            onClick={() => void change({ archived: !s.archived })}
-          >
-            {s.archived ? "Unarchive" : "Archive"}
-          </button>
-          <button
-            type="button"
-            aria-pressed={s.hidden}
-            onClick={() => void change({ hidden: !s.hidden })}
-          >
-            {s.hidden ? "Unhide" : "Hide"}
-          </button>
-          {s.chatKey ? (
+          {can("admin")
+            ? TOGGLES.map(([flag, on, off]) => (
+                <button
+                  key={flag}
+                  type="button"
+                  aria-pressed={s[flag]}
+                  onClick={() => void change({ [flag]: !s[flag] })}
+                >
+                  {s[flag] ? off : on}
+                </button>
+              ))
+            : null}
+          {s.chatKey && can("chat") ? (
             <a
               class="button"
               href={`/chat/${encodeURIComponent(profile)}/${encodeURIComponent(id)}`}
@@ -248,9 +247,11 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
           <a class="button" href={`${base}/export?format=markdown`} download>
             Export Markdown
           </a>
-          <button type="button" class="danger" onClick={() => void remove()}>
-            Delete
-          </button>
+          {can("admin") ? (
+            <button type="button" class="danger" onClick={() => void remove()}>
+              Delete
+            </button>
+          ) : null}
         </div>
       </div>
       <ErrorBanner error={error} onClose={() => setError(null)} />

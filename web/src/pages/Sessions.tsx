@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { get, query, request, type Session, servedProfiles, sessionPath } from "../api";
+import { can, get, query, request, type Session, servedProfiles, sessionPath } from "../api";
 import { ago, titleOf } from "../format";
 import { useLive } from "../live";
 import { navigate } from "../router";
@@ -224,7 +224,7 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
             ))}
           </select>
         </label>
-        {selected.size > 0 ? (
+        {selected.size > 0 && can("admin") ? (
           <div class="bulk" role="group" aria-label="Selected sessions">
             <span>{selected.size} selected</span>
             <button type="button" onClick={() => void bulk("archive")}>
@@ -274,12 +274,14 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
               class={s.archived ? "archived" : ""}
               data-session={s.id}
             >
-              <input
-                type="checkbox"
-                aria-label={`Select ${titleOf(s)}`}
-                checked={selected.has(`${s.profile}/${s.id}`)}
-                onChange={() => toggle(s)}
-              />
+              {can("admin") ? (
+                <input
+                  type="checkbox"
+                  aria-label={`Select ${titleOf(s)}`}
+                  checked={selected.has(`${s.profile}/${s.id}`)}
+                  onChange={() => toggle(s)}
+                />
+              ) : null}
               <a class="row-link" href={sessionPath(s)}>
                 <span class="title">
                   {s.pinned ? (
