@@ -175,4 +175,40 @@ describe.each(backends)("audit trail on $name", (backend) => {
     });
     expect(await store.audit.list()).toEqual([]);
   });
+
+  it("a refresh token used twice revokes its family with a row in the same transaction", async () => {
+    const lifetimes = { accessMs: 60_000, refreshMs: 600_000 };
+    const pair = async () =>
+      store.tokens.redeemPairing(
+        (await store.tokens.createPairing({ ttlMs: 60_000 })).code,
+        lifetimes,
+      );
+    const first = await pair();
+    expect((await store.tokens.rotate(first.refreshToken, lifetimes)).kind).toBe("rotated");
+    expect((await store.tokens.rotate(first.refreshToken, lifetimes)).kind).toBe("reused");
+    expect(await store.audit.list()).toEqual([
+      expect.objectContaining({
+        action: "token.revoke",
+        outcome: "ok",
+        actor: { kind: "token", id: first.familyId, via: "library", address: null },
+        targets: [first.familyId],
+        detail: { reason: "reuse" },
+      }),
+    ]);
+    // A refused row: the revoke rolls back with it (the replay still gets no pair).
+    const other = await pair();
+    await store.tokens.rotate(other.refreshToken, lifetimes);
+    const undo = await backend.refuseInserts(store, "audit_log");
+    try {
+      await expectHearthError(
+        store.tokens.rotate(other.refreshToken, lifetimes),
+        backend.dbErrorCode,
+      );
+    } finally {
+      await undo();
+    }
+    const family = (await store.tokens.families()).find((f) => f.id === other.familyId);
+    expect(family?.revokedAt).toBeNull();
+    expect(await store.audit.list()).toHaveLength(1);
+  });
 });
