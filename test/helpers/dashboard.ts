@@ -2,6 +2,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { runCli } from "./cli.js";
 
 const CLI =
   process.env.HEARTH_TEST_CLI ?? fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -218,6 +219,21 @@ export async function startDashboard(
   const d = spawnDashboard(home, options);
   await d.ready;
   return d;
+}
+
+/** A browser logged in with a pairing code of `profile` (hearth token create), of `scope`. */
+export async function loginWithToken(
+  dash: DashboardChild,
+  home: string,
+  profile: string,
+  scope?: string,
+): Promise<Browser> {
+  const args = ["--profile", profile, "--json", "token", "create"];
+  if (scope) args.push("--scope", scope);
+  const created = await runCli(args, { home });
+  if (created.code !== 0) throw new Error(`token create exited ${created.code}: ${created.stderr}`);
+  const { code } = created.json<{ code: string }>();
+  return dash.logIn(dash.url(`/login?token=${code}`));
 }
 
 /** Kill every dashboard still running (call in afterEach). */

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
-import { startDashboard, stopDashboards } from "../../helpers/dashboard.js";
+import { loginWithToken, startDashboard, stopDashboards } from "../../helpers/dashboard.js";
 import { cleanupHomes, tempHome } from "../../helpers/home.js";
 
 afterEach(async () => {
@@ -86,5 +86,38 @@ describe("dashboard audit trail", () => {
     expect(cli.json<{ entries: unknown[] }>().entries).toHaveLength(4);
     expect((await browser.api("GET", "/api/audit?limit=1")).body.entries).toHaveLength(1);
     expect((await browser.api("GET", "/api/audit?limit=x")).status).toBe(400);
+  });
+
+  it("GET /api/audit needs an admin login and shows only the profiles the login sees", async () => {
+    const home = tempHome();
+    const dash = await startDashboard(home, { profiles: ["default", "side"] });
+    const operator = await dash.logIn();
+    const chat = await loginWithToken(dash, home, "side", "chat");
+    const refused = await chat.api("GET", "/api/audit");
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: "HEARTH_SCOPE_DENIED" });
+
+    const admin = await loginWithToken(dash, home, "side", "admin");
+    const own = (await admin.api("GET", "/api/audit")).body.entries as {
+      profile: string;
+      action: string;
+      detail: Record<string, unknown> | null;
+    }[];
+    expect(new Set(own.map((e) => e.profile))).toEqual(new Set(["side"]));
+    expect(own.filter((e) => e.action === "token.create").map((e) => e.detail?.scope)).toEqual([
+      "admin",
+      "chat",
+    ]);
+    expect(own.find((e) => e.action === "dashboard.login")?.detail).toEqual({
+      scope: "admin",
+      allProfiles: false,
+    });
+    const other = await admin.api("GET", "/api/audit?profile=default");
+    expect(other.status).toBe(403);
+    expect(other.body.error).toMatchObject({ code: "HEARTH_PROFILE_DENIED" });
+
+    // The operator's all-profiles link sees both profiles' trails.
+    const all = (await operator.api("GET", "/api/audit")).body.entries as { profile: string }[];
+    expect(new Set(all.map((e) => e.profile))).toEqual(new Set(["default", "side"]));
   });
 });

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import {
-  type Browser,
-  type DashboardChild,
+  loginWithToken,
   SseReader,
   startDashboard,
   stopDashboards,
@@ -27,21 +26,6 @@ async function session(home: string, profile: string, content: string): Promise<
   } finally {
     await store.close();
   }
-}
-
-/** A browser logged in with a pairing code of `profile` (hearth token create), of `scope`. */
-async function loginWithToken(
-  dash: DashboardChild,
-  home: string,
-  profile: string,
-  scope?: string,
-): Promise<Browser> {
-  const args = ["--profile", profile, "--json", "token", "create"];
-  if (scope) args.push("--scope", scope);
-  const created = await hearth(home, ...args);
-  expect(created.code).toBe(0);
-  const { code } = JSON.parse(created.stdout) as { code: string };
-  return dash.logIn(dash.url(`/login?token=${code}`));
 }
 
 async function setup() {
