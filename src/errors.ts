@@ -107,6 +107,8 @@ export const ERROR_CODES = {
   HEARTH_PG_UNAVAILABLE:
     "the PostgreSQL server could not be reached, refused the connection, or shut down",
   HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
+  HEARTH_PASSWORD_FILE_UNSAFE:
+    "store.passwordFile is missing, not a regular file, not this user's, or open to group or others",
   HEARTH_PG_DRIVER_MISSING:
     "a PostgreSQL store was asked for but the pg driver is not installed (hearth-store lists it as an optional peer)",
   HEARTH_POSTGRES: "PostgreSQL reported an error",

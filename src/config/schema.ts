@@ -74,6 +74,13 @@ const store = z
      * one). One database holds one profile's store.
      */
     url: z.string().optional(),
+    /**
+     * A file holding the PostgreSQL password (its first line), used when
+     * store.url carries none and PGPASSWORD is unset; relative to the home.
+     * It must be this user's regular file, mode 0600 or stricter
+     * (HEARTH_PASSWORD_FILE_UNSAFE otherwise).
+     */
+    passwordFile: z.string().min(1).optional(),
   })
   .strict();
 

@@ -79,7 +79,7 @@ async function open(options: OpenStoreOptions): Promise<Store> {
       throw new TypeError("options.url must be a postgres:// URL string");
     // The PostgreSQL driver loads only for a PostgreSQL store.
     const { openPgStore } = await loadPgBackend();
-    return openPgStore({ url, home, profile, role, config });
+    return openPgStore({ url, home, profile, role, config, env });
   }
   return openSqliteStore({
     home,

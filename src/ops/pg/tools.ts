@@ -9,7 +9,8 @@ import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import { HearthError } from "../../errors.js";
-import { applicationName, maskUrl, parseStoreUrl } from "../../store/pg/pool.js";
+import { maskSecrets } from "../../mask-secrets.js";
+import { applicationName, maskUrl, parseStoreUrl, urlPasswords } from "../../store/pg/pool.js";
 
 export type PgTool = "pg_dump" | "pg_restore";
 
@@ -35,11 +36,18 @@ export function findTool(tool: PgTool, env: NodeJS.ProcessEnv = process.env): st
   );
 }
 
-/** The URL without its password (for argv), and the environment that carries the password. */
+/**
+ * The URL without its password (for argv: neither user info nor a
+ * `password=` parameter), and the environment that carries the password.
+ */
 export function connection(url: string, kind: string): { dbname: string; env: NodeJS.ProcessEnv } {
   const u = parseStoreUrl(url);
-  const password = decodeURIComponent(u.password);
+  const password =
+    [...u.searchParams].find(([key]) => key.toLowerCase() === "password")?.[1] ??
+    decodeURIComponent(u.password);
   u.password = "";
+  for (const key of [...u.searchParams.keys()])
+    if (key.toLowerCase() === "password") u.searchParams.delete(key);
   const env: NodeJS.ProcessEnv = { ...process.env, PGAPPNAME: applicationName(kind) };
   if (password) env.PGPASSWORD = password;
   return { dbname: u.toString(), env };
@@ -61,7 +69,10 @@ export function runTool(
   return new Promise((resolve, reject) => {
     execFile(path, args, { env, maxBuffer: 64 * 1048576 }, (err, stdout, stderr) => {
       if (!err) return resolve({ stdout, stderr });
-      const text = String(stderr).trim().split("\n").slice(-5).join("\n");
+      const text = maskSecrets(
+        String(stderr).trim().split("\n").slice(-5).join("\n"),
+        urlPasswords(url),
+      );
       const unavailable = /could not connect|connection refused|server closed|timeout/i.test(text);
       const auth = /password authentication failed|no password supplied/i.test(text);
       reject(

@@ -1,0 +1,47 @@
+/**
+ * A PostgreSQL password at the command line: a warning when one was given
+ * as an argument (every user of the machine reads it in `ps` and
+ * /proc/<pid>/cmdline while the command runs), and the prompt that replaces
+ * it on a terminal, echo off.
+ */
+import { hasPassword } from "../store/pg/password.js";
+
+/** Warn on stderr for each named option whose URL carries a password. */
+export function warnPasswordOnCommandLine(options: Record<string, string | undefined>): void {
+  for (const [flag, value] of Object.entries(options)) {
+    if (value === undefined || !/^postgres(ql)?:\/\//i.test(value) || !hasPassword(value)) continue;
+    process.stderr.write(
+      `warning: the password in ${flag} is visible to other users of this machine while hearth runs (ps, /proc/<pid>/cmdline); leave it out and use PGPASSWORD, store.passwordFile or the prompt (docs/postgres.md)\n`,
+    );
+  }
+}
+
+/** Ask for the password of `url` on the terminal, without echo; undefined when stdin is not one. */
+export function terminalPrompt(): ((url: string) => Promise<string>) | undefined {
+  const input = process.stdin;
+  if (!input.isTTY) return undefined;
+  return (url) =>
+    new Promise((resolve, reject) => {
+      process.stderr.write(`password for ${url} (empty: none): `);
+      let answer = "";
+      const done = (err?: Error) => {
+        input.setRawMode(false);
+        input.pause();
+        input.off("data", onData);
+        process.stderr.write("\n");
+        if (err) reject(err);
+        else resolve(answer);
+      };
+      const onData = (chunk: Buffer) => {
+        for (const ch of chunk.toString("utf8")) {
+          if (ch === "\r" || ch === "\n") return done();
+          if (ch === "\u0003") return done(new Error("interrupted at the password prompt"));
+          if (ch === "\u007f" || ch === "\b") answer = answer.slice(0, -1);
+          else answer += ch;
+        }
+      };
+      input.setRawMode(true);
+      input.resume();
+      input.on("data", onData);
+    });
+}
