@@ -210,10 +210,18 @@ const allowedHost = z
     'must be a host name (".example.com" allows its subdomains) or an IP address, without a port',
   );
 
+/** The address to listen on: an IP address or a host name; no port, no brackets, no spaces. */
+const bindHost = z
+  .string()
+  .refine(
+    (v) => isIP(v) !== 0 || (HOST_NAME.test(v) && !v.startsWith(".")),
+    "must be an IP address or a host name to listen on (no port, brackets or spaces)",
+  );
+
 const gateway = z
   .object({
     /** Anything but a loopback address needs requireAuth (docs/security.md). */
-    host: z.string().min(1).default("127.0.0.1"),
+    host: bindHost.default("127.0.0.1"),
     /** Host names (besides loopback and the bound address) the gateway answers for: DNS-rebinding defence. */
     allowedHosts: z.array(allowedHost).max(256).default([]),
     /** 0 picks a free port (printed in the readiness line). */
@@ -285,7 +293,7 @@ const dashboardTls = z
 const dashboard = z
   .object({
     /** Anything but a loopback address needs dashboard.tls (docs/dashboard.md). */
-    host: z.string().min(1).default("127.0.0.1"),
+    host: bindHost.default("127.0.0.1"),
     /** 0 picks a free port (printed in the readiness line). */
     port: z.number().int().min(0).max(65535).default(8788),
     /** Host names (besides loopback and the bound address) the dashboard answers for: DNS-rebinding defence. */

@@ -164,6 +164,25 @@ describe("security-relevant config values (issue 11)", () => {
     expect(validateConfig({ gateway: { allowedHosts: ok } }, "x").gateway.allowedHosts).toEqual(ok);
   });
 
+  it("rejects a listen address with spaces, a port or brackets (it was an internal error at listen)", () => {
+    for (const section of ["gateway", "dashboard"] as const) {
+      for (const bad of [
+        "127.0.0.1 ",
+        " 127.0.0.1",
+        "127.0.0.1:8787",
+        "[::1]",
+        "a b",
+        ".example.com",
+      ]) {
+        expect(() => validateConfig({ [section]: { host: bad } }, "x"), bad).toThrow(
+          new RegExp(`${section}\\.host`),
+        );
+      }
+      for (const ok of ["127.0.0.1", "::1", "0.0.0.0", "::", "localhost", "agent.example.com"])
+        expect(validateConfig({ [section]: { host: ok } }, "x")[section].host).toBe(ok);
+    }
+  });
+
   it("rejects a responder baseUrl with user info or a non-http scheme, without echoing the password", () => {
     for (const baseUrl of [
       "http://u:hunter2@127.0.0.1/v1",
