@@ -6,14 +6,24 @@
  */
 import { hasPassword } from "../store/pg/password.js";
 
-/** Warn on stderr for each named option whose URL carries a password. */
-export function warnPasswordOnCommandLine(options: Record<string, string | undefined>): void {
+/**
+ * A warning for each named option whose URL carries a password: printed on
+ * stderr at once, or (`json`) returned for the report, so that --json
+ * output stays one JSON document.
+ */
+export function warnPasswordOnCommandLine(
+  options: Record<string, string | undefined>,
+  json: boolean,
+): string[] {
+  const warnings: string[] = [];
   for (const [flag, value] of Object.entries(options)) {
     if (value === undefined || !/^postgres(ql)?:\/\//i.test(value) || !hasPassword(value)) continue;
-    process.stderr.write(
-      `warning: the password in ${flag} is visible to other users of this machine while hearth runs (ps, /proc/<pid>/cmdline); leave it out and use PGPASSWORD, store.passwordFile or the prompt (docs/postgres.md)\n`,
+    warnings.push(
+      `the password in ${flag} is visible to other users of this machine while hearth runs (ps, /proc/<pid>/cmdline); leave it out and use PGPASSWORD, store.passwordFile or the prompt (docs/operations.md)`,
     );
   }
+  if (!json) for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
+  return warnings;
 }
 
 /** Ask for the password of `url` on the terminal, without echo; undefined when stdin is not one. */

@@ -42,7 +42,7 @@ export function registerMigrate(program: Command): void {
       ) => {
         const g = globals(command);
         const { terminalPrompt, warnPasswordOnCommandLine } = await import("../password.js");
-        warnPasswordOnCommandLine({ "--to": o.to, "--from": o.from });
+        const warnings = warnPasswordOnCommandLine({ "--to": o.to, "--from": o.from }, g.json);
         const askPassword = terminalPrompt();
         const progress = stepProgress(g);
         const report = await migrateTo({
@@ -56,7 +56,7 @@ export function registerMigrate(program: Command): void {
           onProgress: progress.onProgress,
           ...(askPassword ? { askPassword } : {}),
         }).finally(() => progress.stop());
-        if (g.json) printJson(report);
+        if (g.json) printJson(warnings.length > 0 ? { ...report, warnings } : report);
         else process.stdout.write(render(report));
       },
     );

@@ -137,6 +137,11 @@ describe.skipIf(!pgEnabled)("the store password on PostgreSQL", () => {
     const r = await runCli(["migrate", "--to", target], { home, env: cliEnv });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("warning: the password in --to is visible to other users");
-    expect(r.stdout).not.toContain(new URL(target).password + "@");
+    expect(r.stdout).not.toContain(`:${new URL(target).password}@`);
+    // --json: the warning is in the report, and stderr stays empty.
+    const json = await runCli(["--json", "migrate", "--to", target], { home, env: cliEnv });
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.stderr).toBe("");
+    expect(json.json().warnings[0]).toContain("the password in --to is visible to other users");
   });
 });
