@@ -4,13 +4,15 @@
  * be on a command line: PGPASSWORD and store.passwordFile (this user's,
  * 0600, else HEARTH_PASSWORD_FILE_UNSAFE) supply it.
  */
+
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HearthError, openStore } from "../../../src/index.js";
-import { runCli } from "../../helpers/cli.js";
+import { CLI, runCli } from "../../helpers/cli.js";
 import { startGateway } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
@@ -19,6 +21,8 @@ import { cliEnv } from "./helpers.js";
 const SECRET = `Pw-${randomBytes(6).toString("hex")}`;
 const ROLE = `hearth_sec_${randomBytes(4).toString("hex")}`;
 let base = ""; // the database's URL as the role, without a password
+const granted: string[] = []; // more databases the role may write to
+const scriptTool = ["/usr/bin/script", "/bin/script"].find((p) => existsSync(p));
 
 async function asAdmin(url: string, sql: string[]): Promise<void> {
   const c = new pg.Client({ connectionString: url });
@@ -64,6 +68,7 @@ describe.skipIf(!pgEnabled)("the store password on PostgreSQL", () => {
   });
   afterAll(async () => {
     if (!admin) return;
+    for (const db of granted) await asAdmin(db, [`DROP OWNED BY ${ROLE}`]);
     await asAdmin(admin, [`DROP OWNED BY ${ROLE}`]);
     await asAdmin(admin, [`DROP ROLE ${ROLE}`]).catch(() => {});
   });
@@ -144,4 +149,44 @@ describe.skipIf(!pgEnabled)("the store password on PostgreSQL", () => {
     expect(json.stderr).toBe("");
     expect(json.json().warnings[0]).toContain("the password in --to is visible to other users");
   });
+
+  it.skipIf(!scriptTool)(
+    "migrate on a terminal asks for the password, without echo, when nothing else gives one",
+    async () => {
+      const target = await freshPgDatabase();
+      granted.push(target);
+      const db = new URL(target).pathname.slice(1);
+      await asAdmin(target, [
+        `GRANT ALL ON DATABASE ${db} TO ${ROLE}`,
+        `GRANT ALL ON SCHEMA public TO ${ROLE}`,
+      ]);
+      const u = new URL(target);
+      u.username = ROLE;
+      u.password = "";
+      const home = tempHome();
+      (await openStore({ home, env: {} })).close();
+      const env = { ...process.env, ...cliEnv };
+      delete env.PGPASSWORD;
+      // script(1) gives the command a terminal; the password is typed once the prompt shows.
+      const command = [process.execPath, CLI, "--home", home, "migrate", "--to", u.toString()]
+        .map((a) => `'${a}'`)
+        .join(" ");
+      const child = spawn(scriptTool!, ["-qec", command, "/dev/null"], { env });
+      let out = "";
+      let typed = false;
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (!typed && out.includes("(empty: none): ")) {
+          typed = true;
+          child.stdin.write(`${SECRET}\r`);
+        }
+      });
+      const code = await new Promise<number | null>((r) => child.once("exit", r));
+      expect(out).toContain(`password for postgres://${ROLE}@`);
+      expect(code, out).toBe(0);
+      expect(out).toContain("verified:");
+      expect(out).not.toContain(SECRET);
+      expect(out).not.toContain("warning");
+    },
+  );
 });
