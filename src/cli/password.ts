@@ -32,7 +32,6 @@ export function terminalPrompt(): ((url: string) => Promise<string>) | undefined
   if (!input.isTTY) return undefined;
   return (url) =>
     new Promise((resolve, reject) => {
-      process.stderr.write(`password for ${url} (empty: none): `);
       let answer = "";
       const done = (err?: Error) => {
         input.setRawMode(false);
@@ -50,8 +49,10 @@ export function terminalPrompt(): ((url: string) => Promise<string>) | undefined
           else answer += ch;
         }
       };
+      // Echo off before the prompt shows: a password typed at once is never echoed.
       input.setRawMode(true);
       input.resume();
       input.on("data", onData);
+      process.stderr.write(`password for ${url} (empty: none): `);
     });
 }
