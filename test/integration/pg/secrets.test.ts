@@ -165,7 +165,7 @@ describe.skipIf(!pgEnabled)("the store password on PostgreSQL", () => {
       u.password = "";
       const home = tempHome();
       (await openStore({ home, env: {} })).close();
-      const env = { ...process.env, ...cliEnv };
+      const env: NodeJS.ProcessEnv = { ...process.env, ...cliEnv };
       delete env.PGPASSWORD;
       // script(1) gives the command a terminal; the password is typed once the prompt shows.
       const command = [process.execPath, CLI, "--home", home, "migrate", "--to", u.toString()]
