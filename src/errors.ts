@@ -118,6 +118,8 @@ export const ERROR_CODES = {
   HEARTH_PG_TOO_MANY_CONNECTIONS:
     "the PostgreSQL server refused a new connection: its max_connections (or the role's or database's connection limit) is reached",
   HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
+  HEARTH_PASSWORD_FILE_UNSAFE:
+    "store.passwordFile is missing, not a regular file, not this user's, or open to group or others",
   HEARTH_PG_DRIVER_MISSING:
     "a PostgreSQL store was asked for but the pg driver is not installed (hearth-store lists it as an optional peer)",
   HEARTH_POSTGRES: "PostgreSQL reported an error",
