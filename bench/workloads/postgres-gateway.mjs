@@ -63,8 +63,13 @@ async function start(key) {
   };
 }
 
-/** One timed window: client process p posts to servers[p % servers.length]. */
-async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
+/**
+ * One timed window: client process p posts to servers[p % servers.length].
+ * probe (optional): an async function run at the window's start and at its
+ * end; the window's `probes` are its two answers (workload 18 counts
+ * statements and round trips with it).
+ */
+export async function window(clients, { servers, backends }, { n, tag, warmMs, ms, probe }) {
   const parts = clients.map((client, p) => ({
     client,
     address: servers[p % servers.length].address,
@@ -87,6 +92,7 @@ async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
   });
   const cpuStart = atTime(at, cpu);
   const cpuEnd = atTime(at + ms, cpu);
+  const probes = probe ? [atTime(at, probe), atTime(at + ms, probe)] : [];
   const results = await Promise.all(
     parts.map((x) =>
       ask(x.client, "run", { seq: seq(), address: x.address, clients: x.list, tag, at, ms }),
@@ -97,6 +103,8 @@ async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
   const turns = results.reduce((s, r) => s + r.turns, 0);
   const [c0, c1] = await Promise.all([cpuStart, cpuEnd]);
   return {
+    turns,
+    probes: await Promise.all(probes),
     cpuPerTurn: (c1.gateways - c0.gateways) / turns, // all gateways, per acknowledged turn
     pgCpuPerTurn: (c1.server - c0.server) / turns, // the database's backends of this run
     // Every process of the machine (clients, gateways, the database): a
