@@ -123,7 +123,8 @@ export async function replayCeiling(url, { batch, name }) {
         }
         queries++;
         const { rowCount } = await pool.query(WRITE_SQL, b.params);
-        if (rowCount !== b.params[0].length) throw new Error("the ceiling's batch wrote too few rows");
+        if (rowCount !== b.params[0].length)
+          throw new Error("the ceiling's batch wrote too few rows");
       }
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, worker));

@@ -87,7 +87,9 @@ export async function startStatsPg() {
   } catch (err) {
     await stop().catch(() => {});
     const tail = log.join("").trim().split("\n").slice(-15).join("\n");
-    throw new Error(`could not start the bench's PostgreSQL with pg_stat_statements (${err}):\n${tail}`);
+    throw new Error(
+      `could not start the bench's PostgreSQL with pg_stat_statements (${err}):\n${tail}`,
+    );
   }
   return { url, stop };
 }

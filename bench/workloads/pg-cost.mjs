@@ -94,7 +94,8 @@ export async function pgCostWorkload({ sizes, rounds, log }) {
           await v.stop();
         }
         const messages = 2 * w.turns; // a turn acknowledges two messages
-        if (messages === 0) throw new Error(`${key}: no turn was acknowledged in the ${ms} ms window`);
+        if (messages === 0)
+          throw new Error(`${key}: no turn was acknowledged in the ${ms} ms window`);
         const out = {
           msgPerSec: w.msgPerSec,
           meanBatch: w.meanBatch,
