@@ -279,7 +279,8 @@ Workloads (sizes of this ${s.mode} run):
    echo responder reads no transcript), per batch of the gateway's mean group-commit
    size ONE statement (implicit transaction) inserting the messages, moving the
    sessions' counters and writing the turn leases (taken by a user message, deleted
-   by the reply, net per key), four batches in flight. The naive column is the same
+   by the reply, net per key), one batch at a time (as the group commit: one commit
+   in flight). The naive column is the same
    gateway on SQLite (WAL+FULL), for gateway CPU. Targets: <= 2 statements and <= 1
    round trip per message, server CPU <= 1.2× the ceiling's, gateway CPU <= 1.2× on
    SQLite. The N-host projection above is computed from these figures.

@@ -9,14 +9,16 @@
 //              hearth's group commit leaves them (a user message takes its
 //              session's lease key, the reply deletes it; net per key).
 // Batches are the gateway's mean group-commit batch, in message id order,
-// four in flight. Measured as for the gateway: the database's backends'
+// one at a time as the gateway's group commit runs them (one commit in
+// flight; with more, a reply's batch waits on its user message's batch for
+// the session row, and pg_stat_statements' execution time counts the wait). Measured as for the gateway: the database's backends'
 // CPU, pg_stat_statements calls, and this client's queries (its round trips).
 import { randomUUID } from "node:crypto";
 import { cpuMs } from "./gateway-servers.mjs";
 import { admin, backendPids, rawPool } from "./pg.mjs";
 import { statementCounts, statementDiff } from "./pg-embedded.mjs";
 
-const IN_FLIGHT = 4;
+const IN_FLIGHT = 1;
 
 const WRITE_SQL = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
@@ -82,7 +84,8 @@ function plan(rows, size) {
 
 /**
  * Replay the messages in `url`'s database in batches of `batch` (rounded);
- * per message: { statements (no BEGIN/COMMIT), pgssCalls, roundTrips, serverCpu (ms) }.
+ * per message: { statements (no BEGIN/COMMIT), pgssCalls, roundTrips,
+ * execMs (pg_stat_statements' execution time), serverCpu (ms) }.
  */
 export async function replayCeiling(url, { batch, name }) {
   const pool = rawPool(url, 8);
@@ -136,6 +139,7 @@ export async function replayCeiling(url, { batch, name }) {
       statements: st.other / messages,
       pgssCalls: st.total / messages,
       roundTrips: queries / messages,
+      execMs: st.execMs / messages,
       serverCpu: (c1 - c0) / messages,
     };
   } finally {

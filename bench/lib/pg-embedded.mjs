@@ -97,27 +97,34 @@ export async function startStatsPg() {
 const CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START TRANSACTION|END)\b/i;
 
 /**
- * Every statement the server ran in database `name` so far, by text (each
- * with its calls), from pg_stat_statements; diff two with statementDiff.
+ * Every statement the server ran in database `name` so far, by text: its
+ * calls and execution time (ms, planning not included), from
+ * pg_stat_statements; diff two with statementDiff.
  */
 export async function statementCounts(client, name) {
   const { rows } = await client.query(
-    `SELECT s.query, sum(s.calls)::bigint AS calls FROM pg_stat_statements s
-       JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 GROUP BY s.query`,
+    `SELECT s.query, sum(s.calls)::bigint AS calls, sum(s.total_exec_time) AS ms
+       FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+      WHERE d.datname = $1 GROUP BY s.query`,
     [name],
   );
-  return new Map(rows.map((r) => [r.query, Number(r.calls)]));
+  return new Map(rows.map((r) => [r.query, { calls: Number(r.calls), ms: Number(r.ms) }]));
 }
 
-/** Calls between two statementCounts: { total, control (BEGIN/COMMIT/…), other, top: [[text, calls]] }. */
+/**
+ * Between two statementCounts: { total, control (BEGIN/COMMIT/…), other
+ * (calls), execMs, top: [[text, calls, execMs]] by calls }.
+ */
 export function statementDiff(before, after) {
   const diff = [];
-  for (const [query, calls] of after) {
-    const n = calls - (before.get(query) ?? 0);
-    if (n > 0) diff.push([query, n]);
+  for (const [query, now] of after) {
+    const was = before.get(query) ?? { calls: 0, ms: 0 };
+    const n = now.calls - was.calls;
+    if (n > 0) diff.push([query, n, now.ms - was.ms]);
   }
   diff.sort((a, b) => b[1] - a[1]);
   const total = diff.reduce((t, [, n]) => t + n, 0);
   const control = diff.filter(([q]) => CONTROL.test(q)).reduce((t, [, n]) => t + n, 0);
-  return { total, control, other: total - control, top: diff };
+  const execMs = diff.reduce((t, [, , ms]) => t + ms, 0);
+  return { total, control, other: total - control, execMs, top: diff };
 }
