@@ -19,6 +19,24 @@ function medians(rows, metric) {
 export const project = ({ hosts, hostCores, dbCores, gatewayMs, serverMs }) =>
   Math.min((hosts * hostCores * 1000) / gatewayMs, (dbCores * 1000) / serverMs);
 
+/** The gateway's statements per message by text (the statements row's byStatement), as a table. */
+function breakdown(rows) {
+  const list = rows.find((r) => r.byStatement)?.byStatement;
+  if (!list) return "";
+  const cell = (q) => `\`${q.length > 110 ? `${q.slice(0, 110)}…` : q}\``.replaceAll("|", "\\|");
+  const lines = list
+    .filter(([, calls]) => calls >= 0.0005)
+    .map(([q, calls, ms]) => `| ${fmt(calls)} | ${fmt(ms)} | ${cell(q)} |`);
+  return `The gateway's statements per message, by text (pg_stat_statements; the mean
+over the rounds; execution time excludes parsing, planning and the protocol):
+
+| calls | execution ms | statement |
+| --- | --- | --- |
+${lines.join("\n")}
+
+`;
+}
+
 /** The section (Markdown), or "" when the run has no workload 18 rows; `table` renders rows. */
 export function pgCostSection(result, table) {
   const rows = result.rows.filter((r) => r.workload.startsWith("18."));
@@ -33,11 +51,15 @@ export function pgCostSection(result, table) {
 
 The figures that predict how throughput grows with gateway hosts on one
 PostgreSQL database, per acknowledged message (method: workload 18 below).
-Medians over ${rows[0].rounds} rounds.
+Medians over ${rows[0].rounds} rounds of \`${result.command}\` on ${result.date}
+(raw figures: [bench/results/${result.file}](../bench/results/${result.file})); load
+average ${result.machine.loadAverage.join(" / ")} before, ${result.loadAfter.join(" / ")} after, on ${cores}
+CPUs shared with other work: CPU time per message is less disturbed by that
+than throughput, which is given only for reference.
 
 ${table(rows)}
 
-**Projection, not a measurement.** N gateway hosts of ${cores} cores each
+${breakdown(rows)}**Projection, not a measurement.** N gateway hosts of ${cores} cores each
 (this machine's) on one database server of ${cores} cores, each side busy
 on its own CPU only: throughput = min(N × ${cores} × 1000 / gateway CPU per
 message, ${cores} × 1000 / server CPU per message) msg/s. It leaves out

@@ -122,18 +122,27 @@ export async function window(clients, { servers, backends }, { n, tag, warmMs, m
   };
 }
 
+/** Workload 3's client processes (seeds seed, seed + 1, …); stop them with c.stop(). */
+export const startClients = (seed) =>
+  Array.from({ length: CLIENT_PROCESSES }, (_, p) =>
+    startChild("gateway-client.mjs", { seed: seed + p, turnsPerChat: TURNS_PER_CHAT }),
+  );
+
+/** Wait for the client processes, then warm them at `n` clients (workload 3's warm-up). */
+export async function warm(clients, { n, warmMs, ms }) {
+  await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
+  await warmClients(clients, { counts: [n], warmMs, ms });
+}
+
 export async function postgresGatewayWorkload({ sizes, rounds, log }) {
   const n = sizes.pgGatewayClients;
   const { pgGatewayMs: ms, gatewayWarmMs: warmMs, gatewaySettleMs: settleMs } = sizes;
   log(`17. postgres gateways: ${n} clients, ${ms} ms windows × ${rounds} rounds`);
-  const clients = Array.from({ length: CLIENT_PROCESSES }, (_, p) =>
-    startChild("gateway-client.mjs", { seed: 1700 + p, turnsPerChat: TURNS_PER_CHAT }),
-  );
+  const clients = startClients(1700);
   const res = Object.fromEntries(VARIANTS.map((k) => [k, []]));
   const failures = [];
   try {
-    await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
-    await warmClients(clients, { counts: [n], warmMs, ms });
+    await warm(clients, { n, warmMs, ms });
     for (let round = 0; round < rounds; round++) {
       const line = [];
       for (const key of rotate(VARIANTS, round)) {
