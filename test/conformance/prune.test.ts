@@ -41,7 +41,8 @@ describe.each(backends)("sessions.prune re-checks before deleting, on $name", (b
     const s = await store.sessions.create({ title });
     await store.messages.append(s.id, { role: "user", content: title });
     const ids = [s.id];
-    if (child) ids.push((await store.sessions.create({ title: `${title} child`, parentId: s.id })).id);
+    if (child)
+      ids.push((await store.sessions.create({ title: `${title} child`, parentId: s.id })).id);
     for (const id of ids) await store.sessions.end(id, "user");
     return ids;
   }
