@@ -285,8 +285,7 @@ export const NO_SPACE_SITUATIONS = {
   write:
     "the disk holding the store is full: this write was not stored (nothing acknowledged before it is lost); writes resume by themselves once space is freed",
   open: "the disk holding the store is full: the store cannot be opened until space is freed",
-  admission:
-    "not enough free space for the copy the command must write first; nothing was written",
+  admission: "not enough free space for the copy the command must write first; nothing was written",
   copy: "the disk a backup was written to filled up: the backup did not complete; the store is untouched and its writes go on",
 } as const;
 

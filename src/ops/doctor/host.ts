@@ -1,6 +1,7 @@
 import { statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { backupsDir, profileDir } from "../../config/paths.js";
+import { diskIsFull } from "../../errors.js";
 import { lstatOrNull } from "../../files/inspect.js";
 import {
   describeHolders,
@@ -9,7 +10,6 @@ import {
   readHolders,
 } from "../../process/holders.js";
 import { readMarkers } from "../../process/markers.js";
-import { diskIsFull } from "../../errors.js";
 import { listBackups } from "../backup-names.js";
 import { deadStaging } from "../publish.js";
 import { fingerprintFile, MAX_ATTEMPTS, readLedger } from "../repair/ledger.js";

@@ -1,6 +1,6 @@
+import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { nodeWorkerThreads } from "../../builtins.js";
-import { dirname } from "node:path";
 import {
   diskIsFull,
   fromSqliteError,
