@@ -1,11 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, rmdirSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
 /**
- * Small real filesystems for full-disk tests: a tmpfs of a few MiB mounted
- * on a directory (needs root or CAP_SYS_ADMIN; the test is skipped
- * otherwise), filled to the last block by a file, unmounted after the test.
+ * Small real filesystems for full-disk tests: a tmpfs of a few MiB, or an
+ * ext4 image on a loop device (where SQLite's failures on a full disk are a
+ * disk's, not memory's: a failed copy leaves its -journal), mounted on a
+ * directory (needs root or CAP_SYS_ADMIN; the test is skipped otherwise),
+ * filled to the last block by a file, unmounted after the test.
  */
 const mounts: string[] = [];
 
@@ -26,7 +28,31 @@ export function mountSmallDisk(
   mounts.push(dir);
 }
 
-/** Unmount what mountSmallDisk mounted (call it in afterEach). */
+/**
+ * Mount an ext4 filesystem of `mib` MiB (no blocks reserved for root, no
+ * lost+found) on `dir` (made 0700), from an image file `image` outside it;
+ * skips the test when it cannot.
+ */
+export function mountSmallExt4(
+  dir: string,
+  mib: number,
+  image: string,
+  ctx: { skip(note?: string): void },
+): void {
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    execFileSync("truncate", ["-s", `${mib}M`, image], { stdio: "pipe" });
+    execFileSync("mkfs.ext4", ["-q", "-m", "0", image], { stdio: "pipe" });
+    execFileSync("mount", ["-o", "loop", image, dir], { stdio: "pipe" });
+  } catch (err) {
+    ctx.skip(`cannot mount a ${mib} MiB ext4 image (needs mkfs.ext4 and root): ${String(err)}`);
+  }
+  mounts.push(dir);
+  execFileSync("chmod", ["0700", dir]);
+  rmdirSync(`${dir}/lost+found`);
+}
+
+/** Unmount what mountSmallDisk and mountSmallExt4 mounted (call it in afterEach). */
 export function unmountSmallDisks(): void {
   for (const dir of mounts.splice(0)) execFileSync("umount", ["-l", dir], { stdio: "pipe" });
 }

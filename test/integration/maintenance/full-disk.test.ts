@@ -5,7 +5,12 @@ import { openStore } from "../../../src/index.js";
 import { CLI, runCli } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
 import { spawnNode, until } from "../../helpers/process.js";
-import { fillDisk, mountSmallDisk, unmountSmallDisks } from "../../helpers/small-disk.js";
+import {
+  fillDisk,
+  mountSmallDisk,
+  mountSmallExt4,
+  unmountSmallDisks,
+} from "../../helpers/small-disk.js";
 
 afterEach(() => unmountSmallDisks());
 
@@ -30,8 +35,8 @@ async function storeOf(home: string, mib: number): Promise<void> {
 
 /**
  * `hearth backup` stopped (SIGSTOP, failpoint backup.copy-step) after its
- * first step of pages went into the staging file in backups/, a tmpfs of
- * 32 MiB that passed admission; then that disk is filled.
+ * first step of pages went into the staging file in backups/, an ext4 disk
+ * of 64 MiB that passed admission; then that disk is filled.
  */
 async function backupStoppedOnFullDisk(home: string) {
   const backups = join(home, "backups");
@@ -48,8 +53,8 @@ async function backupStoppedOnFullDisk(home: string) {
 describe("hearth backup onto a disk that fills up during the copy (Recovery 4.1)", () => {
   it("names the backups directory, says the store is untouched, and leaves nothing behind", async (ctx) => {
     const home = tempHome();
-    await storeOf(home, 6);
-    mountSmallDisk(join(home, "backups"), "32m", ctx);
+    await storeOf(home, 18);
+    mountSmallExt4(join(home, "backups"), 64, join(dirname(home), "backups.img"), ctx);
     const { child, backups } = await backupStoppedOnFullDisk(home);
     process.kill(child.pid, "SIGCONT");
     const exit = await child.exited;
@@ -72,8 +77,8 @@ describe("hearth backup onto a disk that fills up during the copy (Recovery 4.1)
 
   it("doctor reports the files of a backup killed mid-copy as backup_staging, and --fix removes them", async (ctx) => {
     const home = tempHome();
-    await storeOf(home, 6);
-    mountSmallDisk(join(home, "backups"), "32m", ctx);
+    await storeOf(home, 18);
+    mountSmallExt4(join(home, "backups"), 64, join(dirname(home), "backups.img"), ctx);
     const { child, backups } = await backupStoppedOnFullDisk(home);
     await child.kill("SIGKILL");
     rmSync(join(backups, "filler"));
