@@ -11,21 +11,13 @@ import { join } from "node:path";
  */
 const mounts: string[] = [];
 
+type Ctx = { skip(note?: string): void };
+
 /** Mount a tmpfs of `size` (e.g. "4m") on `dir` (made 0700 when missing); skips the test when it cannot. */
-export function mountSmallDisk(
-  dir: string,
-  size: string,
-  ctx: { skip(note?: string): void },
-): void {
-  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir], {
-      stdio: "pipe",
-    });
-  } catch (err) {
-    ctx.skip(`cannot mount a ${size} tmpfs (needs root or CAP_SYS_ADMIN): ${String(err)}`);
-  }
-  mounts.push(dir);
+export function mountSmallDisk(dir: string, size: string, ctx: Ctx): void {
+  mountOrSkip(dir, `a ${size} tmpfs (needs root or CAP_SYS_ADMIN)`, ctx, [
+    ["mount", "-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir],
+  ]);
 }
 
 /**
@@ -33,23 +25,25 @@ export function mountSmallDisk(
  * lost+found) on `dir` (made 0700), from an image file `image` outside it;
  * skips the test when it cannot.
  */
-export function mountSmallExt4(
-  dir: string,
-  mib: number,
-  image: string,
-  ctx: { skip(note?: string): void },
-): void {
+export function mountSmallExt4(dir: string, mib: number, image: string, ctx: Ctx): void {
+  mountOrSkip(dir, `a ${mib} MiB ext4 image (needs mkfs.ext4 and root)`, ctx, [
+    ["truncate", "-s", `${mib}M`, image],
+    ["mkfs.ext4", "-q", "-m", "0", image],
+    ["mount", "-o", "loop", image, dir],
+  ]);
+  execFileSync("chmod", ["0700", dir]);
+  rmdirSync(join(dir, "lost+found"));
+}
+
+/** Run the commands that mount something on `dir` (made 0700 when missing), or skip the test. */
+function mountOrSkip(dir: string, what: string, ctx: Ctx, commands: string[][]): void {
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
-    execFileSync("truncate", ["-s", `${mib}M`, image], { stdio: "pipe" });
-    execFileSync("mkfs.ext4", ["-q", "-m", "0", image], { stdio: "pipe" });
-    execFileSync("mount", ["-o", "loop", image, dir], { stdio: "pipe" });
+    for (const [command, ...args] of commands) execFileSync(command!, args, { stdio: "pipe" });
   } catch (err) {
-    ctx.skip(`cannot mount a ${mib} MiB ext4 image (needs mkfs.ext4 and root): ${String(err)}`);
+    ctx.skip(`cannot mount ${what}: ${String(err)}`);
   }
   mounts.push(dir);
-  execFileSync("chmod", ["0700", dir]);
-  rmdirSync(`${dir}/lost+found`);
 }
 
 /** Unmount what mountSmallDisk and mountSmallExt4 mounted (call it in afterEach). */
