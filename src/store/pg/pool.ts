@@ -143,7 +143,7 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
         resource,
         cause: err,
         hint: "free space on the database server; writes resume by themselves",
-        details: { sqlstate: code },
+        details: { sqlstate: code, situation: "write" },
       },
     );
   return new HearthError(
