@@ -19,6 +19,7 @@ import { gatewayWorkload } from "./workloads/gateway.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { memoryWorkload } from "./workloads/memory.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
+import { pgCostWorkload } from "./workloads/pg-cost.mjs";
 import { postgresWorkload } from "./workloads/postgres.mjs";
 import { postgresGatewayWorkload } from "./workloads/postgres-gateway.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
@@ -77,6 +78,8 @@ const SIZES = {
     pgGatewayClients: 64,
     pgGatewayMs: 2_000,
     pgGatewayRounds: 5,
+    pgCostMs: 5_000,
+    pgCostWarmMs: 2_000,
   },
   quick: {
     rounds: 3,
@@ -127,6 +130,8 @@ const SIZES = {
     pgGatewayClients: 64,
     pgGatewayMs: 400,
     pgGatewayRounds: 1,
+    pgCostMs: 2_000,
+    pgCostWarmMs: 1_000,
   },
 };
 const ALL = [
@@ -144,6 +149,7 @@ const ALL = [
   "memory",
   "scaling",
   "postgres",
+  "pg-cost",
 ];
 
 const USAGE = `usage: node bench/run.mjs [--quick] [--rounds N] [--only LIST] [--scaling-max N] [--docs | --no-docs]
@@ -279,6 +285,9 @@ async function main() {
       log,
     })),
   ]);
+  await step("pg-cost", () =>
+    pgCostWorkload({ sizes, rounds: Math.min(rounds, sizes.pgGatewayRounds), log }),
+  );
   rows.push(...footprint);
 
   const date = new Date().toISOString().slice(0, 10);

@@ -1,5 +1,5 @@
 import { statfsSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, isAbsolute } from "node:path";
 
 /**
  * Every error hearth raises on purpose is a HearthError with a stable code.
@@ -54,7 +54,8 @@ export const ERROR_CODES = {
   HEARTH_SYNC_FAILED:
     "a write committed but the fsync that makes it durable failed; it may not survive a power loss",
   // maintenance
-  HEARTH_NO_SPACE: "not enough free space for the copy the command must write first",
+  HEARTH_NO_SPACE:
+    "a disk is full: a write was not stored, a store cannot be opened, or a copy has no room (details.situation says which)",
   HEARTH_BACKUP_INVALID:
     "a backup failed verification (quick_check, application id) or is not a hearth store",
   HEARTH_RESTORE_FAILED: "a restore could not complete; the store was left as it was",
@@ -118,6 +119,8 @@ export const ERROR_CODES = {
   HEARTH_PG_TOO_MANY_CONNECTIONS:
     "the PostgreSQL server refused a new connection: its max_connections (or the role's or database's connection limit) is reached",
   HEARTH_PG_AUTH: "the PostgreSQL server rejected the user or password in store.url",
+  HEARTH_PASSWORD_FILE_UNSAFE:
+    "store.passwordFile is missing, not a regular file, not this user's, or open to group or others",
   HEARTH_PG_DRIVER_MISSING:
     "a PostgreSQL store was asked for but the pg driver is not installed (hearth-store lists it as an optional peer)",
   HEARTH_POSTGRES: "PostgreSQL reported an error",
@@ -241,9 +244,15 @@ export function toHearthError(err: unknown, resource?: string): HearthError {
 
 /**
  * Wrap a driver error so callers see a coded HearthError and keep SQLite's
- * extended code as the cause. HearthErrors pass through unchanged.
+ * extended code as the cause. HearthErrors pass through unchanged. A full
+ * disk (SQLITE_FULL, or an I/O error while the disk of `resource` has no
+ * room left) is HEARTH_NO_SPACE for the `situation`: a write, or opening.
  */
-export function fromSqliteError(err: unknown, resource: string): HearthError {
+export function fromSqliteError(
+  err: unknown,
+  resource: string,
+  situation: "write" | "open" = "write",
+): HearthError {
   if (isHearthError(err)) return err;
   const code = (err as { code?: unknown } | null | undefined)?.code;
   const message = err instanceof Error ? err.message : String(err);
@@ -261,17 +270,10 @@ export function fromSqliteError(err: unknown, resource: string): HearthError {
     code === "SQLITE_FULL" ||
     (typeof code === "string" &&
       code.startsWith("SQLITE_IOERR") &&
-      /ENOSPC|disk is full/i.test(message))
+      (/ENOSPC|disk is full/i.test(message) ||
+        (isAbsolute(resource) && diskIsFull(dirname(resource)))))
   ) {
-    return new HearthError(
-      "HEARTH_NO_SPACE",
-      `the disk holding ${resource} is full${freeSpace(resource)}: this write was not stored, and nothing acknowledged before it is lost`,
-      {
-        resource,
-        cause: err,
-        hint: `free space on the filesystem of ${resource} (df -h ${dirname(resource)}); writes resume by themselves`,
-      },
-    );
+    return noSpaceError(situation, resource, err);
   }
   return new HearthError("HEARTH_SQLITE", `SQLite error on ${resource}: ${message}`, {
     resource,
@@ -280,10 +282,73 @@ export function fromSqliteError(err: unknown, resource: string): HearthError {
   });
 }
 
-/** " (N bytes free)" for the filesystem of `path`, or "" when it cannot be read. */
-function freeSpace(path: string): string {
+/**
+ * The situations HEARTH_NO_SPACE stands for (`details.situation`), each with
+ * the text an HTTP client may see (no path): the code is shared, the
+ * message says which one happened.
+ */
+export const NO_SPACE_SITUATIONS = {
+  write:
+    "the disk holding the store is full: this write was not stored (nothing acknowledged before it is lost); writes resume by themselves once space is freed",
+  open: "the disk holding the store is full: the store cannot be opened until space is freed",
+  admission: "not enough free space for the copy the command must write first; nothing was written",
+  copy: "the disk a backup was written to filled up: the backup did not complete; the store is untouched and its writes go on",
+} as const;
+
+export type NoSpaceSituation = keyof typeof NO_SPACE_SITUATIONS;
+
+/** Below this much free space (for this user) an I/O error on a disk is taken to be the full disk. */
+const FULL_BELOW_BYTES = 1048576;
+
+/**
+ * HEARTH_NO_SPACE for a full disk: `path` is the store (write, open) or the
+ * directory a copy was written into (copy); the message names its
+ * filesystem and the free space.
+ */
+export function noSpaceError(
+  situation: Exclude<NoSpaceSituation, "admission">,
+  path: string,
+  cause: unknown,
+): HearthError {
+  const dir = situation === "copy" ? path : dirname(path);
+  const free = freeSpace(dir);
+  const [message, hint] =
+    situation === "write"
+      ? [
+          `the disk holding ${path} is full${free}: this write was not stored, and nothing acknowledged before it is lost`,
+          `free space on the filesystem of ${path} (df -h ${dir}); writes resume by themselves`,
+        ]
+      : situation === "open"
+        ? [
+            `cannot open ${path}: the disk holding it is full${free}; nothing was changed`,
+            `free space on the filesystem of ${path} (df -h ${dir}), then start again`,
+          ]
+        : [
+            `the disk holding ${path} filled up while a backup was written into it${free}: the backup did not complete; the store is untouched and its writes go on`,
+            `free space in ${path} (df -h ${path}; remove old backups), then run the backup again`,
+          ];
+  return new HearthError("HEARTH_NO_SPACE", message, {
+    resource: path,
+    cause,
+    hint,
+    details: { situation },
+  });
+}
+
+/** True when the filesystem of the directory `dir` has less than 1 MiB free for this user. */
+export function diskIsFull(dir: string): boolean {
   try {
-    const fs = statfsSync(dirname(path));
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize < FULL_BELOW_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/** " (N bytes free)" for the filesystem of the directory `dir`, or "" when it cannot be read. */
+function freeSpace(dir: string): string {
+  try {
+    const fs = statfsSync(dir);
     return ` (${fs.bavail * fs.bsize} bytes free)`;
   } catch {
     return "";

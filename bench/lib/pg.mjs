@@ -6,12 +6,17 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
-export const PG_ADMIN_URL =
+export let PG_ADMIN_URL =
   process.env.HEARTH_TEST_PG_URL ?? "postgres://hearth_test:hearth_test@127.0.0.1:5432/hearth_test";
+
+/** Make fresh databases on another server from now on (workload 18's own embedded server). */
+export function usePgServer(adminUrl) {
+  PG_ADMIN_URL = adminUrl;
+}
 
 const created = new Set();
 
-async function admin(fn) {
+export async function admin(fn) {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
   try {
     await client.connect();

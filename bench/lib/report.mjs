@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { machineMarkdown } from "./machine.mjs";
+import { pgCostSection } from "./pg-cost-report.mjs";
 import { targetsOf } from "./rows.mjs";
 import { SCALING_CHARTS, SCALING_WHY, writeScalingCharts } from "./scaling-charts.mjs";
 import { fmt, fmtRatio } from "./stats.mjs";
@@ -143,13 +144,14 @@ ${t.text}
 Every figure is the median over the rounds (${result.rounds} per workload; ${Math.min(result.rounds, result.sizes.gatewayRounds)} for workloads 3 and 8; ${Math.min(result.rounds, result.sizes.maintenanceRounds)} for workload 7, whose backups take seconds); each ratio is taken
 within one round (hearth and its baseline ran back to back, their order
 rotated every round) and shown as median (min–max) over the rounds. ↑: higher
-is better; ↓: lower is better. Absolute columns are medians.
+is better; ↓: lower is better. Absolute columns are medians. Workload 18's rows
+are in their own section below.
 
-${markdownTable(result.rows)}
+${markdownTable(result.rows.filter((r) => !r.workload.startsWith("18.")))}
 
 ![hearth/baseline ratios](benchmarks.svg)
 
-${scalingSection(result)}## Earlier partial runs
+${scalingSection(result)}${pgCostSection(result, markdownTable)}## Earlier partial runs
 
 What each change of issues 15 and 18 measured when it was made (before this
 full run) is in [benchmarks-history.md](benchmarks-history.md).

@@ -63,8 +63,13 @@ async function start(key) {
   };
 }
 
-/** One timed window: client process p posts to servers[p % servers.length]. */
-async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
+/**
+ * One timed window: client process p posts to servers[p % servers.length].
+ * probe (optional): an async function run at the window's start and at its
+ * end; the window's `probes` are its two answers (workload 18 counts
+ * statements and round trips with it).
+ */
+export async function window(clients, { servers, backends }, { n, tag, warmMs, ms, probe }) {
   const parts = clients.map((client, p) => ({
     client,
     address: servers[p % servers.length].address,
@@ -87,6 +92,7 @@ async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
   });
   const cpuStart = atTime(at, cpu);
   const cpuEnd = atTime(at + ms, cpu);
+  const probes = probe ? [atTime(at, probe), atTime(at + ms, probe)] : [];
   const results = await Promise.all(
     parts.map((x) =>
       ask(x.client, "run", { seq: seq(), address: x.address, clients: x.list, tag, at, ms }),
@@ -97,6 +103,8 @@ async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
   const turns = results.reduce((s, r) => s + r.turns, 0);
   const [c0, c1] = await Promise.all([cpuStart, cpuEnd]);
   return {
+    turns,
+    probes: await Promise.all(probes),
     cpuPerTurn: (c1.gateways - c0.gateways) / turns, // all gateways, per acknowledged turn
     pgCpuPerTurn: (c1.server - c0.server) / turns, // the database's backends of this run
     // Every process of the machine (clients, gateways, the database): a
@@ -114,18 +122,27 @@ async function window(clients, { servers, backends }, { n, tag, warmMs, ms }) {
   };
 }
 
+/** Workload 3's client processes (seeds seed, seed + 1, …); stop them with c.stop(). */
+export const startClients = (seed) =>
+  Array.from({ length: CLIENT_PROCESSES }, (_, p) =>
+    startChild("gateway-client.mjs", { seed: seed + p, turnsPerChat: TURNS_PER_CHAT }),
+  );
+
+/** Wait for the client processes, then warm them at `n` clients (workload 3's warm-up). */
+export async function warm(clients, { n, warmMs, ms }) {
+  await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
+  await warmClients(clients, { counts: [n], warmMs, ms });
+}
+
 export async function postgresGatewayWorkload({ sizes, rounds, log }) {
   const n = sizes.pgGatewayClients;
   const { pgGatewayMs: ms, gatewayWarmMs: warmMs, gatewaySettleMs: settleMs } = sizes;
   log(`17. postgres gateways: ${n} clients, ${ms} ms windows × ${rounds} rounds`);
-  const clients = Array.from({ length: CLIENT_PROCESSES }, (_, p) =>
-    startChild("gateway-client.mjs", { seed: 1700 + p, turnsPerChat: TURNS_PER_CHAT }),
-  );
+  const clients = startClients(1700);
   const res = Object.fromEntries(VARIANTS.map((k) => [k, []]));
   const failures = [];
   try {
-    await Promise.all(clients.map((c) => c.line((l) => l.ready === true)));
-    await warmClients(clients, { counts: [n], warmMs, ms });
+    await warm(clients, { n, warmMs, ms });
     for (let round = 0; round < rounds; round++) {
       const line = [];
       for (const key of rotate(VARIANTS, round)) {

@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { isAbsolute } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import type { Responder } from "../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../turn/run.js";
+import { textProblem } from "../turn/storable-text.js";
 import { callsOf } from "../turn/tool-records.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
 import { promptText, toolCall, toolResult, updatesOf } from "./updates.js";
@@ -65,6 +67,7 @@ export function buildAgent(
       guard(async () => {
         // The chat key is the id: the gateway continues it as {platform: "acp", chat: id}.
         const id = randomUUID();
+        checkCwd(params.cwd);
         const session = await store.sessions.create({ id, source: "acp", chatKey: id });
         await store.meta.set(cwdKey(session.id), params.cwd);
         deps.log({ event: "acp.session_new", session: session.id });
@@ -73,6 +76,7 @@ export function buildAgent(
     )
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) =>
       guard(async () => {
+        checkCwd(params.cwd);
         const session = await store.sessions.require(params.sessionId);
         await store.meta.set(cwdKey(session.id), params.cwd);
         await replay(client, session.id);
@@ -109,11 +113,18 @@ export function buildAgent(
             -32600,
             "Invalid request: this session already has a prompt running",
           );
+        // Refused like the gateway refuses them, before anything is stored.
+        const content = promptText(params.prompt);
+        if (content === "") throw acp.RequestError.invalidParams(undefined, "the prompt is empty");
+        const problem = textProblem(content, false);
+        if (problem) throw acp.RequestError.invalidParams(undefined, `the prompt ${problem}`);
         const controller = new AbortController();
-        const stopOn = (s: AbortSignal) =>
-          s.addEventListener("abort", () => controller.abort(), { once: true });
-        stopOn(signal);
-        stopOn(deps.shutdown);
+        const abort = () => controller.abort();
+        // Removed when the prompt ends: the shutdown signal lives as long as the process.
+        for (const s of [signal, deps.shutdown]) s.addEventListener("abort", abort, { once: true });
+        const unlisten = () => {
+          for (const s of [signal, deps.shutdown]) s.removeEventListener("abort", abort);
+        };
         inFlight.set(sessionId, controller);
         // Updates go out in order, and all of them before the prompt's answer.
         let sent: Promise<unknown> = Promise.resolve();
@@ -126,7 +137,7 @@ export function buildAgent(
         };
         const turn = runTurn(
           deps.runtime,
-          { platform: "acp", chat: sessionId, sessionId, content: promptText(params.prompt) },
+          { platform: "acp", chat: sessionId, sessionId, content },
           {
             responder: deps.responder(),
             config: deps.config(),
@@ -150,10 +161,12 @@ export function buildAgent(
           return { stopReason: "end_turn" as const };
         } catch (err) {
           await sent;
-          if (isHearthError(err, "HEARTH_TURN_CANCELLED"))
+          // A cancel while the prompt waited for another turn is still a cancel (ACP requires it).
+          if (isHearthError(err, "HEARTH_TURN_CANCELLED") || controller.signal.aborted)
             return { stopReason: "cancelled" as const };
           throw err;
         } finally {
+          unlisten();
           inFlight.delete(sessionId);
           running.delete(turn);
         }
@@ -166,6 +179,15 @@ export function buildAgent(
     await Promise.allSettled([...running]);
   };
   return { app, settled };
+}
+
+/** ACP requires an absolute working directory; a relative one is refused, not stored. */
+function checkCwd(cwd: string): void {
+  if (typeof cwd !== "string" || !isAbsolute(cwd))
+    throw acp.RequestError.invalidParams(
+      undefined,
+      `cwd must be an absolute path, not ${JSON.stringify(cwd)}`,
+    );
 }
 
 /** HearthErrors as JSON-RPC errors: the code and hint in `data`, the message as is. */

@@ -11,10 +11,13 @@ export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3, problems: 4, config
  */
 // Not HEARTH_MAINTENANCE_RUNNING: maintenance ends, and a restart with
 // backoff then succeeds; exiting 78 would leave the process down for good.
+// HEARTH_NO_SPACE is: a disk full at startup needs someone to free space,
+// and restarts meanwhile only fill the log (docs/operations.md, full disk).
 const UNFIXABLE_BY_RESTART = new Set([
   "HEARTH_EXPOSED_WITHOUT_AUTH",
   "HEARTH_EXPOSED_WITHOUT_TLS",
   "HEARTH_CONFIG_UNSAFE",
+  "HEARTH_PASSWORD_FILE_UNSAFE",
   "HEARTH_PATH_HARDLINK",
   "HEARTH_GENERATION_LOST",
   "HEARTH_PORT_IN_USE",
@@ -35,6 +38,7 @@ const UNFIXABLE_BY_RESTART = new Set([
   "HEARTH_NOT_SQLITE",
   "HEARTH_FOREIGN_DATABASE",
   "HEARTH_CHILD_REFUSED",
+  "HEARTH_NO_SPACE",
 ]);
 
 /** Report a long-lived process's startup error; 78 when a restart cannot fix it, else what reportError says. */

@@ -14,6 +14,7 @@ const ENV_KEYS: Record<string, [section: string, key: string, kind: "string" | "
   HEARTH_GATE_WAIT_MS: ["store", "gateWaitMs", "int"],
   HEARTH_READER_THREADS: ["store", "readerThreads", "int"],
   HEARTH_STORE_URL: ["store", "url", "string"],
+  HEARTH_STORE_PASSWORD_FILE: ["store", "passwordFile", "string"],
   HEARTH_BACKUP_KEEP: ["backup", "keep", "int"],
   HEARTH_GATEWAY_PORT: ["gateway", "port", "int"],
   HEARTH_GATEWAY_HOST: ["gateway", "host", "string"],

@@ -78,6 +78,13 @@ const store = z
     url: z.string().optional(),
     /** Pool, timeouts, TLS and schema of a PostgreSQL store (config/pg.ts). */
     pg: pgSchema.default(pgSchema.parse({})),
+    /**
+     * A file holding the PostgreSQL password (its first line), used when
+     * store.url carries none and PGPASSWORD is unset; relative to the home.
+     * It must be this user's regular file, mode 0600 or stricter
+     * (HEARTH_PASSWORD_FILE_UNSAFE otherwise).
+     */
+    passwordFile: z.string().min(1).optional(),
   })
   .strict();
 
@@ -207,10 +214,18 @@ const allowedHost = z
     'must be a host name (".example.com" allows its subdomains) or an IP address, without a port',
   );
 
+/** The address to listen on: an IP address or a host name; no port, no brackets, no spaces. */
+const bindHost = z
+  .string()
+  .refine(
+    (v) => isIP(v) !== 0 || (HOST_NAME.test(v) && !v.startsWith(".")),
+    "must be an IP address or a host name to listen on (no port, brackets or spaces)",
+  );
+
 const gateway = z
   .object({
     /** Anything but a loopback address needs requireAuth (docs/security.md). */
-    host: z.string().min(1).default("127.0.0.1"),
+    host: bindHost.default("127.0.0.1"),
     /** Host names (besides loopback and the bound address) the gateway answers for: DNS-rebinding defence. */
     allowedHosts: z.array(allowedHost).max(256).default([]),
     /** 0 picks a free port (printed in the readiness line). */
@@ -262,6 +277,8 @@ const gateway = z
     keepAliveTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
     /** Connections beyond this many are dropped on arrival (descriptor exhaustion defence). */
     maxConnections: z.number().int().min(1).max(1_000_000).default(512),
+    /** Open connections per client address beyond this many are closed on arrival: one client cannot starve the others. */
+    maxConnectionsPerClient: z.number().int().min(1).max(1_000_000).default(64),
     /** Serve GET /metrics without a token even when requireAuth is on. */
     publicMetrics: z.boolean().default(false),
     /** Per client address: pairing and refresh attempts at once, and refilled per minute; successes are given back. */
@@ -280,7 +297,7 @@ const dashboardTls = z
 const dashboard = z
   .object({
     /** Anything but a loopback address needs dashboard.tls (docs/dashboard.md). */
-    host: z.string().min(1).default("127.0.0.1"),
+    host: bindHost.default("127.0.0.1"),
     /** 0 picks a free port (printed in the readiness line). */
     port: z.number().int().min(0).max(65535).default(8788),
     /** Host names (besides loopback and the bound address) the dashboard answers for: DNS-rebinding defence. */

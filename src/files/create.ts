@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, constants, mkdirSync, openSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
 import { HearthError } from "../errors.js";
+import { isRecognisedHearthDir } from "./hearth-home.js";
 import { lstatOrNull } from "./inspect.js";
 
 /**
@@ -23,11 +23,11 @@ export function ensurePrivateDir(dir: string): void {
     );
   }
   if ((stats.mode & 0o077) === 0) return;
-  if (!created && !isHearthDir(dir)) {
+  if (!created && !isRecognisedHearthDir(dir)) {
     const mode = (stats.mode & 0o7777).toString(8).padStart(4, "0");
     throw new HearthError(
       "HEARTH_PATH_UNSAFE_HOME",
-      `refusing ${dir}: others can reach it (mode ${mode}) and it is not a hearth home; hearth changes the permissions only of directories it created`,
+      `refusing ${dir}: others can reach it (mode ${mode}) and hearth cannot tell it is a hearth home (no config.json of hearth's sections, no store of its own open there); hearth changes the permissions only of directories it created or recognises as its own, and left this one as it was`,
       {
         resource: dir,
         hint: `point --home (or HEARTH_HOME) at a new directory, which hearth creates 0700; or, if ${dir} is meant to be a private hearth home: chmod 700 ${dir}`,
@@ -35,28 +35,6 @@ export function ensurePrivateDir(dir: string): void {
     );
   }
   chmodSync(dir, 0o700);
-}
-
-/** Names whose presence (a regular file owned by this user) marks a hearth home. */
-const HOME_MARKERS = ["config.json", "state.db"];
-
-/**
- * A directory that already holds a hearth home, or lies within one (a
- * profile, run or backups directory, up to three levels down).
- */
-function isHearthDir(dir: string): boolean {
-  const uid = process.getuid?.();
-  let current = dir;
-  for (let level = 0; level <= 3; level++) {
-    for (const name of HOME_MARKERS) {
-      const stats = lstatOrNull(join(current, name));
-      if (stats?.isFile() && (uid === undefined || stats.uid === uid)) return true;
-    }
-    const parent = dirname(current);
-    if (parent === current) break;
-    current = parent;
-  }
-  return false;
 }
 
 /** Create `path` for writing: exclusive (it must not exist), never through a symbolic link, 0600. */

@@ -1,6 +1,12 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import { ERROR_CODES, HearthError, type HearthErrorCode } from "../errors.js";
+import {
+  ERROR_CODES,
+  HearthError,
+  type HearthErrorCode,
+  NO_SPACE_SITUATIONS,
+  type NoSpaceSituation,
+} from "../errors.js";
 import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError as fromHttpError } from "../http/request-error.js";
 import type { GatewayMetrics } from "./metrics.js";
@@ -53,17 +59,29 @@ export function fromRequestError(err: unknown): HearthError {
 export function publicError(error: HearthError, status: number): Record<string, unknown> {
   if (status >= 500 && !PUBLIC_SERVER_ERRORS.has(error.code)) {
     const retry = retryAfterSeconds(error);
+    const situation = noSpaceSituation(error);
     return {
       name: error.name,
       code: error.code,
-      message: ERROR_CODES[error.code],
+      message: situation ? NO_SPACE_SITUATIONS[situation] : ERROR_CODES[error.code],
       ...(retry === undefined ? {} : { hint: `retry in ${retry} s (Retry-After)` }),
+      ...(situation ? { details: { situation } } : {}),
     };
   }
   const json = error.toJSON();
   // A resource that is a path is the server's business.
   if (typeof json.resource === "string" && json.resource.includes("/")) delete json.resource;
   return json;
+}
+
+/** Which full disk a HEARTH_NO_SPACE is about (a write, an open, a copy): each has its own public text. */
+function noSpaceSituation(error: HearthError): NoSpaceSituation | undefined {
+  const situation = error.details?.situation;
+  return error.code === "HEARTH_NO_SPACE" &&
+    typeof situation === "string" &&
+    Object.hasOwn(NO_SPACE_SITUATIONS, situation)
+    ? (situation as NoSpaceSituation)
+    : undefined;
 }
 
 export function retryAfterSeconds(error: HearthError): number | undefined {

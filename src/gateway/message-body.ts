@@ -1,5 +1,6 @@
 import { PROFILE_PATTERN } from "../config/paths.js";
 import { HearthError } from "../errors.js";
+import { textProblem } from "../turn/storable-text.js";
 
 /** The body of POST /v1/messages, checked strictly (no coercion, nothing unknown). */
 export const messageBody = {
@@ -47,19 +48,12 @@ export function checkText(body: MessageBody): void {
   ];
   for (const [field, value, names] of fields) {
     if (value === undefined) continue;
-    if (/\p{Cs}/u.test(value)) {
-      throw new HearthError(
-        "HEARTH_BAD_REQUEST",
-        `bad request: body/${field} contains a lone UTF-16 surrogate, which cannot be stored as text`,
-        { hint: "send well-formed Unicode (each surrogate in a pair)" },
-      );
-    }
-    if (names && /\p{Cc}/u.test(value)) {
-      throw new HearthError(
-        "HEARTH_BAD_REQUEST",
-        `bad request: body/${field} contains a control character (NUL, newline, escape…)`,
-        { hint: `${field} is a name: printable characters only` },
-      );
-    }
+    const problem = textProblem(value, names);
+    if (!problem) continue;
+    throw new HearthError("HEARTH_BAD_REQUEST", `bad request: body/${field} ${problem}`, {
+      hint: /surrogate/.test(problem)
+        ? "send well-formed Unicode (each surrogate in a pair)"
+        : `${field} is a name: printable characters only`,
+    });
   }
 }

@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
 import { HearthError } from "../errors.js";
+import { capConnectionsPerClient } from "../http/connection-cap.js";
 import type { GatewayDeps, RouteContext } from "./gateway-deps.js";
 import { registerHostGuard } from "./host-guard.js";
 import { registerAuth } from "./http-auth.js";
@@ -52,6 +53,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
     ajv: { customOptions: { allErrors: false, coerceTypes: false, removeAdditional: false } },
   });
   app.server.maxConnections = g.maxConnections;
+  capConnectionsPerClient(app.server, g.maxConnectionsPerClient);
   // One drain listener per turn in flight (followDrain): as many as connections.
   if (deps.draining) setMaxListeners(0, deps.draining);
   app.decorateRequest("hearthProfile", "");

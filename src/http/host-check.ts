@@ -57,7 +57,8 @@ export function isLoopbackName(host: string): boolean {
 /** The name part of a `Host` header value (`[::1]:8787` → `::1`), lowercase, no trailing dot. */
 export function hostName(header: string): string | undefined {
   const value = header.trim().toLowerCase();
-  if (value === "") return undefined;
+  // No whitespace inside a Host ("127.0.0.1 :8787"): malformed, refused like any unknown one.
+  if (value === "" || /\s/.test(value)) return undefined;
   if (value.startsWith("[")) {
     const end = value.indexOf("]");
     if (end < 0) return undefined;

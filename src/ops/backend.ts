@@ -43,10 +43,15 @@ export async function maintenanceTarget(
   // Without a config file or HEARTH_* variable this loads no schema (zod).
   const config = await loadConfigLazily({ home, env });
   const keep = config.backup.keep;
-  const url = config.store.url;
-  return url === undefined
-    ? { backend: "sqlite", home, profile, keep }
-    : { backend: "postgres", home, profile, keep, url, settings: config.store.pg };
+  if (config.store.url === undefined) return { backend: "sqlite", home, profile, keep };
+  const { storeUrlWithPassword } = await import("../store/pg/password.js");
+  // The password from PGPASSWORD or store.passwordFile when the URL has none.
+  const url = storeUrlWithPassword(config.store.url, {
+    passwordFile: config.store.passwordFile,
+    home,
+    env,
+  });
+  return { backend: "postgres", home, profile, keep, url, settings: config.store.pg };
 }
 
 /**

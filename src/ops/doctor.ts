@@ -1,7 +1,7 @@
 import { loadConfigLazily } from "../config/load-lazily.js";
 import { databasePath, resolveLocation } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
-import { isHearthError } from "../errors.js";
+import { fromSqliteError, isHearthError, isSqliteError } from "../errors.js";
 import { assertOurs, lstatOrNull, readHeader } from "../files/inspect.js";
 import type { HolderJson } from "../process/holders.js";
 import { warmKernelLocks } from "../process/proc-locks.js";
@@ -9,7 +9,14 @@ import { sqliteMaintenance } from "../store/sqlite/maintenance.js";
 import type { StoreCounts } from "../store/types.js";
 import { fileFindings, routingFindings } from "./doctor/files.js";
 import { type Finding, type Severity, worst } from "./doctor/finding.js";
-import { backupFindings, holderFindings, ledgerFindings, spaceFindings } from "./doctor/host.js";
+import {
+  backupFindings,
+  diskFullFinding,
+  holderFindings,
+  ledgerFindings,
+  spaceFindings,
+  stagingFindings,
+} from "./doctor/host.js";
 import { jobFindings } from "./doctor/jobs.js";
 import {
   contentFindings,
@@ -98,12 +105,7 @@ export async function runDoctor(
     report.counts = content.counts;
     report.schemaVersion = content.schemaVersion;
   } catch (err) {
-    findings.push({
-      code: "quick_check",
-      severity: "error",
-      message: `the database cannot be read: ${(err as Error).message}`,
-      fix: "hearth sessions repair",
-    });
+    findings.push(unreadable(err, path));
   }
 
   const held = holderFindings(path, home, profile);
@@ -112,9 +114,23 @@ export async function runDoctor(
   report.holders = held.holders;
   findings.push(...routingFindings(home, profile, path));
   findings.push(...backupFindings(home, profile));
-  findings.push(...spaceFindings(path));
+  findings.push(...stagingFindings(home));
+  // A full disk was already said where the content could not be read.
+  if (!findings.some((f) => f.code === "disk_full")) findings.push(...spaceFindings(path));
   findings.push(...ledgerFindings(path, home, profile));
   return finish();
+}
+
+/** The content could not be read: on a full disk that is the disk (free space), never damage (repair). */
+function unreadable(err: unknown, path: string): Finding {
+  const coded = isSqliteError(err) ? fromSqliteError(err, path, "open") : err;
+  if (isHearthError(coded, "HEARTH_NO_SPACE")) return diskFullFinding(path);
+  return {
+    code: "quick_check",
+    severity: "error",
+    message: `the database cannot be read: ${(err as Error).message}`,
+    fix: "hearth sessions repair",
+  };
 }
 
 function openFailure(err: unknown, code: string): Finding {

@@ -12,7 +12,8 @@ import { HearthError } from "../errors.js";
 import { sqliteOnly } from "../store/api.js";
 import type { CopyReport } from "../store/copy/to-pg.js";
 import { openStore } from "../store/open.js";
-import { parseStoreUrl } from "../store/pg/url.js";
+import { hasPassword, storeUrlWithPassword, withPassword } from "../store/pg/password.js";
+import { maskUrl, parseStoreUrl } from "../store/pg/url.js";
 import type { OnProgress } from "../store/progress.js";
 import { internals } from "../store/sqlite/store.js";
 
@@ -29,6 +30,12 @@ export interface MigrateToOptions {
   chunkRows?: number;
   onProgress?: OnProgress;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Asked for the PostgreSQL password (with the masked URL) when neither
+   * the URL, PGPASSWORD nor store.passwordFile gives one: the CLI's prompt
+   * on a terminal. An empty answer means none (trust, .pgpass).
+   */
+  askPassword?: (url: string) => Promise<string>;
 }
 
 export interface MigrateToReport extends CopyReport {
@@ -43,6 +50,14 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
   const env = options.env ?? process.env;
   const where = resolveLocation(options, env);
   const config = loadConfig({ home: where.home, env });
+  const sources = { passwordFile: config.store.passwordFile, home: where.home, env };
+  const complete = async (url: string): Promise<string> => {
+    parseStoreUrl(url);
+    const filled = storeUrlWithPassword(url, sources);
+    if (hasPassword(filled) || !options.askPassword) return filled;
+    const answer = await options.askPassword(maskUrl(url));
+    return answer === "" ? filled : withPassword(url, answer);
+  };
   const from = options.from ?? config.store.url;
   if (from !== undefined) parseStoreUrl(from);
 
@@ -56,6 +71,7 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
           hint: "hearth migrate --to <path/to/state.db> --from postgres://… (or --to postgres://… from a SQLite profile)",
         },
       );
+    const to = await complete(options.to);
     const { copySqliteToPg } = await import("../store/copy/to-pg.js");
     const store = await openStore({
       home: where.home,
@@ -65,7 +81,7 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
     });
     try {
       const db = sqliteOnly(store, "hearth migrate --to")[internals].connection("reader").db;
-      const report = await copySqliteToPg(db, store.path, options.to, {
+      const report = await copySqliteToPg(db, store.path, to, {
         ...(options.force === undefined ? {} : { force: options.force }),
         ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
         ...(options.chunkRows === undefined ? {} : { chunkRows: options.chunkRows }),
@@ -97,7 +113,7 @@ export async function migrateTo(options: MigrateToOptions): Promise<MigrateToRep
       ? resolve(options.to)
       : databasePath(resolve(options.to), where.profile);
   const { copyPgToSqlite } = await import("../store/copy/to-sqlite.js");
-  const report = await copyPgToSqlite(from, target, {
+  const report = await copyPgToSqlite(await complete(from), target, {
     settings: config.store.pg,
     ...(options.chunkRows === undefined ? {} : { chunkRows: options.chunkRows }),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),

@@ -8,6 +8,7 @@ import {
   resolveHome,
   validateProfile,
 } from "../config/paths.js";
+import { maskArgv } from "../mask-secrets.js";
 import {
   type GhostHolder,
   type Holder,
@@ -100,7 +101,8 @@ function psProfile(home: string, profile: string, includeSelf: boolean): PsProfi
     const m = markerOf(h);
     return {
       ...holderJson(h),
-      marker: m ? { argv: m.argv, profile: m.profile, since: m.since } : null,
+      // A marker left by an older hearth may hold an unmasked argv.
+      marker: m ? { argv: maskArgv(m.argv), profile: m.profile, since: m.since } : null,
     };
   });
   base.ghosts = report.ghosts.map((g: GhostHolder) => ({

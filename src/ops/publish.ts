@@ -18,7 +18,7 @@ import {
   rmSync,
 } from "node:fs";
 import { open } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type FailpointName, failpoint } from "../failpoints.js";
 
 /** The staging name of a copy this process is writing into `dir` for `profile`. */
@@ -47,9 +47,17 @@ export async function publishStaged<T>(
     await fsyncAsync(dir);
     return value;
   } catch (err) {
-    rmSync(staging, { force: true });
+    removeStaging(dir, basename(staging));
     throw err;
   }
+}
+
+/** What SQLite may create beside a copy it writes (a backup into a rollback-journal file leaves a hot -journal when it fails). */
+const STAGING_SIDECARS = ["", "-journal", "-wal", "-shm"];
+
+/** Remove a staging file and the sidecars SQLite may have left beside it. */
+function removeStaging(dir: string, name: string): void {
+  for (const suffix of STAGING_SIDECARS) rmSync(join(dir, name + suffix), { force: true });
 }
 
 /**
@@ -86,21 +94,42 @@ export function fsyncFile(path: string): void {
   }
 }
 
+/** A staging file or a sidecar of one: `.staging-<profile>-<pid>-<ms>.tmp[-journal|-wal|-shm]`. */
+const STAGING_NAME = /^\.staging-(.+)-(\d+)-(\d+)\.tmp(-journal|-wal|-shm)?$/;
+
+/**
+ * The staging files (and their sidecars) in `dir`, of `profile` or of every
+ * profile, whose writing process is gone: a copy that was killed or failed
+ * without cleaning up. A staging file whose pid is in use (its copy may be
+ * running, or the pid was reused) is not listed: only ESRCH proves the
+ * writer is gone.
+ */
+export function deadStaging(dir: string, profile?: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    const match = STAGING_NAME.exec(name);
+    if (!match || (profile !== undefined && match[1] !== profile)) return false;
+    const pid = Number(match[2]);
+    return pid > 0 && !pidInUse(pid);
+  });
+}
+
 /**
  * Remove the staging files of this profile's copies whose process is gone
- * (killed between the copy and its publication): they are never listed as
- * backups, so nothing else would ever remove them, and each is as large as
- * the store. A staging file whose pid is in use (its copy may be running,
- * or the pid was reused) is kept: only ESRCH proves the writer is gone.
+ * (killed between the copy and its publication, or a copy whose cleanup
+ * failed), with their sidecars: they are never listed as backups, so
+ * nothing else would ever remove them, and each is as large as the store.
+ * Returns the removed names.
  */
-export function removeDeadStaging(dir: string, profile: string): void {
-  const prefix = `.staging-${profile}-`;
-  for (const name of readdirSync(dir)) {
-    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
-    const pid = Number(name.slice(prefix.length).split("-")[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || pidInUse(pid)) continue;
-    rmSync(join(dir, name), { force: true });
-  }
+export function removeDeadStaging(dir: string, profile?: string): string[] {
+  const names = deadStaging(dir, profile);
+  for (const name of names) rmSync(join(dir, name), { force: true });
+  return names;
 }
 
 function pidInUse(pid: number): boolean {

@@ -20,6 +20,7 @@ export function assertSpaceFor(dir: string, bytes: number, doing: string): void 
         resource: dir,
         cause: err,
         hint: "check that the directory exists and is on a mounted filesystem",
+        details: { situation: "admission" },
       },
     );
   }
@@ -31,6 +32,7 @@ export function assertSpaceFor(dir: string, bytes: number, doing: string): void 
       {
         resource: dir,
         hint: "free disk space (or remove old backups) and run it again; nothing was written",
+        details: { situation: "admission" },
       },
     );
   }

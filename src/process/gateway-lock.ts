@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { profileDir } from "../config/paths.js";
 import { HearthError } from "../errors.js";
 import { ensurePrivateDir } from "../files/create.js";
+import { maskArgv } from "../mask-secrets.js";
 import { describeHolders, holderJson, readHolders } from "./holders.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "./identity.js";
 import { inodeLocks, type LockedDatabase } from "./inode-locks.js";
@@ -76,7 +77,7 @@ export function claimGateway(store: LockedDatabase): GatewayLock {
     if (identity) {
       const record: GatewayRecord = {
         ...identity,
-        argv: process.argv,
+        argv: maskArgv(process.argv),
         since: new Date().toISOString(),
         profile: store.profile,
         dbPath: store.path,
@@ -124,7 +125,7 @@ export function claimHomeGateway(place: {
     if (identity)
       writeJsonAtomic(recordPath, {
         ...identity,
-        argv: process.argv,
+        argv: maskArgv(process.argv),
         since: new Date().toISOString(),
         profile: place.profile,
         dbPath: place.path,

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { maskArgv } from "../mask-secrets.js";
 
 /**
  * P1: a process is (pid, start time in clock ticks since boot, boot id).
@@ -125,7 +126,8 @@ export function describeProcess(pid: number): ProcessInfo {
   }
   try {
     const raw = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-    commandLine = raw.split("\0").filter(Boolean).join(" ") || undefined;
+    // Another process's argv may carry a password (`--to postgres://u:pw@…`): never shown.
+    commandLine = maskArgv(raw.split("\0").filter(Boolean)).join(" ") || undefined;
   } catch {
     commandLine = undefined;
   }

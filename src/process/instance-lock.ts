@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import * as fsx from "fs-native-extensions";
 import { HearthError, type HearthErrorCode } from "../errors.js";
 import { ensurePrivateDir } from "../files/create.js";
+import { maskArgv } from "../mask-secrets.js";
 import { currentIdentity, liveness, type ProcessIdentity } from "./identity.js";
 import { writeJsonAtomic } from "./markers.js";
 
@@ -36,7 +37,7 @@ export function claimInstance(
     const record = readInstanceRecord(`${lockPath}.json`);
     const who =
       record && liveness(record) !== "dead"
-        ? `pid ${record.pid} (${record.argv.join(" ")}) since ${record.since}`
+        ? `pid ${record.pid} (${maskArgv(record.argv).join(" ")}) since ${record.since}`
         : "a process hearth could not name (hearth ps may tell more)";
     throw new HearthError(refusal.code, `${refusal.what}: ${who}`, {
       resource: lockPath,
@@ -50,7 +51,7 @@ export function claimInstance(
     try {
       writeJsonAtomic(recordPath, {
         ...identity,
-        argv: process.argv,
+        argv: maskArgv(process.argv),
         since: new Date().toISOString(),
       } satisfies InstanceRecord);
     } catch {

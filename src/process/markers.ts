@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ensurePrivateDir } from "../files/create.js";
+import { maskArgv } from "../mask-secrets.js";
 import { currentIdentity, type Liveness, liveness, type ProcessIdentity } from "./identity.js";
 import type { ProcessKind } from "./lock-map.js";
 
@@ -40,7 +41,7 @@ export function writeMarker(
   const marker: Marker = {
     ...identity,
     ...fields,
-    argv: process.argv,
+    argv: maskArgv(process.argv),
     since: new Date().toISOString(),
   };
   const path = join(dir, `${identity.pid}-${identity.startTicks}.json`);

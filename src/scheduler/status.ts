@@ -2,6 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Gauge, Registry } from "prom-client";
 import type { JobConfig } from "../config/schema.js";
+import { hostPolicy, hostRefusal } from "../http/host-check.js";
 import { listenOrExplain } from "../http/port-in-use.js";
 import { nextDue, periodsSince } from "../ops/jobs/due.js";
 import type { JobHealth } from "../store/runs.js";
@@ -36,6 +37,8 @@ const OUTCOMES = ["ok", "refused", "failed", "unknown"] as const;
  * The scheduler's loopback status: GET /status (JSON, one entry per job and
  * profile) and GET /metrics (Prometheus text): last outcome, last success
  * time, consecutive failures and periods since the last success per job.
+ * It listens on 127.0.0.1 only (no setting binds it elsewhere, so it needs
+ * no token) and answers only loopback Hosts and Origins.
  */
 /** One job's status on one profile, from its configuration, its recorded health and what runs now. */
 export function jobStatus(
@@ -102,9 +105,16 @@ export async function serveStatus(port: number, status: () => JobStatus[]): Prom
       periods.set(l, s.periodsSinceSuccess ?? -1);
     }
   };
+  // The same Host/Origin policy as the gateway and the dashboard (S1): a
+  // page rebound to 127.0.0.1 must not read the jobs and their profiles.
+  const policy = hostPolicy({ bind: "127.0.0.1" });
   const server = createServer((req, res) => {
     void (async () => {
-      if (req.method === "GET" && req.url === "/status") {
+      const refusal = hostRefusal(req.headers, policy);
+      if (refusal) {
+        res.writeHead(403, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { code: refusal.code, message: refusal.message } }));
+      } else if (req.method === "GET" && req.url === "/status") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ pid: process.pid, jobs: status() }));
       } else if (req.method === "GET" && req.url === "/metrics") {

@@ -4,6 +4,7 @@
  * rendering, and the stream of steps. A backend only reads rows
  * (ExportSql: sqlite/export.ts, pg/export.ts).
  */
+import { printable } from "../printable.js";
 import { sessionNotFound } from "./session-create.js";
 import type { Message, Session } from "./types.js";
 
@@ -82,7 +83,7 @@ export async function exportStep(
       chunk +=
         options.format === "jsonl"
           ? `${JSON.stringify({ type: "session", session })}\n`
-          : markdownHeader(session);
+          : markdownText(markdownHeader(session));
       at.session = session.id;
       at.afterSession = session.id;
       at.afterOrdinal = -1;
@@ -97,7 +98,7 @@ export async function exportStep(
       chunk +=
         options.format === "jsonl"
           ? `${JSON.stringify({ type: "message", message })}\n`
-          : markdownMessage(message);
+          : markdownText(markdownMessage(message));
     }
     written += messages.length + 1;
     if (messages.length < EXPORT_PAGE) at.session = null;
@@ -140,6 +141,15 @@ async function nextSession(
     return session;
   }
   return sql.sessionAfter(at.afterSession);
+}
+
+/**
+ * Markdown is read in terminals and editors: control characters (ESC, NUL,
+ * a lone CR) and bidi overrides become visible escapes (`\x1b`, `\x00`,
+ * `\u202e`); newlines and tabs stay, CRLF becomes LF. JSONL stays exact.
+ */
+function markdownText(text: string): string {
+  return printable(text.replace(/\r\n/g, "\n"));
 }
 
 function markdownHeader(session: Session): string {

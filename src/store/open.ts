@@ -105,6 +105,7 @@ async function open(options: OpenStoreOptions): Promise<Store> {
       profile,
       role,
       config,
+      env,
       // A pg.Pool (checked structurally above); the backend holds its real type.
       ...(pool ? { pool: pool as never } : {}),
     });

@@ -166,6 +166,22 @@ describe.each(backends)("export on $name", (backend) => {
       expect(text).not.toMatch(/## 0\. assistant\n\n\n/);
     });
 
+    it("escapes control characters and bidi overrides in Markdown; JSONL stays exact", async () => {
+      // PostgreSQL text cannot hold NUL (refused on write): only SQLite stores one.
+      const nul = backend.name === "sqlite" ? "\u0000" : "";
+      const raw = `a\u001b]0;pwned\u0007b${nul}c\u202ed\re\r\nf\tg\nh`;
+      const s = await store.sessions.create({ title: "t\u001b[2Jx" });
+      await store.messages.append(s.id, { role: "user", content: raw });
+      const md = (await drain(store.export({ format: "markdown", sessionIds: [s.id] }))).join("");
+      expect(md).toContain("# t\\x1b[2Jx");
+      expect(md).toContain(`a\\x1b]0;pwned\\x07b${nul ? "\\x00" : ""}c\\u202ed\\x0de\nf\tg\nh`);
+      expect([...md].filter((c) => /\p{Cc}/u.test(c) && c !== "\n" && c !== "\t")).toEqual([]);
+      expect(md).not.toContain("\u202e");
+      const jsonl = parseJsonl(await drain(store.export({ format: "jsonl", sessionIds: [s.id] })));
+      const line = jsonl.find((l) => l.type === "message");
+      expect(line?.type === "message" && line.message.content).toBe(raw);
+    });
+
     it("names an untitled session by its id, and leaves history out on request", async () => {
       const untitled = await store.sessions.create();
       await store.messages.append(untitled.id, { role: "user", content: "anonymous" });

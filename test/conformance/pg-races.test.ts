@@ -1,9 +1,10 @@
 /**
- * The cross-host guarantees of D5 and D6 on PostgreSQL, with real
+ * The cross-host guarantees of D5, D6 and H2 on PostgreSQL, with real
  * processes (each its own pool, as each host would have): two processes
  * claim one handoff at the same instant, two rotate one refresh token at
- * the same instant. A gate (an advisory lock this test holds until both
- * processes wait on it) starts each round at once in both.
+ * the same instant, two compare-and-set one meta key at the same instant.
+ * A gate (an advisory lock this test holds until both processes wait on
+ * it) starts each round at once in both.
  */
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -120,6 +121,20 @@ describe.skipIf(!pgEnabled)("races across processes on PostgreSQL", () => {
       await expect(m.tokens.rotate(next, LIFETIMES)).rejects.toMatchObject({
         code: "HEARTH_UNAUTHORIZED",
       });
+    }
+  });
+
+  it(`two processes compare-and-set one absent meta key at the same instant: exactly one sets it (${ROUNDS} rounds)`, async () => {
+    // PgMeta's casOn decides under the key's advisory lock: without it both read "absent" and both write.
+    const { m, admin, workers } = await setup();
+    const key = `turn:${await m.seed.session()}`;
+    for (let round = 0; round < ROUNDS; round++) {
+      const replies = await race(admin, workers, 3000 + round, "takeKey", { key });
+      for (const r of replies) expect(r.ok, r.error?.message).toBe(true);
+      const won = workers.filter((_, i) => replies[i]!.result === true);
+      expect(won, `round ${round}`).toHaveLength(1);
+      const { rows } = await admin.query("DELETE FROM meta WHERE key = $1 RETURNING value", [key]);
+      expect(rows.map((r) => r.value)).toEqual([String(won[0]!.child.pid)]);
     }
   });
 

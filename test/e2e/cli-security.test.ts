@@ -71,9 +71,9 @@ describe("home directories hearth did not create are never chmod'ed (item 5)", (
   });
 
   it("tightens a hearth home that was loosened, and uses a private directory as it is", () => {
-    // A home holding this user's config.json is a hearth home, even before its first store.
+    // A home holding this user's config.json of hearth's sections is a hearth home, even before its first store.
     const home = tempHome();
-    writeConfig(home, {});
+    writeConfig(home, { durability: {} });
     chmodSync(home, 0o755);
     expect(hearth("--home", home, "token", "create").code).toBe(0);
     expect(mode(home)).toBe(0o700);
@@ -83,6 +83,51 @@ describe("home directories hearth did not create are never chmod'ed (item 5)", (
     expect(hearth("--home", mine, "token", "create").code).toBe(0);
     expect(mode(mine)).toBe(0o700);
     expect(existsSync(join(mine, "state.db"))).toBe(true);
+  });
+});
+
+describe("only a recognisable hearth home is chmod'ed (an unrelated config.json is no hearth mark)", () => {
+  it("leaves a sticky shared directory under an unrelated config.json exactly as it was", () => {
+    const app = join(dirname(tempHome()), "other-app");
+    mkdirSync(app, { mode: 0o755 });
+    writeFileSync(join(app, "config.json"), '{"name":"other-app","port":3000}\n', { mode: 0o600 });
+    const shared = join(app, "shared");
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    for (const args of [
+      ["token", "create"],
+      ["token", "create", "--label", "x"],
+    ]) {
+      const r = hearth("--home", shared, "--json", ...args);
+      expect(r.code, r.stderr).toBe(1);
+      const { error } = JSON.parse(r.stderr);
+      expect(error.code).toBe("HEARTH_PATH_UNSAFE_HOME");
+      expect(error.message).toContain("cannot tell it is a hearth home");
+    }
+    expect(mode(shared)).toBe(0o1777);
+    expect(mode(app)).toBe(0o755);
+    expect(readdirSync(shared)).toEqual([]);
+  });
+
+  it("cannot tell from an empty, unparsable or foreign-keyed config.json, nor at a place hearth puts no directory", () => {
+    for (const text of ["{}\n", "not json", '{"durability":{},"name":"x"}', "[]"]) {
+      const dir = join(dirname(tempHome()), `cfg-${readdirSync(dirname(tempHome())).length}`);
+      mkdirSync(dir, { mode: 0o700 });
+      writeFileSync(join(dir, "config.json"), text, { mode: 0o600 });
+      chmodSync(dir, 0o755);
+      const r = hearth("--home", dir, "token", "create");
+      expect(r.code, text).not.toBe(0);
+      expect(mode(dir), text).toBe(0o755);
+    }
+    // A real hearth home above does not vouch for a directory hearth never puts there.
+    const home = tempHome();
+    writeConfig(home, { durability: {} });
+    const projects = join(home, "projects");
+    mkdirSync(projects);
+    chmodSync(projects, 0o755);
+    const r = hearth("--home", projects, "--json", "token", "create");
+    expect(JSON.parse(r.stderr).error.code).toBe("HEARTH_PATH_UNSAFE_HOME");
+    expect(mode(projects)).toBe(0o755);
   });
 });
 

@@ -75,10 +75,12 @@ export async function freshPgDatabase(): Promise<string> {
   return withDatabase(PG_ADMIN_URL, name);
 }
 
+// Each DROP DATABASE waits for a checkpoint of the server: on a loaded
+// machine a file's dozen of them took longer than the default 30 s hook bound.
 afterAll(async () => {
   const names = created.splice(0);
   if (names.length === 0) return;
   await admin(async (c) => {
     for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   });
-});
+}, 180_000);

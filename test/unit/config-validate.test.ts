@@ -55,6 +55,7 @@ describe("validateConfig", () => {
         requestTimeoutMs: 30000,
         keepAliveTimeoutMs: 5000,
         maxConnections: 512,
+        maxConnectionsPerClient: 64,
         publicMetrics: false,
         authRateLimit: { burst: 50, perMinute: 20 },
       },
@@ -200,6 +201,25 @@ describe("security-relevant config values (issue 11)", () => {
     }
     const ok = ["agent.example.com", ".lan.example", "192.0.2.7", "::1", "[::1]"];
     expect(validateConfig({ gateway: { allowedHosts: ok } }, "x").gateway.allowedHosts).toEqual(ok);
+  });
+
+  it("rejects a listen address with spaces, a port or brackets (it was an internal error at listen)", () => {
+    for (const section of ["gateway", "dashboard"] as const) {
+      for (const bad of [
+        "127.0.0.1 ",
+        " 127.0.0.1",
+        "127.0.0.1:8787",
+        "[::1]",
+        "a b",
+        ".example.com",
+      ]) {
+        expect(() => validateConfig({ [section]: { host: bad } }, "x"), bad).toThrow(
+          new RegExp(`${section}\\.host`),
+        );
+      }
+      for (const ok of ["127.0.0.1", "::1", "0.0.0.0", "::", "localhost", "agent.example.com"])
+        expect(validateConfig({ [section]: { host: ok } }, "x")[section].host).toBe(ok);
+    }
   });
 
   it("rejects a responder baseUrl with user info or a non-http scheme, without echoing the password", () => {

@@ -6,8 +6,10 @@ import {
   HearthError,
   isHearthError,
   isSqliteError,
+  NO_SPACE_SITUATIONS,
   toHearthError,
 } from "../../src/errors.js";
+import { publicError } from "../../src/gateway/http-errors.js";
 import { INVALID_ARG, requireString } from "../../src/store/args.js";
 import { codedErrors } from "../../src/store/coded-errors.js";
 
@@ -133,6 +135,28 @@ describe("fromSqliteError", () => {
     expect(err.message).toMatch(/^the disk holding \/tmp\/state\.db is full \(\d+ bytes free\)/);
     expect(err.sqliteCode).toBe("SQLITE_FULL");
     expect(err.hint).toContain("writes resume by themselves");
+    expect(err.details).toEqual({ situation: "write" });
+  });
+
+  it("gives each full-disk situation its own words, and HTTP clients its public text", () => {
+    const cause = sqliteError("SQLITE_FULL", "database or disk is full");
+    const open = fromSqliteError(cause, "/tmp/state.db", "open");
+    expect(open.message).toMatch(/^cannot open \/tmp\/state\.db: the disk holding it is full/);
+    expect(open.details).toEqual({ situation: "open" });
+    const write = publicError(fromSqliteError(cause, "/tmp/state.db"), 507);
+    expect(write.message).toBe(NO_SPACE_SITUATIONS.write);
+    expect(write.message).not.toBe(ERROR_CODES.HEARTH_NO_SPACE);
+    expect(JSON.stringify(write)).not.toContain("/tmp");
+  });
+
+  it("keeps an I/O error HEARTH_SQLITE while its disk has room", () => {
+    // The temp directory is on a disk with room: SQLITE_IOERR_SHMSIZE there is not a full disk.
+    const err = fromSqliteError(
+      sqliteError("SQLITE_IOERR_SHMSIZE", "disk I/O error"),
+      `${process.cwd()}/state.db`,
+      "open",
+    );
+    expect(err.code).toBe("HEARTH_SQLITE");
   });
 
   it("wraps a real better-sqlite3 error with its extended code", () => {

@@ -39,6 +39,9 @@ describe("Host and Origin policy (S1, shared by the gateway and the dashboard)",
       "[::1",
       "localhost:port",
       "user@localhost",
+      "127.0.0.1 :8787",
+      "127.0.0.1 x",
+      "local host",
     ]) {
       expect(hostAllowed(host, policy), String(host)).toBe(false);
     }

@@ -16,7 +16,7 @@ export function registerMigrate(program: Command): void {
     )
     .requiredOption(
       "--to <target>",
-      "postgres://user:password@host/db, or a new SQLite file (.db) or home directory",
+      "postgres://user@host/db (the password from PGPASSWORD, store.passwordFile or a prompt), or a new SQLite file (.db) or home directory",
     )
     .option("--from <url>", "the PostgreSQL source of a copy to SQLite (default: store.url)")
     .option(
@@ -41,6 +41,9 @@ export function registerMigrate(program: Command): void {
         command: Command,
       ) => {
         const g = globals(command);
+        const { terminalPrompt, warnPasswordOnCommandLine } = await import("../password.js");
+        const warnings = warnPasswordOnCommandLine({ "--to": o.to, "--from": o.from }, g.json);
+        const askPassword = terminalPrompt();
         const progress = stepProgress(g);
         const report = await migrateTo({
           home: g.home,
@@ -51,8 +54,9 @@ export function registerMigrate(program: Command): void {
           dryRun: o.dryRun === true,
           ...(o.chunkRows === undefined ? {} : { chunkRows: o.chunkRows }),
           onProgress: progress.onProgress,
+          ...(askPassword ? { askPassword } : {}),
         }).finally(() => progress.stop());
-        if (g.json) printJson(report);
+        if (g.json) printJson(warnings.length > 0 ? { ...report, warnings } : report);
         else process.stdout.write(render(report));
       },
     );

@@ -1,12 +1,13 @@
 import { chmodSync } from "node:fs";
 import { dirname } from "node:path";
-import { profileDir } from "../../config/paths.js";
+import { backupsDir, profileDir } from "../../config/paths.js";
 import { isHearthError } from "../../errors.js";
 import { lstatOrNull, SIDECAR_SUFFIXES } from "../../files/inspect.js";
 import { sweepStaleMarkers } from "../../process/markers.js";
 import { sqliteOnly } from "../../store/api.js";
 import { openStore } from "../../store/open.js";
 import { type DoctorReport, runDoctor } from "../doctor.js";
+import { removeDeadStaging } from "../publish.js";
 
 export interface FixAction {
   code: string;
@@ -53,6 +54,15 @@ export async function runDoctorFix(options: {
       case "wal_size":
         actions.push(await truncateWal(before));
         break;
+      case "backup_staging": {
+        const removed = removeDeadStaging(backupsDir(before.home));
+        actions.push({
+          code: finding.code,
+          outcome: "fixed",
+          detail: `removed ${removed.length} file(s) of unfinished backups`,
+        });
+        break;
+      }
       case "empty_sessions":
       case "backups":
         break; // informational: the fix is a command the operator chooses to run

@@ -1,6 +1,7 @@
 import { statfsSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { backupsDir, profileDir } from "../../config/paths.js";
+import { diskIsFull } from "../../errors.js";
 import { lstatOrNull } from "../../files/inspect.js";
 import {
   describeHolders,
@@ -10,6 +11,7 @@ import {
 } from "../../process/holders.js";
 import { readMarkers } from "../../process/markers.js";
 import { listBackups } from "../backup-names.js";
+import { deadStaging } from "../publish.js";
 import { fingerprintFile, MAX_ATTEMPTS, readLedger } from "../repair/ledger.js";
 import type { Finding } from "./finding.js";
 
@@ -116,6 +118,26 @@ export function backupFindings(home: string, profile: string): Finding[] {
   ];
 }
 
+/**
+ * Staging files (and the -journal SQLite leaves beside one) in backups/ whose
+ * copy's process is gone: a backup that was killed or failed without
+ * cleaning up. Never listed as backups, each as large as a store.
+ */
+export function stagingFindings(home: string): Finding[] {
+  const dir = backupsDir(home);
+  const names = deadStaging(dir);
+  if (names.length === 0) return [];
+  const bytes = names.reduce((sum, n) => sum + (lstatOrNull(join(dir, n))?.size ?? 0), 0);
+  return [
+    {
+      code: "backup_staging",
+      severity: "warning",
+      message: `${names.length} file(s) left in ${dir} by backups that did not finish (${(bytes / 1048576).toFixed(1)} MiB; their processes are gone, they are never listed as backups): ${names.join(", ")}`,
+      fix: "hearth doctor --fix   # removes them; a backup in progress is never touched",
+    },
+  ];
+}
+
 /** Free space next to the store: a backup or VACUUM needs about the size of the database again. */
 export function spaceFindings(path: string): Finding[] {
   const size = (lstatOrNull(path)?.size ?? 0) + (lstatOrNull(`${path}-wal`)?.size ?? 0);
@@ -133,6 +155,7 @@ export function spaceFindings(path: string): Finding[] {
     ];
   }
   const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+  if (diskIsFull(dirname(path))) return [diskFullFinding(path, free)];
   const low = free < 2 * size + 64 * 1048576;
   return [
     {
@@ -142,6 +165,29 @@ export function spaceFindings(path: string): Finding[] {
       ...(low ? { fix: "free disk space before running backup or optimize" } : {}),
     },
   ];
+}
+
+/**
+ * The disk holding the store is full (statfs: under 1 MiB free): SQLite
+ * cannot create the shared memory it reads through nor write anything.
+ * Nothing is damaged, so the fix is room, never repair.
+ */
+export function diskFullFinding(path: string, free?: number): Finding {
+  let bytes = free;
+  if (bytes === undefined) {
+    try {
+      const fs = statfsSync(dirname(path));
+      bytes = fs.bavail * fs.bsize;
+    } catch {
+      bytes = undefined;
+    }
+  }
+  return {
+    code: "disk_full",
+    severity: "error",
+    message: `the disk holding ${path} is full${bytes === undefined ? "" : ` (${bytes} bytes free)`}: the store can neither be opened nor written until space is freed; nothing is damaged`,
+    fix: `free space on that filesystem (df -h ${dirname(path)}), then start hearth again; do not repair`,
+  };
 }
 
 /** The repair ledger: has repair already failed on the damage this file has now? */

@@ -63,7 +63,9 @@ export function synchronousFinding(
     writers.length === 0
       ? "no live writer"
       : `live writers: ${writers.map((w) => `pid ${w.pid} ${w.synchronous ?? "(level not published)"}${offLoopNote(w.offLoop)}`).join(", ")}`;
-  const drift = off.length > 0 || probe !== configured;
+  // An unread probe (the store could not be opened) is no finding about the level: the reason is reported on its own.
+  const unread = probe.startsWith("unknown");
+  const drift = off.length > 0 || (!unread && probe !== configured);
   return {
     code: "synchronous",
     severity: drift ? "warning" : "ok",
@@ -71,7 +73,7 @@ export function synchronousFinding(
     ...(drift
       ? {
           fix:
-            probe !== configured
+            !unread && probe !== configured
               ? "this SQLite build does not take the configured level: choose another durability.synchronous"
               : `restart ${off.map((w) => `pid ${w.pid}`).join(", ")}: it runs at another level than config.json says`,
         }

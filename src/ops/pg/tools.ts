@@ -10,11 +10,13 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
+import { maskSecrets } from "../../mask-secrets.js";
 import {
   applicationName,
   maskUrl,
   parseStoreUrl,
   TOO_MANY_CONNECTIONS_HINT,
+  urlPasswords,
 } from "../../store/pg/pool.js";
 
 export type PgTool = "pg_dump" | "pg_restore";
@@ -41,15 +43,22 @@ export function findTool(tool: PgTool, env: NodeJS.ProcessEnv = process.env): st
   );
 }
 
-/** The URL without its password (for argv), and the environment that carries the password. */
+/**
+ * The URL without its password (for argv: neither user info nor a
+ * `password=` parameter), and the environment that carries the password.
+ */
 export function connection(
   url: string,
   kind: string,
   ssl?: PgSettings["ssl"],
 ): { dbname: string; env: NodeJS.ProcessEnv } {
   const u = parseStoreUrl(url);
-  const password = decodeURIComponent(u.password);
+  const password =
+    [...u.searchParams].find(([key]) => key.toLowerCase() === "password")?.[1] ??
+    decodeURIComponent(u.password);
   u.password = "";
+  for (const key of [...u.searchParams.keys()])
+    if (key.toLowerCase() === "password") u.searchParams.delete(key);
   const env: NodeJS.ProcessEnv = { ...process.env, PGAPPNAME: applicationName(kind) };
   if (password) env.PGPASSWORD = password;
   // store.pg.ssl for libpq: the tools connect as hearth's own pools do.
@@ -74,7 +83,10 @@ export function runTool(
   return new Promise((resolve, reject) => {
     execFile(path, args, { env, maxBuffer: 64 * 1048576 }, (err, stdout, stderr) => {
       if (!err) return resolve({ stdout, stderr });
-      const text = String(stderr).trim().split("\n").slice(-5).join("\n");
+      const text = maskSecrets(
+        String(stderr).trim().split("\n").slice(-5).join("\n"),
+        urlPasswords(url),
+      );
       const unavailable = /could not connect|connection refused|server closed|timeout/i.test(text);
       const auth = /password authentication failed|no password supplied/i.test(text);
       // SQLSTATE 53300: "too many clients already", "too many connections for role/database".

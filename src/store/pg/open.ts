@@ -9,7 +9,8 @@ import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import type { ConnectionRole } from "../types.js";
 import { migratePg, readVersion } from "./migrate.js";
-import { createPool, fromPgError, maskUrl, type PgPool, pgDb } from "./pool.js";
+import { storeUrlWithPassword } from "./password.js";
+import { createPool, fromPgError, maskUrl, type PgPool, parseStoreUrl, pgDb } from "./pool.js";
 import { PG_LATEST_SCHEMA_VERSION } from "./schema.js";
 import { PgStore } from "./store.js";
 
@@ -24,10 +25,19 @@ export interface PgOpenOptions {
    * settings are the caller's), never ended by the store's close().
    */
   pool?: PgPool;
+  /** Where PGPASSWORD is read (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function openPgStore(options: PgOpenOptions): Promise<PgStore> {
-  const { url, role } = options;
+  const { role } = options;
+  parseStoreUrl(options.url);
+  // The password from PGPASSWORD or store.passwordFile when the URL has none.
+  const url = storeUrlWithPassword(options.url, {
+    passwordFile: options.config.store.passwordFile,
+    home: options.home,
+    env: options.env ?? process.env,
+  });
   const settings = options.config.store.pg;
   const owned = options.pool === undefined;
   const pool = options.pool ?? createPool(url, { settings, readOnly: role === "reader" });

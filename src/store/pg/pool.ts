@@ -8,9 +8,10 @@ import { hostname } from "node:os";
 import pg from "pg";
 import type { PgSettings } from "../../config/pg.js";
 import { HearthError, isHearthError } from "../../errors.js";
+import { maskSecrets } from "../../mask-secrets.js";
 import { processKind } from "../../process/kind.js";
 import { poolSettings, sessionSetup } from "./settings.js";
-import { maskUrl, parseStoreUrl } from "./url.js";
+import { maskUrl, parseStoreUrl, urlPasswords } from "./url.js";
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
@@ -26,7 +27,7 @@ export interface PgPoolOptions {
   readOnly?: boolean;
 }
 
-export { maskUrl, parseStoreUrl } from "./url.js";
+export { maskUrl, parseStoreUrl, urlPasswords } from "./url.js";
 
 /** `hearth:<kind>:<pid>@<host>`, cut to PostgreSQL's 63 bytes. */
 export function applicationName(kind: string = processKind()): string {
@@ -91,7 +92,11 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
   if (isHearthError(err)) return err;
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e.code === "string" ? e.code : "";
-  const message = typeof e.message === "string" ? e.message : String(err);
+  // A driver's message may quote the connection string: never the password.
+  const message = maskSecrets(
+    typeof e.message === "string" ? e.message : String(err),
+    urlPasswords(url),
+  );
   const resource = maskUrl(url);
   if (code === "53300")
     return new HearthError(
@@ -138,7 +143,7 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
         resource,
         cause: err,
         hint: "free space on the database server; writes resume by themselves",
-        details: { sqlstate: code },
+        details: { sqlstate: code, situation: "write" },
       },
     );
   return new HearthError(

@@ -3,15 +3,24 @@
  * configuration loading checks `store.url` on every start, SQLite or not.
  */
 import { HearthError } from "../../errors.js";
+import { maskSecrets } from "../../mask-secrets.js";
 
-/** The URL with its password replaced by `***`, for messages and logs. */
+/** The URL with its password (user info, `password=` parameter) replaced by `***`, for messages and logs. */
 export function maskUrl(url: string): string {
+  return maskSecrets(url);
+}
+
+/** The passwords `url` carries (user info, `password=` parameters), decoded: what a message must not quote. */
+export function urlPasswords(url: string): string[] {
   try {
     const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
+    const found = [...u.searchParams]
+      .filter(([key]) => key.toLowerCase() === "password")
+      .map(([, value]) => value);
+    if (u.password) found.push(decodeURIComponent(u.password));
+    return found.filter((p) => p !== "");
   } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
+    return [];
   }
 }
 

@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { HearthError, isHearthError } from "../../errors.js";
+import { failpoint } from "../../failpoints.js";
 import { verifyCopy } from "./file.js";
 
 export interface BackupJob {
@@ -62,6 +63,7 @@ async function run(): Promise<number> {
           const done = totalPages - remainingPages;
           pages = totalPages;
           post({ type: "progress", phase: "copy", done, total: totalPages });
+          failpoint("backup.copy-step");
           sinceFlush += job.pagesPerStep;
           if (sinceFlush >= job.flushEveryPages) {
             // Bounded dirty data: a writer's fsync elsewhere never queues

@@ -87,7 +87,7 @@ export class Connection {
         this.rollback = this.handle.prepare("ROLLBACK");
       }
     } catch (err) {
-      throw fromSqliteError(err, path);
+      throw fromSqliteError(err, path, "open");
     }
   }
 

@@ -1,6 +1,14 @@
+import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { nodeWorkerThreads } from "../../builtins.js";
-import { fromSqliteError, HearthError, type HearthErrorCode } from "../../errors.js";
+import {
+  diskIsFull,
+  fromSqliteError,
+  HearthError,
+  type HearthErrorCode,
+  isHearthError,
+  noSpaceError,
+} from "../../errors.js";
 import { builtFile } from "../../files/built.js";
 import { raiseBackupFlag } from "../../process/backup-flag.js";
 import type { OnProgress } from "../progress.js";
@@ -66,9 +74,11 @@ function copyOnThread(
           unit: m.phase === "copy" ? "pages" : "steps",
         });
       else if (m.type === "done") settle(() => resolve({ pages: m.pages }));
-      else settle(() => reject(rebuild(m.error, source)));
+      else settle(() => reject(onTarget(rebuild(m.error, source), target)));
     });
-    worker.on("error", (err) => settle(() => reject(fromSqliteError(err, source))));
+    worker.on("error", (err) =>
+      settle(() => reject(onTarget(fromSqliteError(err, source), target))),
+    );
     worker.on("exit", (code) =>
       settle(() =>
         reject(
@@ -79,6 +89,21 @@ function copyOnThread(
       ),
     );
   });
+}
+
+/**
+ * The copy only writes to `target` (the source is read through a read-only
+ * connection), so a full disk during the copy is the target's disk: named
+ * as such, never as the store's (whose writes go on).
+ */
+function onTarget(err: Error, target: string): Error {
+  const sqliteCode = isHearthError(err) ? err.sqliteCode : undefined;
+  const full =
+    isHearthError(err, "HEARTH_NO_SPACE") ||
+    (sqliteCode?.startsWith("SQLITE_IOERR") === true && diskIsFull(dirname(target)));
+  return full
+    ? noSpaceError("copy", dirname(target), isHearthError(err) && err.cause ? err.cause : err)
+    : err;
 }
 
 /** The worker's error, as the HearthError the caller would have got on its own thread. */

@@ -108,6 +108,22 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     expect(await second.close()).toEqual({ code: 0, signal: null });
   });
 
+  it("refuses what the gateway refuses (empty prompt, a lone surrogate, a relative cwd), storing nothing; prompts leave no listener behind", async () => {
+    const h = home([{ content: "ok" }]);
+    const agent = new AcpChild(h);
+    await agent.initialize();
+    await expect(agent.newSession("relative/dir")).rejects.toMatchObject({ code: -32602 });
+    const sid = await agent.newSession("/work/project");
+    await expect(agent.prompt(sid, "")).rejects.toMatchObject({ code: -32602 });
+    await expect(agent.prompt(sid, "half a pair \ud800")).rejects.toMatchObject({ code: -32602 });
+    expect(await transcript(h, sid)).toEqual([]);
+    // Each prompt used to leave a listener on the process's shutdown signal: Node warned at 11.
+    for (let i = 0; i < 12; i++)
+      expect((await agent.prompt(sid, `p${i}`)).stopReason).toBe("end_turn");
+    expect(agent.process.stderr).not.toContain("MaxListenersExceeded");
+    await agent.close();
+  });
+
   it("session/cancel mid-turn ends the prompt as cancelled, recorded, and the process serves on", async () => {
     const h = home(SLOW_SCRIPT);
     const agent = new AcpChild(h);

@@ -176,8 +176,8 @@ describe("creation (F1)", () => {
   it("tightens an existing hearth home that others could read", async () => {
     const home = tempHome();
     mkdirSync(home, { recursive: true, mode: 0o755 });
-    // A hearth home: it holds this user's config.json (hearth never chmods a directory that is not).
-    writeFileSync(join(home, "config.json"), "{}\n", { mode: 0o600 });
+    // A hearth home: it holds this user's config.json of hearth's sections (hearth never chmods a directory that is not).
+    writeFileSync(join(home, "config.json"), '{"store":{}}\n', { mode: 0o600 });
     const store = await openStore({ home });
     expect(statSync(home).mode & 0o777).toBe(0o700);
     await store.close();

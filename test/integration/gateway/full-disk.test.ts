@@ -1,13 +1,4 @@
-import { execFileSync } from "node:child_process";
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  rmSync,
-  statfsSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
@@ -21,45 +12,17 @@ import {
 } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
+import { fillDisk, mountSmallDisk, unmountSmallDisks } from "../../helpers/small-disk.js";
 
-const mounts: string[] = [];
 afterEach(async () => {
   await closeFakes();
-  for (const mnt of mounts.splice(0)) execFileSync("umount", ["-l", mnt], { stdio: "pipe" });
+  unmountSmallDisks();
 });
-
-/** Fill the filesystem of `mnt` to the last block with a file `filler`. */
-function fill(mnt: string): string {
-  const filler = join(mnt, "filler");
-  const fd = openSync(filler, "w");
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch {
-    // ENOSPC at 64 KiB; now the last blocks
-  }
-  try {
-    for (;;) writeSync(fd, chunk, 0, 512);
-  } catch {
-    // full
-  } finally {
-    closeSync(fd);
-  }
-  return filler;
-}
 
 describe("a full disk is an operating condition, not a bug (issue 14)", () => {
   it("answers 507 HEARTH_NO_SPACE with the free space, loses nothing acknowledged, and resumes once space is freed", async (ctx) => {
     const mnt = join(dirname(tempHome()), "small");
-    mkdirSync(mnt);
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", mnt], {
-        stdio: "pipe",
-      });
-    } catch (err) {
-      ctx.skip(`cannot mount a 4 MiB tmpfs (needs root or CAP_SYS_ADMIN): ${String(err)}`);
-    }
-    mounts.push(mnt);
+    mountSmallDisk(mnt, "4m", ctx);
     const home = join(mnt, "home");
     const gw = await startGateway(home);
     const acked: string[] = [];
@@ -87,6 +50,11 @@ describe("a full disk is an operating condition, not a bug (issue 14)", () => {
     }
     expect(full?.status).toBe(507);
     expect(full?.body.error.code).toBe("HEARTH_NO_SPACE");
+    // The write's own words, never the backup admission's (issue: Recovery 4.2).
+    expect(full?.body.error.details).toEqual({ situation: "write" });
+    expect(full?.body.error.message).toContain("this write was not stored");
+    expect(full?.body.error.message).toContain("writes resume by themselves");
+    expect(full?.body.error.message).not.toContain("copy");
     // HTTP clients get the code; the path and the free space go to the log.
     await until("the full disk is logged with the free space", () =>
       /is full \(\d+ bytes free\)/.test(gw.stderr),
@@ -108,15 +76,7 @@ describe("a full disk is an operating condition, not a bug (issue 14)", () => {
 
   it("releases a turn's lease once space is freed, when the disk was full as the reply was stored", async (ctx) => {
     const mnt = join(dirname(tempHome()), "small-lease");
-    mkdirSync(mnt);
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", mnt], {
-        stdio: "pipe",
-      });
-    } catch (err) {
-      ctx.skip(`cannot mount a 4 MiB tmpfs (needs root or CAP_SYS_ADMIN): ${String(err)}`);
-    }
-    mounts.push(mnt);
+    mountSmallDisk(mnt, "4m", ctx);
     // The first reply waits until the disk is full; the ones after answer at once.
     let answerFirst: () => void = () => undefined;
     const firstMayAnswer = new Promise<void>((r) => {
@@ -139,7 +99,7 @@ describe("a full disk is an operating condition, not a bug (issue 14)", () => {
     const gw = await startGateway(home, { env: { OPENAI_API_KEY: undefined } });
     const first = gw.post({ platform: "t", chat: "lease", content: "first", clientId: "l1" });
     await until("the responder has the first turn", () => fake.requests.length === 1);
-    const filler = fill(mnt);
+    const filler = fillDisk(mnt);
     answerFirst();
     // The reply and the release of the lease could not be stored.
     expect((await first).status).toBe(507);

@@ -150,7 +150,10 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
       expect(there.stderr).toBe("");
       expect(there.code).toBe(0);
       const back = join(tempHome(), "back.db");
-      const again = await runCli(["migrate", "--from", u.toString(), "--to", back], { home, env });
+      const again = await runCli(["--json", "migrate", "--from", u.toString(), "--to", back], {
+        home,
+        env,
+      });
       expect(again.stderr).toBe("");
       expect(again.code).toBe(0);
       expect(sqliteRows(back)).toEqual(sqliteRows(join(home, "state.db")));
@@ -226,7 +229,10 @@ describe.skipIf(!pgEnabled)("hearth migrate --to", () => {
     expect(readdirSync(dir).filter((n) => n.startsWith(".hearth-migrate-back.db-"))).toHaveLength(
       1,
     );
-    const again = await runCli(["migrate", "--from", url, "--to", target], { home, env });
+    const again = await runCli(["--json", "migrate", "--from", url, "--to", target], {
+      home,
+      env,
+    });
     expect(again.stderr).toBe("");
     expect(again.code).toBe(0);
     expect(readdirSync(dir).filter((n) => n.startsWith(".hearth-migrate-"))).toEqual([]);

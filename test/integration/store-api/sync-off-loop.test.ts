@@ -96,14 +96,16 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     const { calls, main, commits } = trace;
     const syncs = calls.filter(isSync);
     // A loop that only writes is not judged busy: its commits' own time is
-    // not counted as other work. (Counted, nearly every commit would be.)
-    // Under strace on a loaded machine a few windows can still read busy
-    // (one CI run: 14 of 301), so the bound is a tenth. Its commits fsynced
-    // on the loop, unless an fsync took 20 ms or more (a loaded test
-    // machine can do that): then the next ones leave it for a while
-    // ("slow-disk").
+    // not counted as other work (counted, nearly every commit would be).
+    // Busy is judged from wall-clock time, though: with the CPUs taken by
+    // other processes, windows read busy (two busy loops beside: 49 to 83 of
+    // 301), and a bound here failed on load, not on the claim. So it is not
+    // bounded here: the callers judge on the commits that stayed on the loop
+    // ("with-fsync" asks for nearly all, or says the machine is too loaded).
+    // Its commits fsynced on the loop, unless an fsync took 20 ms or more
+    // (a loaded test machine can do that): then the next ones leave it for a
+    // while ("slow-disk").
     const busy = commits["busy-loop"] ?? 0;
-    expect(busy).toBeLessThanOrEqual(30);
     expect((commits.loop ?? 0) + (commits["slow-disk"] ?? 0) + busy).toBe(301); // the session, 300 writes
     expect(commits.loop).toBeGreaterThan(0);
     // Each commit on the loop fsynced inside the commit, on the loop's thread.

@@ -1,0 +1,148 @@
+// The raw-pg ceiling of workload 18: the rows a gateway window wrote,
+// written again by raw pg on the same server and database (fresh sessions
+// of their own), in the fewest round trips the same work allows:
+//   per turn   one read: the chat's session, as the gateway finds it (the
+//              echo responder reads only the new message: no transcript);
+//   per batch  ONE statement, in its own implicit transaction (no BEGIN or
+//              COMMIT): the batch's messages inserted with their ordinals,
+//              the sessions' counters moved, and the turn leases written as
+//              hearth's group commit leaves them (a user message takes its
+//              session's lease key, the reply deletes it; net per key).
+// Batches are the gateway's mean group-commit batch, in message id order,
+// one at a time as the gateway's group commit runs them (one commit in
+// flight; with more, a reply's batch waits on its user message's batch for
+// the session row, and pg_stat_statements' execution time counts the wait). Measured as for the gateway: the database's backends'
+// CPU, pg_stat_statements calls, and this client's queries (its round trips).
+import { randomUUID } from "node:crypto";
+import { cpuMs } from "./gateway-servers.mjs";
+import { admin, backendPids, rawPool } from "./pg.mjs";
+import { statementCounts, statementDiff } from "./pg-embedded.mjs";
+
+const IN_FLIGHT = 1;
+
+const WRITE_SQL = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+      WITH ORDINALITY AS t(session_id, role, content, created_at, client_id, idx)),
+  per AS (
+    SELECT session_id, count(*) AS n, max(created_at) AS latest FROM input GROUP BY session_id),
+  slot AS (
+    UPDATE sessions s SET next_ordinal = s.next_ordinal + per.n,
+      message_count = s.message_count + per.n,
+      last_activity_at = greatest(s.last_activity_at, per.latest), updated_at = per.latest
+    FROM per WHERE s.id = per.session_id
+    RETURNING s.id, s.next_ordinal - per.n AS first),
+  taken AS (
+    INSERT INTO meta (key, value, updated_at)
+    SELECT k, v, $8::bigint FROM unnest($6::text[], $7::text[]) AS t(k, v)
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at),
+  released AS (DELETE FROM meta WHERE key = ANY($9::text[]))
+  INSERT INTO messages (session_id, ordinal, role, content, content_type, created_at, client_id)
+  SELECT i.session_id, slot.first + row_number() OVER (PARTITION BY i.session_id ORDER BY i.idx) - 1,
+    i.role, i.content, 'text', i.created_at, i.client_id
+  FROM input i JOIN slot ON slot.id = i.session_id ORDER BY i.idx
+  RETURNING id, session_id, ordinal`;
+
+const READ_SQL = `SELECT * FROM sessions WHERE source = $1 AND chat_key = $2 AND ended_at IS NULL
+  ORDER BY created_at DESC LIMIT 1`;
+
+/** A lease value of the shape and size hearth writes (src/turn/leases.ts). */
+const leaseValue = () =>
+  JSON.stringify({
+    holder: { pid: process.pid, start: 123456789 },
+    kind: "gateway",
+    turnId: randomUUID(),
+    expiresAt: Date.now() + 120_000,
+    host: "bench-host-0123456789abcdef",
+    owner: `gateway:${process.pid}:${randomUUID()}`,
+  });
+
+/** The batches' statement parameters, built before anything is timed. */
+function plan(rows, size) {
+  const batches = [];
+  for (let i = 0; i < rows.length; i += size) {
+    const part = rows.slice(i, i + size);
+    const meta = new Map(); // key -> value (taken) or null (released), net over the batch
+    for (const r of part) meta.set(`turn:${r.session_id}`, r.role === "user" ? leaseValue() : null);
+    const set = [...meta].filter(([, v]) => v !== null);
+    batches.push({
+      reads: part.filter((r) => r.role === "user").map((r) => [r.source, r.chat_key]),
+      params: [
+        part.map((r) => r.session_id),
+        part.map((r) => r.role),
+        part.map((r) => r.content),
+        part.map((r) => Number(r.created_at)),
+        part.map((r) => `raw-${r.client_id ?? randomUUID()}`),
+        set.map(([k]) => k),
+        set.map(([, v]) => v),
+        Date.now(),
+        [...meta].filter(([, v]) => v === null).map(([k]) => k),
+      ],
+    });
+  }
+  return batches;
+}
+
+/**
+ * Replay the messages in `url`'s database in batches of `batch` (rounded);
+ * per message: { statements (no BEGIN/COMMIT), pgssCalls, roundTrips,
+ * execMs (pg_stat_statements' execution time), serverCpu (ms) }.
+ */
+export async function replayCeiling(url, { batch, name }) {
+  const pool = rawPool(url, 8);
+  try {
+    const { rows } = await pool.query(
+      `SELECT 'raw-' || m.session_id AS session_id, m.role, m.content, m.created_at, m.client_id,
+         s.source, 'raw-' || s.chat_key AS chat_key
+       FROM messages m JOIN sessions s ON s.id = m.session_id ORDER BY m.id`,
+    );
+    const chats = new Map(rows.map((r) => [r.session_id, r]));
+    await pool.query(
+      `INSERT INTO sessions (id, profile, source, chat_key, created_at, updated_at, last_activity_at)
+       SELECT id, 'default', source, chat_key, $4, $4, $4
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS t(id, source, chat_key)`,
+      [
+        [...chats.keys()],
+        [...chats.values()].map((r) => r.source),
+        [...chats.values()].map((r) => r.chat_key),
+        Date.now(),
+      ],
+    );
+    const batches = plan(rows, Math.max(1, Math.round(batch)));
+    // Every pooled connection open before the CPU is read.
+    await Promise.all(Array.from({ length: 8 }, () => pool.query("SELECT 1")));
+    const pids = await backendPids(url);
+    const cpu = () => pids.reduce((t, pid) => t + cpuMs(pid), 0);
+    const s0 = await admin((c) => statementCounts(c, name));
+    const c0 = cpu();
+    let queries = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < batches.length) {
+        const b = batches[next++];
+        for (const chat of b.reads) {
+          queries++;
+          const found = await pool.query(READ_SQL, chat);
+          if (found.rowCount !== 1) throw new Error("the ceiling's chat lookup found no session");
+        }
+        queries++;
+        const { rowCount } = await pool.query(WRITE_SQL, b.params);
+        if (rowCount !== b.params[0].length)
+          throw new Error("the ceiling's batch wrote too few rows");
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    const c1 = cpu();
+    const st = statementDiff(s0, await admin((c) => statementCounts(c, name)));
+    const messages = rows.length;
+    return {
+      messages,
+      statements: st.other / messages,
+      pgssCalls: st.total / messages,
+      roundTrips: queries / messages,
+      execMs: st.execMs / messages,
+      serverCpu: (c1 - c0) / messages,
+    };
+  } finally {
+    await pool.end();
+  }
+}
