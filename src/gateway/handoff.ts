@@ -97,6 +97,8 @@ interface Settlement {
   session: Session;
   outcome: "completed" | "failed";
   error: string | null;
+  /** What started the poll that claimed it (logged: a notification, or a timer). */
+  via: PollCause;
 }
 
 /** One watched store: whether its push is live, its next poll, the cause of a poll due now. */
@@ -245,7 +247,7 @@ export class HandoffWatcher {
       for (const session of await r.store.handoffs.list("pending", 20)) {
         if (!(await r.store.handoffs.claim(session.id, this.owner))) continue; // another claimer won
         this.counts.claims[cause]++;
-        const job = this.deliver(r, session).finally(() => this.inFlight.delete(job));
+        const job = this.deliver(r, session, cause).finally(() => this.inFlight.delete(job));
         this.inFlight.add(job);
       }
     } catch (err) {
@@ -259,7 +261,7 @@ export class HandoffWatcher {
     }
   }
 
-  private async deliver(r: ProfileRuntime, session: Session): Promise<void> {
+  private async deliver(r: ProfileRuntime, session: Session, via: PollCause): Promise<void> {
     const platform = session.handoff?.platform ?? "";
     const beat = setInterval(
       () =>
@@ -283,9 +285,9 @@ export class HandoffWatcher {
         throw delivery(`no adapter for platform ${JSON.stringify(platform)} (gateway.adapters)`);
       const transcript = await r.store.messages.load(session.id);
       await adapter.deliver({ profile: r.profile, session, transcript, signal: this.abort.signal });
-      settlement = { runtime: r, session, outcome: "completed", error: null };
+      settlement = { runtime: r, session, outcome: "completed", error: null, via };
     } catch (err) {
-      settlement = { runtime: r, session, outcome: "failed", error: (err as Error).message };
+      settlement = { runtime: r, session, outcome: "failed", error: (err as Error).message, via };
     } finally {
       clearInterval(beat);
     }
@@ -294,7 +296,7 @@ export class HandoffWatcher {
 
   /** Write the final state; on failure keep it for the next poll. */
   private async settle(s: Settlement): Promise<void> {
-    const { runtime: r, session, outcome, error } = s;
+    const { runtime: r, session, outcome, error, via } = s;
     const platform = session.handoff?.platform ?? "";
     try {
       const won =
@@ -307,6 +309,7 @@ export class HandoffWatcher {
         profile: r.profile,
         session: session.id,
         platform,
+        via,
         ...(error === null ? {} : { error }),
         ...(won ? {} : { note: "the row was no longer running under this gateway" }),
       };

@@ -12,6 +12,7 @@ import { HANDOFF_FALLBACK_POLL_MS, HandoffWatcher } from "../../../src/gateway/h
 import { openStore } from "../../../src/index.js";
 import { HANDOFF_CHANNEL } from "../../../src/store/pg/handoff-listener.js";
 import type { ProfileRuntime } from "../../../src/turn/run.js";
+import { startGateway, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, PG_ADMIN_URL, pgEnabled } from "../../helpers/pg.js";
 import { until } from "../../helpers/process.js";
@@ -55,16 +56,18 @@ async function setup(pollMs: number): Promise<Setup> {
   return { url, watcher, worker, warnings, probe };
 }
 
-/** The pids of the connections listening for handoffs on `url`'s database. */
-async function listeners(url: string): Promise<number[]> {
+/** The connections listening for handoffs on `url`'s database: server pid, application_name. */
+async function listening(url: string): Promise<{ pid: number; application_name: string }[]> {
   return admin(PG_ADMIN_URL, async (c) => {
     const { rows } = await c.query(
-      "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query = $2",
+      "SELECT pid, application_name FROM pg_stat_activity WHERE datname = $1 AND query = $2",
       [new URL(url).pathname.slice(1), `LISTEN ${HANDOFF_CHANNEL}`],
     );
-    return rows.map((r) => r.pid as number);
+    return rows;
   });
 }
+
+const listeners = async (url: string) => (await listening(url)).map((l) => l.pid);
 
 async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url });
@@ -151,5 +154,27 @@ describe.skipIf(!pgEnabled)("handoff wake-ups on PostgreSQL", () => {
     // 20 polls take 0.4 s at the fast rate, 100 s at the fallback one.
     await until("fast polls", () => watcher.counts.polls.timer >= 20, 15_000);
     expect(watcher.counts.polls.notify + watcher.counts.polls.listening).toBe(0);
+  });
+
+  it("a gateway process listens on its own connection and delivers a handoff another process requests on the notification", async () => {
+    const url = await freshPgDatabase();
+    const home = tempHome();
+    writeConfig(home, { store: { url } });
+    const gw = await startGateway(home);
+    cleanup.push(() => gw.kill("SIGKILL"));
+    const mine = `:${gw.child.pid}@`;
+    await until("the gateway listens", async () =>
+      (await listening(url)).some((l) => l.application_name.includes(mine)),
+    );
+    const store = await openStore({ home: tempHome(), url, env: {} });
+    cleanup.push(() => store.close());
+    const session = await store.sessions.create({ title: "to the gateway" });
+    expect(await store.handoffs.request(session.id, "http")).toBe(true);
+    await until("delivered", () => gw.logEvents("handoff.completed").length === 1, 30_000);
+    expect(gw.logEvents("handoff.completed")[0]).toMatchObject({
+      session: session.id,
+      via: "notify",
+    });
+    expect((await store.sessions.require(session.id)).handoff?.state).toBe("completed");
   });
 });
