@@ -1,6 +1,6 @@
 /**
  * Handoff wake-ups pushed by the server (LISTEN/NOTIFY). A transition that
- * makes a handoff claimable runs `pg_notify(HANDOFF_CHANNEL, id)` in its
+ * makes a handoff claimable runs `pg_notify(<channel>, id)` in its
  * own statement (handoffs.ts), so the notification is sent only when that
  * commits. A watcher holds one LISTEN connection per store, a client of its
  * own (never a pooled one: a pool would hand the session, and its LISTEN,
@@ -18,11 +18,19 @@ import type { HandoffWakes, HandoffWatch } from "../handoffs.js";
 import { applicationName } from "./pool.js";
 
 /**
- * The channel, scoped by PostgreSQL to the database, which holds one
- * profile's store (api.md: one database, one profile's store): a
- * notification reaches the gateways serving that profile, on any host.
+ * The channel's name, computed by the server on the connection it runs on:
+ * `hearth_handoff:<schema>` for the schema hearth's tables are found in
+ * (current_schema(): store.pg.schema, else the connection's current one),
+ * or `hearth_handoff:<md5 of it>` where that would pass PostgreSQL's 63
+ * bytes. NOTIFY is scoped to the database and each profile has a schema of
+ * its own there: a notification reaches the gateways serving the profile
+ * it was sent for, on any host, and no other.
  */
-export const HANDOFF_CHANNEL = "hearth_handoff";
+export const HANDOFF_CHANNEL_SQL = `(SELECT 'hearth_handoff:' || CASE WHEN octet_length(s) <= 48 THEN s ELSE md5(s) END
+  FROM current_schema() AS s)`;
+
+/** The name as an identifier for LISTEN (quoted: it holds a colon). */
+const quoted = (channel: string) => `"${channel.replaceAll('"', '""')}"`;
 
 /** First wait before connecting again; doubled after each failure up to the most. */
 const RECONNECT_MIN_MS = 250;
@@ -36,8 +44,14 @@ export class HandoffListener implements HandoffWatch {
   /** The attempt under way, awaited by stop() so that no connection outlives it. */
   private connecting: Promise<void>;
 
+  /**
+   * `connection`: how to reach the server, as the store's pool does (TLS,
+   * login); `channel`: asks the pool (whose connections search the store's
+   * schema) for the name, once per attempt until it is known.
+   */
   constructor(
-    private readonly url: string,
+    private readonly connection: pg.ClientConfig,
+    private readonly channel: () => Promise<string>,
     private readonly wakes: HandoffWakes,
   ) {
     this.connecting = this.connect();
@@ -47,7 +61,7 @@ export class HandoffListener implements HandoffWatch {
     this.retry = undefined;
     if (this.stopped) return;
     const client = new pg.Client({
-      connectionString: this.url,
+      ...this.connection,
       application_name: applicationName(),
       connectionTimeoutMillis: 10_000,
       // A host lost without a reset is noticed in minutes, not hours; the
@@ -68,12 +82,14 @@ export class HandoffListener implements HandoffWatch {
     };
     client.on("error", lost);
     client.on("end", lost);
+    let channel: string | undefined;
     client.on("notification", (n) => {
-      if (n.channel === HANDOFF_CHANNEL) this.wakes.wake();
+      if (n.channel === channel) this.wakes.wake();
     });
     try {
+      channel = await this.channel();
       await client.connect();
-      await client.query(`LISTEN ${HANDOFF_CHANNEL}`);
+      await client.query(`LISTEN ${quoted(channel)}`);
     } catch {
       lost();
       return;

@@ -9,7 +9,7 @@ import {
 import { sessionNotFound } from "../session-create.js";
 import type { HandoffState, Session } from "../types.js";
 import { pgSession, refuseNul } from "./convert.js";
-import { HANDOFF_CHANNEL, HandoffListener } from "./handoff-listener.js";
+import { HANDOFF_CHANNEL_SQL, HandoffListener } from "./handoff-listener.js";
 import { OwnerPresence, ownerAlive } from "./owner-presence.js";
 import { maskUrl, type PgDb } from "./pool.js";
 
@@ -54,7 +54,7 @@ export class PgHandoffs implements HandoffsSql {
     const update = handoffUpdate(sessionId, change, Date.now(), param);
     const sql =
       change.to === "pending"
-        ? `WITH changed AS (${update} RETURNING id) SELECT pg_notify(${param(HANDOFF_CHANNEL)}, id) FROM changed`
+        ? `WITH changed AS (${update} RETURNING id) SELECT pg_notify(${HANDOFF_CHANNEL_SQL}, id) FROM changed`
         : update;
     const { rowCount } = await this.db.query("change a handoff", sql, params);
     if (rowCount === 1) return true;
@@ -117,7 +117,13 @@ export class PgHandoffs implements HandoffsSql {
   /** Wake `wakes` on every notification, on a LISTEN connection of its own (reconnected while the watch lasts). */
   watch(wakes: HandoffWakes): HandoffWatch {
     if (this.closed) throw storeClosed(maskUrl(this.db.url));
-    const listener = new HandoffListener(this.db.url, wakes);
+    const { password } = this.db.pool.options;
+    const connection = {
+      ...this.db.pool.options,
+      // A pool keeps its password out of a spread (not enumerable).
+      ...(password === undefined ? {} : { password }),
+    };
+    const listener = new HandoffListener(connection, () => this.channel(), wakes);
     this.listeners.add(listener);
     return {
       stop: () => {
@@ -125,6 +131,18 @@ export class PgHandoffs implements HandoffsSql {
         return listener.stop();
       },
     };
+  }
+
+  /** The LISTEN channel of this store's schema, asked of the pool once it answers. */
+  private channelName: Promise<string> | undefined;
+  private channel(): Promise<string> {
+    this.channelName ??= this.db
+      .query("name the handoff channel", `SELECT ${HANDOFF_CHANNEL_SQL} AS channel`)
+      .then(({ rows }) => rows[0]?.channel as string);
+    this.channelName.catch(() => {
+      this.channelName = undefined;
+    });
+    return this.channelName;
   }
 
   /** Release the presence of every owner this instance claimed as, and stop every watch (the store closes). */

@@ -9,8 +9,7 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { HANDOFF_FALLBACK_POLL_MS, HandoffWatcher } from "../../../src/gateway/handoff.js";
-import { openStore } from "../../../src/index.js";
-import { HANDOFF_CHANNEL } from "../../../src/store/pg/handoff-listener.js";
+import { openStore, type Store } from "../../../src/index.js";
 import type { ProfileRuntime } from "../../../src/turn/run.js";
 import { startGateway, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
@@ -60,8 +59,8 @@ async function setup(pollMs: number): Promise<Setup> {
 async function listening(url: string): Promise<{ pid: number; application_name: string }[]> {
   return admin(PG_ADMIN_URL, async (c) => {
     const { rows } = await c.query(
-      "SELECT pid, application_name FROM pg_stat_activity WHERE datname = $1 AND query = $2",
-      [new URL(url).pathname.slice(1), `LISTEN ${HANDOFF_CHANNEL}`],
+      "SELECT pid, application_name FROM pg_stat_activity WHERE datname = $1 AND query LIKE $2",
+      [new URL(url).pathname.slice(1), 'LISTEN "hearth\\_handoff:%'],
     );
     return rows;
   });
@@ -176,5 +175,41 @@ describe.skipIf(!pgEnabled)("handoff wake-ups on PostgreSQL", () => {
       via: "notify",
     });
     expect((await store.sessions.require(session.id)).handoff?.state).toBe("completed");
+  });
+
+  it("two profiles in two schemas of one database: a request wakes its own profile's watcher only", async () => {
+    const url = await freshPgDatabase();
+    const woken = { a: 0, b: 0 };
+    const stores: Record<"a" | "b", Store> = {} as never;
+    for (const schema of ["a", "b"] as const) {
+      const store = await openStore({
+        home: tempHome(),
+        url,
+        env: {},
+        config: { store: { pg: { schema } } },
+      });
+      cleanup.push(() => store.close());
+      let up!: () => void;
+      const live = new Promise<void>((resolve) => {
+        up = resolve;
+      });
+      const watch = await store.handoffs.watch({
+        wake: () => void woken[schema]++,
+        live: (on) => on && up(),
+      });
+      cleanup.push(() => watch.stop());
+      await live;
+      stores[schema] = store;
+    }
+    const listens = (await listening(url)).length;
+    expect(listens).toBe(2);
+    const sa = await stores.a.sessions.create();
+    expect(await stores.a.handoffs.request(sa.id, "http")).toBe(true);
+    await until("a woken", () => woken.a === 1);
+    const sb = await stores.b.sessions.create();
+    expect(await stores.b.handoffs.request(sb.id, "http")).toBe(true);
+    await until("b woken", () => woken.b === 1);
+    // Delivered in commit order: had b listened to a's channel, a's notification would have come first.
+    expect(woken).toEqual({ a: 1, b: 1 });
   });
 });
