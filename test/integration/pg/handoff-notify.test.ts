@@ -205,10 +205,10 @@ describe.skipIf(!pgEnabled)("handoff wake-ups on PostgreSQL", () => {
     expect(listens).toBe(2);
     const sa = await stores.a.sessions.create();
     expect(await stores.a.handoffs.request(sa.id, "http")).toBe(true);
-    await until("a woken", () => woken.a === 1);
+    await until("a woken", () => woken.a >= 1);
     const sb = await stores.b.sessions.create();
     expect(await stores.b.handoffs.request(sb.id, "http")).toBe(true);
-    await until("b woken", () => woken.b === 1);
+    await until("b woken", () => woken.b >= 1);
     // Delivered in commit order: had b listened to a's channel, a's notification would have come first.
     expect(woken).toEqual({ a: 1, b: 1 });
   });
