@@ -13,7 +13,7 @@ import { openStore, type Store } from "../../../src/index.js";
 import type { ProfileRuntime } from "../../../src/turn/run.js";
 import { startGateway, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
-import { freshPgDatabase, PG_ADMIN_URL, pgEnabled } from "../../helpers/pg.js";
+import { freshPgDatabase, PG_ADMIN_URL, pgEnabled, withPgClient } from "../../helpers/pg.js";
 import { until } from "../../helpers/process.js";
 import { startWorker, type Worker } from "../../helpers/worker.js";
 
@@ -57,7 +57,7 @@ async function setup(pollMs: number): Promise<Setup> {
 
 /** The connections listening for handoffs on `url`'s database: server pid, application_name. */
 async function listening(url: string): Promise<{ pid: number; application_name: string }[]> {
-  return admin(PG_ADMIN_URL, async (c) => {
+  return withPgClient(PG_ADMIN_URL, async (c) => {
     const { rows } = await c.query(
       "SELECT pid, application_name FROM pg_stat_activity WHERE datname = $1 AND query LIKE $2",
       [new URL(url).pathname.slice(1), 'LISTEN "hearth\\_handoff:%'],
@@ -67,16 +67,6 @@ async function listening(url: string): Promise<{ pid: number; application_name: 
 }
 
 const listeners = async (url: string) => (await listening(url)).map((l) => l.pid);
-
-async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 /** The worker requests a handoff to `http` (nothing to push: the watcher completes it); resolves once completed. */
 async function handOff(s: Setup, title: string): Promise<void> {
@@ -117,10 +107,12 @@ describe.skipIf(!pgEnabled)("handoff wake-ups on PostgreSQL", () => {
     await handOff(s, "warm-up"); // the pool and this gateway's presence are connected
     const database = new URL(s.url).pathname.slice(1);
     const allow = (on: boolean) =>
-      admin(PG_ADMIN_URL, (c) => c.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS ${on}`));
+      withPgClient(PG_ADMIN_URL, (c) =>
+        c.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS ${on}`),
+      );
     await allow(false);
     cleanup.push(() => allow(true));
-    await admin(PG_ADMIN_URL, (c) => c.query("SELECT pg_terminate_backend($1)", [first]));
+    await withPgClient(PG_ADMIN_URL, (c) => c.query("SELECT pg_terminate_backend($1)", [first]));
     await until("the LISTEN connection is gone", async () => (await listeners(s.url)).length === 0);
     // Down: polled at gateway.handoffPollMs (50 ms), not every 5 s (20 polls would take 100 s).
     const timerPolls = s.watcher.counts.polls.timer;
