@@ -1,6 +1,7 @@
 import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { currentIdentity } from "../process/identity.js";
+import type { HandoffWatch } from "../store/handoffs.js";
 import type { Message, Session } from "../store/types.js";
 import { deadline } from "../turn/deadline.js";
 import type { ProfileRuntime } from "../turn/run.js";
@@ -72,6 +73,19 @@ export function ownerId(): string {
 
 const HEARTBEAT_MS = 5_000;
 
+/**
+ * How often a store that pushes wake-ups is polled while its push is live
+ * (PostgreSQL with its LISTEN connection up): a notification wakes the
+ * watcher at once, so this poll only finds what a lost notification left
+ * behind. A store that cannot push (SQLite), or whose LISTEN connection is
+ * down, is polled every gateway.handoffPollMs, as is every store while an
+ * outcome waits to be written again.
+ */
+export const HANDOFF_FALLBACK_POLL_MS = 5_000;
+
+/** Why a store was polled: its timer, a notification, or its push just came (back) up. */
+export type PollCause = "timer" | "notify" | "listening";
+
 export interface WatcherLog {
   info(event: Record<string, unknown>, message: string): void;
   warn(event: Record<string, unknown>, message: string): void;
@@ -83,7 +97,20 @@ interface Settlement {
   session: Session;
   outcome: "completed" | "failed";
   error: string | null;
+  /** What started the poll that claimed it (logged: a notification, or a timer). */
+  via: PollCause;
 }
+
+/** One watched store: whether its push is live, its next poll, the cause of a poll due now. */
+interface Watched {
+  runtime: ProfileRuntime;
+  live: boolean;
+  timer: NodeJS.Timeout | undefined;
+  due: PollCause | undefined;
+  watch: HandoffWatch | undefined;
+}
+
+const byCause = (): Record<PollCause, number> => ({ timer: 0, notify: 0, listening: 0 });
 
 /**
  * Watches every served profile for pending handoffs, claims them (CAS
@@ -92,6 +119,10 @@ interface Settlement {
  * profile) never delays another. At start, running rows left by a dead
  * gateway are failed, never re-queued.
  *
+ * Each store is polled on its own timer: every gateway.handoffPollMs, or
+ * every HANDOFF_FALLBACK_POLL_MS while the store pushes wake-ups
+ * (store.handoffs.watch: PostgreSQL's LISTEN/NOTIFY), which poll it at once.
+ *
  * A claimed row always reaches a final state while this gateway lives: when
  * the store refuses the completing or failing write (busy, files changed),
  * the outcome is kept and written again on every poll until it lands, each
@@ -99,11 +130,15 @@ interface Settlement {
  * so nobody else would.
  */
 export class HandoffWatcher {
-  private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly owner = ownerId();
   private readonly abort = new AbortController();
   private readonly unsettled = new Map<string, Settlement>();
+  private readonly watched: Watched[] = [];
+  private stopped = false;
+  private polling = false;
+  /** Polls and claims by cause, since start (tests read them; so could metrics). */
+  readonly counts = { polls: byCause(), claims: byCause() };
 
   constructor(
     private readonly runtimes: Map<string, ProfileRuntime>,
@@ -124,12 +159,33 @@ export class HandoffWatcher {
           "failed handoffs of a dead gateway",
         );
     }
-    this.timer = setInterval(() => this.poll(), this.config().gateway.handoffPollMs);
+    for (const runtime of this.runtimes.values()) {
+      const w: Watched = {
+        runtime,
+        live: false,
+        timer: undefined,
+        due: undefined,
+        watch: undefined,
+      };
+      this.watched.push(w);
+      w.watch = await runtime.store.handoffs.watch({
+        wake: () => this.kick(w, "notify"),
+        live: (up) => {
+          w.live = up;
+          // Up: poll once for what was sent while nobody listened. Down: poll fast until it is back.
+          if (up) this.kick(w, "listening");
+          else this.schedule(w);
+        },
+      });
+      this.schedule(w);
+    }
   }
 
   /** Stop polling; give running deliveries `graceMs`, then abort them (they are failed, never re-queued). */
   async stop(graceMs: number): Promise<void> {
-    clearInterval(this.timer);
+    this.stopped = true;
+    for (const w of this.watched) clearTimeout(w.timer);
+    await Promise.all(this.watched.map((w) => w.watch?.stop()));
     const settled = Promise.allSettled([...this.inFlight]);
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<void>((resolve) => {
@@ -145,34 +201,67 @@ export class HandoffWatcher {
     await this.settlePending();
   }
 
-  private polling = false;
+  /** The store's next poll, slow while its push is live and nothing waits to be settled. */
+  private schedule(w: Watched): void {
+    clearTimeout(w.timer);
+    if (this.stopped) return;
+    const fast = this.config().gateway.handoffPollMs;
+    const ms =
+      w.live && this.unsettled.size === 0 ? Math.max(fast, HANDOFF_FALLBACK_POLL_MS) : fast;
+    w.timer = setTimeout(() => this.kick(w, "timer"), ms);
+  }
 
+  /** Poll `w` now (after the poll under way, if any). */
+  private kick(w: Watched, cause: PollCause): void {
+    clearTimeout(w.timer);
+    w.due ??= cause;
+    this.poll();
+  }
+
+  /** Poll every store that is due, one poll at a time, until none is. */
   private poll(): void {
-    if (this.polling) return;
+    if (this.polling || this.stopped) return;
     this.polling = true;
     void (async () => {
       try {
-        await this.settlePending();
-        for (const r of this.runtimes.values()) {
-          for (const session of await r.store.handoffs.list("pending", 20)) {
-            if (!(await r.store.handoffs.claim(session.id, this.owner))) continue; // another claimer won
-            const job = this.deliver(r, session).finally(() => this.inFlight.delete(job));
-            this.inFlight.add(job);
-          }
+        for (let due = this.dueNow(); due.length > 0 && !this.stopped; due = this.dueNow()) {
+          await this.settlePending();
+          for (const w of due) await this.pollOne(w);
         }
-      } catch (err) {
-        await this.recover(err);
-        this.log.warn(
-          { event: "handoff.poll_failed", error: (err as Error).message },
-          "handoff poll failed; retrying",
-        );
       } finally {
         this.polling = false;
       }
     })();
   }
 
-  private async deliver(r: ProfileRuntime, session: Session): Promise<void> {
+  private dueNow(): Watched[] {
+    return this.watched.filter((w) => w.due !== undefined);
+  }
+
+  private async pollOne(w: Watched): Promise<void> {
+    const cause = w.due ?? "timer";
+    w.due = undefined;
+    this.counts.polls[cause]++;
+    const r = w.runtime;
+    try {
+      for (const session of await r.store.handoffs.list("pending", 20)) {
+        if (!(await r.store.handoffs.claim(session.id, this.owner))) continue; // another claimer won
+        this.counts.claims[cause]++;
+        const job = this.deliver(r, session, cause).finally(() => this.inFlight.delete(job));
+        this.inFlight.add(job);
+      }
+    } catch (err) {
+      await this.recover(err);
+      this.log.warn(
+        { event: "handoff.poll_failed", profile: r.profile, error: (err as Error).message },
+        "handoff poll failed; retrying",
+      );
+    } finally {
+      if (w.due === undefined) this.schedule(w);
+    }
+  }
+
+  private async deliver(r: ProfileRuntime, session: Session, via: PollCause): Promise<void> {
     const platform = session.handoff?.platform ?? "";
     const beat = setInterval(
       () =>
@@ -196,9 +285,9 @@ export class HandoffWatcher {
         throw delivery(`no adapter for platform ${JSON.stringify(platform)} (gateway.adapters)`);
       const transcript = await r.store.messages.load(session.id);
       await adapter.deliver({ profile: r.profile, session, transcript, signal: this.abort.signal });
-      settlement = { runtime: r, session, outcome: "completed", error: null };
+      settlement = { runtime: r, session, outcome: "completed", error: null, via };
     } catch (err) {
-      settlement = { runtime: r, session, outcome: "failed", error: (err as Error).message };
+      settlement = { runtime: r, session, outcome: "failed", error: (err as Error).message, via };
     } finally {
       clearInterval(beat);
     }
@@ -207,7 +296,7 @@ export class HandoffWatcher {
 
   /** Write the final state; on failure keep it for the next poll. */
   private async settle(s: Settlement): Promise<void> {
-    const { runtime: r, session, outcome, error } = s;
+    const { runtime: r, session, outcome, error, via } = s;
     const platform = session.handoff?.platform ?? "";
     try {
       const won =
@@ -220,6 +309,7 @@ export class HandoffWatcher {
         profile: r.profile,
         session: session.id,
         platform,
+        via,
         ...(error === null ? {} : { error }),
         ...(won ? {} : { note: "the row was no longer running under this gateway" }),
       };
@@ -227,6 +317,8 @@ export class HandoffWatcher {
       else this.log.warn(event, "handoff failed");
     } catch (err) {
       this.unsettled.set(session.id, s);
+      // Written again on every poll: poll fast until it lands.
+      for (const w of this.watched) if (w.due === undefined) this.schedule(w);
       await this.recover(err);
       this.log.warn(
         {

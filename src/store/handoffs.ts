@@ -49,7 +49,23 @@ const HANDOFF_TRANSITIONS = {
   }),
 };
 
-/** What a backend does for Handoffs: run a change, read, fail orphans. */
+/** What a store tells a handoff watcher (HandoffWatcher in the gateway). */
+export interface HandoffWakes {
+  /** A handoff may have become claimable: poll now. */
+  wake(): void;
+  /**
+   * Pushed wake-ups arrive (true) or may be lost (false). While they may
+   * be lost, or before the first true, the watcher polls at its normal rate.
+   */
+  live(up: boolean): void;
+}
+
+/** A watch in progress: stop() ends it (and any connection it holds). */
+export interface HandoffWatch {
+  stop(): Promise<void>;
+}
+
+/** What a backend does for Handoffs: run a change, read, fail orphans, push wake-ups. */
 export interface HandoffsSql {
   /** Run handoffUpdate(change) on the session's row: whether it changed it; HEARTH_SESSION_NOT_FOUND when no such session. */
   transition(sessionId: string, change: HandoffChange): Promise<boolean>;
@@ -61,6 +77,12 @@ export interface HandoffsSql {
    * `reason` if still running. Returns the ids.
    */
   failOrphans(orphaned: (owner: string | null) => boolean, reason: string): Promise<string[]>;
+  /**
+   * Optional: call `wakes.wake()` whenever a handoff becomes claimable
+   * (PostgreSQL: LISTEN/NOTIFY). A backend without it pushes nothing and
+   * its watchers poll as before (SQLite).
+   */
+  watch?(wakes: HandoffWakes): HandoffWatch;
 }
 
 /** Sessions list() returns when no limit is given. */
@@ -136,6 +158,15 @@ export class Handoffs {
   /** pending → failed: what a waiter may do when nobody claimed the row in time. Never touches a running row. */
   failPending(sessionId: string, error: string): Promise<boolean> {
     return this.sql.transition(sessionId, HANDOFF_TRANSITIONS.failPending(error));
+  }
+
+  /**
+   * Be woken when a handoff becomes claimable, where the backend can push
+   * (PostgreSQL); elsewhere `wakes` is never called and the caller polls
+   * at its normal rate (SQLite). Pushes are a hint: poll too, slowly.
+   */
+  async watch(wakes: HandoffWakes): Promise<HandoffWatch> {
+    return this.sql.watch?.(wakes) ?? { stop: async () => undefined };
   }
 
   /** Sessions whose handoff is in `state`, oldest first. */

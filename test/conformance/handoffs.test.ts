@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { until } from "../helpers/process.js";
 import { rejection } from "./errors.js";
 import { backends, type Modules } from "./pg-modules.js";
 
@@ -54,6 +55,41 @@ describe.each(backends)("handoffs (D5) on $name", (backend) => {
       platform: "telegram",
       owner: null,
     });
+  });
+
+  it("watch: only a request that lands wakes a watcher, where the backend pushes (PostgreSQL); SQLite never does", async () => {
+    const m = await backend.open();
+    const events: string[] = [];
+    let listening!: () => void;
+    const up = new Promise<void>((resolve) => {
+      listening = resolve;
+    });
+    const watch = await m.handoffs.watch({
+      wake: () => events.push("wake"),
+      live: (on) => {
+        events.push(on ? "up" : "down");
+        if (on) listening();
+      },
+    });
+    try {
+      if (backend.name === "postgres") await up;
+      const sid = await m.seed.session();
+      expect(await m.handoffs.request(sid, "http")).toBe(true);
+      expect(await m.handoffs.request(sid, "http")).toBe(false); // refused: no wake-up
+      expect(await m.handoffs.claim(sid, "gw-a")).toBe(true);
+      expect(await m.handoffs.heartbeat(sid, "gw-a")).toBe(true);
+      expect(await m.handoffs.complete(sid, "gw-a")).toBe(true);
+      expect(await m.handoffs.request(sid, "http")).toBe(true);
+      if (backend.name === "sqlite") {
+        expect(events).toEqual([]);
+        return;
+      }
+      // Notifications arrive in commit order: any from the steps between would come before the second.
+      await until("two wake-ups", () => events.filter((e) => e === "wake").length === 2);
+      expect(events).toEqual(["up", "wake", "wake"]);
+    } finally {
+      await watch.stop();
+    }
   });
 
   it("fails: by its owner while running, by a waiter only while pending; a failed one may be requested again", async () => {

@@ -67,6 +67,17 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/** Run `fn` on a connection of its own to `url`, ended after. */
+export async function withPgClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
 /** A new, empty database; dropped after the test file. Returns its URL. */
 export async function freshPgDatabase(): Promise<string> {
   const name = `hearth_t_${randomBytes(6).toString("hex")}`;

@@ -1,9 +1,17 @@
-import { type HandoffChange, type HandoffsSql, handoffUpdate } from "../handoffs.js";
+import { storeClosed } from "../api.js";
+import {
+  type HandoffChange,
+  type HandoffsSql,
+  type HandoffWakes,
+  type HandoffWatch,
+  handoffUpdate,
+} from "../handoffs.js";
 import { sessionNotFound } from "../session-create.js";
 import type { HandoffState, Session } from "../types.js";
 import { pgSession, refuseNul } from "./convert.js";
+import { HANDOFF_CHANNEL_SQL, HandoffListener } from "./handoff-listener.js";
 import { OwnerPresence, ownerAlive } from "./owner-presence.js";
-import type { PgDb } from "./pool.js";
+import { maskUrl, type PgDb } from "./pool.js";
 
 /**
  * The handoff statements on PostgreSQL (../handoffs.ts decides), each
@@ -12,9 +20,16 @@ import type { PgDb } from "./pool.js";
  * then re-evaluates its WHERE on the new row version: of two gateways (on
  * any hosts) claiming one pending row, exactly one sees
  * `handoff_state = 'pending'` and wins.
+ *
+ * A change that makes a row claimable (to `pending`) notifies the
+ * watchers of every gateway on the database (handoff-listener.ts), in the
+ * same statement: the notification is sent when, and only if, it commits.
  */
 export class PgHandoffs implements HandoffsSql {
   private readonly presence: OwnerPresence;
+  private readonly listeners = new Set<HandoffListener>();
+  /** Closed with its store: no watch starts after (its connection would never be ended). */
+  private closed = false;
 
   constructor(private readonly db: PgDb) {
     // Its own connections go where the pool's go, with the pool's TLS and login.
@@ -32,10 +47,15 @@ export class PgHandoffs implements HandoffsSql {
     if (change.to === "running")
       await this.presence.hold((change.owner ?? change.set.owner) as string);
     const params: unknown[] = [];
-    const sql = handoffUpdate(sessionId, change, Date.now(), (value) => {
+    const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
-    });
+    };
+    const update = handoffUpdate(sessionId, change, Date.now(), param);
+    const sql =
+      change.to === "pending"
+        ? `WITH changed AS (${update} RETURNING id) SELECT pg_notify(${HANDOFF_CHANNEL_SQL}, id) FROM changed`
+        : update;
     const { rowCount } = await this.db.query("change a handoff", sql, params);
     if (rowCount === 1) return true;
     const { rowCount: found } = await this.db.query(
@@ -94,8 +114,42 @@ export class PgHandoffs implements HandoffsSql {
     });
   }
 
-  /** Release the presence of every owner this instance claimed as (the store closes). */
-  close(): Promise<void> {
-    return this.presence.close();
+  /** Wake `wakes` on every notification, on a LISTEN connection of its own (reconnected while the watch lasts). */
+  watch(wakes: HandoffWakes): HandoffWatch {
+    if (this.closed) throw storeClosed(maskUrl(this.db.url));
+    const { password } = this.db.pool.options;
+    const connection = {
+      ...this.db.pool.options,
+      // A pool keeps its password out of a spread (not enumerable).
+      ...(password === undefined ? {} : { password }),
+    };
+    const listener = new HandoffListener(connection, () => this.channel(), wakes);
+    this.listeners.add(listener);
+    return {
+      stop: () => {
+        this.listeners.delete(listener);
+        return listener.stop();
+      },
+    };
+  }
+
+  /** The LISTEN channel of this store's schema, asked of the pool once it answers. */
+  private channelName: Promise<string> | undefined;
+  private channel(): Promise<string> {
+    this.channelName ??= this.db
+      .query("name the handoff channel", `SELECT ${HANDOFF_CHANNEL_SQL} AS channel`)
+      .then(({ rows }) => rows[0]?.channel as string);
+    this.channelName.catch(() => {
+      this.channelName = undefined;
+    });
+    return this.channelName;
+  }
+
+  /** Release the presence of every owner this instance claimed as, and stop every watch (the store closes). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    await Promise.all([this.presence.close(), ...listeners.map((l) => l.stop())]);
   }
 }

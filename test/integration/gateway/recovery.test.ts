@@ -6,6 +6,25 @@ import { runCli } from "../../helpers/cli.js";
 import { spawnGateway, startGateway, withStore } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 
+/** The user messages of the home's one session, in order. */
+function userContents(home: string) {
+  return withStore(home, async (s) => {
+    const [session] = (await s.sessions.list()).items;
+    return (await s.messages.load(session!.id))
+      .filter((m) => m.role === "user")
+      .map((m) => m.content);
+  });
+}
+
+/** A gateway that acknowledged one message, whose -wal and -shm someone then removed. */
+async function postThenRemoveWal(home: string, content: string) {
+  const gw = await startGateway(home);
+  expect((await gw.post({ platform: "t", chat: "1", content, clientId: "c1" })).status).toBe(200);
+  unlinkSync(`${gw.path}-wal`);
+  unlinkSync(`${gw.path}-shm`);
+  return gw;
+}
+
 describe("the gateway recovers from a generation change (F3)", () => {
   it("reattaches after -wal and -shm are removed under it: one failed request, then service goes on", async () => {
     const home = tempHome();
@@ -42,12 +61,7 @@ describe("the gateway recovers from a generation change (F3)", () => {
     expect(reopened[0]).toMatchObject({ level: 40, profile: "default" });
 
     // Every acknowledged message is in the store, once.
-    const contents = await withStore(home, async (s) => {
-      const [session] = (await s.sessions.list()).items;
-      return (await s.messages.load(session!.id))
-        .filter((m) => m.role === "user")
-        .map((m) => m.content);
-    });
+    const contents = await userContents(home);
     expect(contents).toEqual(["before", "after", "later"]);
     // Its kernel locks held throughout: it is still the one gateway, a writer, named by ps (P3, P5).
     const second = spawnGateway(home);
@@ -58,15 +72,11 @@ describe("the gateway recovers from a generation change (F3)", () => {
     );
     expect(holder.roles).toEqual(expect.arrayContaining(["reader", "writer"]));
   });
+
   it("saves what only the removed WAL held (a new home: the schema too) instead of failing every request after", async () => {
     const home = tempHome();
-    const gw = await startGateway(home);
-    expect(
-      (await gw.post({ platform: "t", chat: "1", content: "before", clientId: "c1" })).status,
-    ).toBe(200);
     // No checkpoint: the tables and the message live only in the WAL about to go.
-    unlinkSync(`${gw.path}-wal`);
-    unlinkSync(`${gw.path}-shm`);
+    const gw = await postThenRemoveWal(home, "before");
 
     const sent = { platform: "t", chat: "1", content: "after", clientId: "c2" };
     const statuses: number[] = [];
@@ -78,23 +88,13 @@ describe("the gateway recovers from a generation change (F3)", () => {
     expect(later.status).toBe(200);
     await gw.kill("SIGTERM");
 
-    const contents = await withStore(home, async (s) => {
-      const [session] = (await s.sessions.list()).items;
-      return (await s.messages.load(session!.id))
-        .filter((m) => m.role === "user")
-        .map((m) => m.content);
-    });
+    const contents = await userContents(home);
     expect(contents).toEqual(["before", "after", "later"]);
   });
 
   it("stops with exit 78 and a kept copy when another process already writes through new files", async () => {
     const home = tempHome();
-    const gw = await startGateway(home);
-    expect(
-      (await gw.post({ platform: "t", chat: "1", content: "only here", clientId: "c1" })).status,
-    ).toBe(200);
-    unlinkSync(`${gw.path}-wal`);
-    unlinkSync(`${gw.path}-shm`);
+    const gw = await postThenRemoveWal(home, "only here");
     // Another process opens the profile on new files and writes.
     const other = await openStore({ home });
     await other.sessions.create({ title: "newcomer" });

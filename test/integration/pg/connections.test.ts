@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isHearthError, openStore, type Store } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
-import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
+import { freshPgDatabase, pgEnabled, withPgClient } from "../../helpers/pg.js";
 import { cliEnv, pgHome } from "./helpers.js";
 
 const stores: Store[] = [];
@@ -33,15 +33,8 @@ async function open(url: string, pgSettings: Record<string, unknown>): Promise<S
   return store;
 }
 
-async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
+// A connection of the test's own (test/helpers/pg.ts).
+const admin = withPgClient;
 
 /** This process's hearth connections to the database of `url`. */
 async function ours(url: string): Promise<number> {
