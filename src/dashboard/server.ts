@@ -128,7 +128,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       if (typeof token === "string" && token !== "") {
         try {
           const login = await deps.redeem(token);
-          const { id } = deps.sessions.create(login.familyId, login.profile, login);
+          const { id } = await deps.sessions.create(login);
           request.log.info(
             {
               event: "dashboard.login",
@@ -197,7 +197,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       pid: process.pid,
     }));
     scope.post("/api/logout", async (request, reply) => {
-      deps.sessions.end(request.cookies[deps.cookieName]);
+      await deps.sessions.end(request.cookies[deps.cookieName]);
       void reply.clearCookie(deps.cookieName, { path: "/" });
       return { ok: true };
     });

@@ -22,6 +22,7 @@ import type { Sessions } from "./sessions.js";
 import type { SqliteStore } from "./sqlite/store.js";
 import type { Stats } from "./stats.js";
 import type { Tokens } from "./tokens.js";
+import type { BrowserLogins } from "./browser-logins.js";
 import type {
   ConnectionRole,
   DurabilityReport,
@@ -59,6 +60,8 @@ export interface StoreParts {
   readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
   readonly tokens: Tokens;
+  /** Dashboard browser logins, hashed, shared by every dashboard of the store. */
+  readonly browserLogins: BrowserLogins;
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
   readonly browse: Browse;
   /** Scheduled job runs and their outcomes (M4). */

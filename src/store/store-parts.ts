@@ -5,6 +5,7 @@
  * error policy and door).
  */
 import type { StoreParts } from "./api.js";
+import { BrowserLogins, type BrowserLoginsSql } from "./browser-logins.js";
 import { Browse, type BrowseSql } from "./browse.js";
 import { GraphCheckpoints, type GraphCheckpointsSql } from "./graph-checkpoints.js";
 import { Handoffs, type HandoffsSql } from "./handoffs.js";
@@ -23,6 +24,7 @@ export interface StoreSql {
   meta: MetaSql;
   handoffs: HandoffsSql;
   tokens: TokensSql;
+  browserLogins: BrowserLoginsSql;
   browse: BrowseSql;
   runs: RunsSql;
   stats: StatsSql;
@@ -41,6 +43,7 @@ export function storeParts(sql: StoreSql, wrap: WrapPart): StoreParts {
     meta: wrap("meta", new Meta(sql.meta)),
     handoffs: wrap("handoffs", new Handoffs(sql.handoffs)),
     tokens: wrap("tokens", new Tokens(sql.tokens)),
+    browserLogins: wrap("browserLogins", new BrowserLogins(sql.browserLogins)),
     browse: wrap("browse", new Browse(sql.browse)),
     runs: wrap("runs", new Runs(sql.runs)),
     stats: wrap("stats", new Stats(sql.stats)),

@@ -13,6 +13,7 @@ import { searchMessages } from "../search.js";
 import { storeParts } from "../store-parts.js";
 import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgBrowse } from "./browse.js";
+import { PgBrowserLogins } from "./browser-logins.js";
 import { type StoreDb, storeDb } from "./db.js";
 import { PgExport } from "./export.js";
 import { PgGraphCheckpoints } from "./graph-checkpoints.js";
@@ -74,6 +75,7 @@ export class PgStore implements Store {
         meta: new PgMeta(db, this.leaseOwners),
         handoffs: this.pgHandoffs,
         tokens: new PgTokens(db),
+        browserLogins: new PgBrowserLogins(db),
         browse: new PgBrowse(db),
         runs: new PgRuns(db),
         stats: new PgStats(db),

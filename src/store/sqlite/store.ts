@@ -36,6 +36,7 @@ import { SqliteSessions } from "./sessions.js";
 import { SqliteStats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { SqliteTokens } from "./tokens.js";
+import { SqliteBrowserLogins } from "./browser-logins.js";
 
 /** Test-only window into which connection served which call (C1). */
 export const internals = Symbol("hearth.internals");
@@ -116,6 +117,7 @@ export class SqliteStore implements Store {
         meta: new SqliteMeta(this.access),
         handoffs: new SqliteHandoffs(this.access),
         tokens: new SqliteTokens(this.access),
+        browserLogins: new SqliteBrowserLogins(this.access),
         browse: new SqliteBrowse(this.access),
         runs: new SqliteRuns(this.access),
         stats: new SqliteStats(this.access),
