@@ -9,6 +9,7 @@
  */
 import { readVersion } from "../../store/pg/migrate.js";
 import type { PgClient } from "../../store/pg/pool.js";
+import { type CopyInProgress, copyInProgress } from "../../store/copy/interrupted.js";
 import { PG_LATEST_SCHEMA_VERSION, PG_TABLES } from "../../store/pg/schema.js";
 
 export interface PgConnection {
@@ -84,6 +85,8 @@ export interface PgView {
   locks: { advisory: PgAdvisoryLock[]; waiting: PgLockWait[] };
   tables: PgTableHealth[];
   replication: PgReplication;
+  /** An unfinished hearth migrate --to copy into this database (its progress row), else null. */
+  copy: CopyInProgress | null;
   counts: {
     sessions: number;
     messages: number;
@@ -122,6 +125,7 @@ export async function readPgView(client: PgClient, url: string): Promise<PgView>
     locks: { advisory: await advisory(client), waiting: await waiting(client) },
     tables: await tables(client),
     replication: await replication(client, server.replica === true),
+    copy: version === null ? null : ((await copyInProgress(client)) ?? null),
     counts: version === null ? null : await counts(client),
   };
 }

@@ -8,6 +8,7 @@
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import type { ConnectionRole } from "../types.js";
+import { type CopyInProgress, copyInProgress, migrationIncomplete } from "../copy/interrupted.js";
 import { migratePg, readVersion } from "./migrate.js";
 import { createPool, fromPgError, maskUrl, type PgPool, pgDb } from "./pool.js";
 import { PG_LATEST_SCHEMA_VERSION } from "./schema.js";
@@ -30,8 +31,10 @@ export async function openPgStore(options: PgOpenOptions): Promise<PgStore> {
     });
   }
   try {
-    if (role === "writer") await migratePg(pool, url);
-    else await checkReadable(pool, url, options.profile);
+    if (role === "writer") {
+      await migratePg(pool, url);
+      await refuseUnfinishedCopy(pool, url);
+    } else await checkReadable(pool, url, options.profile);
   } catch (err) {
     await pool.end().catch(() => {});
     throw err;
@@ -44,6 +47,17 @@ export async function openPgStore(options: PgOpenOptions): Promise<PgStore> {
     warnings: [],
     db: pgDb(pool, url, options.profile),
   });
+}
+
+/** A database an interrupted `hearth migrate --to` left half-filled is not written into (HEARTH_MIGRATION_INCOMPLETE). */
+async function refuseUnfinishedCopy(pool: PgPool, url: string): Promise<void> {
+  let copy: CopyInProgress | undefined;
+  try {
+    copy = await copyInProgress(pool);
+  } catch (err) {
+    throw fromPgError(err, url, "open the store");
+  }
+  if (copy) throw migrationIncomplete(url, copy);
 }
 
 async function checkReadable(pool: PgPool, url: string, profile: string): Promise<void> {
