@@ -93,6 +93,8 @@ export async function startDashboard(options: {
       port,
       setting: "dashboard.port",
     });
+    // Other hosts of a PostgreSQL store list this dashboard (hearth ps, dashboard link).
+    for (const store of stores.stores) await store.hosts.announce("dashboard", address);
     const token = await createLoginToken(stores, stores.profiles[0]!, config);
     writeRuntimeFile(home, { pid: process.pid, address, profiles: stores.profiles });
     const sampler = startHealthSampler({

@@ -1,7 +1,7 @@
 import { nodeCrypto } from "../builtins.js";
+import type { TokenGrant } from "./token-scopes.js";
 import { scopeOf } from "./token-scopes.js";
 import { hashToken } from "./tokens.js";
-import type { TokenGrant } from "./token-scopes.js";
 
 /**
  * Dashboard browser logins kept in the store, backend-neutral: any
@@ -56,7 +56,10 @@ export class BrowserLogins {
   constructor(private readonly sql: BrowserLoginsSql) {}
 
   /** A new login: the cookie value to hand the browser, and the login. */
-  async create(grant: BrowserLoginGrant, idleMs: number): Promise<{ id: string; login: BrowserLogin }> {
+  async create(
+    grant: BrowserLoginGrant,
+    idleMs: number,
+  ): Promise<{ id: string; login: BrowserLogin }> {
     const id = nodeCrypto().randomBytes(32).toString("base64url");
     const now = this.sql.now();
     const row: BrowserLoginRow = {
@@ -95,7 +98,10 @@ export class BrowserLogins {
 
 /** The CSRF token of a login: derived from its cookie id, never stored. */
 export function csrfFor(id: string): string {
-  return nodeCrypto().createHash("sha256").update(`hearth-dashboard-csrf\0${id}`).digest("base64url");
+  return nodeCrypto()
+    .createHash("sha256")
+    .update(`hearth-dashboard-csrf\0${id}`)
+    .digest("base64url");
 }
 
 /** A row as both backends select it (SELECT_LOGIN's columns). */

@@ -5,10 +5,11 @@
  * error policy and door).
  */
 import type { StoreParts } from "./api.js";
-import { BrowserLogins, type BrowserLoginsSql } from "./browser-logins.js";
 import { Browse, type BrowseSql } from "./browse.js";
+import { BrowserLogins, type BrowserLoginsSql } from "./browser-logins.js";
 import { GraphCheckpoints, type GraphCheckpointsSql } from "./graph-checkpoints.js";
 import { Handoffs, type HandoffsSql } from "./handoffs.js";
+import { Hosts, type HostsSql } from "./hosts.js";
 import { JsonTail, type JsonTailSql } from "./json-tail.js";
 import { Messages, type MessagesSql } from "./messages.js";
 import { Meta, type MetaSql } from "./meta.js";
@@ -25,6 +26,7 @@ export interface StoreSql {
   handoffs: HandoffsSql;
   tokens: TokensSql;
   browserLogins: BrowserLoginsSql;
+  hosts: HostsSql;
   browse: BrowseSql;
   runs: RunsSql;
   stats: StatsSql;
@@ -44,6 +46,7 @@ export function storeParts(sql: StoreSql, wrap: WrapPart): StoreParts {
     handoffs: wrap("handoffs", new Handoffs(sql.handoffs)),
     tokens: wrap("tokens", new Tokens(sql.tokens)),
     browserLogins: wrap("browserLogins", new BrowserLogins(sql.browserLogins)),
+    hosts: wrap("hosts", new Hosts(sql.hosts)),
     browse: wrap("browse", new Browse(sql.browse)),
     runs: wrap("runs", new Runs(sql.runs)),
     stats: wrap("stats", new Stats(sql.stats)),

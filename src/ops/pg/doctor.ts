@@ -84,7 +84,8 @@ export async function runPgDoctor(options: {
 function copyFinding(view: PgView): Finding {
   const copy = view.copy!;
   const running = view.locks.advisory.some((l) => l.label === "migrate --to copy" && l.granted);
-  const since = copy.startedAt === null ? "" : ` (started ${new Date(copy.startedAt).toISOString()})`;
+  const since =
+    copy.startedAt === null ? "" : ` (started ${new Date(copy.startedAt).toISOString()})`;
   return running
     ? {
         code: "pg.migrate-copy",

@@ -19,7 +19,16 @@ export class PgBrowserLogins implements BrowserLoginsSql {
       "store a dashboard login",
       `INSERT INTO dashboard_logins (hash, family_id, profile, scope, all_profiles, created_at, last_seen_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [hash, r.familyId, r.profile, r.scope, r.allProfiles ? 1 : 0, r.createdAt, r.lastSeenAt, r.expiresAt],
+      [
+        hash,
+        r.familyId,
+        r.profile,
+        r.scope,
+        r.allProfiles ? 1 : 0,
+        r.createdAt,
+        r.lastSeenAt,
+        r.expiresAt,
+      ],
     );
   }
 

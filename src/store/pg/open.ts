@@ -7,8 +7,8 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
-import type { ConnectionRole } from "../types.js";
 import { type CopyInProgress, copyInProgress, migrationIncomplete } from "../copy/interrupted.js";
+import type { ConnectionRole } from "../types.js";
 import { migratePg, readVersion } from "./migrate.js";
 import { createPool, fromPgError, maskUrl, type PgPool, pgDb } from "./pool.js";
 import { PG_LATEST_SCHEMA_VERSION } from "./schema.js";

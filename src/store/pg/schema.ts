@@ -223,7 +223,8 @@ ALTER TABLE auth_families ADD COLUMN all_profiles INTEGER NOT NULL DEFAULT 0
   // Kept as its own step (renumber freely if another lands first).
   {
     version: 4,
-    description: "dashboard browser logins shared by every host of the database",
+    description:
+      "dashboard browser logins shared by every host of the database; the hosts' gateways and dashboards",
     sql: `
 -- Dashboard browser logins (src/store/browser-logins.ts), so that a
 -- cookie issued by one dashboard is accepted by every dashboard of the
@@ -244,6 +245,17 @@ CREATE TABLE dashboard_logins (
   revoked_at   BIGINT
 );
 CREATE INDEX dashboard_logins_by_expiry ON dashboard_logins (expires_at);
+-- The gateways and dashboards of every host (src/store/hosts.ts), for hearth
+-- ps and hearth dashboard link: listed only while the server holds the
+-- presence lock of the row's id (src/store/pg/owner-presence.ts).
+CREATE TABLE hearth_hosts (
+  id         TEXT PRIMARY KEY,
+  kind       TEXT NOT NULL CHECK (kind IN ('gateway', 'dashboard')),
+  host       TEXT NOT NULL,
+  address    TEXT NOT NULL,
+  pid        INTEGER NOT NULL,
+  started_at BIGINT NOT NULL
+);
 `,
   },
 ];

@@ -18,6 +18,7 @@ import { type StoreDb, storeDb } from "./db.js";
 import { PgExport } from "./export.js";
 import { PgGraphCheckpoints } from "./graph-checkpoints.js";
 import { PgHandoffs } from "./handoffs.js";
+import { PgHosts } from "./hosts.js";
 import { pgQuickCheck, readPgDurability, readPgSchema } from "./inspect.js";
 import { PgJsonTail } from "./json-tail.js";
 import { PgMessages } from "./messages.js";
@@ -76,6 +77,7 @@ export class PgStore implements Store {
         handoffs: this.pgHandoffs,
         tokens: new PgTokens(db),
         browserLogins: new PgBrowserLogins(db),
+        hosts: new PgHosts(db, this.leaseOwners),
         browse: new PgBrowse(db),
         runs: new PgRuns(db),
         stats: new PgStats(db),

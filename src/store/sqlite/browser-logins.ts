@@ -21,12 +21,23 @@ export class SqliteBrowserLogins implements BrowserLoginsSql {
           `INSERT INTO dashboard_logins (hash, family_id, profile, scope, all_profiles, created_at, last_seen_at, expires_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(hash, r.familyId, r.profile, r.scope, r.allProfiles ? 1 : 0, r.createdAt, r.lastSeenAt, r.expiresAt);
+        .run(
+          hash,
+          r.familyId,
+          r.profile,
+          r.scope,
+          r.allProfiles ? 1 : 0,
+          r.createdAt,
+          r.lastSeenAt,
+          r.expiresAt,
+        );
     });
   }
 
   async find(hash: string): Promise<BrowserLoginRow | undefined> {
-    const row = this.access.read().stmt(SELECT_LOGIN).get(hash) as Record<string, unknown> | undefined;
+    const row = this.access.read().stmt(SELECT_LOGIN).get(hash) as
+      | Record<string, unknown>
+      | undefined;
     return row ? loginFromColumns(row) : undefined;
   }
 

@@ -19,10 +19,12 @@ import type {
 } from "../types.js";
 import { type StoreAccess, storeAccess } from "./access.js";
 import { SqliteBrowse } from "./browse.js";
+import { SqliteBrowserLogins } from "./browser-logins.js";
 import type { Connection } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
 import { SqliteGraphCheckpoints } from "./graph-checkpoints.js";
 import { SqliteHandoffs } from "./handoffs.js";
+import { SqliteHosts } from "./hosts.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
 import { SqliteJsonTail } from "./json-tail.js";
@@ -36,7 +38,6 @@ import { SqliteSessions } from "./sessions.js";
 import { SqliteStats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { SqliteTokens } from "./tokens.js";
-import { SqliteBrowserLogins } from "./browser-logins.js";
 
 /** Test-only window into which connection served which call (C1). */
 export const internals = Symbol("hearth.internals");
@@ -118,6 +119,7 @@ export class SqliteStore implements Store {
         handoffs: new SqliteHandoffs(this.access),
         tokens: new SqliteTokens(this.access),
         browserLogins: new SqliteBrowserLogins(this.access),
+        hosts: new SqliteHosts(),
         browse: new SqliteBrowse(this.access),
         runs: new SqliteRuns(this.access),
         stats: new SqliteStats(this.access),

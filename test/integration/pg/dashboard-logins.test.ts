@@ -88,7 +88,11 @@ describe.skipIf(!pgEnabled)("dashboard logins shared by the hosts of one databas
 async function freshLink(home: string, address: string): Promise<string> {
   const store = await openStore({ home });
   try {
-    const { code } = await store.tokens.createPairing({ label: "test", scope: "admin", ttlMs: 600_000 });
+    const { code } = await store.tokens.createPairing({
+      label: "test",
+      scope: "admin",
+      ttlMs: 600_000,
+    });
     return `${address}/login?token=${encodeURIComponent(code)}`;
   } finally {
     await store.close();

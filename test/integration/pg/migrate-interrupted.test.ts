@@ -19,7 +19,10 @@ describe.skipIf(!pgEnabled)("an interrupted copy into PostgreSQL", () => {
     for (let i = 0; i < 4; i++)
       await source.messages.appendBatch(
         s.id,
-        Array.from({ length: 50 }, (_, j) => ({ role: "user" as const, content: `bulk ${i} ${j}` })),
+        Array.from({ length: 50 }, (_, j) => ({
+          role: "user" as const,
+          content: `bulk ${i} ${j}`,
+        })),
       );
     await source.close();
     const url = await freshPgDatabase();
