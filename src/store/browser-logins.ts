@@ -119,11 +119,32 @@ export function loginFromColumns(r: Record<string, unknown>): BrowserLoginRow {
   };
 }
 
-/** The columns loginFromColumns reads, the family's revocation joined (placeholder `?`: the hash). */
-export const SELECT_LOGIN = `SELECT b.family_id, b.profile, b.scope, b.all_profiles, b.created_at,
+/**
+ * The statements, the same on both backends (`?` placeholders; PostgreSQL
+ * numbers them). `find` reads loginFromColumns' columns, the family's
+ * revocation joined.
+ */
+export const LOGIN_SQL = {
+  insert: `INSERT INTO dashboard_logins (hash, family_id, profile, scope, all_profiles, created_at, last_seen_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  find: `SELECT b.family_id, b.profile, b.scope, b.all_profiles, b.created_at,
        b.last_seen_at, b.expires_at, b.revoked_at, f.revoked_at AS family_revoked_at
   FROM dashboard_logins b LEFT JOIN auth_families f ON f.id = b.family_id
- WHERE b.hash = ?`;
+ WHERE b.hash = ?`,
+  /** (at, expiresAt, hash) */
+  touch:
+    "UPDATE dashboard_logins SET last_seen_at = ?, expires_at = ? WHERE hash = ? AND revoked_at IS NULL",
+  /** (at, hash) */
+  revoke: "UPDATE dashboard_logins SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL",
+  /** (before, before) */
+  deleteEnded: "DELETE FROM dashboard_logins WHERE expires_at < ? OR revoked_at < ?",
+} as const;
+
+/** LOGIN_SQL.insert's parameters. */
+export function insertParams(hash: string, r: BrowserLoginRow): unknown[] {
+  const flag = r.allProfiles ? 1 : 0;
+  return [hash, r.familyId, r.profile, r.scope, flag, r.createdAt, r.lastSeenAt, r.expiresAt];
+}
 
 function live(id: string, row: BrowserLoginRow): BrowserLogin {
   return {

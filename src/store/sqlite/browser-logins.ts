@@ -1,8 +1,9 @@
 import {
   type BrowserLoginRow,
   type BrowserLoginsSql,
+  insertParams,
+  LOGIN_SQL,
   loginFromColumns,
-  SELECT_LOGIN,
 } from "../browser-logins.js";
 import type { Access } from "./access.js";
 
@@ -14,57 +15,31 @@ export class SqliteBrowserLogins implements BrowserLoginsSql {
     return this.access.now();
   }
 
-  async insert(hash: string, r: BrowserLoginRow): Promise<void> {
-    await this.access.writeTransaction((conn) => {
-      conn
-        .stmt(
-          `INSERT INTO dashboard_logins (hash, family_id, profile, scope, all_profiles, created_at, last_seen_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          hash,
-          r.familyId,
-          r.profile,
-          r.scope,
-          r.allProfiles ? 1 : 0,
-          r.createdAt,
-          r.lastSeenAt,
-          r.expiresAt,
-        );
-    });
+  async insert(hash: string, row: BrowserLoginRow): Promise<void> {
+    await this.write(LOGIN_SQL.insert, insertParams(hash, row));
   }
 
   async find(hash: string): Promise<BrowserLoginRow | undefined> {
-    const row = this.access.read().stmt(SELECT_LOGIN).get(hash) as
+    const row = this.access.read().stmt(LOGIN_SQL.find).get(hash) as
       | Record<string, unknown>
       | undefined;
     return row ? loginFromColumns(row) : undefined;
   }
 
   async touch(hash: string, at: number, expiresAt: number): Promise<void> {
-    await this.access.writeTransaction((conn) => {
-      conn
-        .stmt(
-          "UPDATE dashboard_logins SET last_seen_at = ?, expires_at = ? WHERE hash = ? AND revoked_at IS NULL",
-        )
-        .run(at, expiresAt, hash);
-    });
+    await this.write(LOGIN_SQL.touch, [at, expiresAt, hash]);
   }
 
   async revoke(hash: string, at: number): Promise<void> {
-    await this.access.writeTransaction((conn) => {
-      conn
-        .stmt("UPDATE dashboard_logins SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL")
-        .run(at, hash);
-    });
+    await this.write(LOGIN_SQL.revoke, [at, hash]);
   }
 
-  async deleteEnded(before: number): Promise<number> {
-    return this.access.writeTransaction(
-      (conn) =>
-        conn
-          .stmt("DELETE FROM dashboard_logins WHERE expires_at < ? OR revoked_at < ?")
-          .run(before, before).changes,
-    );
+  deleteEnded(before: number): Promise<number> {
+    return this.write(LOGIN_SQL.deleteEnded, [before, before]);
+  }
+
+  /** One LOGIN_SQL change in its own write transaction: the rows it changed. */
+  private write(sql: string, params: unknown[]): Promise<number> {
+    return this.access.writeTransaction((conn) => conn.stmt(sql).run(...params).changes);
   }
 }
