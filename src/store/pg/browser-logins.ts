@@ -5,6 +5,7 @@ import {
   LOGIN_SQL,
   loginFromColumns,
 } from "../browser-logins.js";
+import { dollarParams } from "../sql.js";
 import type { PgDb } from "./pool.js";
 
 /** Dashboard browser logins on PostgreSQL (../browser-logins.ts decides): shared by every host of the database. */
@@ -42,11 +43,6 @@ export class PgBrowserLogins implements BrowserLoginsSql {
 
   /** A LOGIN_SQL statement with its `?` numbered for PostgreSQL. */
   private run(doing: string, sql: string, params: unknown[]) {
-    let n = 0;
-    return this.db.query(
-      doing,
-      sql.replace(/\?/g, () => `$${++n}`),
-      params,
-    );
+    return this.db.query(doing, dollarParams(sql), params);
   }
 }
