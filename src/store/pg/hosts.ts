@@ -14,14 +14,30 @@ export class PgHosts implements HostsSql {
     private readonly presence: OwnerPresence,
   ) {}
 
+  /** Rows of processes whose presence nobody holds any more are deleted in the same transaction. */
   async announce(e: HostEntry): Promise<void> {
-    await this.presence.hold(e.id, (client) =>
-      client.query(
-        `INSERT INTO hearth_hosts (id, kind, host, address, pid, started_at) VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (id) DO UPDATE SET address = excluded.address`,
-        [e.id, e.kind, e.host, e.address, e.pid, e.startedAt],
-      ),
-    );
+    await this.presence.hold(e.id, async (client) => {
+      await client.query("BEGIN");
+      try {
+        const { rows } = await client.query("SELECT id FROM hearth_hosts");
+        const alive = await ownersAlive(
+          client as PgClient,
+          rows.map((r) => r.id as string),
+        );
+        const gone = [...alive].filter(([, live]) => !live).map(([id]) => id);
+        if (gone.length > 0)
+          await client.query("DELETE FROM hearth_hosts WHERE id = ANY($1)", [gone]);
+        await client.query(
+          `INSERT INTO hearth_hosts (id, kind, host, address, pid, started_at) VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (id) DO UPDATE SET address = excluded.address`,
+          [e.id, e.kind, e.host, e.address, e.pid, e.startedAt],
+        );
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      }
+    });
   }
 
   async live(): Promise<HostEntry[]> {

@@ -4,6 +4,7 @@
  * and addresses; liveness is the server's (the presence lock), so a killed
  * host drops out of the list.
  */
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCli } from "../../helpers/cli.js";
 import { startDashboard, stopDashboards } from "../../helpers/dashboard.js";
@@ -60,5 +61,16 @@ describe.skipIf(!pgEnabled)("each host's addresses on PostgreSQL", () => {
     await gatewayB.kill("SIGKILL");
     const after = await runCli(["--json", "ps"], { home: homeA, env: cliEnv });
     expect((after.json().hosts as Host[]).filter((h) => h.kind === "gateway")).toEqual([]);
+    // The next announcement deletes the dead one's row.
+    const next = await startGateway(homeB);
+    running.push(next);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const rows = (await c.query("SELECT kind, pid FROM hearth_hosts ORDER BY kind")).rows;
+    await c.end();
+    expect(rows).toEqual([
+      { kind: "dashboard", pid: dashboardB.pid },
+      { kind: "gateway", pid: next.pid },
+    ]);
   });
 });
