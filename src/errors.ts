@@ -130,6 +130,8 @@ export const ERROR_CODES = {
     "a source row holds a value the target cannot store (text containing NUL for PostgreSQL); nothing was copied",
   HEARTH_MIGRATE_MISMATCH:
     "a copy's verification failed: row counts or content hashes differ between source and target",
+  HEARTH_MIGRATION_INCOMPLETE:
+    "a PostgreSQL database holds an interrupted hearth migrate --to copy; it is not written into until the copy finishes",
   HEARTH_PG_TOOL_MISSING:
     "pg_dump or pg_restore (PostgreSQL's client tools) is not in PATH, so a PostgreSQL backup or restore cannot run",
   HEARTH_UNSUPPORTED_BACKEND:

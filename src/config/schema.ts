@@ -311,6 +311,15 @@ const dashboard = z
       .min(1)
       .max(7 * 24 * 60)
       .default(60),
+    /**
+     * The login cookie's name. Unset: `hearth_dashboard` on PostgreSQL (one
+     * name for every host sharing the database's logins), else
+     * `hearth_dashboard_<port>` (dashboards on one host keep apart).
+     */
+    cookieName: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, "letters, digits, _ and - only (at most 64)")
+      .optional(),
     /** A browser session ends after this long without a request. */
     sessionIdleMinutes: z
       .number()

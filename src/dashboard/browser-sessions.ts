@@ -1,8 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { TokenGrant, TokenScope } from "../store/token-scopes.js";
+import { type BrowserLoginGrant, csrfFor } from "../store/browser-logins.js";
+import type { TokenScope } from "../store/token-scopes.js";
 
 export interface BrowserSession {
-  /** The synchronizer token every change must carry in `x-csrf-token`. */
+  /** The synchronizer token every change must carry in `x-csrf-token` (derived from the cookie id). */
   readonly csrf: string;
   /** The token family the login link belonged to (issue 5's families). */
   readonly familyId: string;
@@ -17,29 +18,37 @@ export interface BrowserSession {
 }
 
 /**
- * Logged-in browsers, held in memory only: the cookie carries a random
- * 256-bit id, the map is keyed by its SHA-256, and a restart logs everyone
- * out (`hearth dashboard link` prints a fresh login link). A session ends
- * after `idleMs` without a request.
+ * Where a dashboard keeps its logged-in browsers: in memory (MemorySessions,
+ * one host: SQLite), or in the store (./stored-sessions.ts, PostgreSQL: every
+ * dashboard of the database accepts the cookie). The cookie carries a random
+ * 256-bit id; only its SHA-256 is kept.
  */
-export class BrowserSessions {
+export interface BrowserSessions {
+  create(login: BrowserLoginGrant): Promise<{ id: string; session: BrowserSession }>;
+  /** The live session for a cookie value, touched; undefined for none, unknown, idle or ended. */
+  get(id: string | undefined): Promise<BrowserSession | undefined>;
+  end(id: string | undefined): Promise<void>;
+}
+
+/**
+ * Logged-in browsers held in memory only: the map is keyed by the id's
+ * SHA-256, and a restart logs everyone out (`hearth dashboard link` prints a
+ * fresh login link). A session ends after `idleMs` without a request.
+ */
+export class MemorySessions implements BrowserSessions {
   private readonly sessions = new Map<string, BrowserSession>();
 
   constructor(private readonly idleMs: number) {}
 
-  create(
-    familyId: string,
-    profile: string,
-    grant: TokenGrant,
-  ): { id: string; session: BrowserSession } {
+  async create(login: BrowserLoginGrant): Promise<{ id: string; session: BrowserSession }> {
     const id = randomBytes(32).toString("base64url");
     const now = Date.now();
     const session: BrowserSession = {
-      csrf: randomBytes(32).toString("base64url"),
-      familyId,
-      profile,
-      scope: grant.scope,
-      allProfiles: grant.allProfiles,
+      csrf: csrfFor(id),
+      familyId: login.familyId,
+      profile: login.profile,
+      scope: login.scope,
+      allProfiles: login.allProfiles,
       createdAt: now,
       lastSeenAt: now,
     };
@@ -48,8 +57,7 @@ export class BrowserSessions {
     return { id, session };
   }
 
-  /** The live session for a cookie value, touched; undefined for none, unknown or idle. */
-  get(id: string | undefined): BrowserSession | undefined {
+  async get(id: string | undefined): Promise<BrowserSession | undefined> {
     if (!id) return undefined;
     const key = digest(id);
     const session = this.sessions.get(key);
@@ -63,7 +71,7 @@ export class BrowserSessions {
     return session;
   }
 
-  end(id: string | undefined): void {
+  async end(id: string | undefined): Promise<void> {
     if (id) this.sessions.delete(digest(id));
   }
 

@@ -12,7 +12,7 @@ import { acceptWindows } from "../ops/parking.js";
 import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
 import { loadAssets } from "./assets.js";
-import { BrowserSessions } from "./browser-sessions.js";
+import { MemorySessions } from "./browser-sessions.js";
 import { GatewayClient } from "./gateway-client.js";
 import { LiveFeed } from "./live.js";
 import { createLoginToken, loginLink } from "./login-link.js";
@@ -20,6 +20,7 @@ import { ProfileStores } from "./profiles.js";
 import { removeRuntimeFile, writeRuntimeFile } from "./runtime-file.js";
 import { assertSafeBind } from "./security.js";
 import { buildDashboard, type Login } from "./server.js";
+import { StoredSessions } from "./stored-sessions.js";
 
 export interface Dashboard {
   address: string;
@@ -50,7 +51,11 @@ export async function startDashboard(options: {
   assertSafeBind(host, tls !== undefined);
   const tlsFiles = tls ? readTls(tls.certFile, tls.keyFile) : undefined;
   const stores = await ProfileStores.open(home, options.profiles);
-  const sessions = new BrowserSessions(config.dashboard.sessionIdleMinutes * 60_000);
+  const idleMs = config.dashboard.sessionIdleMinutes * 60_000;
+  // On PostgreSQL every dashboard of the database shares its logins (hosts
+  // behind a load balancer); on SQLite (one host) they stay in memory.
+  const shared = stores.stores[0]?.backend === "postgres";
+  const sessions = shared ? new StoredSessions(stores, idleMs) : new MemorySessions(idleMs);
   let app: FastifyInstance | undefined;
   const parking: ParkServer[] = [];
   const live = new LiveFeed(stores, config.dashboard.livePollMs, (err) =>
@@ -66,8 +71,7 @@ export async function startDashboard(options: {
         gateway: new GatewayClient(stores, config),
         assets: loadAssets(),
         policy: hostPolicy({ bind: host, allowedHosts }),
-        // Cookies ignore ports: each dashboard on a host gets its own cookie name.
-        cookieName: `hearth_dashboard_${port === 0 ? randomBytes(4).toString("hex") : port}`,
+        cookieName: cookieName(config.dashboard.cookieName, shared, port),
         tls: tlsFiles,
         redeem: (token) => redeem(stores, token),
       },
@@ -89,6 +93,8 @@ export async function startDashboard(options: {
       port,
       setting: "dashboard.port",
     });
+    // Other hosts of a PostgreSQL store list this dashboard (hearth ps, dashboard link).
+    for (const store of stores.stores) await store.hosts.announce("dashboard", address);
     const token = await createLoginToken(stores, stores.profiles[0]!, config);
     writeRuntimeFile(home, { pid: process.pid, address, profiles: stores.profiles });
     const sampler = startHealthSampler({
@@ -151,6 +157,18 @@ async function redeem(stores: ProfileStores, token: string): Promise<Login> {
   throw new HearthError("HEARTH_UNAUTHORIZED", "the login link is unknown, used or expired", {
     hint: "hearth dashboard link   # prints a fresh one",
   });
+}
+
+/**
+ * The login cookie's name. Cookies ignore ports: on SQLite each dashboard of
+ * a host gets its own name (its port), or two of them would log each other
+ * out. Shared logins (PostgreSQL) need one name on every host behind the
+ * balancer: `hearth_dashboard`. dashboard.cookieName overrides both.
+ */
+export function cookieName(configured: string | undefined, shared: boolean, port: number): string {
+  if (configured !== undefined) return configured;
+  if (shared) return "hearth_dashboard";
+  return `hearth_dashboard_${port === 0 ? randomBytes(4).toString("hex") : port}`;
 }
 
 function readTls(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {

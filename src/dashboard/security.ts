@@ -76,7 +76,7 @@ export function registerSecurity(app: FastifyInstance, options: SecurityOptions)
       );
     }
     const path = request.url.split("?")[0] ?? "";
-    request.browser = options.sessions.get(request.cookies[options.cookieName]);
+    request.browser = await options.sessions.get(request.cookies[options.cookieName]);
     if (path.startsWith("/api/")) {
       if (!request.browser) {
         throw new HearthError("HEARTH_UNAUTHORIZED", "log in to the dashboard first", {

@@ -143,7 +143,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
               detail: { scope: login.scope, allProfiles: login.allProfiles },
             }),
           );
-          const { id } = deps.sessions.create(login.familyId, login.profile, login);
+          const { id } = await deps.sessions.create(login);
           request.log.info(
             {
               event: "dashboard.login",
@@ -212,7 +212,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       pid: process.pid,
     }));
     scope.post("/api/logout", async (request, reply) => {
-      deps.sessions.end(request.cookies[deps.cookieName]);
+      await deps.sessions.end(request.cookies[deps.cookieName]);
       void reply.clearCookie(deps.cookieName, { path: "/" });
       return { ok: true };
     });

@@ -164,6 +164,8 @@ export async function startGateway(options: {
       setting: "gateway.port",
     });
     for (const lock of locks) lock.announce(address);
+    // Other hosts of a PostgreSQL store list this gateway (hearth ps).
+    for (const r of runtimes.values()) await r.store.hosts.announce("gateway", address);
     sampler = startHealthSampler({
       config,
       profiles: [...runtimes.keys()],

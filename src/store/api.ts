@@ -12,9 +12,11 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError } from "../errors.js";
 import type { Audit } from "./audit.js";
 import type { Browse } from "./browse.js";
+import type { BrowserLogins } from "./browser-logins.js";
 import type { ExportOptions } from "./export.js";
 import type { GraphCheckpoints } from "./graph-checkpoints.js";
 import type { Handoffs } from "./handoffs.js";
+import type { Hosts } from "./hosts.js";
 import type { JsonTail } from "./json-tail.js";
 import type { Messages } from "./messages.js";
 import type { Meta } from "./meta.js";
@@ -60,6 +62,10 @@ export interface StoreParts {
   readonly handoffs: Handoffs;
   /** Pairing codes and rotating tokens for remote clients (D6). */
   readonly tokens: Tokens;
+  /** Dashboard browser logins, hashed, shared by every dashboard of the store. */
+  readonly browserLogins: BrowserLogins;
+  /** The gateways and dashboards of every host sharing the store (PostgreSQL; none on SQLite). */
+  readonly hosts: Hosts;
   /** Filtered session pages, transcript pages and change probes for browsing UIs (the dashboard). */
   readonly browse: Browse;
   /** Scheduled job runs and their outcomes (M4). */

@@ -19,3 +19,9 @@ export class SqlParams {
     return this.style === "?" ? "?" : `$${this.values.length}`;
   }
 }
+
+/** A statement written with "?" for PostgreSQL: "$first", "$first+1", ... in order. */
+export function dollarParams(text: string, first = 1): string {
+  let n = first - 1;
+  return text.replace(/\?/g, () => `$${++n}`);
+}

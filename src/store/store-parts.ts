@@ -7,8 +7,10 @@
 import type { StoreParts } from "./api.js";
 import { Audit, type AuditSql } from "./audit.js";
 import { Browse, type BrowseSql } from "./browse.js";
+import { BrowserLogins, type BrowserLoginsSql } from "./browser-logins.js";
 import { GraphCheckpoints, type GraphCheckpointsSql } from "./graph-checkpoints.js";
 import { Handoffs, type HandoffsSql } from "./handoffs.js";
+import { Hosts, type HostsSql } from "./hosts.js";
 import { JsonTail, type JsonTailSql } from "./json-tail.js";
 import { Messages, type MessagesSql } from "./messages.js";
 import { Meta, type MetaSql } from "./meta.js";
@@ -25,6 +27,8 @@ export interface StoreSql {
   meta: MetaSql;
   handoffs: HandoffsSql;
   tokens: TokensSql;
+  browserLogins: BrowserLoginsSql;
+  hosts: HostsSql;
   browse: BrowseSql;
   runs: RunsSql;
   stats: StatsSql;
@@ -44,6 +48,8 @@ export function storeParts(sql: StoreSql, wrap: WrapPart, redact?: Redactor): St
     meta: wrap("meta", new Meta(sql.meta)),
     handoffs: wrap("handoffs", new Handoffs(sql.handoffs)),
     tokens: wrap("tokens", new Tokens(sql.tokens)),
+    browserLogins: wrap("browserLogins", new BrowserLogins(sql.browserLogins)),
+    hosts: wrap("hosts", new Hosts(sql.hosts)),
     browse: wrap("browse", new Browse(sql.browse)),
     runs: wrap("runs", new Runs(sql.runs)),
     stats: wrap("stats", new Stats(sql.stats)),

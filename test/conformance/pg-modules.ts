@@ -12,10 +12,12 @@
 import { afterEach } from "vitest";
 import { openStore } from "../../src/index.js";
 import { Browse } from "../../src/store/browse.js";
+import { BrowserLogins } from "../../src/store/browser-logins.js";
 import { GraphCheckpoints } from "../../src/store/graph-checkpoints.js";
 import { Handoffs } from "../../src/store/handoffs.js";
 import { JsonTail } from "../../src/store/json-tail.js";
 import { PgBrowse } from "../../src/store/pg/browse.js";
+import { PgBrowserLogins } from "../../src/store/pg/browser-logins.js";
 import { PgGraphCheckpoints } from "../../src/store/pg/graph-checkpoints.js";
 import { PgHandoffs } from "../../src/store/pg/handoffs.js";
 import { PgJsonTail } from "../../src/store/pg/json-tail.js";
@@ -58,6 +60,7 @@ export interface Modules {
   readonly backend: "sqlite" | "postgres";
   readonly handoffs: Handoffs;
   readonly tokens: Tokens;
+  readonly browserLogins: BrowserLogins;
   readonly runs: Runs;
   readonly stats: Stats;
   readonly browse: Browse;
@@ -90,6 +93,7 @@ async function sqliteModules(home: string): Promise<Modules> {
     backend: "sqlite",
     handoffs: store.handoffs,
     tokens: store.tokens,
+    browserLogins: store.browserLogins,
     runs: store.runs,
     stats: store.stats,
     browse: store.browse,
@@ -134,6 +138,7 @@ export function pgModulesOn(db: PgDb): Omit<
     pgHandoffs,
     handoffs: new Handoffs(pgHandoffs),
     tokens: new Tokens(new PgTokens(db)),
+    browserLogins: new BrowserLogins(new PgBrowserLogins(db)),
     runs: new Runs(new PgRuns(db)),
     stats: new Stats(new PgStats(db)),
     browse: new Browse(new PgBrowse(db)),

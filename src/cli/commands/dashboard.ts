@@ -1,8 +1,10 @@
+import { hostname } from "node:os";
 import type { Command } from "commander";
 import { resolveLocation } from "../../config/paths.js";
 import { daemonAction } from "../daemon.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
+import { printable } from "../printable.js";
 
 // Loaded when the command runs, never by `hearth --help` or another command.
 const startDashboard: typeof import("../../dashboard/daemon.js").startDashboard = async (...a) =>
@@ -58,12 +60,16 @@ export function registerDashboard(program: Command, setExit: (code: number) => v
       const address =
         running?.address ??
         `${config.dashboard.tls ? "https" : "http"}://${config.dashboard.host}:${config.dashboard.port}`;
+      // On PostgreSQL the link works on every host's dashboard (shared logins): list them.
+      let dashboards: { host: string; address: string; pid: number }[] = [];
       const token = await createLoginToken(
         {
           withWriter: async (p, fn) => {
             const store = await openStore({ home, profile: p });
             try {
-              return await fn(store);
+              const made = await fn(store);
+              dashboards = (await store.hosts.live()).filter((h) => h.kind === "dashboard");
+              return made;
             } finally {
               await store.close();
             }
@@ -73,15 +79,24 @@ export function registerDashboard(program: Command, setExit: (code: number) => v
         config,
       );
       const link = loginLink(address, token.code);
+      const here = hostname();
+      const others = dashboards
+        .filter((d) => !(d.host === here && d.pid === running?.pid))
+        .map((d) => ({ host: d.host, address: d.address, link: loginLink(d.address, token.code) }));
       if (g.json)
         printJson({
           link,
+          otherHosts: others,
           profile: chosen,
           expiresAt: new Date(token.expiresAt).toISOString(),
           running: running !== undefined,
         });
       else {
         process.stdout.write(`${link}\n`);
+        for (const o of others)
+          process.stdout.write(
+            `or on ${printable(o.host, { oneLine: true })}: ${printable(o.link, { oneLine: true })}\n`,
+          );
         if (!running)
           process.stderr.write(
             "note: no running dashboard found; start one with hearth dashboard run\n",

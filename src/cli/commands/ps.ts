@@ -49,6 +49,19 @@ function renderPg(r: PgPsReport): string {
   const lines = [
     `profile ${r.profile}  ${r.url}  (PostgreSQL ${r.server.version}, ${r.server.role})`,
   ];
+  if (r.hosts.length > 0)
+    lines.push(
+      ...table(
+        ["KIND", "HOST", "ADDRESS", "PID", "SINCE"],
+        r.hosts.map((h) => [
+          h.kind,
+          printable(h.host, { oneLine: true }),
+          printable(h.address, { oneLine: true }),
+          String(h.pid),
+          new Date(h.startedAt).toISOString(),
+        ]),
+      ),
+    );
   if (r.connections.length === 0) lines.push("  no hearth process is connected");
   else
     lines.push(

@@ -18,12 +18,24 @@ const recordAct: typeof import("../../ops/audited.js").recordAct = async (...a) 
 const openStore: typeof import("../../store/open.js").openStore = async (...a) =>
   (await import("../../store/open.js")).openStore(...a);
 
-function open(g: GlobalOptions, role: "reader" | "writer" = "reader") {
-  return openStore({
+async function open(g: GlobalOptions, role: "reader" | "writer" = "reader"): Promise<Store> {
+  const options = {
     role,
     ...(g.home ? { home: g.home } : {}),
     ...(g.profile ? { profile: g.profile } : {}),
-  });
+  };
+  try {
+    return await openStore(options);
+  } catch (err) {
+    // A PostgreSQL database the configuration names (store.url) is the
+    // store: its first use creates hearth's schema (a writer opened once,
+    // under the migration lock), so `hearth sessions list` works on a new,
+    // empty database. A read never creates a SQLite file.
+    if (!(err instanceof HearthError) || err.code !== "HEARTH_STORE_NOT_FOUND") throw err;
+    if (!/^postgres(ql)?:/.test(err.resource ?? "")) throw err;
+    await (await openStore({ ...options, role: "writer" })).close();
+    return openStore(options);
+  }
 }
 
 function line(s: Session): string {

@@ -88,6 +88,26 @@ export async function runPgDoctor(options: {
   return { ...base, findings, status: worst(findings), pg: view };
 }
 
+/** A copy still running (its lock held) is a warning; one nobody runs was interrupted: an error. */
+function copyFinding(view: PgView): Finding {
+  const copy = view.copy!;
+  const running = view.locks.advisory.some((l) => l.label === "migrate --to copy" && l.granted);
+  const since =
+    copy.startedAt === null ? "" : ` (started ${new Date(copy.startedAt).toISOString()})`;
+  return running
+    ? {
+        code: "pg.migrate-copy",
+        severity: "warning",
+        message: `a hearth migrate --to copy of ${copy.source} is running${since}; writers refuse the database until it is verified`,
+      }
+    : {
+        code: "pg.migrate-interrupted",
+        severity: "error",
+        message: `an interrupted hearth migrate --to copy of ${copy.source}${since}: the database holds part of it, and writers refuse it (HEARTH_MIGRATION_INCOMPLETE)`,
+        fix: "run the same hearth migrate --to command again (it resumes), or with --force to copy from scratch",
+      };
+}
+
 export function judge(view: PgView, url: string): Finding[] {
   const findings: Finding[] = [
     {
@@ -130,6 +150,7 @@ export function judge(view: PgView, url: string): Finding[] {
         }
       : {}),
   });
+  if (view.copy) findings.push(copyFinding(view));
   findings.push({
     code: "pg.connections",
     severity: "info",

@@ -5,6 +5,7 @@
  */
 
 import type { PgSettings } from "../../config/pg.js";
+import type { HostEntry } from "../../store/hosts.js";
 import { maskUrl } from "../../store/pg/pool.js";
 import { readView } from "./doctor.js";
 import type { PgAdvisoryLock, PgConnection, PgLockWait } from "./view.js";
@@ -15,6 +16,8 @@ export interface PgPsReport {
   profile: string;
   url: string;
   server: { version: string; role: "primary" | "replica" };
+  /** The gateways and dashboards of every host sharing the database, with their addresses. */
+  hosts: HostEntry[];
   connections: PgConnection[];
   locks: { advisory: PgAdvisoryLock[]; waiting: PgLockWait[] };
 }
@@ -32,6 +35,7 @@ export async function runPgPs(options: {
     profile: options.profile,
     url: maskUrl(options.url),
     server: { version: view.server.version, role: view.replication.role },
+    hosts: view.hosts,
     connections: view.connections,
     locks: view.locks,
   };

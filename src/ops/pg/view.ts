@@ -7,6 +7,10 @@
  * estimates per table (pg_stat_user_tables), and replication lag when the
  * server has replicas or is one. Read-only: it takes no lock anyone waits for.
  */
+
+import { type CopyInProgress, copyInProgress } from "../../store/copy/interrupted.js";
+import type { HostEntry } from "../../store/hosts.js";
+import { liveHosts } from "../../store/pg/hosts.js";
 import { readVersion } from "../../store/pg/migrate.js";
 import type { PgClient } from "../../store/pg/pool.js";
 import { PG_LATEST_SCHEMA_VERSION, PG_TABLES } from "../../store/pg/schema.js";
@@ -86,6 +90,10 @@ export interface PgView {
   locks: { advisory: PgAdvisoryLock[]; waiting: PgLockWait[] };
   tables: PgTableHealth[];
   replication: PgReplication;
+  /** The live gateways and dashboards of every host (hearth_hosts, liveness from their presence locks). */
+  hosts: HostEntry[];
+  /** An unfinished hearth migrate --to copy into this database (its progress row), else null. */
+  copy: CopyInProgress | null;
   counts: {
     sessions: number;
     messages: number;
@@ -132,6 +140,8 @@ export async function readPgView(client: PgClient, url: string): Promise<PgView>
     locks: { advisory: await advisory(client), waiting: await waiting(client) },
     tables: await tables(client),
     replication: await replication(client, server.replica === true),
+    hosts: (await hasHostsTable(client)) ? await liveHosts(client) : [],
+    copy: version === null ? null : ((await copyInProgress(client)) ?? null),
     counts: version === null ? null : await counts(client),
   };
 }
@@ -270,4 +280,10 @@ async function counts(client: PgClient): Promise<PgView["counts"]> {
     activeMessages: Number(r.active),
     archivedMessages: Number(r.messages) - Number(r.active),
   };
+}
+
+/** A schema older than the hosts' table (or none) lists no hosts. */
+async function hasHostsTable(client: PgClient): Promise<boolean> {
+  const { rows } = await client.query("SELECT to_regclass('hearth_hosts') IS NOT NULL AS present");
+  return rows[0]?.present === true;
 }

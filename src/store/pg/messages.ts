@@ -9,6 +9,7 @@ import { requireOwnEntry } from "../message-write.js";
 import type { AppendResult, MessagesSql, ReadyItem } from "../messages.js";
 import { MESSAGE_COLUMNS } from "../rows.js";
 import { sessionNotFound } from "../session-create.js";
+import { dollarParams } from "../sql.js";
 import { asyncParts, type JsonParts, jsonArrayParts, LOOP_PART_CHARS } from "../transcript-json.js";
 import type { Message } from "../types.js";
 import { PgEdits } from "./edits.js";
@@ -124,8 +125,7 @@ export class PgMessages extends PgEdits implements MessagesSql {
     if (typeof sessionId === "string" && sessionId.includes("\u0000"))
       throw sessionNotFound(sessionId);
     const history = window.includeHistory ? "" : "AND active = 1";
-    let n = 1;
-    const numbered = where.replace(/\?/g, () => `$${++n}`);
+    const numbered = dollarParams(where, 2);
     const all: unknown[] = [sessionId, ...params];
     if (limit !== undefined) all.push(limit);
     const rows = await this.db.queryArrays(

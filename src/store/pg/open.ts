@@ -7,6 +7,7 @@
  */
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
+import { type CopyInProgress, copyInProgress, migrationIncomplete } from "../copy/interrupted.js";
 import type { ConnectionRole } from "../types.js";
 import { migratePg, readVersion } from "./migrate.js";
 import { storeUrlWithPassword } from "./password.js";
@@ -43,8 +44,10 @@ export async function openPgStore(options: PgOpenOptions): Promise<PgStore> {
   const pool = options.pool ?? createPool(url, { settings, readOnly: role === "reader" });
   try {
     if (!owned) await checkCallerSchema(pool, url, settings.schema);
-    if (role === "writer") await migratePg(pool, url, { schema: settings.schema });
-    else await checkReadable(pool, url, options.profile);
+    if (role === "writer") {
+      await migratePg(pool, url, { schema: settings.schema });
+      await refuseUnfinishedCopy(pool, url);
+    } else await checkReadable(pool, url, options.profile);
   } catch (err) {
     if (owned) await pool.end().catch(() => {});
     throw err;
@@ -86,6 +89,17 @@ async function checkCallerSchema(pool: PgPool, url: string, schema: string | und
       hint: `create the pool with options: "-c search_path=${schema}" (or SET search_path on its connect event), or leave store.pg.schema unset`,
     },
   );
+}
+
+/** A database an interrupted `hearth migrate --to` left half-filled is not written into (HEARTH_MIGRATION_INCOMPLETE). */
+async function refuseUnfinishedCopy(pool: PgPool, url: string): Promise<void> {
+  let copy: CopyInProgress | undefined;
+  try {
+    copy = await copyInProgress(pool);
+  } catch (err) {
+    throw fromPgError(err, url, "open the store");
+  }
+  if (copy) throw migrationIncomplete(url, copy);
 }
 
 async function checkReadable(pool: PgPool, url: string, profile: string): Promise<void> {

@@ -32,8 +32,11 @@ export class OwnerPresence {
     private readonly connection: pg.ClientConfig = { connectionString: url },
   ) {}
 
-  /** Hold `owner`'s lock (once per owner per instance) before claiming as it. */
-  async hold(owner: string): Promise<void> {
+  /**
+   * Hold `owner`'s lock (once per owner per instance) before claiming as it;
+   * `then` runs on the holding connection (hearth_hosts' row is written there).
+   */
+  async hold(owner: string, then?: (client: pg.Client) => Promise<unknown>): Promise<void> {
     if (this.closed) throw storeClosed(maskUrl(this.url));
     let holding = this.held.get(owner);
     if (!holding) {
@@ -52,7 +55,14 @@ export class OwnerPresence {
         () => undefined,
       );
     }
-    await holding;
+    const client = await holding;
+    if (then) {
+      try {
+        await then(client);
+      } catch (err) {
+        throw fromPgError(err, this.url, "announce this process");
+      }
+    }
   }
 
   private async connect(owner: string): Promise<pg.Client> {

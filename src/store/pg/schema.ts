@@ -243,6 +243,43 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_by_time ON audit_log (at);
 `,
   },
+  {
+    version: 5,
+    description:
+      "dashboard browser logins shared by every host of the database; the hosts' gateways and dashboards",
+    sql: `
+-- Dashboard browser logins (src/store/browser-logins.ts), so that a
+-- cookie issued by one dashboard is accepted by every dashboard of the
+-- store (several hosts behind a load balancer). The SHA-256 of the cookie's
+-- random id only, never the cookie itself; the CSRF token is derived from
+-- the id and not stored. Short-lived and re-made by logging in again, so
+-- not copied by hearth migrate; no foreign key, so that a forced copy's
+-- TRUNCATE of the token tables is not blocked (a revoked family is joined).
+CREATE TABLE dashboard_logins (
+  hash         TEXT PRIMARY KEY,
+  family_id    TEXT NOT NULL,
+  profile      TEXT NOT NULL,
+  scope        TEXT NOT NULL CHECK (scope IN ('read', 'chat', 'admin')),
+  all_profiles INTEGER NOT NULL CHECK (all_profiles IN (0, 1)),
+  created_at   BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  expires_at   BIGINT NOT NULL,
+  revoked_at   BIGINT
+);
+CREATE INDEX dashboard_logins_by_expiry ON dashboard_logins (expires_at);
+-- The gateways and dashboards of every host (src/store/hosts.ts), for hearth
+-- ps and hearth dashboard link: listed only while the server holds the
+-- presence lock of the row's id (src/store/pg/owner-presence.ts).
+CREATE TABLE hearth_hosts (
+  id         TEXT PRIMARY KEY,
+  kind       TEXT NOT NULL CHECK (kind IN ('gateway', 'dashboard')),
+  host       TEXT NOT NULL,
+  address    TEXT NOT NULL,
+  pid        INTEGER NOT NULL,
+  started_at BIGINT NOT NULL
+);
+`,
+  },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

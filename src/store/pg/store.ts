@@ -15,10 +15,12 @@ import { storeParts } from "../store-parts.js";
 import type { ConnectionRole, SearchHit, SearchOptions, StoreCounts } from "../types.js";
 import { PgAudit } from "./audit.js";
 import { PgBrowse } from "./browse.js";
+import { PgBrowserLogins } from "./browser-logins.js";
 import { type StoreDb, storeDb } from "./db.js";
 import { PgExport } from "./export.js";
 import { PgGraphCheckpoints } from "./graph-checkpoints.js";
 import { PgHandoffs } from "./handoffs.js";
+import { PgHosts } from "./hosts.js";
 import { pgQuickCheck, readPgDurability, readPgSchema } from "./inspect.js";
 import { PgJsonTail } from "./json-tail.js";
 import { PgMessages } from "./messages.js";
@@ -80,6 +82,8 @@ export class PgStore implements Store {
         meta: new PgMeta(db, this.leaseOwners),
         handoffs: this.pgHandoffs,
         tokens: new PgTokens(db),
+        browserLogins: new PgBrowserLogins(db),
+        hosts: new PgHosts(db, this.leaseOwners),
         browse: new PgBrowse(db),
         runs: new PgRuns(db),
         stats: new PgStats(db),

@@ -353,6 +353,31 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_by_time ON audit_log (at);
 `,
   },
+  {
+    version: 12,
+    description: "dashboard browser logins shared by every dashboard of the store",
+    sql: `
+-- Dashboard browser logins (src/store/browser-logins.ts), so that a
+-- cookie issued by one dashboard is accepted by every dashboard of the
+-- store (several hosts behind a load balancer). The SHA-256 of the cookie's
+-- random id only, never the cookie itself; the CSRF token is derived from
+-- the id and not stored. Short-lived and re-made by logging in again, so
+-- not copied by hearth migrate; no foreign key, so that a forced copy's
+-- TRUNCATE of the token tables is not blocked (a revoked family is joined).
+CREATE TABLE dashboard_logins (
+  hash         TEXT PRIMARY KEY,
+  family_id    TEXT NOT NULL,
+  profile      TEXT NOT NULL,
+  scope        TEXT NOT NULL CHECK (scope IN ('read', 'chat', 'admin')),
+  all_profiles INTEGER NOT NULL CHECK (all_profiles IN (0, 1)),
+  created_at   INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  expires_at   INTEGER NOT NULL,
+  revoked_at   INTEGER
+) STRICT;
+CREATE INDEX dashboard_logins_by_expiry ON dashboard_logins (expires_at);
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -21,10 +21,12 @@ import type {
 import { type StoreAccess, storeAccess } from "./access.js";
 import { SqliteAudit } from "./audit.js";
 import { SqliteBrowse } from "./browse.js";
+import { SqliteBrowserLogins } from "./browser-logins.js";
 import type { Connection } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
 import { SqliteGraphCheckpoints } from "./graph-checkpoints.js";
 import { SqliteHandoffs } from "./handoffs.js";
+import { SqliteHosts } from "./hosts.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
 import { SqliteJsonTail } from "./json-tail.js";
@@ -118,6 +120,8 @@ export class SqliteStore implements Store {
         meta: new SqliteMeta(this.access),
         handoffs: new SqliteHandoffs(this.access),
         tokens: new SqliteTokens(this.access),
+        browserLogins: new SqliteBrowserLogins(this.access),
+        hosts: new SqliteHosts(),
         browse: new SqliteBrowse(this.access),
         runs: new SqliteRuns(this.access),
         stats: new SqliteStats(this.access),
