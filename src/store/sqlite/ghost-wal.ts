@@ -30,7 +30,9 @@ export type GhostOutcome =
   /** Every frame of the removed WAL was already in the database. */
   | { kind: "nothing" }
   /** Its commits were checkpointed into the database through this process's connection. */
-  | { kind: "saved"; commits: number; frames: number };
+  | { kind: "saved"; commits: number; frames: number }
+  /** Not safe to save, and the caller (a close) asked not to be stopped for it: left as it was. */
+  | { kind: "left"; reason: string };
 
 /** SQLite's unix VFS: the PENDING byte every new SHARED lock passes through. */
 const SQLITE_PENDING_BYTE = 0x40000000;
@@ -47,7 +49,10 @@ export interface GhostFiles {
 }
 
 /** Save what only the removed WAL holds, or throw HEARTH_GENERATION_LOST after keeping a copy. */
-export function saveGhostWal(files: GhostFiles): GhostOutcome {
+export function saveGhostWal(
+  files: GhostFiles,
+  whenUnsafe: "throw" | "leave" = "throw",
+): GhostOutcome {
   const { guard } = files;
   if (!guard.walMode) return { kind: "nothing" };
   try {
@@ -77,6 +82,9 @@ export function saveGhostWal(files: GhostFiles): GhostOutcome {
       fsx.unlock(fd!, SQLITE_PENDING_BYTE, 1);
     }
   }
+  // A close() does not copy or throw: it saves what it safely can. The loud
+  // path (a copy kept, HEARTH_GENERATION_LOST) is reopen()'s, the recovery.
+  if (whenUnsafe === "leave") return { kind: "left", reason: why };
   throw lost(files, unsaved, why);
 }
 

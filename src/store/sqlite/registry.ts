@@ -248,19 +248,19 @@ export class DatabaseEntry {
     if (!slot) return;
     if (--slot.refs > 0) return;
     // The writer closing on a removed generation saves what only that WAL
-    // holds first, as reopen() does; a loss is thrown once it is closed.
-    let lost: unknown;
+    // holds first, when that is safe (as reopen() does); when it is not, the
+    // close goes on as before (reopen() is where a loss is reported).
     if (role === "writer" && slot.conn && this.guard && !this.lossReported) {
+      const files = { path: this.path, guard: this.guard, writer: slot.conn, any: slot.conn };
       try {
-        saveGhostWal({ path: this.path, guard: this.guard, writer: slot.conn, any: slot.conn });
-      } catch (err) {
-        lost = err;
+        saveGhostWal(files, "leave");
+      } catch {
+        // A save that failed part-way wrote nothing it acknowledged; the close goes on.
       }
     }
     this.slots[role] = undefined;
     if (slot.conn) this.closeConnection(slot.conn);
     if (this.idle) this.retire();
-    if (lost) throw lost;
   }
 
   /** No store of this process refers to the inode any more. */
@@ -289,7 +289,9 @@ export class DatabaseEntry {
     // they cannot be, the error names them and the copy kept; the next
     // reopen() goes on without them.
     let ghost: GhostOutcome = { kind: "nothing" };
-    if (this.guard && !this.lossReported) {
+    // A database file replaced as a whole cannot be reattached at all
+    // (assertSameInode below says so): there is nothing to save into.
+    if (this.guard && !this.lossReported && this.sameInode()) {
       const writer = this.slots.writer?.conn;
       try {
         ghost = saveGhostWal({
@@ -316,6 +318,11 @@ export class DatabaseEntry {
     this.assertSameInode();
     for (const role of roles) this.acquire(role, config, undefined, true);
     return ghost;
+  }
+
+  private sameInode(): boolean {
+    const stats = lstatOrNull(this.path);
+    return Boolean(stats && `${stats.dev}:${stats.ino}` === this.key && !stats.isSymbolicLink());
   }
 
   private assertSameInode(): void {

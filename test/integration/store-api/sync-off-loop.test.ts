@@ -210,13 +210,23 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
   it("a checkpoint thread that never comes up does not let the WAL grow: the writer checkpoints itself", async () => {
     // Every checkpoint thread exits before it says it is up (failpoint).
     // Without the writer's own checkpoint past OVERDUE_THRESHOLDS, these
-    // 2,000 writes grew the WAL without bound.
+    // 2,000 writes grew the WAL without bound. The writer takes the merges
+    // over once the thread has died twice, and a thread is started again at
+    // most once a second: the run lasts 2.5 s at least (on an idle machine
+    // 2,000 writes took under one, so only one thread had started).
     const home = tempHome();
     const result = await run(
       process.execPath,
       [
         FIXTURE,
-        JSON.stringify({ home, syncOffLoop: true, count: 2000, measureWal: true, ...THREAD }),
+        JSON.stringify({
+          home,
+          syncOffLoop: true,
+          count: 2000,
+          minMs: 2500,
+          measureWal: true,
+          ...THREAD,
+        }),
       ],
       { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.thread-start=fail" } },
     );
