@@ -67,7 +67,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     requestTimeoutMs: 30000,
     keepAliveTimeoutMs: 5000,
     maxConnections: 512,
-    maxConnectionsPerClient: 64,
+    maxConnectionsPerClient: 256,
     publicMetrics: false,
     authRateLimit: {
       burst: 50,

@@ -278,7 +278,7 @@ const gateway = z
     /** Connections beyond this many are dropped on arrival (descriptor exhaustion defence). */
     maxConnections: z.number().int().min(1).max(1_000_000).default(512),
     /** Open connections per client address beyond this many are closed on arrival: one client cannot starve the others. */
-    maxConnectionsPerClient: z.number().int().min(1).max(1_000_000).default(64),
+    maxConnectionsPerClient: z.number().int().min(1).max(1_000_000).default(256),
     /** Serve GET /metrics without a token even when requireAuth is on. */
     publicMetrics: z.boolean().default(false),
     /** Per client address: pairing and refresh attempts at once, and refilled per minute; successes are given back. */

@@ -55,7 +55,7 @@ describe("validateConfig", () => {
         requestTimeoutMs: 30000,
         keepAliveTimeoutMs: 5000,
         maxConnections: 512,
-        maxConnectionsPerClient: 64,
+        maxConnectionsPerClient: 256,
         publicMetrics: false,
         authRateLimit: { burst: 50, perMinute: 20 },
       },

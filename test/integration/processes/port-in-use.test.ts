@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../../src/index.js";
 import { spawnDashboard, stopDashboards } from "../../helpers/dashboard.js";
 import { spawnGateway, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
@@ -27,6 +28,8 @@ describe("a server whose port is taken (HEARTH_PORT_IN_USE)", () => {
     const port = await takePort();
     const home = tempHome();
     writeConfig(home, {});
+    // The store exists first: three processes creating one new store at once is another test's matter.
+    await (await openStore({ home })).close();
     // The suite runs every server on port 0 through these variables; this test names the taken one.
     const env = {
       ...process.env,
