@@ -269,6 +269,16 @@ function connectionMismatches(
 
 function assertReadable(conn: Connection): void {
   const version = userVersion(conn);
+  // Version 0 is a file no writer has finished creating (another process
+  // may be creating it this instant): no store yet, not an old one. A
+  // reader that creates stores on demand (the dashboard) then opens a
+  // writer, which waits for that creation, instead of failing.
+  if (version === 0) {
+    throw new HearthError("HEARTH_STORE_NOT_FOUND", `no store at ${conn.path} yet`, {
+      resource: conn.path,
+      hint: "the file exists but no writer has created the store in it yet (one may be doing so now); a writer creates it",
+    });
+  }
   if (version > LATEST_SCHEMA_VERSION)
     throw schemaTooNew(conn.path, version, LATEST_SCHEMA_VERSION);
   if (version < LATEST_SCHEMA_VERSION) {
