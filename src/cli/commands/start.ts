@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Command } from "commander";
-import { resolveHome } from "../../config/paths.js";
+import { resolveHome, validateProfile } from "../../config/paths.js";
 import { builtFile } from "../../files/built.js";
 import { globals } from "../globals.js";
 import { reportStartupError } from "../output.js";
@@ -32,8 +32,21 @@ export function registerStart(program: Command, setExit: (code: number) => void)
           import("../../supervisor/children.js"),
           import("../../supervisor/supervise.js"),
         ]);
+      const profiles = o.profiles
+        ? o.profiles
+            .split(",")
+            .map((p) => p.trim())
+            .filter(Boolean)
+        : g.profile
+          ? [g.profile]
+          : [];
       let lock: ReturnType<typeof claimInstance>;
       try {
+        // What no child could get past is refused here, once, before any is
+        // spawned: a bad profile name or config.json (exit 78).
+        for (const profile of profiles) validateProfile(profile);
+        const { loadConfig } = await import("../../config/load.js");
+        loadConfig({ home });
         ensurePrivateDir(home);
         lock = claimInstance(join(home, "run", "start.lock"), {
           code: "HEARTH_START_RUNNING",
@@ -44,17 +57,9 @@ export function registerStart(program: Command, setExit: (code: number) => void)
         setExit(reportStartupError(err, { json: g.json }));
         return;
       }
-      const profiles = o.profiles
-        ? o.profiles
-            .split(",")
-            .map((p) => p.trim())
-            .filter(Boolean)
-        : g.profile
-          ? [g.profile]
-          : [];
       const log = (fields: Record<string, unknown>) =>
         process.stderr.write(
-          `${JSON.stringify({ level: 30, time: Date.now(), proc: "start", pid: process.pid, ...fields })}\n`,
+          `${JSON.stringify({ level: levelOf(fields.event), time: Date.now(), proc: "start", pid: process.pid, ...fields })}\n`,
         );
       const specs = productChildren(profiles);
       const sup = supervise({
@@ -91,4 +96,11 @@ export function registerStart(program: Command, setExit: (code: number) => void)
         `${JSON.stringify({ event: "start.stopped", pid: process.pid, signal: signal ?? null, code: result.code })}\n`,
       );
     });
+}
+
+/** pino's levels: a crashed child is a warning, a refused one (exit 78) an error, the rest info. */
+function levelOf(event: unknown): number {
+  if (event === "child.refused") return 50;
+  if (event === "child.crashed") return 40;
+  return 30;
 }

@@ -41,6 +41,8 @@ describe("hearth start", () => {
     const again = await ready(start, "scheduler.ready", scheduler.pid);
     expect(again.pid).not.toBe(scheduler.pid);
     expect(start.stderr).toContain('"event":"child.crashed","name":"scheduler"');
+    // A crash is a warning in the log (pino level 40), not info.
+    expect(start.stderr).toMatch(/"level":40,[^\n]*"event":"child.crashed"/);
 
     expect(await start.stop(30_000)).toEqual({ code: 0, signal: null });
     const ps = await runCli(["--json", "ps"], { home });
@@ -59,6 +61,18 @@ describe("hearth start", () => {
     expect(start.stderr.match(/"event":"child.started","name":"gateway"/g)).toHaveLength(1);
     expect(first.child.exitCode).toBeNull();
     await first.process.stop();
+  });
+
+  it("refuses a bad profile name or config.json with exit 78 before it starts any child", async () => {
+    const home = tempHome();
+    const badProfile = await runCli(["--json", "start", "--profiles", "Not A Profile"], { home });
+    expect(badProfile.code).toBe(78);
+    expect(badProfile.stderr).toContain("HEARTH_PROFILE_INVALID");
+    writeConfig(home, { gateway: { prot: 1 } });
+    const badConfig = await runCli(["--json", "start"], { home });
+    expect(badConfig.code).toBe(78);
+    expect(badConfig.stderr).toContain("HEARTH_CONFIG_INVALID");
+    for (const run of [badProfile, badConfig]) expect(run.stderr).not.toContain("child.started");
   });
 
   it("refuses a second hearth start on the same home with exit 78", async () => {
