@@ -1,8 +1,9 @@
-import { closeSync, fsyncSync, lstatSync, readSync } from "node:fs";
+import { closeSync, fsyncSync, readSync } from "node:fs";
 import fsx from "fs-native-extensions";
-import { HearthError } from "../../errors.js";
+import { HearthError, isHearthError } from "../../errors.js";
 import { openExclusive } from "../../files/create.js";
 import type { FileGuard } from "../../files/guard.js";
+import { lstatOrNull } from "../../files/inspect.js";
 import { lockDevice, readKernelLocks } from "../../process/proc-locks.js";
 import type { Connection } from "./connection.js";
 import { type WalIndex, WalIndexReader } from "./wal-sync/wal-index.js";
@@ -121,10 +122,8 @@ function newcomer({ guard, path }: GhostFiles): string | undefined {
 
 function exists(path: string): boolean {
   try {
-    lstatSync(path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    return lstatOrNull(path) !== null;
+  } catch {
     return true; // cannot tell: count it as there
   }
 }
@@ -187,5 +186,38 @@ function keepCopy(files: GhostFiles): { path?: string; error?: string } {
     return { path };
   } catch (err) {
     return { error: String((err as Error).message ?? err) };
+  }
+}
+
+/**
+ * When a database entry saves what a removed WAL holds: before reopen()
+ * (loud: a loss is thrown once, with its copy; the next reopen goes on
+ * without it) and before its writer closes (quiet: saved when safe, else
+ * left, never thrown or copied).
+ */
+export class GhostWalKeeper {
+  /** A reopen() reported HEARTH_GENERATION_LOST: the next one reattaches without trying again. */
+  private lossReported = false;
+
+  beforeReopen(files: GhostFiles | undefined): GhostOutcome {
+    if (!files || this.lossReported) {
+      this.lossReported = false;
+      return { kind: "nothing" };
+    }
+    try {
+      return saveGhostWal(files);
+    } catch (err) {
+      if (isHearthError(err, "HEARTH_GENERATION_LOST")) this.lossReported = true;
+      throw err;
+    }
+  }
+
+  beforeWriterCloses(files: GhostFiles | undefined): void {
+    if (!files || this.lossReported) return;
+    try {
+      saveGhostWal(files, "leave");
+    } catch {
+      // A save that failed part-way wrote nothing it acknowledged; the close goes on.
+    }
   }
 }

@@ -6,10 +6,9 @@ import { InodeLocks } from "../../process/inode-locks.js";
 import type { ConnectionRole } from "../types.js";
 import { Connection } from "./connection.js";
 import { MergeDebt } from "./fts-merge.js";
-import { type GhostOutcome, saveGhostWal } from "./ghost-wal.js";
+import { type GhostFiles, type GhostOutcome, GhostWalKeeper } from "./ghost-wal.js";
 import { ReaderPool } from "./reader-pool/pool.js";
-import { FSYNC_POLICY } from "./wal-sync/policy.js";
-import { WalSync } from "./wal-sync/sync.js";
+import { type WalSync, walSyncFor } from "./wal-sync/sync.js";
 
 /**
  * The per-process registry of connections, keyed by database inode (C1).
@@ -35,8 +34,8 @@ export class DatabaseEntry {
     reader: undefined,
   };
 
-  /** A reopen() reported HEARTH_GENERATION_LOST: the next one reattaches without trying to save again. */
-  private lossReported = false;
+  /** Saves what a removed WAL holds before reopen() and before the writer closes. */
+  private readonly ghosts = new GhostWalKeeper();
 
   /** fsync and checkpoints of the writer's commits, off the event loop (undefined: SQLite does both in the commit). */
   walSync: WalSync | undefined;
@@ -228,7 +227,8 @@ export class DatabaseEntry {
       // write path waits asynchronously instead (rollback journals still need
       // SQLite's wait at COMMIT for readers to finish).
       if (role === "writer" && this.walMode) conn.db.pragma("busy_timeout = 0");
-      if (role === "writer") this.walSync = this.walMode ? offLoop(this, conn, config) : undefined;
+      if (role === "writer")
+        this.walSync = this.walMode ? walSyncFor(this, conn, config) : undefined;
     } catch (err) {
       conn.close();
       if (!this.connected) this.closeGuard();
@@ -248,16 +248,8 @@ export class DatabaseEntry {
     if (!slot) return;
     if (--slot.refs > 0) return;
     // The writer closing on a removed generation saves what only that WAL
-    // holds first, when that is safe (as reopen() does); when it is not, the
-    // close goes on as before (reopen() is where a loss is reported).
-    if (role === "writer" && slot.conn && this.guard && !this.lossReported) {
-      const files = { path: this.path, guard: this.guard, writer: slot.conn, any: slot.conn };
-      try {
-        saveGhostWal(files, "leave");
-      } catch {
-        // A save that failed part-way wrote nothing it acknowledged; the close goes on.
-      }
-    }
+    // holds first, when that is safe (src/store/sqlite/ghost-wal.ts).
+    if (role === "writer" && slot.conn) this.ghosts.beforeWriterCloses(this.ghostFiles(slot.conn));
     this.slots[role] = undefined;
     if (slot.conn) this.closeConnection(slot.conn);
     if (this.idle) this.retire();
@@ -288,24 +280,12 @@ export class DatabaseEntry {
     // connections that still see it (src/store/sqlite/ghost-wal.ts). When
     // they cannot be, the error names them and the copy kept; the next
     // reopen() goes on without them.
-    let ghost: GhostOutcome = { kind: "nothing" };
     // A database file replaced as a whole cannot be reattached at all
     // (assertSameInode below says so): there is nothing to save into.
-    if (this.guard && !this.lossReported && this.sameInode()) {
-      const writer = this.slots.writer?.conn;
-      try {
-        ghost = saveGhostWal({
-          path: this.path,
-          guard: this.guard,
-          writer,
-          any: writer ?? this.slots.reader?.conn,
-        });
-      } catch (err) {
-        if (isHearthError(err, "HEARTH_GENERATION_LOST")) this.lossReported = true;
-        throw err;
-      }
-    }
-    this.lossReported = false;
+    const writer = this.slots.writer?.conn;
+    const ghost = this.ghosts.beforeReopen(
+      this.sameInode() ? this.ghostFiles(writer, writer ?? this.slots.reader?.conn) : undefined,
+    );
     const roles = (["writer", "reader"] as const).filter((r) => this.slots[r]);
     for (const role of roles) {
       const slot = this.slots[role]!;
@@ -320,14 +300,19 @@ export class DatabaseEntry {
     return ghost;
   }
 
+  /** What ghost-wal.ts works on: this entry's guard and the connections that still see its WAL. */
+  private ghostFiles(writer: Connection | undefined, any = writer): GhostFiles | undefined {
+    return this.guard ? { path: this.path, guard: this.guard, writer, any } : undefined;
+  }
+
   private sameInode(): boolean {
     const stats = lstatOrNull(this.path);
     return Boolean(stats && `${stats.dev}:${stats.ino}` === this.key && !stats.isSymbolicLink());
   }
 
   private assertSameInode(): void {
-    const stats = lstatOrNull(this.path);
-    if (!stats || `${stats.dev}:${stats.ino}` !== this.key || stats.isSymbolicLink()) {
+    if (!this.sameInode()) {
+      const stats = lstatOrNull(this.path);
       throw new HearthError(
         "HEARTH_GENERATION_CHANGED",
         `${this.path} is no longer the database this process opened (it was ${stats ? "replaced" : "removed"}); this store cannot be reattached`,
@@ -366,31 +351,6 @@ export class DatabaseEntry {
     this.locks.close();
     if (entries.get(this.key) === this) entries.delete(this.key);
   }
-}
-
-/**
- * The writer's commits leave their fsync (at FULL) and their checkpoints to
- * a WalSync, unless durability.syncOffLoop is false or the level is OFF
- * (nothing to sync) or EXTRA (SQLite keeps every sync in the commit).
- */
-function offLoop(
-  entry: DatabaseEntry,
-  conn: Connection,
-  config: HearthConfig,
-): WalSync | undefined {
-  const level = config.durability.synchronous;
-  if (!config.durability.syncOffLoop || (level !== "full" && level !== "normal")) return undefined;
-  conn.allowOffLoop(level === "full", config);
-  return new WalSync(entry, {
-    fsync: level === "full",
-    synchronous: level,
-    pages: config.durability.walAutocheckpointPages,
-    truncateAbove: config.durability.journalSizeLimitBytes,
-    policy: FSYNC_POLICY,
-    inlineCheckpoints: config.durability.checkpointOffLoop === "with-fsync",
-    checkpointHere: (truncateAbove) => conn.checkpointHere(truncateAbove),
-    patienceMs: config.store.busyTimeoutMs,
-  });
 }
 
 const entries = new Map<string, DatabaseEntry>();

@@ -1,12 +1,13 @@
 import { fsync } from "node:fs";
+import type { HearthConfig } from "../../../config/schema.js";
 import { HearthError } from "../../../errors.js";
 import { failpoint, failpointFails } from "../../../failpoints.js";
 import type { FileGuard } from "../../../files/guard.js";
 import type { OffLoopReason } from "../../types.js";
-import type { OffLoopMode } from "../connection.js";
+import type { Connection, OffLoopMode } from "../connection.js";
 import { checkpointThreadFailing } from "./checkpointer.js";
 import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./checkpoints.js";
-import { FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
+import { FSYNC_POLICY, FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 import { checkpointModeFor } from "./wal-checkpoint.js";
 import { type WalIndex, WalIndexReader } from "./wal-index.js";
 
@@ -242,4 +243,29 @@ function fsyncWal(guard: FileGuard): Promise<void> {
 
 function injectedEio(): NodeJS.ErrnoException {
   return Object.assign(new Error("EIO: i/o error, fsync (failpoint wal.fsync)"), { code: "EIO" });
+}
+
+/**
+ * The writer's commits leave their fsync (at FULL) and their checkpoints to
+ * a WalSync, unless durability.syncOffLoop is false or the level is OFF
+ * (nothing to sync) or EXTRA (SQLite keeps every sync in the commit).
+ */
+export function walSyncFor(
+  entry: CheckpointHost,
+  conn: Connection,
+  config: HearthConfig,
+): WalSync | undefined {
+  const level = config.durability.synchronous;
+  if (!config.durability.syncOffLoop || (level !== "full" && level !== "normal")) return undefined;
+  conn.allowOffLoop(level === "full", config);
+  return new WalSync(entry, {
+    fsync: level === "full",
+    synchronous: level,
+    pages: config.durability.walAutocheckpointPages,
+    truncateAbove: config.durability.journalSizeLimitBytes,
+    policy: FSYNC_POLICY,
+    inlineCheckpoints: config.durability.checkpointOffLoop === "with-fsync",
+    checkpointHere: (truncateAbove) => conn.checkpointHere(truncateAbove),
+    patienceMs: config.store.busyTimeoutMs,
+  });
 }
