@@ -35,17 +35,25 @@ describe("the WAL under steady reads from other processes (C2)", () => {
         // The readers read back to back until they are killed, after the writes.
         for (const r of readers)
           void r.call("readLoop", { sessionId: session.id, n: 20, ms: 120_000 }).catch(() => {});
-        let largest = 0;
+        const sizes: number[] = [];
         const count = 1_500; // 4.5 MB of content: 90 thresholds
         for (let i = 0; i < count; i++) {
           await store.messages.append(session.id, { role: "user", content: `${text} ${i}` });
           // After the first 300 (the checkpoint thread's start).
-          if (i >= 300 && i % 25 === 0)
-            largest = Math.max(largest, statSync(`${store.path}-wal`).size);
+          if (i >= 300 && i % 25 === 0) sizes.push(statSync(`${store.path}-wal`).size);
         }
-        // Bounded by the size limit and the thresholds from which a checkpoint waits for
-        // readers (8; a threshold is 50 pages of 4 KiB), not by what was written.
-        expect(largest).toBeLessThan((1 << 20) + 16 * pages * 4096);
+        // It started over: a checkpoint that copied the whole WAL let a
+        // commit begin it again, and the file was cut back to the size
+        // limit. Without the final job's wait for readers the WAL only ever
+        // grew while the reads went on (13–25 MB measured), so the file
+        // never shrank.
+        const shrank = sizes.some((size, i) => i > 0 && size < sizes[i - 1]!);
+        expect(shrank, `WAL sizes sampled: ${sizes.join(", ")}`).toBe(true);
+        // Bounded by the size limit and the most thresholds a wait the
+        // readers outlasted may defer the next one to (HELD_THRESHOLDS_MAX,
+        // 64 of 50 pages of 4 KiB: a starved machine outlasts the 25 ms
+        // waits, and doubles it from 8), not by what was written.
+        expect(Math.max(...sizes)).toBeLessThan((1 << 20) + 64 * pages * 4096);
       } finally {
         await Promise.all(readers.map((r) => r.kill()));
         await store.close();
