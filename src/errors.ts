@@ -71,6 +71,8 @@ export const ERROR_CODES = {
   HEARTH_DELIVERY_FAILED:
     "a handoff delivery failed (no adapter, a non-2xx answer, a timeout, the gateway stopping)",
   HEARTH_TURN_BUSY: "another turn holds this session's lease",
+  HEARTH_TURN_INTERRUPTED:
+    "the session's lease is held by a turn a crash interrupted (internal: the new turn finishes it first)",
   HEARTH_TURN_CANCELLED:
     "the turn was cancelled (client disconnect, session/cancel, shutdown) and recorded as cancelled",
   HEARTH_BAD_REQUEST: "an HTTP request was malformed or failed validation",

@@ -6,6 +6,7 @@ import { HearthError, isHearthError } from "../errors.js";
 import type { Responder } from "../turn/responder.js";
 import { type ProfileRuntime, runTurn } from "../turn/run.js";
 import { textProblem } from "../turn/storable-text.js";
+import type { LoopEvents } from "../turn/tool-loop.js";
 import { callsOf } from "../turn/tool-records.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
 import { promptText, toolCall, toolResult, updatesOf } from "./updates.js";
@@ -135,6 +136,14 @@ export function buildAgent(
               .catch(() => undefined),
           );
         };
+        const events: LoopEvents = {
+          onDelta: (text) =>
+            send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } }),
+          onToolCalls: (m) => {
+            for (const c of callsOf(m)) send(toolCall(c.id, c.function.name, c.function.arguments));
+          },
+          onToolResult: (m) => send(toolResult(m)),
+        };
         const turn = runTurn(
           deps.runtime,
           { platform: "acp", chat: sessionId, sessionId, content },
@@ -143,16 +152,10 @@ export function buildAgent(
             config: deps.config(),
             tools: deps.tools(),
             signal: controller.signal,
+            log: { warn: (event, msg) => deps.log({ level: "warn", ...event, msg }) },
           },
-          {
-            onDelta: (text) =>
-              send({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } }),
-            onToolCalls: (m) => {
-              for (const c of callsOf(m))
-                send(toolCall(c.id, c.function.name, c.function.arguments));
-            },
-            onToolResult: (m) => send(toolResult(m)),
-          },
+          // A turn a killed process left unfinished here is finished first, in the editor's sight.
+          { ...events, resumed: events },
         );
         running.add(turn);
         try {

@@ -9,7 +9,6 @@ import { setProcessKind } from "../process/kind.js";
 import { openStore } from "../store/open.js";
 import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder } from "../turn/responder.js";
-import { resumeOrphanedTurns } from "../turn/resume.js";
 import type { ProfileRuntime } from "../turn/run.js";
 import { ToolRegistry } from "../turn/tools/registry.js";
 import { buildAgent } from "./agent.js";
@@ -87,12 +86,10 @@ export async function runAcp(options: AcpOptions): Promise<{ reason: string }> {
   );
   const connection = app.connect(stream);
   logLine({ level: "info", event: "acp.ready", profile: store.profile, path: store.path });
-  // Like the gateway, finish the turns a killed process left inside their tool loop (D7).
-  void resumeOrphanedTurns(
-    runtime,
-    { responder, config, tools, signal: shutdown.signal },
-    { info: log("info"), warn: log("warn") },
-  );
+  // A turn a killed process left inside its tool loop (D7) is finished by the
+  // next prompt on its session, which streams it to the editor before its own
+  // (runTurn): not here in the background, where it would hold the session's
+  // lease against the editor's first prompt and stream to nobody.
   const why = await new Promise<string>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));

@@ -93,6 +93,7 @@ export function newTurn(sessionId: string): Turn {
 export function acquireDecider(
   turn: Turn,
   leaseMs: number,
+  options: AcquireOptions = {},
 ): (current: string | null, ownerAlive?: boolean) => string {
   const me = currentIdentity() ?? { pid: process.pid, startTicks: -1, bootId: "unknown" };
   return (current, ownerAlive) => {
@@ -100,10 +101,18 @@ export function acquireDecider(
     // A holder on another machine cannot be looked up in this one's /proc
     // (its boot id differs, which here would read as "dead").
     const elsewhere = lease?.host !== undefined && lease.host !== thisHost();
+    const now = Date.now();
+    if (
+      options.refuseOrphan &&
+      lease &&
+      lease.turnId !== turn.turnId &&
+      holderGone(lease, now, ownerAlive)
+    )
+      throw orphanedLease(turn.sessionId);
     if (
       lease &&
       lease.turnId !== turn.turnId &&
-      Date.now() < lease.expiresAt &&
+      now < lease.expiresAt &&
       (ownerAlive ?? (elsewhere || liveness(lease.holder) !== "dead"))
     ) {
       throw new HearthError(
@@ -128,9 +137,35 @@ export function acquireDecider(
   };
 }
 
+export interface AcquireOptions {
+  /**
+   * Do not take over the lease of a turn a crash interrupted: throw
+   * HEARTH_TURN_INTERRUPTED instead, so that the caller finishes that turn first. A
+   * released lease (the normal case) costs nothing extra.
+   */
+  refuseOrphan?: boolean;
+}
+
+/**
+ * A lease held by a turn a crash interrupted, found by a decider told to
+ * refuse it (HEARTH_TURN_INTERRUPTED: the turn that meets it finishes the
+ * interrupted one first; it never reaches a client).
+ */
+function orphanedLease(sessionId: string): HearthError {
+  return new HearthError(
+    "HEARTH_TURN_INTERRUPTED",
+    `session ${sessionId} holds the lease of a turn a crash interrupted`,
+    { resource: sessionId, hint: "finish that turn first (resumeTurn), then take the lease" },
+  );
+}
+
 /** The lease-taking change for an append to carry (metaBefore), with its presence. */
-export function acquireCas(turn: Turn, leaseMs: number): MetaCas {
-  return { key: turn.key, decide: acquireDecider(turn, leaseMs), presence: leasePresence };
+export function acquireCas(turn: Turn, leaseMs: number, options: AcquireOptions = {}): MetaCas {
+  return {
+    key: turn.key,
+    decide: acquireDecider(turn, leaseMs, options),
+    presence: leasePresence,
+  };
 }
 
 /** The compare-and-set that gives the lease back, only if it is still this turn's. */
@@ -220,7 +255,15 @@ export function isOrphanedLease(
 ): boolean {
   const lease = parse(value);
   if (!lease) return false;
-  const ownerAlive = lease.owner === undefined ? undefined : alive?.get(lease.owner);
+  return holderGone(lease, now, lease.owner === undefined ? undefined : alive?.get(lease.owner));
+}
+
+/**
+ * Whether a lease's turn was interrupted: the server's word on its owner
+ * where it has one (`ownerAlive`), else its holder provably dead on this
+ * machine, or (held on another machine) expired.
+ */
+function holderGone(lease: LeaseRecord, now: number, ownerAlive: boolean | undefined): boolean {
   if (ownerAlive !== undefined) return !ownerAlive;
   if (lease.host !== undefined && lease.host !== thisHost()) return now >= lease.expiresAt;
   return liveness(lease.holder) === "dead";

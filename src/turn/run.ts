@@ -2,6 +2,7 @@ import type { HearthConfig } from "../config/schema.js";
 import { isHearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
 import { isFreshInsert } from "../store/message-write.js";
+import type { MetaCas } from "../store/meta.js";
 import type { Message, Session } from "../store/types.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
@@ -15,6 +16,7 @@ import {
 } from "./leases.js";
 import { recordUnfinished } from "./outcome.js";
 import type { Responder } from "./responder.js";
+import { resumeTurn } from "./resume.js";
 import { type LoopEvents, toolLoop } from "./tool-loop.js";
 import type { ToolRegistry } from "./tools/registry.js";
 
@@ -53,6 +55,11 @@ export interface TurnResult {
 export interface TurnEvents extends LoopEvents {
   /** The inbound message is committed (acknowledged). */
   onStored?: (message: Message, session: Session) => void;
+  /**
+   * The events of an interrupted earlier turn this one finishes before its
+   * own (an editor shows them); that turn runs silently when absent.
+   */
+  resumed?: LoopEvents;
 }
 
 export interface TurnDeps {
@@ -124,9 +131,21 @@ export async function runTurn(
       message = await committer.append(session.id, user);
     } else {
       // The lease is taken in the same transaction that stores the message.
-      message = await claim(
-        waitForTurn(turnWaitMs, () => committer.append(session.id, user, { metaBefore: lease })),
-      );
+      const append = (cas: MetaCas) =>
+        claim(
+          waitForTurn(turnWaitMs, () => committer.append(session.id, user, { metaBefore: cas })),
+        );
+      try {
+        message = await append(acquireCas(turn, leaseMs, { refuseOrphan: true }));
+      } catch (err) {
+        if (!isHearthError(err, "HEARTH_TURN_INTERRUPTED")) throw err;
+        // A crash interrupted this session's last turn (any process's): finish
+        // it first, so its question is answered before the new one is stored.
+        held = false;
+        await finishInterrupted(runtime, session.id, deps, events);
+        held = true;
+        message = await append(lease);
+      }
     }
     deps.metrics?.acknowledged.inc({ profile, role: "user" });
     events.onStored?.(message, session);
@@ -201,6 +220,40 @@ export async function runTurn(
         releaseInBackground(store, turn, Date.now() + leaseMs);
       });
     }
+  }
+}
+
+/**
+ * Finish the turn a crash left inside its tool loop on this session. Its
+ * failure is recorded in its transcript (by resumeTurn) and does not stop
+ * the new turn, unless the new turn itself was cancelled or the session is
+ * busy with a live turn after all.
+ */
+async function finishInterrupted(
+  runtime: ProfileRuntime,
+  sessionId: string,
+  deps: TurnDeps,
+  events: TurnEvents,
+): Promise<void> {
+  try {
+    const reply = await resumeTurn(runtime, sessionId, deps, events.resumed ?? {});
+    if (reply)
+      deps.log?.warn(
+        { event: "turn.resumed", profile: runtime.profile, session: sessionId, reply: reply.id },
+        "an interrupted turn was finished before the new message",
+      );
+  } catch (err) {
+    if (deps.signal.aborted || deps.stop?.aborted || isHearthError(err, "HEARTH_TURN_BUSY"))
+      throw err;
+    deps.log?.warn(
+      {
+        event: "turn.resume_failed",
+        profile: runtime.profile,
+        session: sessionId,
+        error: (err as Error).message,
+      },
+      "an interrupted turn could not be finished; its steps so far are stored",
+    );
   }
 }
 

@@ -252,11 +252,12 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     expect(raw.stderr).toContain('"event":"acp.ready"');
   });
 
-  it("kill -9 of hearth acp after a tool result: the next hearth acp finishes the turn, the tool ran once", async () => {
+  /** A home whose turn calls count_tool (one line per run in count.log), then answers. */
+  function countingHome() {
     const h = tempHome();
-    const countFile = join(h, "count.log");
     writeConfig(h, {
       gateway: {
+        port: 0,
         responder: {
           kind: "script",
           script: [
@@ -268,26 +269,72 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
       tools: {
         enabled: ["count_tool"],
         modules: [TOOLS],
-        settings: { count_tool: { file: countFile } },
+        settings: { count_tool: { file: join(h, "count.log") } },
       },
     });
+    return h;
+  }
+  const runs = (h: string) => readFileSync(join(h, "count.log"), "utf8").trim().split("\n").length;
+
+  /** hearth acp killed right after its tool's result was stored: a turn left mid-loop. */
+  async function killedAfterTool(h: string): Promise<string> {
     const doomed = new AcpChild(h, [], { HEARTH_FAILPOINTS: "turn.after-tool-result=kill" });
     await doomed.initialize();
     const sid = await doomed.newSession();
     await doomed.prompt(sid, "count").catch(() => undefined);
     expect(await doomed.process.exited).toMatchObject({ signal: "SIGKILL" });
-    expect(readFileSync(countFile, "utf8").trim().split("\n")).toHaveLength(1);
+    expect(runs(h)).toBe(1);
+    return sid;
+  }
+
+  /** The interrupted turn finished (its tool not rerun), then the new message's own turn. */
+  const finishedThenNew = (content: string) => [
+    ["user", "count"],
+    ["assistant", ""],
+    ["tool", "count_tool"],
+    ["assistant", "counted"],
+    ["user", content],
+    ["assistant", ""],
+    ["tool", "count_tool"],
+    ["assistant", "counted"],
+  ];
+
+  it("kill -9 of hearth acp after a tool result: the editor's next prompt finishes that turn in its sight, then runs", async () => {
+    const h = countingHome();
+    const sid = await killedAfterTool(h);
 
     const next = new AcpChild(h);
     await next.initialize();
-    await until("the resumed reply", async () => (await transcript(h, sid)).length === 4);
-    expect(await transcript(h, sid)).toEqual([
-      ["user", "count"],
-      ["assistant", ""],
-      ["tool", "count_tool"],
-      ["assistant", "counted"],
+    await next.agent.request(acp.methods.agent.session.load, {
+      sessionId: sid,
+      cwd: "/tmp/project",
+      mcpServers: [],
+    });
+    const replayed = next.summary(sid).length;
+    // Not refused as busy by a resume of its own process, and not silent.
+    expect(await next.prompt(sid, "and again")).toEqual({ stopReason: "end_turn" });
+    const live = joined(next.summary(sid).slice(replayed));
+    expect(live).toEqual([
+      ["agent_message_chunk", "counted"],
+      ["tool_call", "count_tool", expect.any(String)],
+      ["tool_call_update", "completed", live[1]![2]],
+      ["agent_message_chunk", "counted"],
     ]);
-    expect(readFileSync(countFile, "utf8").trim().split("\n")).toHaveLength(1);
+    expect(await transcript(h, sid)).toEqual(finishedThenNew("and again"));
+    expect(runs(h)).toBe(2); // one per question: the interrupted call was not run again
     expect(await next.close()).toEqual({ code: 0, signal: null });
+  });
+
+  it("a running gateway finishes a turn a killed hearth acp left, before the next message on that session", async () => {
+    const h = countingHome();
+    // Started first: the turn is interrupted after the gateway's start-up sweep.
+    const gw = await startGateway(h);
+    const sid = await killedAfterTool(h);
+
+    const res = await gw.post({ platform: "acp", chat: sid, content: "from http" });
+    expect(res.status).toBe(200);
+    expect(res.body.reply.content).toBe("counted");
+    expect(await transcript(h, sid)).toEqual(finishedThenNew("from http"));
+    expect(runs(h)).toBe(2);
   });
 });
