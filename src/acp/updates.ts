@@ -58,9 +58,17 @@ function chunk(
 
 function textOf(m: Message): string {
   if (typeof m.content === "string") return m.content;
-  const c = m.content as { message?: unknown; turnFailed?: unknown; turnCancelled?: unknown };
-  if (c && (c.turnFailed || c.turnCancelled))
-    return `[${c.turnCancelled ? "cancelled" : "failed"}: ${String(c.message ?? "")}]`;
+  const c = m.content as {
+    message?: unknown;
+    turnFailed?: unknown;
+    turnCancelled?: unknown;
+    partial?: unknown;
+  };
+  if (c && (c.turnFailed || c.turnCancelled)) {
+    // What the editor saw streamed before the stop, then the stop itself.
+    const partial = typeof c.partial === "string" && c.partial !== "" ? `${c.partial}\n\n` : "";
+    return `${partial}[${c.turnCancelled ? "cancelled" : "failed"}: ${String(c.message ?? "")}]`;
+  }
   return JSON.stringify(m.content);
 }
 

@@ -8,7 +8,7 @@ import { cancelledError } from "./tool-loop.js";
  * A turn that ends without a reply is still recorded: an assistant message
  * named `hearth.turn_failed` or `hearth.turn_cancelled` (committed with the
  * lease's release) marks where it stopped, so nothing is lost and the next
- * turn knows. Returns the error the caller throws, with the ids attached.
+ * turn knows; text the client already saw streamed is kept in it (`partial`). Returns the error the caller throws, with the ids attached.
  */
 export async function recordUnfinished(
   committer: GroupCommitter,
@@ -20,6 +20,8 @@ export async function recordUnfinished(
     release: MetaCas;
     /** The inbound message of the turn, when there is one. */
     messageId?: number;
+    /** The answer's text streamed to the client before the turn stopped, kept with the marker. */
+    partial?: string | undefined;
   },
 ): Promise<{ error: HearthError; marker: Message }> {
   const error = opts.cancelled
@@ -43,6 +45,7 @@ export async function recordUnfinished(
         code: error.code,
         message: error.message,
         responder: opts.responder,
+        ...(opts.partial ? { partial: opts.partial } : {}),
       },
     },
     { metaAfter: opts.release },

@@ -38,6 +38,7 @@ export async function resumeTurn(
     const transcript = await store.messages.load(sessionId);
     if (!endsMidLoop(transcript)) return undefined;
     let content: string;
+    const streamed = { text: "" };
     try {
       content = await toolLoop(
         {
@@ -48,6 +49,7 @@ export async function resumeTurn(
           tools: deps.tools,
           ...loopSignals(deps),
           events,
+          streamed,
         },
         transcript,
       );
@@ -56,6 +58,7 @@ export async function resumeTurn(
         responder: deps.responder.name,
         cancelled: deps.signal.aborted || deps.stop?.aborted === true,
         release,
+        partial: streamed.text,
       });
       held = false;
       throw error;

@@ -171,6 +171,7 @@ export async function runTurn(
     const transcript =
       deps.responder.context === "last" ? [message] : await store.messages.load(session.id);
     let content: string;
+    const streamed = { text: "" };
     try {
       content = await toolLoop(
         {
@@ -182,6 +183,7 @@ export async function runTurn(
           signal: deps.signal,
           stop: deps.stop,
           events,
+          streamed,
         },
         transcript,
       );
@@ -192,6 +194,7 @@ export async function runTurn(
         cancelled,
         release,
         messageId: message.id,
+        partial: streamed.text,
       });
       held = false;
       deps.metrics?.turns.inc({ profile, outcome: cancelled ? "cancelled" : "failed" });

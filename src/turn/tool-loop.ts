@@ -36,6 +36,11 @@ export interface LoopContext {
   /** Stops the loop at the next step boundary (a client gone, a drain). */
   stop?: AbortSignal | undefined;
   events: LoopEvents;
+  /**
+   * The text streamed (onDelta) by the model request in progress, reset at
+   * each request: what a turn cut short stores as its partial answer.
+   */
+  streamed?: { text: string };
 }
 
 /**
@@ -57,10 +62,11 @@ export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise
     await settle(ctx, transcript);
     stopIfCancelled(ctx);
     const specs = rounds < maxRounds ? (ctx.tools?.specs(profile) ?? []) : [];
+    const onDelta = streamedDeltas(ctx);
     const answer = await ctx.responder.respond({
       transcript,
       signal: ctx.signal,
-      ...(ctx.events.onDelta ? { onDelta: ctx.events.onDelta } : {}),
+      ...(onDelta ? { onDelta } : {}),
       ...(specs.length > 0 ? { tools: specs } : {}),
     });
     if (specs.length === 0 || !answer.toolCalls || answer.toolCalls.length === 0)
@@ -79,6 +85,18 @@ export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise
     transcript.push(message);
     ctx.events.onToolCalls?.(message);
   }
+}
+
+/** The events' onDelta, also kept in ctx.streamed (emptied for the new request). */
+function streamedDeltas(ctx: LoopContext): ((text: string) => void) | undefined {
+  const { onDelta } = ctx.events;
+  const { streamed } = ctx;
+  if (!onDelta || !streamed) return onDelta;
+  streamed.text = "";
+  return (text) => {
+    streamed.text += text;
+    onDelta(text);
+  };
 }
 
 async function settle(ctx: LoopContext, transcript: Message[]): Promise<void> {

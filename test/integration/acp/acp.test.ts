@@ -138,6 +138,11 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
       ["user", "talk slowly"],
       ["assistant", "hearth.turn_cancelled"],
     ]);
+    // What the editor was shown before the cancel is stored with the marker.
+    const shown = joined(agent.summary(sid))[0]![1]!;
+    expect(shown.startsWith("word0 ")).toBe(true);
+    const marker = await withStore(h, async (s) => (await s.messages.load(sid))[1]!.content);
+    expect(marker).toMatchObject({ turnCancelled: true, partial: shown });
     // The lease went with the marker: the session takes the next prompt at once.
     const again = agent.prompt(sid, "again");
     await until("a chunk of the next turn", () => agent.summary(sid).length > 1);
