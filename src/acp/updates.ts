@@ -7,11 +7,14 @@ import { callsOf, statusOf, toolText } from "../turn/tool-records.js";
  * turn streams, so a session loaded in another editor reads like it did
  * when it happened. Tool calls become `tool_call`, their results
  * `tool_call_update` (completed or failed); turn markers (failed,
- * cancelled) are agent text.
+ * cancelled) and a compaction's summary are agent text.
  */
 export function updatesOf(m: Message): acp.SessionUpdate[] {
   if (m.role === "user") return [chunk("user_message_chunk", textOf(m), m)];
   if (m.role === "tool") return [toolResult(m)];
+  // A compacted session starts from its summary: the editor reads it first.
+  if (m.role === "system" && m.name === "summary")
+    return [chunk("agent_message_chunk", `[summary of the earlier conversation]\n${textOf(m)}`, m)];
   if (m.role !== "assistant") return [];
   const updates: acp.SessionUpdate[] = [];
   const text = textOf(m);

@@ -124,6 +124,31 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     await agent.close();
   });
 
+  it("a compacted session loads in another editor starting from its summary", async () => {
+    const h = home([{ content: "noted" }], { compactAfterMessages: 4 });
+    const first = new AcpChild(h);
+    await first.initialize();
+    const sid = await first.newSession();
+    for (const text of ["one", "two", "three"]) await first.prompt(sid, text);
+    expect(await first.close()).toEqual({ code: 0, signal: null });
+    // The third prompt compacted the first two exchanges into a summary.
+    expect((await transcript(h, sid))[0]).toEqual(["system", "summary"]);
+
+    const second = new AcpChild(h);
+    await second.initialize();
+    await second.agent.request(acp.methods.agent.session.load, {
+      sessionId: sid,
+      cwd: "/tmp/project",
+      mcpServers: [],
+    });
+    expect(second.summary(sid)).toEqual([
+      ["agent_message_chunk", "[summary of the earlier conversation]\nnoted"],
+      ["user_message_chunk", "three"],
+      ["agent_message_chunk", "noted"],
+    ]);
+    expect(await second.close()).toEqual({ code: 0, signal: null });
+  });
+
   it("session/cancel mid-turn ends the prompt as cancelled, recorded, and the process serves on", async () => {
     const h = home(SLOW_SCRIPT);
     const agent = new AcpChild(h);
