@@ -173,16 +173,37 @@ export function releaseDecider(turn: Turn): (current: string | null) => null | u
   return (current) => (current && parse(current)?.turnId === turn.turnId ? null : undefined);
 }
 
-/** Retry `attempt` while it fails with HEARTH_TURN_BUSY, up to `waitMs`. */
-export async function waitForTurn<T>(waitMs: number, attempt: () => Promise<T>): Promise<T> {
+/**
+ * Retry `attempt` while it fails with HEARTH_TURN_BUSY, up to `waitMs`. An
+ * abort of any of `signals` while waiting ends the wait with `onAbort()`'s
+ * error: nothing was stored, nothing will be (a prompt cancelled in the queue).
+ */
+export async function waitForTurn<T>(
+  waitMs: number,
+  attempt: () => Promise<T>,
+  signals: readonly (AbortSignal | undefined)[] = [],
+  onAbort: () => Error = () => new Error("aborted"),
+): Promise<T> {
   const deadline = Date.now() + waitMs;
+  const live = signals.filter((s): s is AbortSignal => s !== undefined);
+  const aborted = () => live.some((s) => s.aborted);
   for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
     try {
       return await attempt();
     } catch (err) {
       if (!isHearthError(err, "HEARTH_TURN_BUSY") || Date.now() >= deadline) throw err;
+      if (aborted()) throw onAbort();
     }
-    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        for (const s of live) s.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(delay, Math.max(1, deadline - Date.now())));
+      for (const s of live) s.addEventListener("abort", done, { once: true });
+    });
+    if (aborted()) throw onAbort();
   }
 }
 

@@ -17,7 +17,7 @@ import {
 import { recordUnfinished } from "./outcome.js";
 import type { Responder } from "./responder.js";
 import { resumeTurn } from "./resume.js";
-import { type LoopEvents, toolLoop } from "./tool-loop.js";
+import { cancelledError, type LoopEvents, toolLoop } from "./tool-loop.js";
 import type { ToolRegistry } from "./tools/registry.js";
 
 /**
@@ -133,7 +133,13 @@ export async function runTurn(
       // The lease is taken in the same transaction that stores the message.
       const append = (cas: MetaCas) =>
         claim(
-          waitForTurn(turnWaitMs, () => committer.append(session.id, user, { metaBefore: cas })),
+          waitForTurn(
+            turnWaitMs,
+            () => committer.append(session.id, user, { metaBefore: cas }),
+            // Cancelled or stopped while it waits for the session: its message is never stored.
+            [deps.signal, deps.stop],
+            () => cancelledError(session.id),
+          ),
         );
       try {
         message = await append(acquireCas(turn, leaseMs, { refuseOrphan: true }));

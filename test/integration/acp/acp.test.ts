@@ -176,6 +176,33 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     expect(await agent.close()).toEqual({ code: 0, signal: null });
   });
 
+  it("session/cancel while the prompt waits for another turn on the session: cancelled, nothing of it stored", async () => {
+    const h = home(SLOW_SCRIPT, { turnWaitMs: 60_000 });
+    const gw = await startGateway(h);
+    const agent = new AcpChild(h);
+    await agent.initialize();
+    const sid = await agent.newSession();
+    const streaming = await fetch(gw.url("/v1/messages"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ platform: "acp", chat: sid, content: "from http", stream: true }),
+    });
+    const reader = streaming.body!.getReader();
+    let seen = "";
+    while (!seen.includes("event: delta"))
+      seen += new TextDecoder().decode((await reader.read()).value);
+    // The HTTP turn holds the session: the editor's prompt waits for it, then is cancelled.
+    const prompt = agent.prompt(sid, "waiting");
+    await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId: sid });
+    expect(await prompt).toEqual({ stopReason: "cancelled" });
+    while (!(await reader.read()).done);
+    expect(await transcript(h, sid)).toEqual([
+      ["user", "from http"],
+      ["assistant", SLOW_SCRIPT[0]!.content],
+    ]);
+    expect(await agent.close()).toEqual({ code: 0, signal: null });
+  });
+
   it("the editor closing stdin mid-turn: the turn is recorded as cancelled and the process exits 0", async () => {
     const h = home(SLOW_SCRIPT);
     const agent = new AcpChild(h);
