@@ -9,7 +9,7 @@ import { textProblem } from "../turn/storable-text.js";
 import type { LoopEvents } from "../turn/tool-loop.js";
 import { callsOf } from "../turn/tool-records.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
-import { promptText, toolCall, toolResult, updatesOf } from "./updates.js";
+import { promptText, toolCall, toolResult, toolStarted, updatesOf } from "./updates.js";
 
 export interface AcpDeps {
   runtime: ProfileRuntime;
@@ -142,6 +142,7 @@ export function buildAgent(
           onToolCalls: (m) => {
             for (const c of callsOf(m)) send(toolCall(c.id, c.function.name, c.function.arguments));
           },
+          onToolStart: (call) => send(toolStarted(call.id)),
           onToolResult: (m) => send(toolResult(m)),
         };
         const turn = runTurn(

@@ -24,6 +24,10 @@ export function updatesOf(m: Message): acp.SessionUpdate[] {
   return updates;
 }
 
+/**
+ * A call the model made, as the editor first sees it: `pending` until it
+ * runs (toolStarted), then completed or failed with its result (toolResult).
+ */
 export function toolCall(id: string, name: string, args: string): acp.SessionUpdate {
   let rawInput: unknown = args;
   try {
@@ -34,11 +38,24 @@ export function toolCall(id: string, name: string, args: string): acp.SessionUpd
   return {
     sessionUpdate: "tool_call",
     toolCallId: id,
-    title: name,
+    title: titleOf(name, rawInput),
     kind: name.startsWith("session_") ? "search" : "other",
-    status: "in_progress",
+    status: "pending",
     rawInput,
   };
+}
+
+export function toolStarted(id: string): acp.SessionUpdate {
+  return { sessionUpdate: "tool_call_update", toolCallId: id, status: "in_progress" };
+}
+
+/** The tool's name and its first text argument, short: `session_search: "the PIN"`. */
+export function titleOf(name: string, input: unknown): string {
+  if (typeof input !== "object" || input === null) return name;
+  const first = Object.values(input).find((v): v is string => typeof v === "string" && v !== "");
+  if (first === undefined) return name;
+  const line = first.replace(/\s+/g, " ").trim();
+  return `${name}: "${line.length > 60 ? `${line.slice(0, 59)}…` : line}"`;
 }
 
 export function toolResult(m: Message): acp.SessionUpdate {

@@ -19,8 +19,10 @@ import type { ToolCall } from "./tools/types.js";
 
 export interface LoopEvents {
   onDelta?: (text: string) => void;
-  /** An assistant message that calls tools is committed. */
+  /** An assistant message that calls tools is committed (its calls are pending). */
   onToolCalls?: (message: Message) => void;
+  /** A call's start is recorded and it runs now. */
+  onToolStart?: (call: ToolCall) => void;
   /** A tool's result is committed. */
   onToolResult?: (message: Message) => void;
 }
@@ -126,6 +128,7 @@ async function settle(ctx: LoopContext, transcript: Message[]): Promise<void> {
       startKey(ctx.turn.sessionId, call.id),
       startRecord(call.function.name, ctx.turn.turnId),
     );
+    ctx.events.onToolStart?.(call);
     const outcome = await executeTool(
       tool,
       call,

@@ -53,11 +53,15 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     const sid = await first.newSession("/work/project");
     expect(await first.prompt(sid, "what time is it")).toEqual({ stopReason: "end_turn" });
     const live = joined(first.summary(sid));
+    // Statuses move one at a time: pending (committed), in_progress (running), completed.
     expect(live).toEqual([
       ["tool_call", "current_time", expect.any(String)],
+      ["tool_call_update", "in_progress", live[0]![2]],
       ["tool_call_update", "completed", live[0]![2]],
       ["agent_message_chunk", "the time is known now, thanks for asking"],
     ]);
+    const call = first.updates.find((u) => u.update.sessionUpdate === "tool_call")!.update;
+    expect(call).toMatchObject({ status: "pending" });
     // Streamed, not sent whole.
     expect(first.summary(sid).filter((u) => u[0] === "agent_message_chunk").length).toBeGreaterThan(
       1,
@@ -74,9 +78,10 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
       cwd: "/work/project",
       mcpServers: [],
     });
+    // The same history; a replayed call goes from pending straight to its result.
     expect(joined(second.summary(sid))).toEqual([
       ["user_message_chunk", "what time is it"],
-      ...live,
+      ...live.filter((u) => u[1] !== "in_progress"),
     ]);
     const listed = await second.agent.request(acp.methods.agent.session.list, {});
     expect(listed.sessions).toEqual([
@@ -373,7 +378,8 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     const live = joined(next.summary(sid).slice(replayed));
     expect(live).toEqual([
       ["agent_message_chunk", "counted"],
-      ["tool_call", "count_tool", expect.any(String)],
+      ["tool_call", 'count_tool: "acp"', expect.any(String)],
+      ["tool_call_update", "in_progress", live[1]![2]],
       ["tool_call_update", "completed", live[1]![2]],
       ["agent_message_chunk", "counted"],
     ]);
