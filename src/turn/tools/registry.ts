@@ -1,9 +1,9 @@
-import { pathToFileURL } from "node:url";
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import { currentTime } from "./builtin/current-time.js";
 import { sessionRead } from "./builtin/session-read.js";
 import { sessionSearch } from "./builtin/session-search.js";
+import { importToolModule } from "./modules.js";
 import type { Tool, ToolSpec } from "./types.js";
 
 const BUILTINS: readonly Tool[] = [sessionSearch, sessionRead, currentTime];
@@ -38,12 +38,7 @@ export class ToolRegistry {
     };
     for (const tool of BUILTINS) add(tool, "hearth");
     for (const path of config.modules) {
-      let mod: { tools?: unknown };
-      try {
-        mod = (await import(pathToFileURL(path).href)) as { tools?: unknown };
-      } catch (err) {
-        throw invalid(`tools.modules: cannot load ${path}: ${(err as Error).message}`);
-      }
+      const mod = await importToolModule(path);
       if (!Array.isArray(mod.tools))
         throw invalid(`tools.modules: ${path} exports no \`tools\` array`);
       for (const tool of mod.tools as Tool[]) add(tool, path);
