@@ -42,8 +42,27 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly mcpCalls = new Counter({
+    name: "hearth_mcp_calls_total",
+    help: "Tool calls to MCP servers",
+    labelNames: ["profile", "server"],
+    registers: [this.registry],
+  });
+  readonly mcpFailures = new Counter({
+    name: "hearth_mcp_failures_total",
+    help: "Tool calls to MCP servers that ended in an error (the server failed, timed out, died or said isError)",
+    labelNames: ["profile", "server"],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: "hearth_" });
+  }
+
+  /** One MCP tool call ended. */
+  mcpCall({ profile, server, ok }: { profile: string; server: string; ok: boolean }): void {
+    this.mcpCalls.inc({ profile, server });
+    if (!ok) this.mcpFailures.inc({ profile, server });
   }
 
   /**

@@ -35,7 +35,7 @@ describe("tools.modules ownership (S1, issue 45.2)", () => {
   it("loads a module this user owns in a private directory (the temp dir above is sticky)", async () => {
     const { file } = moduleDir();
     const registry = await load([file]);
-    expect(registry.specs("default").map((s) => s.name)).toEqual(["probe_tool"]);
+    expect((await registry.specs("default")).map((s) => s.name)).toEqual(["probe_tool"]);
   });
 
   it("refuses a world-writable module, naming the file, its owner and its mode", async () => {
@@ -81,7 +81,9 @@ describe("tools.modules ownership (S1, issue 45.2)", () => {
     const { dir, file } = moduleDir();
     const link = join(dir, "link.mjs");
     symlinkSync(file, link);
-    expect((await load([link])).specs("default").map((s) => s.name)).toEqual(["probe_tool"]);
+    expect((await (await load([link])).specs("default")).map((s) => s.name)).toEqual([
+      "probe_tool",
+    ]);
 
     const other = moduleDir();
     chmodSync(other.file, 0o646);
