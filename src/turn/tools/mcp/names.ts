@@ -1,5 +1,3 @@
-import { createHash } from "node:crypto";
-
 /** Between a server's name and its tool's in the name the model sees. */
 export const SEPARATOR = "__";
 
@@ -14,8 +12,14 @@ export function exposedName(server: string, tool: string): string {
   const clean = tool.replace(/[^a-zA-Z0-9_-]/g, "_");
   const full = `${server}${SEPARATOR}${clean}`;
   if (full.length <= 64 && clean === tool) return full;
-  const hash = createHash("sha256").update(tool).digest("hex").slice(0, 8);
-  return `${full.slice(0, 64 - 9)}_${hash}`;
+  return `${full.slice(0, 64 - 9)}_${fnv1a(tool)}`;
+}
+
+/** FNV-1a, 32 bits, as 8 hex digits: enough to tell names apart, and no node:crypto to load. */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(text, "utf8")) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
 }
 
 /** The server a tool name belongs to, among `servers`, or undefined. */
