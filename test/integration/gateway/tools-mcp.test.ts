@@ -108,6 +108,10 @@ describe("MCP tools in the gateway's tool loop", () => {
 
     const server = runs(log)[0]!.pid;
     expect(alive(server)).toBe(true);
+    // Its stderr is in the gateway's log as JSON lines, not mixed into it raw.
+    await until("its stderr line logged", () =>
+      gw.logEvents("mcp.stderr").some((e) => e.line === `test-mcp up ${server}`),
+    );
     expect((await gw.kill("SIGTERM")).code).toBe(0);
     await until("the MCP server stops with the gateway", () => !alive(server));
   });
@@ -172,7 +176,7 @@ describe("MCP tools in the gateway's tool loop", () => {
       ["assistant", "done"],
     ]);
     expect(runs(log)).toHaveLength(1);
-    expect(gw.logEvents("turn.resumed")).toHaveLength(1);
+    await until("the turn.resumed log line", () => gw.logEvents("turn.resumed").length === 1);
   });
 });
 

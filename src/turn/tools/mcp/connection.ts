@@ -11,6 +11,8 @@ export interface Started {
 
 /** The longest a failed start keeps the next attempt waiting. */
 const MAX_BACKOFF_MS = 60_000;
+/** A server's stderr line is logged up to this many characters. */
+const MAX_STDERR_LINE = 2000;
 /** tools/list pages read at most (a server that pages forever is cut off). */
 const MAX_PAGES = 20;
 
@@ -144,13 +146,23 @@ export class McpConnection {
     const c = this.config;
     if (c.command !== undefined) {
       const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
-      return new StdioClientTransport({
+      const transport = new StdioClientTransport({
         command: c.command,
         args: c.args,
         env: c.env,
         ...(c.cwd ? { cwd: c.cwd } : {}),
-        stderr: "inherit",
+        stderr: "pipe",
       });
+      // What it prints on stderr becomes log lines, so the process's own log stays JSON.
+      let partial = "";
+      transport.stderr?.on("data", (chunk: Buffer) => {
+        const lines = (partial + chunk.toString("utf8")).split("\n");
+        partial = lines.pop()!.slice(-MAX_STDERR_LINE);
+        for (const line of lines)
+          if (line.trim() !== "")
+            this.onEvent("mcp.stderr", { line: line.slice(0, MAX_STDERR_LINE) });
+      });
+      return transport;
     }
     const { StreamableHTTPClientTransport } = await import(
       "@modelcontextprotocol/sdk/client/streamableHttp.js"

@@ -62,7 +62,7 @@ export class McpServers {
     if (!c) {
       c = new McpConnection(profile, server, this.serversFor(profile)[server]!, (event, fields) =>
         this.events.log?.(
-          event === "mcp.started" ? "info" : "warn",
+          event === "mcp.started" || event === "mcp.stderr" ? "info" : "warn",
           { event, profile, server, ...fields },
           event,
         ),
