@@ -43,7 +43,10 @@ function runs(log: string): { tool: string; pid: number; note: string }[] {
 }
 
 /** A home whose gateway answers every message with `calls` to server `srv`, then "done". */
-function setup(calls: { name: string; arguments: Record<string, unknown> }[]) {
+function setup(
+  calls: { name: string; arguments: Record<string, unknown> }[],
+  env: Record<string, string> = {},
+) {
   const home = tempHome();
   const log = join(home, "..", "mcp.log");
   writeConfig(home, {
@@ -55,7 +58,9 @@ function setup(calls: { name: string; arguments: Record<string, unknown> }[]) {
       },
     },
     tools: {
-      mcpServers: { srv: { command: process.execPath, args: [SERVER], env: { MCP_LOG: log } } },
+      mcpServers: {
+        srv: { command: process.execPath, args: [SERVER], env: { MCP_LOG: log, ...env } },
+      },
     },
   });
   return { home, log };
@@ -85,10 +90,14 @@ async function transcript(home: string) {
 
 describe("MCP tools in the gateway's tool loop", () => {
   it("runs them like any tool, counts calls and failures per server in /metrics, and stops the server on SIGTERM", async () => {
-    const { home, log } = setup([
-      { name: "srv__count", arguments: { note: "a" } },
-      { name: "srv__fail", arguments: {} },
-    ]);
+    // A server that ignores its stdin closing: only the gateway's drain stops it.
+    const { home, log } = setup(
+      [
+        { name: "srv__count", arguments: { note: "a" } },
+        { name: "srv__fail", arguments: {} },
+      ],
+      { MCP_STAY: "1" },
+    );
     const gw = await startGateway(home);
     const res = await gw.post(message("use mcp"));
     expect(res.status).toBe(200);
