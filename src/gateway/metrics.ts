@@ -42,16 +42,11 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** outcome "error": the server failed, timed out, died or answered isError. */
   readonly mcpCalls = new Counter({
     name: "hearth_mcp_calls_total",
-    help: "Tool calls to MCP servers",
-    labelNames: ["profile", "server"],
-    registers: [this.registry],
-  });
-  readonly mcpFailures = new Counter({
-    name: "hearth_mcp_failures_total",
-    help: "Tool calls to MCP servers that ended in an error (the server failed, timed out, died or said isError)",
-    labelNames: ["profile", "server"],
+    help: "Tool calls to MCP servers by outcome (ok, error)",
+    labelNames: ["profile", "server", "outcome"],
     registers: [this.registry],
   });
 
@@ -61,8 +56,7 @@ export class GatewayMetrics {
 
   /** One MCP tool call ended. */
   mcpCall({ profile, server, ok }: { profile: string; server: string; ok: boolean }): void {
-    this.mcpCalls.inc({ profile, server });
-    if (!ok) this.mcpFailures.inc({ profile, server });
+    this.mcpCalls.inc({ profile, server, outcome: ok ? "ok" : "error" });
   }
 
   /**

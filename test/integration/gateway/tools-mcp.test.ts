@@ -17,14 +17,14 @@ import {
   writeConfig,
 } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
-import { until } from "../../helpers/process.js";
+import { isRunning, until } from "../../helpers/process.js";
 
 const SERVER = join(import.meta.dirname, "../../fixtures/mcp-server.mjs");
 
 /** Server processes the tests saw (from the run log), killed after each test if still alive. */
 const seen = new Set<number>();
 afterEach(async () => {
-  for (const pid of seen) if (alive(pid)) process.kill(pid, "SIGKILL");
+  for (const pid of seen) if (isRunning(pid)) process.kill(pid, "SIGKILL");
   seen.clear();
   await closeFakes();
 });
@@ -89,7 +89,7 @@ async function transcript(home: string) {
 }
 
 describe("MCP tools in the gateway's tool loop", () => {
-  it("runs them like any tool, counts calls and failures per server in /metrics, and stops the server on SIGTERM", async () => {
+  it("runs them like any tool, counts calls per server and outcome in /metrics, and stops the server on SIGTERM", async () => {
     // A server that ignores its stdin closing: only the gateway's drain stops it.
     const { home, log } = setup(
       [
@@ -111,18 +111,19 @@ describe("MCP tools in the gateway's tool loop", () => {
     ]);
     expect(runs(log).map((r) => r.tool)).toEqual(["count"]);
     const text = await (await fetch(gw.url("/metrics"))).text();
-    expect(metric(text, 'hearth_mcp_calls_total{profile="default",server="srv"}')).toBe(2);
-    expect(metric(text, 'hearth_mcp_failures_total{profile="default",server="srv"}')).toBe(1);
+    const calls = (outcome: string) =>
+      metric(text, `hearth_mcp_calls_total{profile="default",server="srv",outcome="${outcome}"}`);
+    expect([calls("ok"), calls("error")]).toEqual([1, 1]);
     expect(gw.logEvents("mcp.started")).toHaveLength(1);
 
     const server = runs(log)[0]!.pid;
-    expect(alive(server)).toBe(true);
+    expect(isRunning(server)).toBe(true);
     // Its stderr is in the gateway's log as JSON lines, not mixed into it raw.
     await until("its stderr line logged", () =>
       gw.logEvents("mcp.stderr").some((e) => e.line === `test-mcp up ${server}`),
     );
     expect((await gw.kill("SIGTERM")).code).toBe(0);
-    await until("the MCP server stops with the gateway", () => !alive(server));
+    await until("the MCP server stops with the gateway", () => !isRunning(server));
   });
 
   it("kill -9 of the server mid-call: an error result, the turn finishes, the next call starts a new server", async () => {
@@ -169,7 +170,7 @@ describe("MCP tools in the gateway's tool loop", () => {
     await until("the held call runs", () => runs(log).length === 1);
     expect((await doomed.kill("SIGKILL")).signal).toBe("SIGKILL");
     // Its server saw its stdin close and went too.
-    await until("the orphaned server exits", () => !alive(runs(log)[0]!.pid));
+    await until("the orphaned server exits", () => !isRunning(runs(log)[0]!.pid));
 
     const gw = await startGateway(home);
     await until("the resumed turn's reply", async () => (await transcript(home)).length === 4);
@@ -188,12 +189,3 @@ describe("MCP tools in the gateway's tool loop", () => {
     await until("the turn.resumed log line", () => gw.logEvents("turn.resumed").length === 1);
   });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

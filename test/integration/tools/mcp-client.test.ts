@@ -9,7 +9,7 @@ import { validateConfig } from "../../../src/config/validate.js";
 import { executeTool } from "../../../src/turn/tools/execute.js";
 import { ToolRegistry } from "../../../src/turn/tools/registry.js";
 import { tempHome } from "../../helpers/home.js";
-import { type Child, spawnNode, until } from "../../helpers/process.js";
+import { type Child, isRunning, spawnNode, until } from "../../helpers/process.js";
 
 const SERVER = join(import.meta.dirname, "../../fixtures/mcp-server.mjs");
 const registries: ToolRegistry[] = [];
@@ -164,7 +164,7 @@ describe("MCP servers over stdio (issue 45.3)", () => {
     const r = await registry({ s: stdio(log) });
     const pid = Number((await call(r, "s__pid")).output);
     await r.close();
-    await until("the server exits", () => !alive(pid));
+    await until("the server exits", () => !isRunning(pid));
     expect((await call(r, "s__pid")).status).toBe("error");
   });
 
@@ -233,12 +233,3 @@ describe("MCP servers over Streamable HTTP on loopback", () => {
     expect(runs(log).map((l) => l.split(" ")[2])).toEqual(["http", "back"]);
   });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
