@@ -168,6 +168,25 @@ describe("MCP servers over stdio (issue 45.3)", () => {
     expect((await call(r, "s__pid")).status).toBe("error");
   });
 
+  it("a reload keeps running servers whose configuration did not change, and replaces the others", async () => {
+    const log = join(tempHome(), "..", "mcp.log");
+    const first = await registry({ s: stdio(log) });
+    const pid = Number((await call(first, "s__pid")).output);
+    const same = validateConfig({ tools: { mcpServers: { s: stdio(log) } } }, "c").tools;
+    const kept = await ToolRegistry.load(same, [], { previous: first });
+    expect(kept.mcp).toBe(first.mcp);
+    expect(Number((await call(kept, "s__pid")).output)).toBe(pid);
+    const changed = validateConfig(
+      { tools: { mcpServers: { s: stdio(log, { timeoutMs: 999 }) } } },
+      "c",
+    );
+    const replaced = await ToolRegistry.load(changed.tools, [], { previous: kept });
+    registries.push(replaced);
+    expect(replaced.mcp).not.toBe(kept.mcp);
+    const none = await ToolRegistry.load(validateConfig({}, "c").tools, [], { previous: kept });
+    expect(none.mcp).toBeUndefined();
+  });
+
   it("refuses a module tool that takes a server's prefix, and a server with both command and url", async () => {
     expect(() =>
       validateConfig({ tools: { mcpServers: { s: { command: "x", url: "http://a/" } } } }, "c"),

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { runCli } from "../../helpers/cli.js";
 import { writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
+import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
 
 const SERVER = join(import.meta.dirname, "../../fixtures/mcp-server.mjs");
 
@@ -53,5 +54,26 @@ describe("hearth doctor and MCP servers", () => {
     expect(text.stdout).toContain("MCP server good (stdio:");
     expect(text.stdout).toContain("answers: 2 tools");
     expect(text.stdout).toMatch(/WARN {2}MCP server silent .* does not answer/);
+  });
+
+  it.runIf(pgEnabled)("lists them for a PostgreSQL store too", async () => {
+    const home = tempHome();
+    writeConfig(home, {
+      store: { url: await freshPgDatabase() },
+      tools: { mcpServers: { good: { command: process.execPath, args: [SERVER] } } },
+    });
+    const r = await runCli(["doctor", "--json"], { home, env: { HEARTH_FAILPOINTS: "" } });
+    const report = r.json<{
+      backend: string;
+      mcpServers: { server: string; answers: boolean; tools?: number }[];
+      findings: { code: string; severity: string }[];
+    }>();
+    expect(report.backend).toBe("postgres");
+    expect(report.mcpServers).toEqual([
+      expect.objectContaining({ server: "good", answers: true, tools: 5 }),
+    ]);
+    expect(report.findings).toContainEqual(
+      expect.objectContaining({ code: "mcp_server", severity: "ok" }),
+    );
   });
 });
