@@ -11,6 +11,8 @@ export interface Started {
 
 /** The longest a failed start keeps the next attempt waiting. */
 const MAX_BACKOFF_MS = 60_000;
+/** How long close() waits for an HTTP server to acknowledge the end of its session. */
+const TERMINATE_WAIT_MS = 1000;
 /** A server's stderr line is logged up to this many characters. */
 const MAX_STDERR_LINE = 2000;
 /** tools/list pages read at most (a server that pages forever is cut off). */
@@ -91,7 +93,15 @@ export class McpConnection {
     const live = this.live;
     this.live = undefined;
     this.started = undefined;
-    if (live) await closeQuietly(live.client);
+    if (!live) return;
+    // An HTTP server is told its session ends (bounded: a dead one does not hold the drain).
+    const http = live.transport as { terminateSession?: () => Promise<void> };
+    if (http.terminateSession)
+      await Promise.race([
+        http.terminateSession().catch(() => undefined),
+        new Promise((r) => setTimeout(r, TERMINATE_WAIT_MS).unref()),
+      ]);
+    await closeQuietly(live.client);
   }
 
   /** The server's process id while a stdio server runs (tests, logs). */
