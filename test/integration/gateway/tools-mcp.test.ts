@@ -17,7 +17,7 @@ import {
   writeConfig,
 } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
-import { isRunning, until } from "../../helpers/process.js";
+import { isRunning, spawnNode, until } from "../../helpers/process.js";
 
 const SERVER = join(import.meta.dirname, "../../fixtures/mcp-server.mjs");
 
@@ -46,9 +46,11 @@ function runs(log: string): { tool: string; pid: number; note: string }[] {
 function setup(
   calls: { name: string; arguments: Record<string, unknown> }[],
   env: Record<string, string> = {},
+  server?: Record<string, unknown>,
 ) {
   const home = tempHome();
   const log = join(home, "..", "mcp.log");
+  const stdio = { command: process.execPath, args: [SERVER], env: { MCP_LOG: log, ...env } };
   writeConfig(home, {
     gateway: {
       port: 0,
@@ -58,9 +60,7 @@ function setup(
       },
     },
     tools: {
-      mcpServers: {
-        srv: { command: process.execPath, args: [SERVER], env: { MCP_LOG: log, ...env } },
-      },
+      mcpServers: { srv: server ?? stdio },
     },
   });
   return { home, log };
@@ -124,6 +124,25 @@ describe("MCP tools in the gateway's tool loop", () => {
     );
     expect((await gw.kill("SIGTERM")).code).toBe(0);
     await until("the MCP server stops with the gateway", () => !isRunning(server));
+  });
+
+  it("a Streamable HTTP server on loopback, with its headers", async () => {
+    const log = join(tempHome(), "..", "http.log");
+    const http = spawnNode([SERVER, "--http", "0"], { env: { MCP_LOG: log, MCP_TOKEN: "t0k" } });
+    const url = (await http.line((l) => l.startsWith("listening "))).slice("listening ".length);
+    const { home } = setup(
+      [{ name: "srv__count", arguments: { note: "web" } }],
+      {},
+      {
+        url,
+        headers: { Authorization: "Bearer t0k" },
+      },
+    );
+    const gw = await startGateway(home);
+    const res = await gw.post(message("over http"));
+    expect(res.body.reply.content).toBe("done");
+    expect((await transcript(home))[2]).toEqual(["tool", "srv__count", "ok", "counted web"]);
+    expect(runs(log).map((r) => [r.tool, r.note])).toEqual([["count", "web"]]);
   });
 
   it("kill -9 of the server mid-call: an error result, the turn finishes, the next call starts a new server", async () => {
