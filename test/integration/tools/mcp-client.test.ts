@@ -193,7 +193,9 @@ describe("MCP servers over stdio (issue 45.3)", () => {
     ).toThrow(/exactly one of "command"/);
     expect(() =>
       validateConfig({ tools: { mcpServers: { a__b: { command: "x" } } } }, "c"),
-    ).toThrow(/tools\.mcpServers\.a__b/);
+    ).toThrow(
+      /"tools\.mcpServers\.a__b": the name must be 1-32 letters, digits, _ or -, without __/,
+    );
     const config = validateConfig({ tools: { mcpServers: { s: { command: "x" } } } }, "c");
     const squatter = {
       name: "s__count",
