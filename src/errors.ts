@@ -147,6 +147,8 @@ export const ERROR_CODES = {
   HEARTH_CONFIG_UNSAFE:
     "the configuration file is owned by another user or writable by group or others",
   HEARTH_PROFILE_INVALID: "the profile name is not allowed",
+  HEARTH_TOOL_MODULE_UNSAFE:
+    "a tools.modules file (or its real file, or a directory above it) is owned by another user or writable by group or others",
   // cli
   HEARTH_USAGE: "the command line is malformed",
   HEARTH_OUTPUT_UNWRITABLE:

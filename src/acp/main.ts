@@ -41,7 +41,9 @@ export async function runAcp(options: AcpOptions): Promise<{ reason: string }> {
   const home = resolveHome(options.home);
   const config = loadConfig({ home });
   const responder = createResponder(config);
-  const tools = await ToolRegistry.load(config.tools);
+  const tools = await ToolRegistry.load(config.tools, [], {
+    mcp: { log: (level, fields, msg) => logLine({ level, ...fields, msg }) },
+  });
   const store = await openStore({ home, profile: options.profile });
   const runtime: ProfileRuntime = {
     profile: store.profile,
@@ -101,6 +103,7 @@ export async function runAcp(options: AcpOptions): Promise<{ reason: string }> {
   shutdown.abort();
   // Prompts in flight record their cancellation before the store closes.
   await settled();
+  await tools.close();
   await runtime.committer.drain();
   connection.close();
   await parking?.close();

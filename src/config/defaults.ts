@@ -89,6 +89,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     maxOutputBytes: 16384,
     modules: [],
     settings: {},
+    mcpServers: {},
     profiles: {},
   },
   redaction: {

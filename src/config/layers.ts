@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { HearthError } from "../errors.js";
+import { untrustedReason } from "../files/trusted.js";
 import { EMPTY_CONFIG_RESULT } from "./defaults.js";
 import type { HearthConfig } from "./schema.js";
 
@@ -100,18 +101,13 @@ function refuseUnsafeConfig(
   file: string,
   stats: { isFile(): boolean; uid: number; mode: number },
 ): void {
-  const uid = process.getuid?.();
   if (!stats.isFile()) {
     throw new HearthError("HEARTH_CONFIG_UNREADABLE", `cannot read ${file}: not a regular file`, {
       resource: file,
       hint: `move ${file} aside to use the defaults`,
     });
   }
-  let why: string | undefined;
-  if (uid !== undefined && stats.uid !== uid && stats.uid !== 0)
-    why = `it is owned by uid ${stats.uid}, not by this user (uid ${uid})`;
-  else if ((stats.mode & 0o022) !== 0)
-    why = `it is writable by ${(stats.mode & 0o020) !== 0 ? "its group" : "others"} (mode ${(stats.mode & 0o777).toString(8).padStart(4, "0")})`;
+  const why = untrustedReason(stats);
   if (why === undefined) return;
   throw new HearthError("HEARTH_CONFIG_UNSAFE", `refusing ${file}: ${why}`, {
     resource: file,

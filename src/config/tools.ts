@@ -1,13 +1,63 @@
 import { isAbsolute } from "node:path";
+import type { z as Z } from "zod";
 import { z } from "./zod.js";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const toolName = z.string().regex(TOOL_NAME, "must be 1-64 letters, digits, _ or -");
 
+/**
+ * An MCP server's name: its tools reach the model as `<server>__<tool>`, so
+ * it holds no `__` and does not end in `_` (the split stays unambiguous).
+ */
+const MCP_SERVER_NAME = /^(?!.*__)[a-zA-Z0-9](?:[a-zA-Z0-9_-]{0,30}[a-zA-Z0-9-])?$/;
+
+/**
+ * One MCP server (docs/gateway.md#mcp-servers): a command hearth starts and
+ * speaks to over stdio, or a Streamable HTTP endpoint. It starts on first
+ * use, restarts after a crash, stops with the process.
+ */
+export const mcpServerSchema = z
+  .object({
+    /** stdio: the program to start (no shell), its arguments, extra environment and directory. */
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).max(256).default([]),
+    /** Added to the few variables a server inherits (HOME, LOGNAME, PATH, SHELL, TERM, USER). */
+    env: z.record(z.string().min(1), z.string()).default({}),
+    cwd: z.string().refine(isAbsolute, "must be an absolute path").optional(),
+    /** Streamable HTTP: the endpoint, and headers sent with every request (e.g. Authorization). */
+    url: z
+      .string()
+      .url()
+      .refine((v) => /^https?:/.test(v), "must be an http: or https: URL")
+      .optional(),
+    headers: z.record(z.string().min(1), z.string()).default({}),
+    /** Only these of the server's tools (their MCP names) are offered; all when absent. */
+    tools: z.array(z.string().min(1)).max(256).optional(),
+    /** Tools (MCP names) safe to run again when a crash left their result unknown. */
+    idempotent: z.array(z.string().min(1)).max(256).default([]),
+    /** Whether its tools ask before they act; unset: yes, unless a tool says readOnlyHint. */
+    requiresPermission: z.boolean().optional(),
+    /** A call still running after this long is an error result (tools.timeoutMs also applies). */
+    timeoutMs: z.number().int().min(10).max(600_000).default(30_000),
+    /** Starting it (spawn or connect, initialize, tools/list) may take this long. */
+    startTimeoutMs: z.number().int().min(10).max(120_000).default(10_000),
+  })
+  .strict()
+  .refine((s) => (s.command === undefined) !== (s.url === undefined), {
+    message: 'needs exactly one of "command" (stdio) or "url" (Streamable HTTP)',
+  });
+
+const mcpServers = z.record(
+  z.string().regex(MCP_SERVER_NAME, "must be 1-32 letters, digits, _ or -, without __"),
+  mcpServerSchema,
+);
+
 const toolSet = z
   .object({
     /** The tools the model is offered. */
     enabled: z.array(toolName).max(64).optional(),
+    /** Replaces the top-level tools.mcpServers for this profile. */
+    mcpServers: mcpServers.optional(),
   })
   .strict();
 
@@ -34,6 +84,10 @@ export const toolsSchema = z
     modules: z.array(z.string().refine(isAbsolute, "must be an absolute path")).max(32).default([]),
     /** Per-tool settings handed to the tool as ctx.settings, e.g. {"session_read": {"pageSize": 20}}. */
     settings: z.record(toolName, z.record(z.string(), z.unknown())).default({}),
+    /** MCP servers whose tools join the built-ins, as `<server>__<tool>`, for every profile. */
+    mcpServers: mcpServers.default({}),
     profiles: z.record(z.string().min(1), toolSet).default({}),
   })
   .strict();
+
+export type McpServerConfig = Z.infer<typeof mcpServerSchema>;

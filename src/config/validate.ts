@@ -53,6 +53,11 @@ function describeIssue(issue: z.core.$ZodIssue): Problem[] {
       },
     ];
   }
+  if (issue.code === "invalid_key") {
+    // A record's key (a tool or server name): say what the name must be, not only "Invalid key".
+    const why = issue.issues[0]?.message ?? issue.message;
+    return [{ key: where, text: `"${where}": the name ${why}`, hint: `rename "${where}"` }];
+  }
   return [{ key: where, text: `"${where}": ${issue.message}`, hint: `fix "${where}"` }];
 }
 

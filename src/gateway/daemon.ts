@@ -22,6 +22,7 @@ import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder, type Responder } from "../turn/responder.js";
 import { resumeOrphanedTurns } from "../turn/resume.js";
 import type { ProfileRuntime } from "../turn/run.js";
+import type { McpEvents } from "../turn/tools/mcp/servers.js";
 import { ToolRegistry } from "../turn/tools/registry.js";
 import { HandoffWatcher } from "./handoff.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -60,11 +61,18 @@ export async function startGateway(options: {
   let config: HearthConfig = loadConfig({ home });
   refuseExposure(config);
   let responder: Responder = createResponder(config);
-  let tools = await ToolRegistry.load(config.tools);
   const metrics = new GatewayMetrics();
+  // MCP servers start on first use, long after `app` exists; until then nothing logs.
+  let mcpLog: McpEvents["log"];
+  const mcpEvents: McpEvents = {
+    log: (level, fields, message) => mcpLog?.(level, fields, message),
+    onCall: (call) => metrics.mcpCall(call),
+  };
+  let tools = await ToolRegistry.load(config.tools, [], { mcp: mcpEvents });
   const runtimes = new Map<string, ProfileRuntime>();
   const locks: GatewayLock[] = [];
   const closeAll = async () => {
+    await tools.close();
     for (const lock of locks.splice(0)) lock.release();
     for (const r of runtimes.values()) await r.store.close();
     runtimes.clear();
@@ -126,6 +134,7 @@ export async function startGateway(options: {
     },
     { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
   );
+  mcpLog = (level, fields, message) => app.log[level](fields, message);
   // While stopping, answers tell clients not to reuse the connection.
   app.addHook("onSend", async (_request, reply) => {
     if (stopping) void reply.header("connection", "close");
@@ -212,9 +221,12 @@ export async function startGateway(options: {
         responder = createResponder(next);
         config = next;
         // Tool modules load asynchronously; the old tools serve until the new ones are ready.
-        ToolRegistry.load(next.tools).then(
+        ToolRegistry.load(next.tools, [], { mcp: mcpEvents, previous: tools }).then(
           (loaded) => {
+            const old = tools;
             tools = loaded;
+            // Changed MCP servers: the old ones stop (a call still on one ends as an error).
+            if (old.mcp !== loaded.mcp) void old.close();
           },
           (err: Error) =>
             app.log.error({ event: "gateway.tools_reload_failed", err }, "tools not reloaded"),

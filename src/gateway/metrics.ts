@@ -42,8 +42,21 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  /** outcome "error": the server failed, timed out, died or answered isError. */
+  readonly mcpCalls = new Counter({
+    name: "hearth_mcp_calls_total",
+    help: "Tool calls to MCP servers by outcome (ok, error)",
+    labelNames: ["profile", "server", "outcome"],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: "hearth_" });
+  }
+
+  /** One MCP tool call ended. */
+  mcpCall({ profile, server, ok }: { profile: string; server: string; ok: boolean }): void {
+    this.mcpCalls.inc({ profile, server, outcome: ok ? "ok" : "error" });
   }
 
   /**

@@ -7,6 +7,7 @@ import type { HolderJson } from "../process/holders.js";
 import { warmKernelLocks } from "../process/proc-locks.js";
 import { sqliteMaintenance } from "../store/sqlite/maintenance.js";
 import type { StoreCounts } from "../store/types.js";
+import type { McpProbe } from "../turn/tools/mcp/probe.js";
 import { fileFindings, routingFindings } from "./doctor/files.js";
 import { type Finding, type Severity, worst } from "./doctor/finding.js";
 import {
@@ -18,6 +19,7 @@ import {
   stagingFindings,
 } from "./doctor/host.js";
 import { jobFindings } from "./doctor/jobs.js";
+import { mcpFindings } from "./doctor/mcp.js";
 import {
   contentFindings,
   durabilityFindings,
@@ -37,6 +39,8 @@ export interface DoctorReport {
   counts?: StoreCounts;
   schemaVersion?: number;
   holders?: HolderJson[];
+  /** The profile's MCP servers, each started, listed and stopped (when any is configured). */
+  mcpServers?: McpProbe[];
   /** The worst severity among the findings. */
   status: Severity;
 }
@@ -67,6 +71,9 @@ export async function runDoctor(
     findings.push(openFailure(err, "config"));
     return finish();
   }
+  const mcp = await mcpFindings(config, profile);
+  findings.push(...mcp.findings);
+  if (mcp.servers) report.mcpServers = mcp.servers;
   if (!lstatOrNull(path)) {
     findings.push({
       code: "store_missing",

@@ -63,7 +63,7 @@ export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise
   for (;;) {
     await settle(ctx, transcript);
     stopIfCancelled(ctx);
-    const specs = rounds < maxRounds ? (ctx.tools?.specs(profile) ?? []) : [];
+    const specs = rounds < maxRounds ? ((await ctx.tools?.specs(profile)) ?? []) : [];
     const onDelta = streamedDeltas(ctx);
     const answer = await ctx.responder.respond({
       transcript,

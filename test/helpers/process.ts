@@ -236,6 +236,16 @@ export async function until(
   }
 }
 
+/** Whether a process with this pid exists (it may be a zombie): kill(pid, 0) succeeds. */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function exitText({ code, signal }: Exit): string {
   return signal ? `killed by ${signal}` : `exited ${code}`;
 }

@@ -75,6 +75,7 @@ describe("validateConfig", () => {
         maxOutputBytes: 16384,
         modules: [],
         settings: {},
+        mcpServers: {},
         profiles: {},
       },
       redaction: { enabled: false, builtin: true, patterns: [], profiles: {} },

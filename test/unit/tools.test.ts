@@ -31,8 +31,8 @@ describe("tools: config, registry, limits, streamed calls", () => {
       "config.json",
     );
     const registry = await ToolRegistry.load(config.tools);
-    expect(registry.specs("default").map((s) => s.name)).toEqual(["current_time"]);
-    expect(registry.specs("work").map((s) => s.name)).toEqual(["session_search"]);
+    expect((await registry.specs("default")).map((s) => s.name)).toEqual(["current_time"]);
+    expect((await registry.specs("work")).map((s) => s.name)).toEqual(["session_search"]);
     expect(registry.get("work", "current_time")).toBeUndefined();
   });
 

@@ -102,6 +102,7 @@ export function registerChat(program: Command, setExit: (code: number) => void):
           }
         }
       } finally {
+        await deps.tools.close();
         await store.close();
       }
       setExit(failed ? EXIT.error : EXIT.ok);

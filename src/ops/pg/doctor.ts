@@ -5,10 +5,13 @@
  * its code (status error, exit 4), not a crash: doctor tells the truth.
  */
 
+import { loadConfigLazily } from "../../config/load-lazily.js";
 import type { PgSettings } from "../../config/pg.js";
 import { isHearthError, toHearthError } from "../../errors.js";
 import { createPool, fromPgError, maskUrl } from "../../store/pg/pool.js";
+import type { McpProbe } from "../../turn/tools/mcp/probe.js";
 import { type Finding, type Severity, worst } from "../doctor/finding.js";
+import { mcpFindings } from "../doctor/mcp.js";
 import { type PgView, readPgView } from "./view.js";
 
 /** A table whose dead rows pass both marks is worth a VACUUM. */
@@ -27,6 +30,8 @@ export interface PgDoctorReport {
   status: Severity;
   /** Null when the server could not be read (see findings). */
   pg: PgView | null;
+  /** The profile's MCP servers, each started, listed and stopped (when any is configured). */
+  mcpServers?: McpProbe[];
 }
 
 export async function readView(url: string, settings?: PgSettings): Promise<PgView> {
@@ -63,6 +68,9 @@ export async function runPgDoctor(options: {
     profile: options.profile,
     url: maskUrl(options.url),
   };
+  // The profile's MCP servers, as on SQLite (the configuration named this backend, so it loads).
+  const mcp = await mcpFindings(await loadConfigLazily({ home: options.home }), options.profile);
+  const more = mcp.servers ? { mcpServers: mcp.servers } : {};
   let view: PgView;
   try {
     view = await readView(options.url, options.settings);
@@ -81,11 +89,12 @@ export async function runPgDoctor(options: {
         message: `${e.code}: ${e.message}`,
         ...(e.hint ? { fix: e.hint } : {}),
       },
+      ...mcp.findings,
     ];
-    return { ...base, findings, status: "error", pg: null };
+    return { ...base, ...more, findings, status: "error", pg: null };
   }
-  const findings = judge(view, base.url);
-  return { ...base, findings, status: worst(findings), pg: view };
+  const findings = [...judge(view, base.url), ...mcp.findings];
+  return { ...base, ...more, findings, status: worst(findings), pg: view };
 }
 
 /** A copy still running (its lock held) is a warning; one nobody runs was interrupted: an error. */

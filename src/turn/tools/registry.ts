@@ -1,9 +1,11 @@
-import { pathToFileURL } from "node:url";
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import { currentTime } from "./builtin/current-time.js";
 import { sessionRead } from "./builtin/session-read.js";
 import { sessionSearch } from "./builtin/session-search.js";
+import { serverOf } from "./mcp/names.js";
+import { type McpEvents, McpServers } from "./mcp/servers.js";
+import { importToolModule } from "./modules.js";
 import type { Tool, ToolSpec } from "./types.js";
 
 const BUILTINS: readonly Tool[] = [sessionSearch, sessionRead, currentTime];
@@ -11,13 +13,16 @@ const BUILTINS: readonly Tool[] = [sessionSearch, sessionRead, currentTime];
 /**
  * The tools a process offers its turns: the built-ins plus those of
  * `tools.modules`, filtered per profile by `tools.enabled` (or
- * `tools.profiles.<name>.enabled`). A name that no tool answers to is a
- * configuration error at load time, never a tool silently missing.
+ * `tools.profiles.<name>.enabled`), plus every tool of the profile's MCP
+ * servers (`tools.mcpServers`, as `<server>__<tool>`). A name that no tool
+ * answers to is a configuration error at load time, never a tool silently
+ * missing. close() stops the MCP servers.
  */
 export class ToolRegistry {
   private constructor(
     private readonly all: ReadonlyMap<string, Tool>,
     private readonly config: HearthConfig["tools"],
+    readonly mcp?: McpServers,
   ) {}
 
   /** No tools at all (a responder that never calls any, or tools switched off). */
@@ -25,9 +30,15 @@ export class ToolRegistry {
     return new ToolRegistry(new Map(), { ...config, enabled: [], profiles: {} });
   }
 
+  /**
+   * `options.previous`: the registry this one replaces (a reload); its MCP
+   * servers keep running when their configuration did not change, and the
+   * caller closes the previous registry otherwise (`mcp` differs).
+   */
   static async load(
     config: HearthConfig["tools"],
     extra: readonly Tool[] = [],
+    options: { mcp?: McpEvents; previous?: ToolRegistry } = {},
   ): Promise<ToolRegistry> {
     const all = new Map<string, Tool>();
     const add = (tool: Tool, from: string) => {
@@ -38,18 +49,26 @@ export class ToolRegistry {
     };
     for (const tool of BUILTINS) add(tool, "hearth");
     for (const path of config.modules) {
-      let mod: { tools?: unknown };
-      try {
-        mod = (await import(pathToFileURL(path).href)) as { tools?: unknown };
-      } catch (err) {
-        throw invalid(`tools.modules: cannot load ${path}: ${(err as Error).message}`);
-      }
+      const mod = await importToolModule(path);
       if (!Array.isArray(mod.tools))
         throw invalid(`tools.modules: ${path} exports no \`tools\` array`);
       for (const tool of mod.tools as Tool[]) add(tool, path);
     }
     for (const tool of extra) add(tool, "the caller");
-    const registry = new ToolRegistry(all, config);
+    const kept = options.previous?.mcp;
+    const mcp = !McpServers.configured(config)
+      ? undefined
+      : kept?.sameAs(config)
+        ? kept
+        : new McpServers(config, options.mcp);
+    for (const name of all.keys()) {
+      const server = mcp && serverOf(name, mcp.allNames());
+      if (server !== undefined)
+        throw invalid(
+          `tool ${JSON.stringify(name)} takes the prefix of MCP server ${JSON.stringify(server)}'s tools (${server}__)`,
+        );
+    }
+    const registry = new ToolRegistry(all, config, mcp);
     const named = [
       ...config.enabled,
       ...Object.values(config.profiles).flatMap((p) => p.enabled ?? []),
@@ -69,17 +88,24 @@ export class ToolRegistry {
     return names.map((n) => this.all.get(n)).filter((t): t is Tool => t !== undefined);
   }
 
-  specs(profile: string): ToolSpec[] {
-    return this.enabled(profile).map(({ name, description, parameters }) => ({
+  /** What the model is offered on `profile`; its MCP servers start here if they are not running. */
+  async specs(profile: string): Promise<ToolSpec[]> {
+    const own = this.enabled(profile).map(({ name, description, parameters }) => ({
       name,
       description,
       parameters,
     }));
+    return this.mcp ? [...own, ...(await this.mcp.specs(profile))] : own;
   }
 
   /** The enabled tool called `name`, if any. */
   get(profile: string, name: string): Tool | undefined {
-    return this.enabled(profile).find((t) => t.name === name);
+    return this.enabled(profile).find((t) => t.name === name) ?? this.mcp?.tool(profile, name);
+  }
+
+  /** Stop the MCP servers this registry started (none when there are none). */
+  async close(): Promise<void> {
+    await this.mcp?.close();
   }
 
   settings(name: string): Record<string, unknown> {

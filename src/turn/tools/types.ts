@@ -27,6 +27,12 @@ export interface Tool {
   readonly description: string;
   readonly parameters: JsonSchema;
   readonly idempotent: boolean;
+  /**
+   * The tool changes something outside the transcript, so it should ask
+   * before it acts. MCP tools carry true unless their server's config says
+   * otherwise or the tool declares `readOnlyHint`.
+   */
+  readonly requiresPermission?: boolean;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }
 
