@@ -1,5 +1,5 @@
 import type { HearthConfig } from "../../config/schema.js";
-import { HearthError, isHearthError } from "../../errors.js";
+import { HearthError } from "../../errors.js";
 import { FileGuard } from "../../files/guard.js";
 import { lstatOrNull } from "../../files/inspect.js";
 import { InodeLocks } from "../../process/inode-locks.js";
