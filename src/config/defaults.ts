@@ -87,6 +87,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     maxRounds: 8,
     timeoutMs: 30000,
     maxOutputBytes: 16384,
+    sessionScope: "chat",
     modules: [],
     settings: {},
     profiles: {},

@@ -4,10 +4,21 @@ import { z } from "./zod.js";
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const toolName = z.string().regex(TOOL_NAME, "must be 1-64 letters, digits, _ or -");
 
+/**
+ * What the built-in session tools (session_search, session_read) may see:
+ * "chat" only the sessions of the current chat (its platform and chat key,
+ * or its owner when the session has one); "profile" every session of the
+ * profile (docs/security.md#tools-see-only-their-chat).
+ */
+const sessionScope = z.enum(["chat", "profile"]);
+export type SessionScope = "chat" | "profile";
+
 const toolSet = z
   .object({
     /** The tools the model is offered. */
     enabled: z.array(toolName).max(64).optional(),
+    /** Overrides the top-level sessionScope for this profile. */
+    sessionScope: sessionScope.optional(),
   })
   .strict();
 
@@ -30,6 +41,8 @@ export const toolsSchema = z
       .min(256)
       .max(1024 * 1024)
       .default(16 * 1024),
+    /** What the built-in session tools may read: the current chat only (default), or the whole profile. */
+    sessionScope: sessionScope.default("chat"),
     /** ES modules (absolute paths) whose `tools` export is an array of Tool objects. */
     modules: z.array(z.string().refine(isAbsolute, "must be an absolute path")).max(32).default([]),
     /** Per-tool settings handed to the tool as ctx.settings, e.g. {"session_read": {"pageSize": 20}}. */

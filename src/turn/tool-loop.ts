@@ -117,6 +117,7 @@ async function settle(ctx: LoopContext, transcript: Message[]): Promise<void> {
         sessionId: ctx.turn.sessionId,
         signal: ctx.signal,
         settings: ctx.tools?.settings(call.function.name) ?? {},
+        sessionScope: ctx.tools?.sessionScope(profile) ?? "chat",
       },
       ctx.tools?.limits ?? { timeoutMs: 30_000, maxOutputBytes: 16_384 },
     );

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { FakeRequest } from "./gateway.js";
+import { answerStream, type FakeRequest, startFakeOpenAi } from "./gateway.js";
 
 export interface ScriptedCall {
   id: string;
@@ -43,4 +43,17 @@ export function toolResults(
     tool_call_id?: string;
     content: string;
   }[];
+}
+
+/**
+ * A fake model that calls `calls` while the transcript has no tool result
+ * after its last user message, and answers `final` once it has.
+ */
+export async function toolFake(calls: ScriptedCall[], final = "done with tools") {
+  return startFakeOpenAi((req, res) => {
+    const messages = req.body.messages ?? [];
+    const lastUser = messages.map((m) => m.role).lastIndexOf("user");
+    if (messages.slice(lastUser).some((m) => m.role === "tool")) answerStream(res, [final]);
+    else answerToolCalls(res, calls);
+  });
 }

@@ -1,5 +1,6 @@
 import { pathToFileURL } from "node:url";
 import type { HearthConfig } from "../../config/schema.js";
+import type { SessionScope } from "../../config/tools.js";
 import { HearthError } from "../../errors.js";
 import { currentTime } from "./builtin/current-time.js";
 import { sessionRead } from "./builtin/session-read.js";
@@ -80,6 +81,11 @@ export class ToolRegistry {
   /** The enabled tool called `name`, if any. */
   get(profile: string, name: string): Tool | undefined {
     return this.enabled(profile).find((t) => t.name === name);
+  }
+
+  /** What the session tools of `profile` may read (tools.profiles.<name>.sessionScope, else tools.sessionScope). */
+  sessionScope(profile: string): SessionScope {
+    return this.config.profiles[profile]?.sessionScope ?? this.config.sessionScope;
   }
 
   settings(name: string): Record<string, unknown> {
