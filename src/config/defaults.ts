@@ -88,6 +88,8 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     timeoutMs: 30000,
     maxOutputBytes: 16384,
     sessionScope: "chat",
+    requirePermission: [],
+    permissionTimeoutMs: 600000,
     modules: [],
     settings: {},
     profiles: {},

@@ -43,6 +43,10 @@ export const toolsSchema = z
       .default(16 * 1024),
     /** What the built-in session tools may read: the current chat only (default), or the whole profile. */
     sessionScope: sessionScope.default("chat"),
+    /** Tools that ask a person before each call, on top of those whose definition says requiresPermission. */
+    requirePermission: z.array(toolName).max(64).default([]),
+    /** A permission request unanswered this long is recorded as expired: the call is denied. */
+    permissionTimeoutMs: z.number().int().min(1_000).max(86_400_000).default(600_000),
     /** ES modules (absolute paths) whose `tools` export is an array of Tool objects. */
     modules: z.array(z.string().refine(isAbsolute, "must be an absolute path")).max(32).default([]),
     /** Per-tool settings handed to the tool as ctx.settings, e.g. {"session_read": {"pageSize": 20}}. */

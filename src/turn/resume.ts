@@ -48,6 +48,7 @@ export async function resumeTurn(
           tools: deps.tools,
           ...loopSignals(deps),
           events,
+          askPermission: deps.askPermission,
         },
         transcript,
       );
@@ -95,7 +96,7 @@ export async function orphanedTurns(runtime: ProfileRuntime): Promise<string[]> 
     .map(([key]) => key.slice(prefix.length));
 }
 
-/** Resume every orphaned turn that ended mid-loop (a process starting up calls this). */
+/** Resume every orphaned turn that ended mid-loop, concurrently (a process starting up calls this). */
 export async function resumeOrphanedTurns(
   runtime: ProfileRuntime,
   deps: TurnDeps,
@@ -105,10 +106,11 @@ export async function resumeOrphanedTurns(
   },
 ): Promise<number> {
   let resumed = 0;
-  for (const sessionId of await orphanedTurns(runtime)) {
+  // Side by side: a turn that waits for a person's permission holds up no other.
+  const resume = async (sessionId: string) => {
     try {
       const reply = await resumeTurn(runtime, sessionId, deps);
-      if (!reply) continue;
+      if (!reply) return;
       resumed++;
       log.info(
         { event: "turn.resumed", profile: runtime.profile, session: sessionId, reply: reply.id },
@@ -125,6 +127,7 @@ export async function resumeOrphanedTurns(
         "an interrupted turn could not be resumed; its steps so far are stored",
       );
     }
-  }
+  };
+  await Promise.all((await orphanedTurns(runtime)).map(resume));
   return resumed;
 }

@@ -14,6 +14,7 @@ import {
   waitForTurn,
 } from "./leases.js";
 import { recordUnfinished } from "./outcome.js";
+import type { PermissionAsker } from "./permission.js";
 import type { Responder } from "./responder.js";
 import { type LoopEvents, toolLoop } from "./tool-loop.js";
 import type { ToolRegistry } from "./tools/registry.js";
@@ -65,6 +66,8 @@ export interface TurnDeps {
   signal: AbortSignal;
   /** Stops the turn at its next step (a client that disconnected, a drain). */
   stop?: AbortSignal | undefined;
+  /** Asks a person for a tool's permission directly (ACP); else the turn waits for a decision in the store. */
+  askPermission?: PermissionAsker | undefined;
   /** Where cleanup that failed without failing the turn is reported (warn). */
   log?: { warn(event: Record<string, unknown>, message: string): void };
 }
@@ -163,6 +166,7 @@ export async function runTurn(
           signal: deps.signal,
           stop: deps.stop,
           events,
+          askPermission: deps.askPermission,
         },
         transcript,
       );

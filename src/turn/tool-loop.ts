@@ -1,7 +1,9 @@
 import { HearthError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
+import type { PermissionRow } from "../store/tool-permissions.js";
 import type { Message } from "../store/types.js";
 import { acquireCas, type Turn } from "./leases.js";
+import { type PermissionAsker, permissionGate } from "./permission.js";
 import type { Responder } from "./responder.js";
 import type { ProfileRuntime } from "./run.js";
 import {
@@ -23,6 +25,8 @@ export interface LoopEvents {
   onToolCalls?: (message: Message) => void;
   /** A tool's result is committed. */
   onToolResult?: (message: Message) => void;
+  /** A call waits for a person's permission; the request is committed (permission.ts). */
+  onPermissionRequired?: (request: PermissionRow) => void;
 }
 
 export interface LoopContext {
@@ -36,6 +40,8 @@ export interface LoopContext {
   /** Stops the loop at the next step boundary (a client gone, a drain). */
   stop?: AbortSignal | undefined;
   events: LoopEvents;
+  /** Asks a person directly (ACP); without it the turn waits for a decision in the store. */
+  askPermission?: PermissionAsker | undefined;
 }
 
 /**
@@ -102,6 +108,11 @@ async function settle(ctx: LoopContext, transcript: Message[]): Promise<void> {
         output:
           "this call was interrupted (the process running it stopped) and its result is unknown; it was not run again",
       });
+      continue;
+    }
+    const refused = await permissionGate(ctx, call, tool);
+    if (refused) {
+      await commitResult(ctx, transcript, call, refused);
       continue;
     }
     await store.meta.set(

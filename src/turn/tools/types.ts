@@ -34,6 +34,11 @@ export interface Tool {
   readonly description: string;
   readonly parameters: JsonSchema;
   readonly idempotent: boolean;
+  /**
+   * The tool changes something: a person must allow each call first
+   * (docs/gateway.md#permission). Absent means false.
+   */
+  readonly requiresPermission?: boolean;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
 }
 
