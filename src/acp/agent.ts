@@ -8,6 +8,7 @@ import { type ProfileRuntime, runTurn } from "../turn/run.js";
 import { textProblem } from "../turn/storable-text.js";
 import { callsOf } from "../turn/tool-records.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
+import { editorAsker } from "./permission.js";
 import { promptText, toolCall, toolResult, updatesOf } from "./updates.js";
 
 export interface AcpDeps {
@@ -143,6 +144,7 @@ export function buildAgent(
             config: deps.config(),
             tools: deps.tools(),
             signal: controller.signal,
+            askPermission: editorAsker(client, sessionId),
           },
           {
             onDelta: (text) =>
