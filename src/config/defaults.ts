@@ -58,6 +58,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     },
     adapters: {},
     compactAfterMessages: 400,
+    compactionWindowTokens: 16000,
     checkpointRequired: false,
     requireAuth: false,
     accessTokenMinutes: 15,

@@ -3,6 +3,7 @@ import { isHearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
 import { isFreshInsert } from "../store/message-write.js";
 import type { Message, Session } from "../store/types.js";
+import { compactSession } from "./compaction.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
   acquireAlone,
@@ -206,46 +207,6 @@ export async function runTurn(
       });
     }
   }
-}
-
-/** The instruction the responder gets to write a compaction summary. */
-export const SUMMARY_PROMPT =
-  "Summarize this conversation for your own memory: the facts, decisions and open questions, in a few sentences.";
-
-/**
- * Compaction (D4): the live transcript becomes history and the session
- * restarts from a summary the responder writes, in one transaction. With
- * gateway.checkpointRequired it only happens once an export has confirmed
- * the archive up to the last message (meta `checkpoint:<session>`).
- * Returns false when it was deferred.
- */
-export async function compactSession(
-  store: Store,
-  sessionId: string,
-  deps: { responder: Responder; config: HearthConfig; signal: AbortSignal },
-): Promise<boolean> {
-  const transcript = await store.messages.load(sessionId);
-  const last = transcript[transcript.length - 1];
-  if (!last) return false;
-  if (deps.config.gateway.checkpointRequired) {
-    const confirmed = Number((await store.meta.get(`checkpoint:${sessionId}`)) ?? -1);
-    if (confirmed < last.id) return false;
-  }
-  const prompt = {
-    ...last,
-    id: -1,
-    ordinal: last.ordinal + 1,
-    role: "user" as const,
-    content: SUMMARY_PROMPT,
-    name: null,
-  };
-  const { content } = await deps.responder.respond({
-    transcript: [...transcript, prompt],
-    signal: deps.signal,
-  });
-  if (content.trim() === "") return false; // never replace a transcript with nothing
-  await store.messages.compact(sessionId, { content });
-  return true;
 }
 
 /**
