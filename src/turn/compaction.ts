@@ -91,7 +91,7 @@ export function summaryWindows(lines: readonly string[], budget: number): string
   let window: string[] = [];
   let used = 0;
   for (const whole of lines) {
-    const line = fit(whole, room);
+    const line = cutToTokens(whole, room);
     const cost = estimateTokens(line);
     if (window.length > 0 && used + cost > room) {
       windows.push(window);
@@ -108,13 +108,13 @@ export function summaryWindows(lines: readonly string[], budget: number): string
 /** The text of one summary request: instruction, the summary so far (cut to a quarter of the budget), the window. */
 export function summaryRequest(window: readonly string[], soFar: string, budget: number): string {
   const parts = [SUMMARY_PROMPT];
-  if (soFar !== "") parts.push(`${SO_FAR}\n${fit(soFar, Math.floor(budget / 4))}`);
+  if (soFar !== "") parts.push(`${SO_FAR}\n${cutToTokens(soFar, Math.floor(budget / 4))}`);
   parts.push(`The conversation${soFar === "" ? "" : " (continued)"}:\n${window.join("\n")}`);
   return parts.join("\n\n");
 }
 
 /** `text` cut so that estimateTokens() of it is at most `tokens`, saying so. */
-function fit(text: string, tokens: number): string {
+function cutToTokens(text: string, tokens: number): string {
   if (estimateTokens(text) <= tokens) return text;
   const note = " [cut]";
   return text.slice(0, Math.max(0, (tokens - 4) * 3 - note.length)) + note;
