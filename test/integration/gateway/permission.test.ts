@@ -219,4 +219,27 @@ describe("permission before a tool acts, over HTTP", () => {
     expect(fake.requests).toHaveLength(2);
     await until("the turn.resumed log line", () => gw.logEvents("turn.resumed").length === 1);
   });
+
+  it("kill -9 while pending and restarted past the deadline: recorded as expired, the call denied, the turn completes", async () => {
+    const fake = await toolFake([{ id: "g5", name: "guarded_tool", arguments: {} }]);
+    const { home, file } = setup(fake, { permissionTimeoutMs: 1000 });
+    const doomed = spawnGateway(home);
+    await doomed.ready;
+    const turn = await streamTurn(doomed, "write it");
+    const asked = await turn.waitFor("permission_required");
+    await doomed.kill("SIGKILL");
+    await turn.done;
+    await until("the deadline passed", () => Date.now() > Date.parse(asked.deadline), 5_000);
+    await startGateway(home);
+    await until("the resumed turn's reply", async () => (await transcript(home)).length === 4);
+    expect(await transcript(home)).toEqual([
+      ["user", "write it"],
+      ["assistant", "calls"],
+      ["tool", "denied"],
+      ["assistant", "done with tools"],
+    ]);
+    expect(runs(file)).toBe(0);
+    const row = await withStore(home, (s) => s.toolPermissions.get(asked.sessionId, "g5"));
+    expect(row).toMatchObject({ decision: "expired" });
+  });
 });
