@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { answerStream, type FakeRequest, startFakeOpenAi } from "./gateway.js";
 
@@ -56,4 +57,9 @@ export async function toolFake(calls: ScriptedCall[], final = "done with tools")
     if (messages.slice(lastUser).some((m) => m.role === "tool")) answerStream(res, [final]);
     else answerToolCalls(res, calls);
   });
+}
+
+/** The non-empty lines of `file` (0 when it does not exist): how many times a test tool really ran. */
+export function linesIn(file: string): number {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
 }

@@ -1,15 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AcpChild } from "../../helpers/acp.js";
 import { withStore, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
+import { linesIn as runs } from "../../helpers/tool-fake.js";
 
 const TOOLS = join(import.meta.dirname, "../../fixtures/test-tools.mjs");
-
-/** How many times guarded_tool really ran (a file outside the store). */
-const runs = (file: string) =>
-  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
 
 function home() {
   const h = tempHome();

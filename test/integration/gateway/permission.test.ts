@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -14,15 +13,11 @@ import {
 } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
-import { toolFake, toolResults } from "../../helpers/tool-fake.js";
+import { linesIn as runs, toolFake, toolResults } from "../../helpers/tool-fake.js";
 
 afterEach(closeFakes);
 
 const TOOLS = join(import.meta.dirname, "../../fixtures/test-tools.mjs");
-
-/** How many times guarded_tool really ran (a file outside the store). */
-const runs = (file: string) =>
-  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
 
 function setup(fake: FakeOpenAi, tools: Record<string, unknown> = {}) {
   const home = tempHome();
@@ -83,6 +78,17 @@ async function streamTurn(gw: GatewayChild, content: string): Promise<Stream> {
     body: JSON.stringify({ platform: "web", chat: "c", content, stream: true }),
   });
   return new Stream(res);
+}
+
+/** A gateway whose turn asks permission, killed -9 while it waits: the request it streamed. */
+async function killedWhilePending(home: string): Promise<ApiBody> {
+  const doomed = spawnGateway(home);
+  await doomed.ready;
+  const turn = await streamTurn(doomed, "write it");
+  const asked = await turn.waitFor("permission_required");
+  expect(await doomed.kill("SIGKILL")).toMatchObject({ signal: "SIGKILL" });
+  await turn.done;
+  return asked;
 }
 
 const answer = (gw: GatewayChild, sessionId: string, callId: string, decision: string) =>
@@ -193,12 +199,7 @@ describe("permission before a tool acts, over HTTP", () => {
   it("kill -9 while a permission is pending: the restarted gateway resumes the turn, waits for the answer, runs the tool once", async () => {
     const fake = await toolFake([{ id: "g4", name: "guarded_tool", arguments: { note: "k" } }]);
     const { home, file } = setup(fake);
-    const doomed = spawnGateway(home);
-    await doomed.ready;
-    const turn = await streamTurn(doomed, "write it");
-    const asked = await turn.waitFor("permission_required");
-    expect(await doomed.kill("SIGKILL")).toMatchObject({ signal: "SIGKILL" });
-    await turn.done;
+    const asked = await killedWhilePending(home);
     expect(runs(file)).toBe(0);
 
     const gw = await startGateway(home);
@@ -223,12 +224,7 @@ describe("permission before a tool acts, over HTTP", () => {
   it("kill -9 while pending and restarted past the deadline: recorded as expired, the call denied, the turn completes", async () => {
     const fake = await toolFake([{ id: "g5", name: "guarded_tool", arguments: {} }]);
     const { home, file } = setup(fake, { permissionTimeoutMs: 1000 });
-    const doomed = spawnGateway(home);
-    await doomed.ready;
-    const turn = await streamTurn(doomed, "write it");
-    const asked = await turn.waitFor("permission_required");
-    await doomed.kill("SIGKILL");
-    await turn.done;
+    const asked = await killedWhilePending(home);
     await until("the deadline passed", () => Date.now() > Date.parse(asked.deadline), 5_000);
     await startGateway(home);
     await until("the resumed turn's reply", async () => (await transcript(home)).length === 4);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
@@ -16,15 +16,16 @@ import {
 } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
-import { answerToolCalls, toolFake, toolResults } from "../../helpers/tool-fake.js";
+import {
+  answerToolCalls,
+  linesIn as runs,
+  toolFake,
+  toolResults,
+} from "../../helpers/tool-fake.js";
 
 afterEach(closeFakes);
 
 const TOOLS = join(import.meta.dirname, "../../fixtures/test-tools.mjs");
-
-/** How many times count_tool really ran (a file outside the store). */
-const runs = (file: string) =>
-  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
 
 function setup(fake: FakeOpenAi, tools: Record<string, unknown> = {}) {
   const home = tempHome();
