@@ -75,6 +75,9 @@ export const ERROR_CODES = {
     "the session's lease is held by a turn a crash interrupted (internal: the new turn finishes it first)",
   HEARTH_TURN_CANCELLED:
     "the turn was cancelled (client disconnect, session/cancel, shutdown) and recorded as cancelled",
+  HEARTH_PERMISSION_NOT_FOUND: "no tool call of that session asked for permission",
+  HEARTH_PERMISSION_SETTLED:
+    "a tool call's permission request was already decided (answered, expired or cancelled)",
   HEARTH_BAD_REQUEST: "an HTTP request was malformed or failed validation",
   HEARTH_NOT_FOUND: "no such route",
   HEARTH_BODY_TOO_LARGE: "the HTTP request body is larger than gateway.bodyLimitBytes",

@@ -9,6 +9,7 @@ import { textProblem } from "../turn/storable-text.js";
 import type { LoopEvents } from "../turn/tool-loop.js";
 import { callsOf } from "../turn/tool-records.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
+import { editorAsker } from "./permission.js";
 import { promptText, toolCall, toolResult, toolStarted, updatesOf } from "./updates.js";
 
 export interface AcpDeps {
@@ -154,6 +155,7 @@ export function buildAgent(
             tools: deps.tools(),
             signal: controller.signal,
             log: { warn: (event, msg) => deps.log({ level: "warn", ...event, msg }) },
+            askPermission: editorAsker(client, sessionId),
           },
           // A turn a killed process left unfinished here is finished first, in the editor's sight.
           { ...events, resumed: events },

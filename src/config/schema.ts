@@ -256,6 +256,8 @@ const gateway = z
     adapters: z.record(z.string().min(1), adapter).default({}),
     /** A live transcript longer than this is compacted: archived as history and restarted from a summary the responder writes. */
     compactAfterMessages: z.number().int().min(4).max(100_000).default(400),
+    /** Compaction summarizes in requests of at most this many tokens (estimated: a token per 3 characters), a window of messages each. */
+    compactionWindowTokens: z.number().int().min(1_000).max(1_000_000).default(16_000),
     /** Refuse to compact a session until an export has confirmed its archive (hearth sessions export --checkpoint). */
     checkpointRequired: z.boolean().default(false),
     /** Require an access token (Authorization: Bearer) on every /v1 route but health and auth. */

@@ -52,12 +52,23 @@ const mcpServers = z.record(
   mcpServerSchema,
 );
 
+/**
+ * What the built-in session tools (session_search, session_read) may see:
+ * "chat" only the sessions of the current chat (its platform and chat key,
+ * or its owner when the session has one); "profile" every session of the
+ * profile (docs/security.md#tools-see-only-their-chat).
+ */
+const sessionScope = z.enum(["chat", "profile"]);
+export type SessionScope = "chat" | "profile";
+
 const toolSet = z
   .object({
     /** The tools the model is offered. */
     enabled: z.array(toolName).max(64).optional(),
     /** Replaces the top-level tools.mcpServers for this profile. */
     mcpServers: mcpServers.optional(),
+    /** Overrides the top-level sessionScope for this profile. */
+    sessionScope: sessionScope.optional(),
   })
   .strict();
 
@@ -80,6 +91,12 @@ export const toolsSchema = z
       .min(256)
       .max(1024 * 1024)
       .default(16 * 1024),
+    /** What the built-in session tools may read: the current chat only (default), or the whole profile. */
+    sessionScope: sessionScope.default("chat"),
+    /** Tools that ask a person before each call, on top of those whose definition says requiresPermission. */
+    requirePermission: z.array(toolName).max(64).default([]),
+    /** A permission request unanswered this long is recorded as expired: the call is denied. */
+    permissionTimeoutMs: z.number().int().min(1_000).max(86_400_000).default(600_000),
     /** ES modules (absolute paths) whose `tools` export is an array of Tool objects. */
     modules: z.array(z.string().refine(isAbsolute, "must be an absolute path")).max(32).default([]),
     /** Per-tool settings handed to the tool as ctx.settings, e.g. {"session_read": {"pageSize": 20}}. */

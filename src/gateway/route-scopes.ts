@@ -10,7 +10,9 @@ const ROUTE_SCOPES: Readonly<Record<string, TokenScope>> = {
   "GET /v1/sessions": "read",
   "GET /v1/sessions/:id": "read",
   "GET /v1/handoffs": "read",
+  "GET /v1/sessions/:id/permissions": "read",
   "POST /v1/messages": "chat",
+  "POST /v1/sessions/:id/permissions/:callId": "chat",
 };
 
 /** Routes any valid token may call, whatever profile it belongs to: it gets what an anonymous caller gets, or more. */

@@ -11,6 +11,7 @@ import { registerErrorReplies } from "./route-errors.js";
 import { registerHandoffRoutes } from "./routes/handoffs.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerMessageRoutes } from "./routes/messages.js";
+import { registerPermissionRoutes } from "./routes/permissions.js";
 import { registerSessionRoutes } from "./routes/sessions.js";
 
 export type { GatewayDeps } from "./gateway-deps.js";
@@ -77,6 +78,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
   registerHealthRoutes(app, ctx);
   registerMessageRoutes(app, ctx);
   registerSessionRoutes(app, ctx);
+  registerPermissionRoutes(app, ctx);
   registerHandoffRoutes(app, ctx);
   return app;
 }

@@ -25,6 +25,7 @@ import type { Sessions } from "./sessions.js";
 import type { SqliteStore } from "./sqlite/store.js";
 import type { Stats } from "./stats.js";
 import type { Tokens } from "./tokens.js";
+import type { ToolPermissions } from "./tool-permissions.js";
 import type {
   ConnectionRole,
   DurabilityReport,
@@ -78,6 +79,8 @@ export interface StoreParts {
   readonly jsonTail: JsonTail;
   /** The audit trail of destructive and exporting acts (docs/security.md#audit-trail). */
   readonly audit: Audit;
+  /** Permission asked before a tool acts, and "always" grants per session (docs/gateway.md#permission). */
+  readonly toolPermissions: ToolPermissions;
 }
 
 /** One profile's state store. Obtain it with openStore(); close it when done. */

@@ -19,6 +19,7 @@ import { Runs, type RunsSql } from "./runs.js";
 import { Sessions, type SessionsSql } from "./sessions.js";
 import { Stats, type StatsSql } from "./stats.js";
 import { Tokens, type TokensSql } from "./tokens.js";
+import { ToolPermissions, type ToolPermissionsSql } from "./tool-permissions.js";
 
 /** A backend's statements, one interface per part of the store. */
 export interface StoreSql {
@@ -35,6 +36,7 @@ export interface StoreSql {
   graphCheckpoints: GraphCheckpointsSql;
   jsonTail: JsonTailSql;
   audit: AuditSql;
+  toolPermissions: ToolPermissionsSql;
 }
 
 /** What a backend does to each API object before handing it out (its error policy, its door). */
@@ -56,5 +58,6 @@ export function storeParts(sql: StoreSql, wrap: WrapPart, redact?: Redactor): St
     graphCheckpoints: wrap("graphCheckpoints", new GraphCheckpoints(sql.graphCheckpoints)),
     jsonTail: wrap("jsonTail", new JsonTail(sql.jsonTail)),
     audit: wrap("audit", new Audit(sql.audit)),
+    toolPermissions: wrap("toolPermissions", new ToolPermissions(sql.toolPermissions)),
   };
 }

@@ -50,6 +50,7 @@ export async function resumeTurn(
           ...loopSignals(deps),
           events,
           streamed,
+          askPermission: deps.askPermission,
         },
         transcript,
       );
@@ -98,7 +99,7 @@ export async function orphanedTurns(runtime: ProfileRuntime): Promise<string[]> 
     .map(([key]) => key.slice(prefix.length));
 }
 
-/** Resume every orphaned turn that ended mid-loop (a process starting up calls this). */
+/** Resume every orphaned turn that ended mid-loop, concurrently (a process starting up calls this). */
 export async function resumeOrphanedTurns(
   runtime: ProfileRuntime,
   deps: TurnDeps,
@@ -108,10 +109,11 @@ export async function resumeOrphanedTurns(
   },
 ): Promise<number> {
   let resumed = 0;
-  for (const sessionId of await orphanedTurns(runtime)) {
+  // Side by side: a turn that waits for a person's permission holds up no other.
+  const resume = async (sessionId: string) => {
     try {
       const reply = await resumeTurn(runtime, sessionId, deps);
-      if (!reply) continue;
+      if (!reply) return;
       resumed++;
       log.info(
         { event: "turn.resumed", profile: runtime.profile, session: sessionId, reply: reply.id },
@@ -128,6 +130,7 @@ export async function resumeOrphanedTurns(
         "an interrupted turn could not be resumed; its steps so far are stored",
       );
     }
-  }
+  };
+  await Promise.all((await orphanedTurns(runtime)).map(resume));
   return resumed;
 }

@@ -4,6 +4,7 @@ import type { Store } from "../store/api.js";
 import { isFreshInsert } from "../store/message-write.js";
 import type { MetaCas } from "../store/meta.js";
 import type { Message, Session } from "../store/types.js";
+import { compactSession } from "./compaction.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
   acquireAlone,
@@ -15,6 +16,7 @@ import {
   waitForTurn,
 } from "./leases.js";
 import { recordUnfinished } from "./outcome.js";
+import type { PermissionAsker } from "./permission.js";
 import type { Responder } from "./responder.js";
 import { resumeTurn } from "./resume.js";
 import { cancelledError, type LoopEvents, toolLoop } from "./tool-loop.js";
@@ -72,6 +74,8 @@ export interface TurnDeps {
   signal: AbortSignal;
   /** Stops the turn at its next step (a client that disconnected, a drain). */
   stop?: AbortSignal | undefined;
+  /** Asks a person for a tool's permission directly (ACP); else the turn waits for a decision in the store. */
+  askPermission?: PermissionAsker | undefined;
   /** Where cleanup that failed without failing the turn is reported (warn). */
   log?: { warn(event: Record<string, unknown>, message: string): void };
 }
@@ -190,6 +194,7 @@ export async function runTurn(
           stop: deps.stop,
           events,
           streamed,
+          askPermission: deps.askPermission,
         },
         transcript,
       );
@@ -264,46 +269,6 @@ async function finishInterrupted(
       "an interrupted turn could not be finished; its steps so far are stored",
     );
   }
-}
-
-/** The instruction the responder gets to write a compaction summary. */
-export const SUMMARY_PROMPT =
-  "Summarize this conversation for your own memory: the facts, decisions and open questions, in a few sentences.";
-
-/**
- * Compaction (D4): the live transcript becomes history and the session
- * restarts from a summary the responder writes, in one transaction. With
- * gateway.checkpointRequired it only happens once an export has confirmed
- * the archive up to the last message (meta `checkpoint:<session>`).
- * Returns false when it was deferred.
- */
-export async function compactSession(
-  store: Store,
-  sessionId: string,
-  deps: { responder: Responder; config: HearthConfig; signal: AbortSignal },
-): Promise<boolean> {
-  const transcript = await store.messages.load(sessionId);
-  const last = transcript[transcript.length - 1];
-  if (!last) return false;
-  if (deps.config.gateway.checkpointRequired) {
-    const confirmed = Number((await store.meta.get(`checkpoint:${sessionId}`)) ?? -1);
-    if (confirmed < last.id) return false;
-  }
-  const prompt = {
-    ...last,
-    id: -1,
-    ordinal: last.ordinal + 1,
-    role: "user" as const,
-    content: SUMMARY_PROMPT,
-    name: null,
-  };
-  const { content } = await deps.responder.respond({
-    transcript: [...transcript, prompt],
-    signal: deps.signal,
-  });
-  if (content.trim() === "") return false; // never replace a transcript with nothing
-  await store.messages.compact(sessionId, { content });
-  return true;
 }
 
 /**

@@ -1,7 +1,9 @@
 import { HearthError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
+import type { PermissionRow } from "../store/tool-permissions.js";
 import type { Message } from "../store/types.js";
 import { acquireCas, type Turn } from "./leases.js";
+import { type PermissionAsker, permissionGate } from "./permission.js";
 import type { Responder } from "./responder.js";
 import type { ProfileRuntime } from "./run.js";
 import {
@@ -25,6 +27,8 @@ export interface LoopEvents {
   onToolStart?: (call: ToolCall) => void;
   /** A tool's result is committed. */
   onToolResult?: (message: Message) => void;
+  /** A call waits for a person's permission; the request is committed (permission.ts). */
+  onPermissionRequired?: (request: PermissionRow) => void;
 }
 
 export interface LoopContext {
@@ -43,6 +47,8 @@ export interface LoopContext {
    * each request: what a turn cut short stores as its partial answer.
    */
   streamed?: { text: string };
+  /** Asks a person directly (ACP); without it the turn waits for a decision in the store. */
+  askPermission?: PermissionAsker | undefined;
 }
 
 /**
@@ -124,6 +130,11 @@ async function settle(ctx: LoopContext, transcript: Message[]): Promise<void> {
       });
       continue;
     }
+    const refused = await permissionGate(ctx, call, tool);
+    if (refused) {
+      await commitResult(ctx, transcript, call, refused);
+      continue;
+    }
     await store.meta.set(
       startKey(ctx.turn.sessionId, call.id),
       startRecord(call.function.name, ctx.turn.turnId),
@@ -138,6 +149,7 @@ async function settle(ctx: LoopContext, transcript: Message[]): Promise<void> {
         sessionId: ctx.turn.sessionId,
         signal: ctx.signal,
         settings: ctx.tools?.settings(call.function.name) ?? {},
+        sessionScope: ctx.tools?.sessionScope(profile) ?? "chat",
       },
       ctx.tools?.limits ?? { timeoutMs: 30_000, maxOutputBytes: 16_384 },
     );

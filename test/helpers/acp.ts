@@ -11,6 +11,14 @@ import { type Child, spawnNode } from "./process.js";
 export class AcpChild {
   readonly process: Child;
   readonly updates: acp.SessionNotification[] = [];
+  /** Every session/request_permission the agent sent. */
+  readonly permissionRequests: acp.RequestPermissionRequest[] = [];
+  /** How this editor answers them (by default: the request is cancelled). */
+  answerPermission: (
+    request: acp.RequestPermissionRequest,
+  ) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse> = () => ({
+    outcome: { outcome: "cancelled" },
+  });
   readonly connection: acp.ClientConnection;
 
   constructor(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
@@ -27,6 +35,10 @@ export class AcpChild {
       .client({ name: "hearth-test" })
       .onNotification(acp.methods.client.session.update, ({ params }) => {
         this.updates.push(params);
+      })
+      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+        this.permissionRequests.push(params);
+        return this.answerPermission(params);
       })
       .connect(acp.ndJsonStream(output, input));
   }

@@ -1,5 +1,6 @@
+import { existsSync, readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
-import type { FakeRequest } from "./gateway.js";
+import { answerStream, type FakeRequest, startFakeOpenAi } from "./gateway.js";
 
 export interface ScriptedCall {
   id: string;
@@ -43,4 +44,22 @@ export function toolResults(
     tool_call_id?: string;
     content: string;
   }[];
+}
+
+/**
+ * A fake model that calls `calls` while the transcript has no tool result
+ * after its last user message, and answers `final` once it has.
+ */
+export async function toolFake(calls: ScriptedCall[], final = "done with tools") {
+  return startFakeOpenAi((req, res) => {
+    const messages = req.body.messages ?? [];
+    const lastUser = messages.map((m) => m.role).lastIndexOf("user");
+    if (messages.slice(lastUser).some((m) => m.role === "tool")) answerStream(res, [final]);
+    else answerToolCalls(res, calls);
+  });
+}
+
+/** The non-empty lines of `file` (0 when it does not exist): how many times a test tool really ran. */
+export function linesIn(file: string): number {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
 }

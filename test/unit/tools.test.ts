@@ -23,6 +23,10 @@ describe("tools: config, registry, limits, streamed calls", () => {
     expect(() => validateConfig({ tools: { modules: ["tools.mjs"] } }, "config.json")).toThrow(
       /absolute path/,
     );
+    for (const sessionScope of ["all", "", null])
+      expect(() =>
+        validateConfig({ tools: { profiles: { p: { sessionScope } } } }, "config.json"),
+      ).toThrow(HearthError);
   });
 
   it("enables per profile", async () => {
@@ -34,6 +38,14 @@ describe("tools: config, registry, limits, streamed calls", () => {
     expect((await registry.specs("default")).map((s) => s.name)).toEqual(["current_time"]);
     expect((await registry.specs("work")).map((s) => s.name)).toEqual(["session_search"]);
     expect(registry.get("work", "current_time")).toBeUndefined();
+    expect(registry.sessionScope("work")).toBe("chat");
+    const wide = validateConfig(
+      { tools: { sessionScope: "profile", profiles: { bot: { sessionScope: "chat" } } } },
+      "config.json",
+    );
+    const wideRegistry = await ToolRegistry.load(wide.tools);
+    expect(wideRegistry.sessionScope("default")).toBe("profile");
+    expect(wideRegistry.sessionScope("bot")).toBe("chat");
   });
 
   it("cuts output on a character boundary and says so", () => {

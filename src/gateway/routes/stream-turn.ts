@@ -3,11 +3,13 @@ import { type ProfileRuntime, runTurn } from "../../turn/run.js";
 import type { GatewayDeps } from "../gateway-deps.js";
 import { fromRequestError, publicError, retryAfterSeconds, STATUS } from "../http-errors.js";
 import type { GatewayMetrics } from "../metrics.js";
+import { permissionView } from "./permissions.js";
 
 /**
  * Server-sent events: `stored` (the inbound message is committed), `delta`…,
  * `tool_call` and `tool_result` (each step of the tool loop, once committed),
- * then `reply` or `error`.
+ * `permission_required` (a call waits for a person's answer, its request
+ * committed), then `reply` or `error`.
  */
 export async function streamTurn(
   reply: FastifyReply,
@@ -38,6 +40,7 @@ export async function streamTurn(
       onDelta: (text) => send("delta", { text }),
       onToolCalls: (message) => send("tool_call", { message }),
       onToolResult: (message) => send("tool_result", { message }),
+      onPermissionRequired: (request) => send("permission_required", permissionView(request)),
     });
     send("reply", { profile: runtime.profile, ...result });
   } catch (err) {

@@ -41,6 +41,8 @@ export const TABLE_KEYS: Record<CopyTable, readonly string[]> = {
   graph_blobs: ["thread_id", "checkpoint_ns", "checkpoint_id", "channel"],
   graph_writes: ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"],
   audit_log: ["id"],
+  tool_permissions: ["session_id", "call_id"],
+  tool_grants: ["session_id", "tool"],
 };
 
 /** Tables whose integer key is an identity column on PostgreSQL: its sequence moves past the copied ids. */

@@ -280,6 +280,32 @@ CREATE TABLE hearth_hosts (
 );
 `,
   },
+  {
+    version: 6,
+    description: "permission asked before a tool acts, and the per-session grants",
+    sql: `
+-- As SQLite's version 13 (src/store/tool-permissions.ts): one row per tool
+-- call that asked first, pending while decision is NULL, the first
+-- decision final; tool_grants holds "allow always" per session and tool.
+CREATE TABLE tool_permissions (
+  session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  call_id      TEXT NOT NULL,
+  tool         TEXT NOT NULL,
+  summary      TEXT NOT NULL,
+  requested_at BIGINT NOT NULL,
+  deadline_at  BIGINT NOT NULL,
+  decision     TEXT CHECK (decision IN ('allow_once', 'allow_always', 'reject', 'expired', 'cancelled')),
+  decided_at   BIGINT,
+  PRIMARY KEY (session_id, call_id)
+);
+CREATE TABLE tool_grants (
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  tool       TEXT NOT NULL,
+  granted_at BIGINT NOT NULL,
+  PRIMARY KEY (session_id, tool)
+);
+`,
+  },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
@@ -298,4 +324,6 @@ export const PG_TABLES = [
   "graph_blobs",
   "graph_writes",
   "audit_log",
+  "tool_permissions",
+  "tool_grants",
 ] as const;

@@ -32,6 +32,7 @@ import { PgSearch } from "./search.js";
 import { PgSessions } from "./sessions.js";
 import { PgStats } from "./stats.js";
 import { PgTokens } from "./tokens.js";
+import { PgToolPermissions } from "./tool-permissions.js";
 
 export interface PgStoreInit {
   home: string;
@@ -90,6 +91,7 @@ export class PgStore implements Store {
         graphCheckpoints: new PgGraphCheckpoints(db),
         jsonTail: new PgJsonTail(db),
         audit: new PgAudit(db),
+        toolPermissions: new PgToolPermissions(db),
       },
       // The store's one error policy (coded-errors.ts): here it tags API misuse.
       (_, part) => codedErrors(part, this.path),

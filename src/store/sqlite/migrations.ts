@@ -378,6 +378,34 @@ CREATE TABLE dashboard_logins (
 CREATE INDEX dashboard_logins_by_expiry ON dashboard_logins (expires_at);
 `,
   },
+  {
+    version: 13,
+    description: "permission asked before a tool acts, and the per-session grants",
+    sql: `
+-- One row per tool call that asked a person first (src/store/tool-permissions.ts):
+-- pending while decision is NULL; the first decision (allow_once,
+-- allow_always, reject, expired, cancelled) is final. A turn resumed after
+-- a crash finds its request here and waits for the same answer. tool_grants
+-- holds "allow always" per session and tool.
+CREATE TABLE tool_permissions (
+  session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  call_id      TEXT NOT NULL,
+  tool         TEXT NOT NULL,
+  summary      TEXT NOT NULL,
+  requested_at INTEGER NOT NULL,
+  deadline_at  INTEGER NOT NULL,
+  decision     TEXT CHECK (decision IN ('allow_once', 'allow_always', 'reject', 'expired', 'cancelled')),
+  decided_at   INTEGER,
+  PRIMARY KEY (session_id, call_id)
+) STRICT;
+CREATE TABLE tool_grants (
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  tool       TEXT NOT NULL,
+  granted_at INTEGER NOT NULL,
+  PRIMARY KEY (session_id, tool)
+) STRICT;
+`,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

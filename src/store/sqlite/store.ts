@@ -40,6 +40,7 @@ import { SqliteSessions } from "./sessions.js";
 import { SqliteStats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { SqliteTokens } from "./tokens.js";
+import { SqliteToolPermissions } from "./tool-permissions.js";
 
 /** Test-only window into which connection served which call (C1). */
 export const internals = Symbol("hearth.internals");
@@ -128,6 +129,7 @@ export class SqliteStore implements Store {
         graphCheckpoints: new SqliteGraphCheckpoints(this.access),
         jsonTail: new SqliteJsonTail(this.access),
         audit: new SqliteAudit(this.access),
+        toolPermissions: new SqliteToolPermissions(this.access),
       },
       // Every call passes the door; every error is coded.
       (_, part) => codedErrors(part, this.path, this.door),

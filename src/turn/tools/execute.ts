@@ -3,7 +3,7 @@ import { deadline } from "../deadline.js";
 import type { Tool, ToolCall, ToolContext } from "./types.js";
 
 /** How a tool call ended, as stored in its result message (role `tool`). */
-export type ToolStatus = "ok" | "error" | "timeout" | "interrupted" | "cancelled";
+export type ToolStatus = "ok" | "error" | "timeout" | "interrupted" | "cancelled" | "denied";
 
 export interface ToolOutcome {
   status: ToolStatus;

@@ -1,4 +1,5 @@
 import type { HearthConfig } from "../../config/schema.js";
+import type { SessionScope } from "../../config/tools.js";
 import { HearthError } from "../../errors.js";
 import { currentTime } from "./builtin/current-time.js";
 import { sessionRead } from "./builtin/session-read.js";
@@ -73,7 +74,7 @@ export class ToolRegistry {
       ...config.enabled,
       ...Object.values(config.profiles).flatMap((p) => p.enabled ?? []),
     ];
-    for (const name of named) {
+    for (const name of [...named, ...config.requirePermission]) {
       if (!all.has(name))
         throw invalid(`tools.enabled names ${JSON.stringify(name)}, which no tool answers to`, [
           ...all.keys(),
@@ -108,6 +109,21 @@ export class ToolRegistry {
     await this.mcp?.close();
   }
 
+  /** What the session tools of `profile` may read (tools.profiles.<name>.sessionScope, else tools.sessionScope). */
+  sessionScope(profile: string): SessionScope {
+    return this.config.profiles[profile]?.sessionScope ?? this.config.sessionScope;
+  }
+
+  /** Whether tools.requirePermission names `name` (on top of the tool's own requiresPermission). */
+  requiresPermission(name: string): boolean {
+    return this.config.requirePermission.includes(name);
+  }
+
+  /** How long a permission request waits for an answer before it is recorded as expired (denied). */
+  get permissionTimeoutMs(): number {
+    return this.config.permissionTimeoutMs;
+  }
+
   settings(name: string): Record<string, unknown> {
     return this.config.settings[name] ?? {};
   }
@@ -127,10 +143,11 @@ function checkTool(tool: Tool, from: string): void {
     typeof tool.description === "string" &&
     typeof tool.parameters === "object" &&
     typeof tool.idempotent === "boolean" &&
+    (tool.requiresPermission === undefined || typeof tool.requiresPermission === "boolean") &&
     typeof tool.run === "function";
   if (!ok)
     throw invalid(
-      `a tool from ${from} is not a Tool (name, description, parameters, idempotent, run)`,
+      `a tool from ${from} is not a Tool (name, description, parameters, idempotent, run; requiresPermission a boolean when set)`,
     );
 }
 

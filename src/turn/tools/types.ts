@@ -1,3 +1,4 @@
+import type { SessionScope } from "../../config/tools.js";
 import type { Store } from "../../store/api.js";
 
 /** A JSON-schema object describing a tool's arguments (sent to the model as is). */
@@ -13,6 +14,12 @@ export interface ToolContext {
   signal: AbortSignal;
   /** This tool's own settings from `tools.settings.<name>` (validated by the tool). */
   settings: Record<string, unknown>;
+  /**
+   * Which sessions a tool that reads sessions may see (`tools.sessionScope`):
+   * "chat" only the current chat's (or owner's), "profile" all of them.
+   * Absent means "chat": a tool fails closed.
+   */
+  sessionScope?: SessionScope;
 }
 
 /**
@@ -28,9 +35,10 @@ export interface Tool {
   readonly parameters: JsonSchema;
   readonly idempotent: boolean;
   /**
-   * The tool changes something outside the transcript, so it should ask
-   * before it acts. MCP tools carry true unless their server's config says
-   * otherwise or the tool declares `readOnlyHint`.
+   * The tool changes something outside the transcript: a person must
+   * allow each call first (docs/gateway.md#permission). Absent means false.
+   * MCP tools carry true unless their server's config says otherwise or the
+   * tool declares `readOnlyHint`.
    */
   readonly requiresPermission?: boolean;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;

@@ -139,6 +139,22 @@ describe("gateway: a token is good for its own profile and scope only (security 
       headers: bearer(chatter.accessToken),
     });
     expect(ok.status).toBe(200);
+    // A permission request is listed with read and answered only with chat.
+    const asks = `/v1/sessions/${ok.body.session.id}/permissions`;
+    expect((await raw(gw, asks, { headers: bearer(reader.accessToken) })).status).toBe(200);
+    const answered = await raw(gw, `${asks}/call_1`, {
+      body: { decision: "allow_once" },
+      headers: bearer(reader.accessToken),
+    });
+    expect(answered.body.error).toMatchObject({
+      code: "HEARTH_SCOPE_DENIED",
+      details: { needed: "chat", scope: "read" },
+    });
+    const unknown = await raw(gw, `${asks}/call_1`, {
+      body: { decision: "allow_once" },
+      headers: bearer(chatter.accessToken),
+    });
+    expect(unknown.body.error.code).toBe("HEARTH_PERMISSION_NOT_FOUND");
     const admin = await pair(gw, home, "default", "admin");
     expect((await raw(gw, "/v1/sessions", { headers: bearer(admin.accessToken) })).status).toBe(
       200,

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
@@ -16,28 +16,16 @@ import {
 } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
-import { answerToolCalls, type ScriptedCall, toolResults } from "../../helpers/tool-fake.js";
+import {
+  answerToolCalls,
+  linesIn as runs,
+  toolFake,
+  toolResults,
+} from "../../helpers/tool-fake.js";
 
 afterEach(closeFakes);
 
 const TOOLS = join(import.meta.dirname, "../../fixtures/test-tools.mjs");
-
-/** How many times count_tool really ran (a file outside the store). */
-const runs = (file: string) =>
-  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
-
-/**
- * A fake model that calls `calls` while the transcript has no tool result
- * after its last user message, and answers `final` once it has.
- */
-async function toolFake(calls: ScriptedCall[], final = "done with tools") {
-  return startFakeOpenAi((req, res) => {
-    const messages = req.body.messages ?? [];
-    const lastUser = messages.map((m) => m.role).lastIndexOf("user");
-    if (messages.slice(lastUser).some((m) => m.role === "tool")) answerStream(res, [final]);
-    else answerToolCalls(res, calls);
-  });
-}
 
 function setup(fake: FakeOpenAi, tools: Record<string, unknown> = {}) {
   const home = tempHome();
@@ -269,16 +257,22 @@ describe("the tool loop through a real gateway and a fake model", () => {
 });
 
 describe("built-in tools and the drain", () => {
-  it("session_search finds past sessions by their words and titles; session_read pages one", async () => {
+  it("session_search finds the chat's past sessions by their words and titles; session_read pages one", async () => {
     const h = tempHome();
     mkdirSync(h, { recursive: true, mode: 0o700 });
     const store = await openStore({ home: h });
-    const past = await store.sessions.create({ source: "web", title: "Trip planning" });
+    // An earlier, ended session of the same chat: the turn's session is a new one.
+    const past = await store.sessions.create({
+      source: "web",
+      chatKey: "now",
+      title: "Trip planning",
+    });
     await store.messages.appendBatch(past.id, [
       { role: "user", content: "book the pineapple express" },
       { role: "assistant", content: "booked for Friday" },
       { role: "user", content: "thanks" },
     ]);
+    await store.sessions.end(past.id, "idle");
     await store.close();
     const fake = await toolFake([
       { id: "q", name: "session_search", arguments: { query: "pineapple" } },

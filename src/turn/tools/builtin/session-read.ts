@@ -1,5 +1,6 @@
 import type { Message } from "../../../store/types.js";
 import type { Tool } from "../types.js";
+import { requireInScope } from "./session-scope.js";
 
 /** A page of one session's live transcript, read through the store's windowed load. */
 export const sessionRead: Tool = {
@@ -26,7 +27,7 @@ export const sessionRead: Tool = {
     const pageSize = Number(ctx.settings.pageSize ?? 20);
     const limit = Number.isInteger(args.limit) ? Math.min(Number(args.limit), pageSize) : pageSize;
     const from = Number.isInteger(args.fromOrdinal) ? Number(args.fromOrdinal) : 0;
-    const session = await ctx.store.sessions.require(args.sessionId);
+    const session = await requireInScope(ctx, args.sessionId);
     const page = await ctx.store.messages.load(session.id, {
       afterOrdinal: from - 1,
       limit: limit + 1,

@@ -1,10 +1,11 @@
 import type { Tool } from "../types.js";
+import { searchFilter, sessionFilter } from "./session-scope.js";
 
-/** Full-text search over this profile's history: snippets with their sessions' titles. */
+/** Full-text search over this chat's history (or the profile's, by tools.sessionScope): snippets with their sessions' titles. */
 export const sessionSearch: Tool = {
   name: "session_search",
   description:
-    "Search this agent's past conversations (full text). Returns matching snippets, each with its session id and title; read more with session_read.",
+    "Search past conversations of this chat (full text). Returns matching snippets, each with its session id and title; read more with session_read.",
   parameters: {
     type: "object",
     properties: {
@@ -20,7 +21,8 @@ export const sessionSearch: Tool = {
       throw new TypeError("query must be a non-empty string");
     const max = Number(ctx.settings.maxHits ?? 20);
     const limit = Math.min(max, Number.isInteger(args.limit) ? Number(args.limit) : 10);
-    const hits = await ctx.store.search(args.query, { limit: Math.max(1, limit) });
+    const scope = searchFilter(await sessionFilter(ctx));
+    const hits = await ctx.store.search(args.query, { ...scope, limit: Math.max(1, limit) });
     return hits.map((h) => ({
       sessionId: h.sessionId,
       title: h.session?.title ?? null,
