@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  type ApiBody,
   closeFakes,
   metric,
   spawnGateway,
@@ -47,6 +48,7 @@ function setup(
   calls: { name: string; arguments: Record<string, unknown> }[],
   env: Record<string, string> = {},
   server?: Record<string, unknown>,
+  permission: Record<string, unknown> = { requiresPermission: false },
 ) {
   const home = tempHome();
   const log = join(home, "..", "mcp.log");
@@ -60,7 +62,8 @@ function setup(
       },
     },
     tools: {
-      mcpServers: { srv: server ?? stdio },
+      // These tests are about the bookkeeping, not the permission step (its own tests ask).
+      mcpServers: { srv: { ...permission, ...(server ?? stdio) } },
     },
   });
   return { home, log };
@@ -206,5 +209,43 @@ describe("MCP tools in the gateway's tool loop", () => {
     ]);
     expect(runs(log)).toHaveLength(1);
     await until("the turn.resumed log line", () => gw.logEvents("turn.resumed").length === 1);
+  });
+
+  it("an MCP tool asks permission by default; one that says readOnlyHint does not", async () => {
+    const { home, log } = setup(
+      [
+        { name: "srv__pid", arguments: {} },
+        { name: "srv__count", arguments: { note: "asked" } },
+      ],
+      {},
+      undefined,
+      {},
+    );
+    const gw = await startGateway(home);
+    const reply = gw.post(message("use mcp"));
+    let asked: ApiBody;
+    await until("the permission request", async () => {
+      const [session] = await withStore(home, async (s) => (await s.sessions.list()).items);
+      if (!session) return false;
+      const listed = await gw.get(`/v1/sessions/${session.id}/permissions`);
+      if (listed.body.permissions?.length !== 1) return false;
+      asked = { sessionId: session.id, ...listed.body.permissions[0] };
+      return true;
+    });
+    expect(asked.tool).toBe("srv__count");
+    const answer = await fetch(
+      gw.url(`/v1/sessions/${asked.sessionId}/permissions/${asked.toolCallId}`),
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ decision: "reject" }),
+      },
+    );
+    expect(answer.status).toBe(200);
+    expect((await reply).status).toBe(200);
+    const rows = await transcript(home);
+    expect(rows[2]).toEqual(["tool", "srv__pid", "ok", expect.any(String)]);
+    expect(rows[3]).toEqual(["tool", "srv__count", "denied", expect.any(String)]);
+    expect(runs(log)).toEqual([]); // count never ran (pid logs nothing)
   });
 });
