@@ -27,6 +27,7 @@ import { offLoopCommits, readDurability } from "./durability.js";
 import { SqliteGraphCheckpoints } from "./graph-checkpoints.js";
 import { SqliteHandoffs } from "./handoffs.js";
 import { SqliteHosts } from "./hosts.js";
+import { SqliteImports } from "./imports.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
 import { SqliteJsonTail } from "./json-tail.js";
@@ -128,6 +129,7 @@ export class SqliteStore implements Store {
         graphCheckpoints: new SqliteGraphCheckpoints(this.access),
         jsonTail: new SqliteJsonTail(this.access),
         audit: new SqliteAudit(this.access),
+        imports: new SqliteImports(this.access),
       },
       // Every call passes the door; every error is coded.
       (_, part) => codedErrors(part, this.path, this.door),

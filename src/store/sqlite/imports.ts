@@ -1,0 +1,118 @@
+import type {
+  ImportMessageRow,
+  ImportSessionRow,
+  ImportsSql,
+  ImportWriteResult,
+} from "../imports.js";
+import { messageTokens, messageValues } from "../message-write.js";
+import type { Access } from "./access.js";
+import type { Connection } from "./connection.js";
+import { withTitle } from "./session-create.js";
+
+/** Imports (../imports.ts) on SQLite: one IMMEDIATE transaction per write(). */
+export class SqliteImports implements ImportsSql {
+  constructor(private readonly access: Access) {}
+
+  write(
+    session: ImportSessionRow,
+    messages: readonly ImportMessageRow[],
+  ): Promise<ImportWriteResult> {
+    return this.access.writeTransaction((conn) => {
+      const created = insertSessionIfAbsent(conn, this.access.profile, session);
+      const result: ImportWriteResult = {
+        created: created !== undefined,
+        storedTitle: created ?? null,
+        inserted: 0,
+        skipped: 0,
+        restated: 0,
+      };
+      const existing = conn.stmt(
+        "SELECT id, active FROM messages WHERE session_id = ? AND client_id = ?",
+      );
+      const restate = conn.stmt("UPDATE messages SET active = ?, archived_reason = ? WHERE id = ?");
+      const slot = conn.stmt(
+        `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + ?,
+           token_count = token_count + ?, last_activity_at = max(last_activity_at, ?),
+           updated_at = max(updated_at, ?)
+         WHERE id = ? RETURNING next_ordinal - 1 AS ordinal`,
+      );
+      const insert = conn.stmt(
+        `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
+           tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata, active, archived_reason)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      let liveDelta = 0;
+      for (const { message: m, active, archivedReason } of messages) {
+        const stored = existing.get(session.id, m.clientId) as
+          | { id: number; active: number }
+          | undefined;
+        if (stored) {
+          result.skipped++;
+          if ((stored.active === 1) !== active) {
+            restate.run(active ? 1 : 0, archivedReason, stored.id);
+            liveDelta += active ? 1 : -1;
+            result.restated++;
+          }
+          continue;
+        }
+        const { ordinal } = slot.get(
+          active ? 1 : 0,
+          messageTokens(m),
+          m.createdAt,
+          m.createdAt,
+          session.id,
+        ) as { ordinal: number };
+        insert.run(session.id, ordinal, ...messageValues(m), active ? 1 : 0, archivedReason);
+        result.inserted++;
+      }
+      if (liveDelta !== 0)
+        conn
+          .stmt("UPDATE sessions SET message_count = message_count + ? WHERE id = ?")
+          .run(liveDelta, session.id);
+      return result;
+    });
+  }
+}
+
+/** Create the session row when its id is free: the stored title, or undefined when it existed. */
+function insertSessionIfAbsent(
+  conn: Connection,
+  profile: string,
+  s: ImportSessionRow,
+): string | null | undefined {
+  if (conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(s.id)) return undefined;
+  const parentId =
+    s.parentId !== null && conn.stmt("SELECT 1 FROM sessions WHERE id = ?").get(s.parentId)
+      ? s.parentId
+      : null;
+  const insert = conn.stmt(
+    `INSERT INTO sessions (id, profile, source, chat_key, title, title_source, created_at,
+       updated_at, last_activity_at, ended_at, end_reason, parent_id, pinned, archived, hidden,
+       owner_id, metadata)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  let stored: string | null = null;
+  withTitle(s.title, true, (title) => {
+    stored = title;
+    return insert.run(
+      s.id,
+      profile,
+      s.source,
+      s.chatKey,
+      title,
+      s.titleSource,
+      s.createdAt,
+      s.createdAt,
+      s.createdAt,
+      s.endedAt,
+      s.endReason,
+      parentId,
+      s.pinned ? 1 : 0,
+      s.archived ? 1 : 0,
+      s.hidden ? 1 : 0,
+      s.ownerId,
+      s.metadata,
+    );
+  });
+  return stored;
+}
