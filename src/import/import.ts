@@ -3,6 +3,7 @@
  * run the import (or its dry run) and the verification, close both.
  */
 import { join } from "node:path";
+import { resolveLocation } from "../config/paths.js";
 import { openStore } from "../store/open.js";
 import type { OnProgress } from "../store/progress.js";
 import { openHermesSource } from "./hermes/read.js";
@@ -21,19 +22,20 @@ export interface ImportCommand {
   onProgress?: OnProgress;
 }
 
+/** How long the snapshot waits for a source its writer holds locked (a rollback journal's exclusive lock). */
+const SOURCE_BUSY_MS = 10_000;
+
 export async function importInto(o: ImportCommand): Promise<ImportReport> {
-  const store = await openStore({
-    ...(o.home === undefined ? {} : { home: o.home }),
-    ...(o.profile === undefined ? {} : { profile: o.profile }),
-    role: o.dryRun ? "reader" : "writer",
+  const where = resolveLocation({ home: o.home, profile: o.profile });
+  // The source first: a source refused leaves hearth's home as it was.
+  const source = await openHermesSource(o.path, {
+    // The snapshot is made in hearth's home, on its disk, never in a RAM-backed /tmp.
+    workDir: join(where.home, "import"),
+    busyTimeoutMs: SOURCE_BUSY_MS,
+    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
   });
   try {
-    const source = await openHermesSource(o.path, {
-      // The snapshot is made beside the store, on its disk, never in a RAM-backed /tmp.
-      workDir: join(store.home, "import"),
-      busyTimeoutMs: store.config.store.busyTimeoutMs,
-      ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-    });
+    const store = await openStore({ ...where, role: o.dryRun ? "reader" : "writer" });
     try {
       return await runImport(store, source, {
         ...(o.dryRun === undefined ? {} : { dryRun: o.dryRun }),
@@ -42,9 +44,9 @@ export async function importInto(o: ImportCommand): Promise<ImportReport> {
         ...(o.onProgress ? { onProgress: o.onProgress } : {}),
       });
     } finally {
-      source.close();
+      await store.close();
     }
   } finally {
-    await store.close();
+    source.close();
   }
 }

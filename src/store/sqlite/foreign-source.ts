@@ -203,26 +203,29 @@ function invalid(source: string, message: string, hint: string, cause?: unknown)
 
 /** The copy's failures, said about the source: corrupt, or held locked by its writer. */
 function sourceError(err: unknown, source: string): unknown {
-  if (!isHearthError(err)) return err;
+  const hearth = isHearthError(err);
+  const sqlite = hearth ? err.sqliteCode : (err as { code?: unknown } | null)?.code;
+  const code = typeof sqlite === "string" ? sqlite : "";
+  const message = (err as Error).message;
   if (
-    err.code === "HEARTH_BACKUP_INVALID" ||
-    err.sqliteCode?.startsWith("SQLITE_CORRUPT") ||
-    err.sqliteCode === "SQLITE_NOTADB"
+    (hearth && err.code === "HEARTH_BACKUP_INVALID") ||
+    code.startsWith("SQLITE_CORRUPT") ||
+    code === "SQLITE_NOTADB"
   )
     return invalid(
       source,
-      `refusing to import ${source}: it is truncated or corrupt (${err.message})`,
+      `refusing to import ${source}: it is truncated or corrupt (${message})`,
       SOURCE_HINT,
       err,
     );
   if (
-    err.code === "HEARTH_BUSY" ||
-    err.sqliteCode?.startsWith("SQLITE_BUSY") ||
-    err.sqliteCode?.startsWith("SQLITE_READONLY")
+    (hearth && err.code === "HEARTH_BUSY") ||
+    code.startsWith("SQLITE_BUSY") ||
+    code.startsWith("SQLITE_READONLY")
   )
     return new HearthError(
       "HEARTH_IMPORT_SOURCE_BUSY",
-      `refusing to import ${source}: its writer kept it locked (${err.message}); nothing was imported`,
+      `refusing to import ${source}: its writer kept it locked (${message}); nothing was imported`,
       {
         resource: source,
         hint: "run the import again in a quieter moment; a crashed rollback journal is rolled back by the runtime's next start",
