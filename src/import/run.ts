@@ -59,14 +59,8 @@ export async function runImport(
     messagesPerSecond: 0,
     verify: null,
   };
-  const progress = (done: number) =>
-    options.onProgress?.({
-      op: "import",
-      phase: "messages",
-      done,
-      total: Math.max(source.messageTotal, done),
-      unit: "messages",
-    });
+  const progress = (done: number, total = Math.max(source.messageTotal, done)) =>
+    options.onProgress?.({ op: "import", phase: "messages", done, total, unit: "messages" });
   progress(0);
   for (const s of source.sessions()) {
     report.sessions.seen++;
@@ -98,6 +92,8 @@ export async function runImport(
       if (first || batch.length > 0) await flush();
     }
   }
+  // The end: rows with no home were counted in the total but never written.
+  progress(report.messages.seen, report.messages.seen);
   report.noHome = source.noHome.toJSON();
   report.durationMs = Math.round(performance.now() - started);
   report.messagesPerSecond =

@@ -44,7 +44,7 @@ async function refusal(home: string, path: string) {
   } catch (err) {
     if (isHearthError(err)) {
       // Refused before anything was written: no store was even created.
-      expect(existsSync(join(home, "default", "state.db"))).toBe(false);
+      expect(existsSync(join(home, "state.db"))).toBe(false);
       return err;
     }
     throw err;
@@ -140,7 +140,7 @@ describe("hearth import hermes refuses hostile sources, naming them", () => {
     expect(JSON.parse(result.stderr.slice(result.stderr.indexOf("{\n"))).error.code).toBe(
       "HEARTH_IMPORT_UNSAFE_FS",
     );
-    expect(existsSync(join(home, "default", "state.db"))).toBe(false);
+    expect(existsSync(join(home, "state.db"))).toBe(false);
   });
 });
 
