@@ -30,45 +30,55 @@ export class SqliteImports implements ImportsSql {
         "SELECT id, active FROM messages WHERE session_id = ? AND client_id = ?",
       );
       const restate = conn.stmt("UPDATE messages SET active = ?, archived_reason = ? WHERE id = ?");
-      const slot = conn.stmt(
-        `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + ?,
-           token_count = token_count + ?, last_activity_at = max(last_activity_at, ?),
-           updated_at = max(updated_at, ?)
-         WHERE id = ? RETURNING next_ordinal - 1 AS ordinal`,
-      );
       const insert = conn.stmt(
         `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
            tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata, active, archived_reason)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
-      let liveDelta = 0;
+      const { next_ordinal: first } = conn
+        .stmt("SELECT next_ordinal FROM sessions WHERE id = ?")
+        .get(session.id) as { next_ordinal: number };
+      // A session this transaction created holds none of them: no probe per message.
+      const seen = created !== undefined ? new Set<string>() : undefined;
+      let next = first;
+      let live = 0;
+      let tokens = 0;
+      let lastAt = 0;
       for (const { message: m, active, archivedReason } of messages) {
-        const stored = existing.get(session.id, m.clientId) as
-          | { id: number; active: number }
-          | undefined;
+        const clientId = m.clientId!;
+        if (seen?.has(clientId)) {
+          result.skipped++;
+          continue;
+        }
+        const stored = seen
+          ? undefined
+          : (existing.get(session.id, clientId) as { id: number; active: number } | undefined);
         if (stored) {
           result.skipped++;
           if ((stored.active === 1) !== active) {
             restate.run(active ? 1 : 0, archivedReason, stored.id);
-            liveDelta += active ? 1 : -1;
+            live += active ? 1 : -1;
             result.restated++;
           }
           continue;
         }
-        const { ordinal } = slot.get(
-          active ? 1 : 0,
-          messageTokens(m),
-          m.createdAt,
-          m.createdAt,
-          session.id,
-        ) as { ordinal: number };
-        insert.run(session.id, ordinal, ...messageValues(m), active ? 1 : 0, archivedReason);
+        seen?.add(clientId);
+        insert.run(session.id, next++, ...messageValues(m), active ? 1 : 0, archivedReason);
+        if (active) live++;
+        tokens += messageTokens(m);
+        lastAt = Math.max(lastAt, m.createdAt);
         result.inserted++;
       }
-      if (liveDelta !== 0)
+      // The session's counters once per batch, as each append would have left them.
+      if (next !== first || live !== 0)
         conn
-          .stmt("UPDATE sessions SET message_count = message_count + ? WHERE id = ?")
-          .run(liveDelta, session.id);
+          .stmt(
+            `UPDATE sessions SET next_ordinal = ?, message_count = message_count + ?,
+               token_count = token_count + ?, last_activity_at = max(last_activity_at, ?),
+               updated_at = max(updated_at, ?)
+             WHERE id = ?`,
+          )
+          .run(next, live, tokens, lastAt, lastAt, session.id);
       return result;
     });
   }
