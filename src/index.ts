@@ -44,6 +44,12 @@ export {
   type AuditOptions,
 } from "./store/audit.js";
 export type {
+  ImportedMessage,
+  ImportedSession,
+  Imports,
+  ImportWriteResult,
+} from "./store/imports.js";
+export type {
   ArchiveAfterOptions,
   PopOptions,
   ReplaceSuffixOptions,
