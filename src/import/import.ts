@@ -7,12 +7,13 @@ import { resolveLocation } from "../config/paths.js";
 import { openStore } from "../store/open.js";
 import type { OnProgress } from "../store/progress.js";
 import { openHermesSource } from "./hermes/read.js";
+import { openOpenClawSource } from "./openclaw/read.js";
 import { type ImportReport, runImport } from "./run.js";
 import type { SourceKind } from "./source.js";
 
 export interface ImportCommand {
   kind: SourceKind;
-  /** The Hermes state.db. */
+  /** The Hermes state.db, or OpenClaw's state dir. */
   path: string;
   home?: string | undefined;
   profile?: string | undefined;
@@ -28,12 +29,15 @@ const SOURCE_BUSY_MS = 10_000;
 export async function importInto(o: ImportCommand): Promise<ImportReport> {
   const where = resolveLocation({ home: o.home, profile: o.profile });
   // The source first: a source refused leaves hearth's home as it was.
-  const source = await openHermesSource(o.path, {
-    // The snapshot is made in hearth's home, on its disk, never in a RAM-backed /tmp.
-    workDir: join(where.home, "import"),
-    busyTimeoutMs: SOURCE_BUSY_MS,
-    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-  });
+  const source =
+    o.kind === "openclaw"
+      ? openOpenClawSource(o.path)
+      : await openHermesSource(o.path, {
+          // The snapshot is made in hearth's home, on its disk, never in a RAM-backed /tmp.
+          workDir: join(where.home, "import"),
+          busyTimeoutMs: SOURCE_BUSY_MS,
+          ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+        });
   try {
     const store = await openStore({ ...where, role: o.dryRun ? "reader" : "writer" });
     try {

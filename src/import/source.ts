@@ -59,3 +59,25 @@ export function secondsToMs(value: unknown): number | undefined {
   // 1990 to 2200: a damaged or foreign cell outside is no time.
   return ms >= 631_152_000_000 && ms <= 7_258_118_400_000 ? ms : undefined;
 }
+
+/** Session ids ordered so that each parent comes before its children (a cycle is cut where found). */
+export function parentsFirst(links: readonly { id?: unknown; parent?: unknown }[]): string[] {
+  const parentOf = new Map(
+    links.map((l) => [String(l.id), l.parent == null ? null : String(l.parent)]),
+  );
+  const out: string[] = [];
+  const placed = new Set<string>();
+  for (const l of links) {
+    const chain: string[] = [];
+    let at: string | null = String(l.id);
+    while (at !== null && !placed.has(at) && parentOf.has(at) && !chain.includes(at)) {
+      chain.push(at);
+      at = parentOf.get(at) ?? null;
+    }
+    for (const id of chain.reverse()) {
+      placed.add(id);
+      out.push(id);
+    }
+  }
+  return out;
+}

@@ -54,7 +54,13 @@ describe.each(backends)("imports on $name", (backend) => {
       msg(1, { active: false, archivedReason: "compaction" }),
       msg(2),
     ]);
-    expect(r).toEqual({ created: true, storedTitle: "Imported", inserted: 3, skipped: 0, restated: 0 });
+    expect(r).toEqual({
+      created: true,
+      storedTitle: "Imported",
+      inserted: 3,
+      skipped: 0,
+      restated: 0,
+    });
     const s = await store.sessions.require("x-1");
     expect(s).toMatchObject({
       source: "telegram",
@@ -71,7 +77,9 @@ describe.each(backends)("imports on $name", (backend) => {
       metadata: { from: "elsewhere" },
     });
     const all = await store.messages.load("x-1", { includeHistory: true });
-    expect(all.map((m) => [m.ordinal, m.clientId, m.active, m.archivedReason, m.createdAt])).toEqual([
+    expect(
+      all.map((m) => [m.ordinal, m.clientId, m.active, m.archivedReason, m.createdAt]),
+    ).toEqual([
       [0, "x:0", true, null, T],
       [1, "x:1", false, "compaction", T + 1000],
       [2, "x:2", true, null, T + 2000],
@@ -85,7 +93,13 @@ describe.each(backends)("imports on $name", (backend) => {
       msg(1),
       msg(2),
     ]);
-    expect(again).toEqual({ created: false, storedTitle: null, inserted: 1, skipped: 2, restated: 1 });
+    expect(again).toEqual({
+      created: false,
+      storedTitle: null,
+      inserted: 1,
+      skipped: 2,
+      restated: 1,
+    });
     const s = await store.sessions.require("x-1");
     expect(s.title).toBe("Imported");
     expect(s.messageCount).toBe(2);
@@ -99,10 +113,13 @@ describe.each(backends)("imports on $name", (backend) => {
 
   it("links a known parent, drops an unknown one, renames a taken title, and creates an empty session", async () => {
     await store.sessions.create({ title: "Imported" });
-    await store.imports.write(session({ id: "p" , title: null }), []);
+    await store.imports.write(session({ id: "p", title: null }), []);
     const child = await store.imports.write(session({ id: "c", parentId: "p" }), []);
     expect(child.storedTitle).toBe("Imported (2)");
-    const orphan = await store.imports.write(session({ id: "o", parentId: "gone", title: null }), []);
+    const orphan = await store.imports.write(
+      session({ id: "o", parentId: "gone", title: null }),
+      [],
+    );
     expect(orphan).toMatchObject({ created: true, inserted: 0 });
     expect((await store.sessions.require("c")).parentId).toBe("p");
     expect((await store.sessions.require("o")).parentId).toBeNull();

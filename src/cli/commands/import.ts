@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { HearthError } from "../../errors.js";
 import type { ImportReport } from "../../import/run.js";
+import type { SourceKind } from "../../import/source.js";
 import { globals } from "../globals.js";
 import { printJson } from "../output.js";
 import { printable } from "../printable.js";
@@ -14,11 +15,24 @@ export function registerImport(program: Command): void {
   const cmd = program
     .command("import")
     .description("bring another agent runtime's history into this profile, read-only, verified");
+  subcommand(
+    cmd,
+    "hermes",
+    "<state.db>",
+    "import a Hermes Agent state.db (schema 17 to 30) from a consistent snapshot; a rerun imports only what is new",
+  );
+  subcommand(
+    cmd,
+    "openclaw",
+    "<state-dir>",
+    "import an OpenClaw state dir (sessions.json and one JSONL transcript per session); a rerun imports only what is new",
+  );
+}
+
+function subcommand(cmd: Command, kind: SourceKind, arg: string, description: string): void {
   cmd
-    .command("hermes <state.db>")
-    .description(
-      "import a Hermes Agent state.db (schema 17 to 30) from a consistent snapshot; a rerun imports only what is new",
-    )
+    .command(`${kind} ${arg}`)
+    .description(description)
     .option("--dry-run", "say what would come over and what has no home; write nothing")
     .option("--no-verify", "skip the verification pass (counts and content hashes per session)")
     .option("--batch <n>", "messages per transaction (default 1000)", (v) => {
@@ -38,7 +52,7 @@ export function registerImport(program: Command): void {
         const g = globals(command);
         const progress = stepProgress(g);
         const report = await importInto({
-          kind: "hermes",
+          kind,
           path,
           home: g.home,
           profile: g.profile,
@@ -66,7 +80,7 @@ export function registerImport(program: Command): void {
 
 function render(r: ImportReport): string {
   const lines = [
-    `${r.dryRun ? "would import" : "imported"} ${printable(r.source)} (${r.kind} schema ${r.schemaVersion ?? "-"}, ${r.snapshot} snapshot)`,
+    `${r.dryRun ? "would import" : "imported"} ${printable(r.source)} (${r.kind}${r.schemaVersion === null ? "" : ` schema ${r.schemaVersion}`}, ${r.snapshot === "files" ? "files read" : `${r.snapshot} snapshot`})`,
     `  sessions  ${r.sessions.seen} seen, ${r.sessions.created} ${r.dryRun ? "new" : "created"}, ${r.sessions.existing} already here${r.sessions.titlesRenamed ? `, ${r.sessions.titlesRenamed} titles renamed (taken)` : ""}`,
     `  messages  ${r.messages.seen} seen, ${r.messages.inserted} ${r.dryRun ? "new" : "written"}, ${r.messages.skipped} already here${r.messages.restated ? `, ${r.messages.restated} archived state updated` : ""}`,
   ];

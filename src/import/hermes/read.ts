@@ -7,7 +7,13 @@ import {
   type ForeignSnapshotOptions,
   snapshotForeign,
 } from "../../store/sqlite/foreign-source.js";
-import { type ImportSource, type SourceSession, secondsToMs, Tally } from "../source.js";
+import {
+  type ImportSource,
+  parentsFirst,
+  type SourceSession,
+  secondsToMs,
+  Tally,
+} from "../source.js";
 import { HERMES_PREFIX, hearthSessionId, mapMessage, mapSession } from "./map.js";
 import { detectHermesSchema, type HermesSchema } from "./schema.js";
 
@@ -71,26 +77,4 @@ function* sessions(db: ForeignReader, schema: HermesSchema, tally: Tally): Itera
       },
     };
   }
-}
-
-/** Session ids ordered so that each parent comes before its children (a cycle is cut where found). */
-function parentsFirst(links: Record<string, unknown>[]): string[] {
-  const parentOf = new Map(
-    links.map((l) => [String(l.id), l.parent == null ? null : String(l.parent)]),
-  );
-  const out: string[] = [];
-  const placed = new Set<string>();
-  for (const l of links) {
-    const chain: string[] = [];
-    let at: string | null = String(l.id);
-    while (at !== null && !placed.has(at) && parentOf.has(at) && !chain.includes(at)) {
-      chain.push(at);
-      at = parentOf.get(at) ?? null;
-    }
-    for (const id of chain.reverse()) {
-      placed.add(id);
-      out.push(id);
-    }
-  }
-  return out;
 }
