@@ -46,11 +46,11 @@ export interface OpenClawContent {
   brokenLine: number;
 }
 
+const jsonl = (lines: Line[]) =>
+  lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n");
+
 function write(file: string, lines: Line[]): void {
-  writeFileSync(
-    file,
-    lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n") + "\n",
-  );
+  writeFileSync(file, `${jsonl(lines)}\n`);
 }
 
 /** A state dir with one agent (main): four sessions, one of them no longer in sessions.json. */
@@ -168,11 +168,7 @@ export function writeOpenClawDir(dir: string): OpenClawContent {
 
 /** Append lines to a transcript, as the OpenClaw gateway does while it runs. */
 export function appendTranscript(file: string, lines: Line[], endWithNewline = true): void {
-  appendFileSync(
-    file,
-    lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n") +
-      (endWithNewline ? "\n" : ""),
-  );
+  appendFileSync(file, `${jsonl(lines)}${endWithNewline ? "\n" : ""}`);
 }
 
 export { msg as openClawMessage, user as openClawUser };
