@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import type { Store } from "../store/api.js";
 import type { ImportMessageRow } from "../store/imports.js";
+import { messageValues } from "../store/message-write.js";
 import type { Message } from "../store/types.js";
 import type { ImportSource } from "./source.js";
 
@@ -90,37 +91,27 @@ class Digest {
   }
 }
 
+/** A message as write() would store it: messageValues' columns, then its archived state. */
 function fromRow(r: ImportMessageRow): unknown[] {
-  const m = r.message;
-  return [
-    m.clientId,
-    m.role,
-    m.stored,
-    m.name,
-    m.toolCallsJson,
-    m.toolCallId,
-    m.tokensIn,
-    m.tokensOut,
-    m.createdAt,
-    r.active,
-    r.archivedReason,
-    m.metadataJson,
-  ];
+  return [...messageValues(r.message), r.active, r.archivedReason];
 }
 
+/** A stored message in the same columns. */
 function fromMessage(m: Message): unknown[] {
+  const text = typeof m.content === "string";
   return [
-    m.clientId,
     m.role,
-    typeof m.content === "string" ? m.content : JSON.stringify(m.content),
+    text ? m.content : JSON.stringify(m.content),
+    text ? "text" : "json",
     m.name,
     m.toolCalls === null ? null : JSON.stringify(m.toolCalls),
     m.toolCallId,
     m.tokensIn,
     m.tokensOut,
     m.createdAt,
+    m.clientId,
+    m.metadata === null ? null : JSON.stringify(m.metadata),
     m.active,
     m.archivedReason,
-    m.metadata === null ? null : JSON.stringify(m.metadata),
   ];
 }

@@ -78,6 +78,38 @@ export interface ImportsSql {
   ): Promise<ImportWriteResult>;
 }
 
+/** The columns of an imported session's INSERT, in the order of importSessionValues(). */
+export const IMPORT_SESSION_COLUMNS =
+  "id, profile, source, chat_key, title, title_source, created_at, ended_at, end_reason, parent_id, pinned, archived, hidden, owner_id, metadata, updated_at, last_activity_at";
+
+/** The values of an imported session's row, for IMPORT_SESSION_COLUMNS: updated and active when created. */
+export function importSessionValues(
+  s: ImportSessionRow,
+  profile: string,
+  title: string | null,
+  parentId: string | null,
+): unknown[] {
+  return [
+    s.id,
+    profile,
+    s.source,
+    s.chatKey,
+    title,
+    s.titleSource,
+    s.createdAt,
+    s.endedAt,
+    s.endReason,
+    parentId,
+    s.pinned ? 1 : 0,
+    s.archived ? 1 : 0,
+    s.hidden ? 1 : 0,
+    s.ownerId,
+    s.metadata,
+    s.createdAt,
+    s.createdAt,
+  ];
+}
+
 /** The most messages one write() takes. */
 export const MAX_IMPORT_BATCH = 10_000;
 

@@ -1,8 +1,10 @@
-import type {
-  ImportMessageRow,
-  ImportSessionRow,
-  ImportsSql,
-  ImportWriteResult,
+import {
+  IMPORT_SESSION_COLUMNS,
+  type ImportMessageRow,
+  type ImportSessionRow,
+  type ImportsSql,
+  type ImportWriteResult,
+  importSessionValues,
 } from "../imports.js";
 import type { PreparedMessage } from "../message-input.js";
 import { messageTokens, messageValues } from "../message-write.js";
@@ -113,27 +115,9 @@ async function insertSessionIfAbsent(
   await withTitle(client, s.title, true, (title) => {
     stored = title;
     return client.query(
-      `INSERT INTO sessions (id, profile, source, chat_key, title, title_source, created_at,
-         updated_at, last_activity_at, ended_at, end_reason, parent_id, pinned, archived, hidden,
-         owner_id, metadata)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-      [
-        s.id,
-        profile,
-        s.source,
-        s.chatKey,
-        title,
-        s.titleSource,
-        s.createdAt,
-        s.endedAt,
-        s.endReason,
-        parentId,
-        s.pinned ? 1 : 0,
-        s.archived ? 1 : 0,
-        s.hidden ? 1 : 0,
-        s.ownerId,
-        s.metadata,
-      ],
+      `INSERT INTO sessions (${IMPORT_SESSION_COLUMNS})
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+      importSessionValues(s, profile, title, parentId),
     );
   });
   return stored;

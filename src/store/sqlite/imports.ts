@@ -1,8 +1,10 @@
-import type {
-  ImportMessageRow,
-  ImportSessionRow,
-  ImportsSql,
-  ImportWriteResult,
+import {
+  IMPORT_SESSION_COLUMNS,
+  type ImportMessageRow,
+  type ImportSessionRow,
+  type ImportsSql,
+  type ImportWriteResult,
+  importSessionValues,
 } from "../imports.js";
 import { messageTokens, messageValues } from "../message-write.js";
 import type { Access } from "./access.js";
@@ -96,33 +98,13 @@ function insertSessionIfAbsent(
       ? s.parentId
       : null;
   const insert = conn.stmt(
-    `INSERT INTO sessions (id, profile, source, chat_key, title, title_source, created_at,
-       updated_at, last_activity_at, ended_at, end_reason, parent_id, pinned, archived, hidden,
-       owner_id, metadata)
+    `INSERT INTO sessions (${IMPORT_SESSION_COLUMNS})
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   let stored: string | null = null;
   withTitle(s.title, true, (title) => {
     stored = title;
-    return insert.run(
-      s.id,
-      profile,
-      s.source,
-      s.chatKey,
-      title,
-      s.titleSource,
-      s.createdAt,
-      s.createdAt,
-      s.createdAt,
-      s.endedAt,
-      s.endReason,
-      parentId,
-      s.pinned ? 1 : 0,
-      s.archived ? 1 : 0,
-      s.hidden ? 1 : 0,
-      s.ownerId,
-      s.metadata,
-    );
+    return insert.run(...importSessionValues(s, profile, title, parentId));
   });
   return stored;
 }
