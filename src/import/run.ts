@@ -4,6 +4,7 @@
  * run killed at any instant is finished by the next run; then the
  * verification pass. Returns a typed report; never prints.
  */
+import { HearthError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { Store } from "../store/api.js";
 import type { ImportedMessage } from "../store/imports.js";
@@ -70,7 +71,9 @@ export async function runImport(
       let first = true;
       let batch: ImportedMessage[] = [];
       const flush = async () => {
-        const r = await store.imports.write(s.session, batch);
+        const r = await store.imports.write(s.session, batch).catch((err: unknown) => {
+          throw unrepresentable(err, source, s.sourceId);
+        });
         if (first) {
           if (r.created) report.sessions.created++;
           else report.sessions.existing++;
@@ -100,6 +103,21 @@ export async function runImport(
     report.durationMs > 0 ? Math.round((report.messages.seen * 1000) / report.durationMs) : 0;
   if (!dryRun && options.verify !== false) report.verify = await verifyImport(store, source);
   return report;
+}
+
+/** A value the store cannot hold (text with NUL on PostgreSQL), said about the source's session. */
+function unrepresentable(err: unknown, source: ImportSource, sourceId: string): unknown {
+  const e = err as { code?: unknown; message?: unknown };
+  if (e?.code !== "HEARTH_INVALID_ARG" || !String(e.message).includes("NUL")) return err;
+  return new HearthError(
+    "HEARTH_VALUE_UNREPRESENTABLE",
+    `session ${sourceId} of ${source.path} holds text this store cannot hold: ${String(e.message)}; what came before it is imported`,
+    {
+      resource: source.path,
+      hint: "import into a SQLite profile, or remove the NUL characters at the source, then run the import again",
+      cause: err,
+    },
+  );
 }
 
 /** What a run would do for one session: nothing is written. */

@@ -11,7 +11,12 @@ import { describe, expect, it } from "vitest";
 import { importInto } from "../../../src/import/import.js";
 import { openStore } from "../../../src/store/open.js";
 import { runCli } from "../../helpers/cli.js";
-import { createHermesDb, fillBulk, fillHermes } from "../../helpers/hermes-fixture.js";
+import {
+  createHermesDb,
+  fillBulk,
+  fillHermes,
+  HermesWriter,
+} from "../../helpers/hermes-fixture.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
 import { pgHome } from "../pg/helpers.js";
@@ -147,6 +152,33 @@ describe.skipIf(!pgEnabled)("hearth import hermes into PostgreSQL", () => {
         "hermes-20260102_100000_tg0001",
       );
       expect((await store.search("ryokan")).length).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("names the session holding text PostgreSQL cannot store, after importing what came before it", async () => {
+    const home = pgHome(await freshPgDatabase());
+    const dir = join(dirname(home), "hermes");
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, "state.db");
+    const db = createHermesDb(path, 30);
+    fillBulk(db, 2, 3);
+    new HermesWriter(db).message("bulk_00001", {
+      role: "user",
+      content: "a\u0000b",
+      at: 1_768_000_200,
+    });
+    db.close();
+    const err = await importInto({ kind: "hermes", path, home }).then(
+      () => null,
+      (e: { code?: string; message?: string }) => e,
+    );
+    expect(err?.code).toBe("HEARTH_VALUE_UNREPRESENTABLE");
+    expect(err?.message).toContain("session bulk_00001");
+    const store = await openStore({ home, role: "reader" });
+    try {
+      expect((await store.messages.load("hermes-bulk_00000")).length).toBe(3);
     } finally {
       await store.close();
     }
