@@ -140,17 +140,20 @@ describe.each(backends)("imports on $name", (backend) => {
     expect(await store.sessions.get("x-1")).toBeNull();
   });
 
-  it.runIf(backend.name === "postgres")("refuses text PostgreSQL cannot hold, before writing", async () => {
-    for (const [s, m] of [
-      [session({ title: "a\u0000b" }), [msg(0)]],
-      [session(), [msg(0, { content: "nul \u0000 inside" })]],
-    ] as const) {
-      const err = await store.imports.write(s, [...m]).then(
-        () => null,
-        (e: { code?: string }) => e,
-      );
-      expect(err?.code).toBe("HEARTH_INVALID_ARG");
-    }
-    expect(await store.sessions.get("x-1")).toBeNull();
-  });
+  it.runIf(backend.name === "postgres")(
+    "refuses text PostgreSQL cannot hold, before writing",
+    async () => {
+      for (const [s, m] of [
+        [session({ title: "a\u0000b" }), [msg(0)]],
+        [session(), [msg(0, { content: "nul \u0000 inside" })]],
+      ] as const) {
+        const err = await store.imports.write(s, [...m]).then(
+          () => null,
+          (e: { code?: string }) => e,
+        );
+        expect(err?.code).toBe("HEARTH_INVALID_ARG");
+      }
+      expect(await store.sessions.get("x-1")).toBeNull();
+    },
+  );
 });
