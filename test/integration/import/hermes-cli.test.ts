@@ -11,12 +11,8 @@ import { describe, expect, it } from "vitest";
 import { importInto } from "../../../src/import/import.js";
 import { openStore } from "../../../src/store/open.js";
 import { runCli } from "../../helpers/cli.js";
-import {
-  createHermesDb,
-  fillBulk,
-  fillHermes,
-  HermesWriter,
-} from "../../helpers/hermes-fixture.js";
+import { createHermesDb, HermesWriter } from "../../helpers/hermes-fixture.js";
+import { fillBulk, fillHermes } from "../../helpers/hermes-history.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
 import { pgHome } from "../pg/helpers.js";

@@ -26,7 +26,8 @@ import { describe, expect, it } from "vitest";
 import { isHearthError } from "../../../src/errors.js";
 import { importInto } from "../../../src/import/import.js";
 import { runCli } from "../../helpers/cli.js";
-import { createHermesDb, fillHermes, writeHermesDb } from "../../helpers/hermes-fixture.js";
+import { createHermesDb } from "../../helpers/hermes-fixture.js";
+import { fillHermes, writeHermesDb } from "../../helpers/hermes-history.js";
 import { tempHome } from "../../helpers/home.js";
 import { spawnNode } from "../../helpers/process.js";
 

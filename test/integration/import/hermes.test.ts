@@ -10,7 +10,8 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { importInto } from "../../../src/import/import.js";
 import { openStore } from "../../../src/store/open.js";
-import { HERMES_VERSIONS, writeHermesDb } from "../../helpers/hermes-fixture.js";
+import { HERMES_VERSIONS } from "../../helpers/hermes-fixture.js";
+import { writeHermesDb } from "../../helpers/hermes-history.js";
 import { tempHome } from "../../helpers/home.js";
 
 function sourceIn(home: string, version: number) {
