@@ -20,6 +20,8 @@ export interface ImportCommand {
   dryRun?: boolean;
   verify?: boolean;
   batch?: number;
+  /** How long the snapshot waits for a source its writer holds locked (default 10 s). */
+  sourceBusyMs?: number;
   onProgress?: OnProgress;
 }
 
@@ -35,7 +37,7 @@ export async function importInto(o: ImportCommand): Promise<ImportReport> {
       : await openHermesSource(o.path, {
           // The snapshot is made in hearth's home, on its disk, never in a RAM-backed /tmp.
           workDir: join(where.home, "import"),
-          busyTimeoutMs: SOURCE_BUSY_MS,
+          busyTimeoutMs: o.sourceBusyMs ?? SOURCE_BUSY_MS,
           ...(o.onProgress ? { onProgress: o.onProgress } : {}),
         });
   try {

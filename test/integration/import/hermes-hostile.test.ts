@@ -19,6 +19,7 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -181,5 +182,37 @@ describe("hearth import hermes beside a live writer", () => {
     const check = new Database(path, { readonly: true });
     expect(check.pragma("quick_check", { simple: true })).toBe("ok");
     check.close();
+  });
+});
+
+describe("hearth import hermes beside a rollback-journal writer", () => {
+  it("refuses while the writer holds the file exclusively, never tearing it, and imports once it is done", async () => {
+    const home = tempHome();
+    const path = place(home);
+    const db = createHermesDb(path, 30);
+    const content = fillHermes(db, 30);
+    db.pragma("journal_mode = DELETE");
+    db.close();
+    const holder = spawnNode([
+      "-e",
+      `const Database = require(${JSON.stringify(createRequire(import.meta.url).resolve("better-sqlite3"))});
+       const db = new Database(${JSON.stringify(path)});
+       db.exec("BEGIN EXCLUSIVE");
+       db.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('20260101_090000_a1b2c3', 'user', 'held', 1769000000)").run();
+       console.log("held");
+       process.stdin.on("data", () => { db.exec("COMMIT"); db.close(); console.log("done"); process.exit(0); });`,
+    ]);
+    await holder.line((l) => l === "held", "the exclusive lock");
+    const err = await importInto({ kind: "hermes", path, home, sourceBusyMs: 300 }).then(
+      () => null,
+      (e: { code?: string }) => e,
+    );
+    expect(err?.code).toBe("HEARTH_IMPORT_SOURCE_BUSY");
+    expect(existsSync(join(home, "state.db"))).toBe(false);
+    holder.send("commit");
+    await holder.exited;
+    const after = await importInto({ kind: "hermes", path, home });
+    expect(after.messages.inserted).toBe(content.messages + 1);
+    expect(after.verify?.ok).toBe(true);
   });
 });
