@@ -68,6 +68,17 @@ export interface ImportWriteResult {
   restated: number;
 }
 
+/** A write's result before its messages: whether it created the session, and with which title. */
+export function importResult(created: string | null | undefined): ImportWriteResult {
+  return {
+    created: created !== undefined,
+    storedTitle: created ?? null,
+    inserted: 0,
+    skipped: 0,
+    restated: 0,
+  };
+}
+
 /** What a backend does for Imports: each write() one transaction. */
 export interface ImportsSql {
   /** A backend's own refusal of a prepared message (PostgreSQL: text holding NUL). */

@@ -4,6 +4,7 @@ import {
   type ImportSessionRow,
   type ImportsSql,
   type ImportWriteResult,
+  importResult,
   importSessionValues,
 } from "../imports.js";
 import type { PreparedMessage } from "../message-input.js";
@@ -32,13 +33,7 @@ export class PgImports implements ImportsSql {
     return write(this.db, "import a session", undefined, async (client) => {
       const created = await insertSessionIfAbsent(client, this.db.profile, session);
       await client.query("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [session.id]);
-      const result: ImportWriteResult = {
-        created: created !== undefined,
-        storedTitle: created ?? null,
-        inserted: 0,
-        skipped: 0,
-        restated: 0,
-      };
+      const result = importResult(created);
       const ids = messages.map((r) => r.message.clientId);
       const { rows } = await client.query(
         "SELECT id, active, client_id FROM messages WHERE session_id = $1 AND client_id = ANY($2::text[])",

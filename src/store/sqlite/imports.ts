@@ -4,6 +4,7 @@ import {
   type ImportSessionRow,
   type ImportsSql,
   type ImportWriteResult,
+  importResult,
   importSessionValues,
 } from "../imports.js";
 import { messageTokens, messageValues } from "../message-write.js";
@@ -21,13 +22,7 @@ export class SqliteImports implements ImportsSql {
   ): Promise<ImportWriteResult> {
     return this.access.writeTransaction((conn) => {
       const created = insertSessionIfAbsent(conn, this.access.profile, session);
-      const result: ImportWriteResult = {
-        created: created !== undefined,
-        storedTitle: created ?? null,
-        inserted: 0,
-        skipped: 0,
-        restated: 0,
-      };
+      const result = importResult(created);
       const existing = conn.stmt(
         "SELECT id, active FROM messages WHERE session_id = ? AND client_id = ?",
       );
