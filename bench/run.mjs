@@ -16,6 +16,7 @@ import { appendWorkloads } from "./workloads/append.mjs";
 import { cliWorkload } from "./workloads/cli.mjs";
 import { dashboardWorkload } from "./workloads/dashboard.mjs";
 import { gatewayWorkload } from "./workloads/gateway.mjs";
+import { importWorkload } from "./workloads/import.mjs";
 import { maintenanceWorkload } from "./workloads/maintenance.mjs";
 import { memoryWorkload } from "./workloads/memory.mjs";
 import { mixedWorkload } from "./workloads/mixed.mjs";
@@ -80,6 +81,7 @@ const SIZES = {
     pgGatewayRounds: 5,
     pgCostMs: 5_000,
     pgCostWarmMs: 2_000,
+    importMessages: 1_000_000,
   },
   quick: {
     rounds: 3,
@@ -132,6 +134,7 @@ const SIZES = {
     pgGatewayRounds: 1,
     pgCostMs: 2_000,
     pgCostWarmMs: 1_000,
+    importMessages: 20_000,
   },
 };
 const ALL = [
@@ -150,6 +153,7 @@ const ALL = [
   "scaling",
   "postgres",
   "pg-cost",
+  "import",
 ];
 
 const USAGE = `usage: node bench/run.mjs [--quick] [--rounds N] [--only LIST] [--scaling-max N] [--docs | --no-docs]
@@ -271,6 +275,7 @@ async function main() {
   await step("adapters", () => adaptersWorkload({ sizes, rounds, log }));
   await step("cli", () => cliWorkload({ sizes, rounds, log }));
   await step("tail", () => tailWorkload({ sizes, rounds, log }));
+  await step("import", () => importWorkload({ sizes, rounds, log }));
   await step("memory", () =>
     memoryWorkload({ sizes, rounds: Math.min(rounds, sizes.memRounds), log }),
   );

@@ -141,6 +141,17 @@ export const ERROR_CODES = {
     "pg_dump or pg_restore (PostgreSQL's client tools) is not in PATH, so a PostgreSQL backup or restore cannot run",
   HEARTH_UNSUPPORTED_BACKEND:
     "a file-level operation (structural gate, online copy, maintenance window) was asked of a PostgreSQL store",
+  // hearth import
+  HEARTH_IMPORT_SOURCE_INVALID:
+    "an import source is missing, not what the command reads (a SQLite state.db, an OpenClaw state dir), truncated or corrupt; nothing was imported",
+  HEARTH_IMPORT_SCHEMA_UNSUPPORTED:
+    "an import source's schema version is one this hearth does not read (newer or older than the versions handled); nothing was imported",
+  HEARTH_IMPORT_SOURCE_BUSY:
+    "an import source stayed locked by its writer, or changed while it was copied; nothing was imported",
+  HEARTH_IMPORT_UNSAFE_FS:
+    "an import source is on a network filesystem, where no consistent snapshot can be trusted; nothing was imported",
+  HEARTH_IMPORT_MISMATCH:
+    "an import's verification found a session whose message count or content hash differs between the source and hearth",
   // library API
   HEARTH_INVALID_ARG:
     "an argument to a store method has the wrong type or is out of range (a TypeError or RangeError carries this code)",

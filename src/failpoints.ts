@@ -48,6 +48,10 @@ export const FAILPOINTS = {
   "turn.before-tool-result":
     "a tool of an agent turn ran (its start is recorded), its result not yet committed",
   "turn.after-tool-result": "a tool's result is committed, the next model request not yet sent",
+  "import.after-batch":
+    "hearth import committed one batch of a session's messages in the target; the next batch not yet written",
+  "import.source-fs":
+    "hearth import asked which filesystem holds its source; `fail` makes the answer a network filesystem (nfs)",
 } as const;
 
 export type FailpointName = keyof typeof FAILPOINTS;
@@ -58,6 +62,7 @@ const FAILABLE: ReadonlySet<string> = new Set([
   "checkpoint.thread-start",
   "checkpoint.mid-passes",
   "checkpoint.in-final",
+  "import.source-fs",
 ]);
 
 interface Armed {

@@ -60,6 +60,12 @@ export type {
   GraphListQuery,
   GraphWrite,
 } from "./store/graph-checkpoints.js";
+export type {
+  ImportedMessage,
+  ImportedSession,
+  Imports,
+  ImportWriteResult,
+} from "./store/imports.js";
 export type { Logger } from "./store/logger.js";
 export type { AppendResult, LoadOptions, Messages } from "./store/messages.js";
 export type { Meta } from "./store/meta.js";

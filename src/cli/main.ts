@@ -9,6 +9,7 @@ import { registerCron } from "./commands/cron.js";
 import { registerDashboard } from "./commands/dashboard.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerGateway } from "./commands/gateway.js";
+import { registerImport } from "./commands/import.js";
 import { registerMaintenance } from "./commands/maintenance.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerPs } from "./commands/ps.js";
@@ -52,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
   });
   registerBackup(program);
   registerMigrate(program);
+  registerImport(program);
   registerAcp(program, (code) => {
     exitCode = code;
   });

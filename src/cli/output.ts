@@ -63,6 +63,7 @@ const REFUSAL_CODES = new Set([
   "HEARTH_GATEWAY_RUNNING",
   "HEARTH_BUSY",
   "HEARTH_JOB_RUNNING",
+  "HEARTH_IMPORT_SOURCE_BUSY",
 ]);
 
 /** Print an error (text or JSON on stderr) and return the exit code it deserves. */

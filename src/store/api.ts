@@ -17,6 +17,7 @@ import type { ExportOptions } from "./export.js";
 import type { GraphCheckpoints } from "./graph-checkpoints.js";
 import type { Handoffs } from "./handoffs.js";
 import type { Hosts } from "./hosts.js";
+import type { Imports } from "./imports.js";
 import type { JsonTail } from "./json-tail.js";
 import type { Messages } from "./messages.js";
 import type { Meta } from "./meta.js";
@@ -81,6 +82,8 @@ export interface StoreParts {
   readonly audit: Audit;
   /** Permission asked before a tool acts, and "always" grants per session (docs/gateway.md#permission). */
   readonly toolPermissions: ToolPermissions;
+  /** History lived elsewhere, written with its own times and archived states (hearth import). */
+  readonly imports: Imports;
 }
 
 /** One profile's state store. Obtain it with openStore(); close it when done. */

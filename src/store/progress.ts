@@ -8,7 +8,7 @@ export interface StepProgress {
   phase: string;
   done: number;
   total: number;
-  unit: "pages" | "steps";
+  unit: "pages" | "steps" | "messages";
 }
 
 export type OnProgress = (step: StepProgress) => void;

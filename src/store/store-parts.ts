@@ -11,6 +11,7 @@ import { BrowserLogins, type BrowserLoginsSql } from "./browser-logins.js";
 import { GraphCheckpoints, type GraphCheckpointsSql } from "./graph-checkpoints.js";
 import { Handoffs, type HandoffsSql } from "./handoffs.js";
 import { Hosts, type HostsSql } from "./hosts.js";
+import { Imports, type ImportsSql } from "./imports.js";
 import { JsonTail, type JsonTailSql } from "./json-tail.js";
 import { Messages, type MessagesSql } from "./messages.js";
 import { Meta, type MetaSql } from "./meta.js";
@@ -37,6 +38,7 @@ export interface StoreSql {
   jsonTail: JsonTailSql;
   audit: AuditSql;
   toolPermissions: ToolPermissionsSql;
+  imports: ImportsSql;
 }
 
 /** What a backend does to each API object before handing it out (its error policy, its door). */
@@ -59,5 +61,6 @@ export function storeParts(sql: StoreSql, wrap: WrapPart, redact?: Redactor): St
     jsonTail: wrap("jsonTail", new JsonTail(sql.jsonTail)),
     audit: wrap("audit", new Audit(sql.audit)),
     toolPermissions: wrap("toolPermissions", new ToolPermissions(sql.toolPermissions)),
+    imports: wrap("imports", new Imports(sql.imports, redact)),
   };
 }

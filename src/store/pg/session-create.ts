@@ -70,7 +70,7 @@ export async function insertSession(
 }
 
 /** The advisory lock class of session ids being created ('sess'). */
-const SESSION_ID_LOCK = 0x73657373;
+export const SESSION_ID_LOCK = 0x73657373;
 
 /**
  * Run `statement` with `title`, then each next candidate of TitleTries

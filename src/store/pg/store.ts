@@ -21,6 +21,7 @@ import { PgExport } from "./export.js";
 import { PgGraphCheckpoints } from "./graph-checkpoints.js";
 import { PgHandoffs } from "./handoffs.js";
 import { PgHosts } from "./hosts.js";
+import { PgImports } from "./imports.js";
 import { pgQuickCheck, readPgDurability, readPgSchema } from "./inspect.js";
 import { PgJsonTail } from "./json-tail.js";
 import { PgMessages } from "./messages.js";
@@ -92,6 +93,7 @@ export class PgStore implements Store {
         jsonTail: new PgJsonTail(db),
         audit: new PgAudit(db),
         toolPermissions: new PgToolPermissions(db),
+        imports: new PgImports(db),
       },
       // The store's one error policy (coded-errors.ts): here it tags API misuse.
       (_, part) => codedErrors(part, this.path),

@@ -20,6 +20,8 @@ export interface BackupJob {
   flushEveryPages: number;
   /** The nice value of this thread (backup.nice). */
   nice: number;
+  /** A foreign database (an import source): any application id, and no "backup" flag of ours. */
+  foreign?: boolean;
 }
 
 export type BackupMessage =
@@ -88,7 +90,7 @@ async function run(): Promise<number> {
   }
   post({ type: "progress", phase: "copy", done: pages, total: pages });
   post({ type: "progress", phase: "verify", done: 0, total: 1 });
-  verifyCopy(job.target);
+  verifyCopy(job.target, job.foreign ? null : undefined);
   post({ type: "progress", phase: "verify", done: 1, total: 1 });
   return pages;
 }

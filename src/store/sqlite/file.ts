@@ -58,8 +58,14 @@ export function setJournalMode(path: string, mode: string, synchronous: string):
   for (const suffix of SIDECAR_SUFFIXES) rmSync(path + suffix, { force: true });
 }
 
-/** quick_check and application id of a copy, read through a connection that writes nothing. */
-export function verifyCopy(path: string): void {
+/**
+ * quick_check and application id of a copy, read through a connection that
+ * writes nothing; `applicationId` null: a foreign database (an import source), any id.
+ */
+export function verifyCopy(
+  path: string,
+  applicationId: number | null = HEARTH_APPLICATION_ID,
+): void {
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
@@ -67,10 +73,11 @@ export function verifyCopy(path: string): void {
     const problems = (db.pragma("quick_check") as { quick_check: string }[])
       .map((r) => r.quick_check)
       .filter((r) => r !== "ok");
-    if (appId !== HEARTH_APPLICATION_ID || problems.length > 0) {
+    const foreignId = applicationId !== null && appId !== applicationId;
+    if (foreignId || problems.length > 0) {
       throw new HearthError(
         "HEARTH_BACKUP_INVALID",
-        `${path} failed verification: ${appId !== HEARTH_APPLICATION_ID ? `application_id ${appId} is not hearth's` : problems.slice(0, 3).join("; ")}`,
+        `${path} failed verification: ${foreignId ? `application_id ${appId} is not hearth's` : problems.slice(0, 3).join("; ")}`,
         { resource: path, hint: "hearth doctor   # checks the store itself" },
       );
     }

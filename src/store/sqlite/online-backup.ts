@@ -43,10 +43,30 @@ export async function copyOnline(
   }
 }
 
+/**
+ * The same consistent copy of a database that is not a hearth store (an
+ * import source): one read transaction on a read-only connection, in paced
+ * steps on a worker thread, quick_check'd; any application id. Raises no
+ * flag: the source's writers are not hearth's.
+ */
+export function copyForeign(
+  source: string,
+  target: string,
+  options: { busyTimeoutMs: number; onProgress?: OnProgress },
+): Promise<{ pages: number }> {
+  return copyOnThread(source, target, { ...options, nice: 0, foreign: true, op: "import" });
+}
+
 function copyOnThread(
   source: string,
   target: string,
-  options: { busyTimeoutMs: number; nice: number; onProgress?: OnProgress },
+  options: {
+    busyTimeoutMs: number;
+    nice: number;
+    onProgress?: OnProgress;
+    foreign?: boolean;
+    op?: string;
+  },
 ): Promise<{ pages: number }> {
   const job: BackupJob = {
     source,
@@ -55,6 +75,7 @@ function copyOnThread(
     pagesPerStep: PAGES_PER_STEP,
     flushEveryPages: FLUSH_EVERY_PAGES,
     nice: options.nice,
+    foreign: options.foreign === true,
   };
   return new Promise((resolve, reject) => {
     const worker = new (nodeWorkerThreads().Worker)(workerFile(), { workerData: job });
@@ -67,7 +88,7 @@ function copyOnThread(
     worker.on("message", (m: BackupMessage) => {
       if (m.type === "progress")
         options.onProgress?.({
-          op: "backup",
+          op: options.op ?? "backup",
           phase: m.phase,
           done: m.done,
           total: m.total,

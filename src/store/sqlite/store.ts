@@ -27,6 +27,7 @@ import { offLoopCommits, readDurability } from "./durability.js";
 import { SqliteGraphCheckpoints } from "./graph-checkpoints.js";
 import { SqliteHandoffs } from "./handoffs.js";
 import { SqliteHosts } from "./hosts.js";
+import { SqliteImports } from "./imports.js";
 import { InFlight, uncountedDoor } from "./in-flight.js";
 import { quickCheck, readSchema } from "./inspect.js";
 import { SqliteJsonTail } from "./json-tail.js";
@@ -130,6 +131,7 @@ export class SqliteStore implements Store {
         jsonTail: new SqliteJsonTail(this.access),
         audit: new SqliteAudit(this.access),
         toolPermissions: new SqliteToolPermissions(this.access),
+        imports: new SqliteImports(this.access),
       },
       // Every call passes the door; every error is coded.
       (_, part) => codedErrors(part, this.path, this.door),
