@@ -1,4 +1,10 @@
-import { type HandoffChange, type HandoffsSql, handoffUpdate } from "../handoffs.js";
+import {
+  type HandoffChange,
+  type HandoffsSql,
+  type HandoffWakes,
+  type HandoffWatch,
+  handoffUpdate,
+} from "../handoffs.js";
 import { type SessionRow, toSession } from "../rows.js";
 import { sessionNotFound } from "../session-create.js";
 import type { HandoffState, Session } from "../types.js";
@@ -6,7 +12,11 @@ import type { Access } from "./access.js";
 
 /** The handoff statements on SQLite (../handoffs.ts decides); each transition one IMMEDIATE transaction. */
 export class SqliteHandoffs implements HandoffsSql {
-  constructor(private readonly access: Access) {}
+  constructor(
+    private readonly access: Access,
+    /** Wake-ups from commits seen in the wal-index (commit-watch.ts); none: the watcher polls. */
+    readonly watch?: (wakes: HandoffWakes) => HandoffWatch,
+  ) {}
 
   async transition(sessionId: string, change: HandoffChange): Promise<boolean> {
     return this.access.writeTransaction((conn) => {
