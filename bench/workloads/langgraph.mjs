@@ -77,6 +77,7 @@ export async function langgraphWorkload({ sizes, rounds, log }) {
     const turnsRes = await runRounds({
       rounds,
       iterations: turns,
+      warmup: sizes.warmup ? 5 : 0,
       variants: variants(
         (_name, ctx, i) => turn(ctx.graph, ctx.thread, i),
         (name, round, mode) => ({
@@ -95,6 +96,7 @@ export async function langgraphWorkload({ sizes, rounds, log }) {
     const getRes = await runRounds({
       rounds,
       iterations: sizes.adapterCalls / 10,
+      warmup: sizes.warmup ? 5 : 0,
       variants: variants((name) => savers[name].getTuple(long)),
     });
     let listed = 0;
@@ -115,24 +117,22 @@ export async function langgraphWorkload({ sizes, rounds, log }) {
       value: 1,
       basis: "median",
     };
-    const add = (metric, res, unit = "ms") => {
-      rows.push(
-        row({
-          ...common,
-          metric: `${metric}: time per call`,
-          unit,
-          hearth: res.hearth.map((r) => r.meanMs),
-          ceiling: res.ceiling.map((r) => r.meanMs),
-        }),
-        row({
-          ...common,
-          metric: `${metric}: CPU per call`,
-          unit,
-          hearth: res.hearth.map((r) => r.cpuMs),
-          ceiling: res.ceiling.map((r) => r.cpuMs),
-          target,
-        }),
-      );
+    const add = (metric, res) => {
+      const figures = [
+        ["time per call", "meanMs", {}],
+        ["CPU per call", "cpuMs", { target }],
+      ];
+      for (const [what, key, extra] of figures)
+        rows.push(
+          row({
+            ...common,
+            metric: `${metric}: ${what}`,
+            unit: "ms",
+            hearth: res.hearth.map((r) => r[key]),
+            ceiling: res.ceiling.map((r) => r[key]),
+            ...extra,
+          }),
+        );
     };
     add("graph turn (3 puts, 2 putWrites, 1 getTuple)", turnsRes);
     add(`latest getTuple (${longTurns * 3}-checkpoint thread)`, getRes);

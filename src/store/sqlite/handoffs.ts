@@ -1,10 +1,4 @@
-import {
-  type HandoffChange,
-  type HandoffsSql,
-  type HandoffWakes,
-  type HandoffWatch,
-  handoffUpdate,
-} from "../handoffs.js";
+import { type HandoffChange, type HandoffsSql, handoffUpdate } from "../handoffs.js";
 import { type SessionRow, toSession } from "../rows.js";
 import { sessionNotFound } from "../session-create.js";
 import type { HandoffState, Session } from "../types.js";
@@ -15,7 +9,7 @@ export class SqliteHandoffs implements HandoffsSql {
   constructor(
     private readonly access: Access,
     /** Wake-ups from commits seen in the wal-index (commit-watch.ts); none: the watcher polls. */
-    readonly watch?: (wakes: HandoffWakes) => HandoffWatch,
+    readonly watch?: HandoffsSql["watch"],
   ) {}
 
   async transition(sessionId: string, change: HandoffChange): Promise<boolean> {
