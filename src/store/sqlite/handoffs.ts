@@ -37,9 +37,13 @@ export class SqliteHandoffs implements HandoffsSql {
     orphaned: (owner: string | null) => boolean,
     reason: string,
   ): Promise<string[]> {
+    // The common case at a gateway's start, nothing running, is one read: no
+    // write lock, no commit (a row claimed after it has a live owner anyway).
+    const running = "FROM sessions WHERE handoff_state = 'running'";
+    if (!this.access.read().stmt(`SELECT 1 ${running} LIMIT 1`).get()) return [];
     return this.access.writeTransaction((conn) => {
       const rows = conn
-        .stmt(`SELECT id, handoff_owner FROM sessions WHERE handoff_state = 'running'`)
+        .stmt(`SELECT id, handoff_owner ${running}`)
         .all() as { id: string; handoff_owner: string | null }[];
       const orphans = rows.filter((r) => orphaned(r.handoff_owner));
       const fail = conn.stmt(

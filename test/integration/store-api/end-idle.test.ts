@@ -20,3 +20,19 @@ it("endIdle with nothing idle runs no statement on the writer; with an idle sess
   expect((await store.sessions.get(session.id))?.endReason).toBe("idle");
   await store.close();
 });
+
+// The same at a gateway's start: failing the handoffs of dead gateways, per profile.
+it("failOrphans with no running handoff runs no statement on the writer", async () => {
+  const store = (await openStore({ home: tempHome() })) as SqliteStore;
+  const session = await store.sessions.create({ title: "handoff" });
+  const writes = () => store[internals].uses("writer");
+  const before = writes();
+  expect(await store.handoffs.failOrphans([], "gateway gone")).toEqual([]);
+  expect(writes()).toBe(before);
+
+  expect(await store.handoffs.request(session.id, "http")).toBe(true);
+  expect(await store.handoffs.claim(session.id, "gateway:dead")).toBe(true);
+  expect(await store.handoffs.failOrphans([], "gateway gone")).toEqual([session.id]);
+  expect((await store.sessions.get(session.id))?.handoff?.state).toBe("failed");
+  await store.close();
+});
