@@ -42,9 +42,10 @@ export class SqliteHandoffs implements HandoffsSql {
     const running = "FROM sessions WHERE handoff_state = 'running'";
     if (!this.access.read().stmt(`SELECT 1 ${running} LIMIT 1`).get()) return [];
     return this.access.writeTransaction((conn) => {
-      const rows = conn
-        .stmt(`SELECT id, handoff_owner ${running}`)
-        .all() as { id: string; handoff_owner: string | null }[];
+      const rows = conn.stmt(`SELECT id, handoff_owner ${running}`).all() as {
+        id: string;
+        handoff_owner: string | null;
+      }[];
       const orphans = rows.filter((r) => orphaned(r.handoff_owner));
       const fail = conn.stmt(
         `UPDATE sessions SET handoff_state = 'failed', handoff_error = ?, handoff_updated_at = ?
