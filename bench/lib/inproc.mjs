@@ -8,7 +8,9 @@ import { rotate } from "./stats.mjs";
 
 /**
  * variants: [{ name, async: boolean, iterations?, setup(round, phase) → ctx, fn(ctx, i), teardown?(ctx) }]
- * Returns { [name]: [{ meanMs, p50, p99, max, samples }] } with one entry per round.
+ * Returns { [name]: [{ meanMs, p50, p99, max, samples, cpuMs }] } with one entry per round;
+ * cpuMs is this process's CPU time (user + system, every thread: process.cpuUsage())
+ * per timed call of the run phase, setup and teardown excluded.
  */
 export async function runRounds({ rounds, iterations, warmup = 0, variants, log }) {
   const out = Object.fromEntries(variants.map((v) => [v.name, []]));
@@ -26,13 +28,20 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
       });
       let ctx;
       let i = 0;
+      let cpu0;
+      let cpuUs = 0;
       bench.add(v.name, v.async ? async () => v.fn(ctx, i++) : () => v.fn(ctx, i++), {
         async: v.async,
         beforeAll: async (mode) => {
           i = 0;
           ctx = await v.setup(round, mode);
+          cpu0 = mode === "warmup" ? undefined : process.cpuUsage();
         },
         afterAll: async () => {
+          if (cpu0) {
+            const d = process.cpuUsage(cpu0);
+            cpuUs = d.user + d.system;
+          }
           await v.teardown?.(ctx);
           ctx = undefined;
         },
@@ -45,6 +54,7 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
         p99: latency.p99,
         max: latency.max,
         samples: latency.samplesCount,
+        cpuMs: cpuUs / 1000 / Math.max(1, latency.samplesCount),
       });
       line.push(`${v.name} ${period.toFixed(3)} ms`);
     }

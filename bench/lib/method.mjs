@@ -185,6 +185,16 @@ Workloads (sizes of this ${s.mode} run):
    holding the same items (its debug serialization off, its cheapest path);
    ${n(s.adapterCalls ?? 0)} calls per variant and round, calls per second, order rotated every round.
 
+11b. **LangGraph saver** (bench/workloads/langgraph.mjs): a StateGraph whose messages
+   channel grows a user message and an answer per turn (3 checkpoints and 2
+   pending-write batches a turn) on \`hearth/langgraph\`'s \`HearthSaver\` and on
+   \`@langchain/langgraph-checkpoint-sqlite\`'s \`SqliteSaver\` (the baseline), both
+   WAL + synchronous=FULL: ${n(s.langgraphTurns ?? 0)} graph turns per round on a new thread, the latest
+   \`getTuple\` of a 168-turn (504-checkpoint) thread, and \`list\` of 500 of it; time
+   and CPU per call (\`process.cpuUsage()\`, every thread of the process, run phase
+   only), and hearth's writer statements per turn (counted). Target: CPU per call
+   <= 1.0x SqliteSaver (median).
+
 12. **CLI latency** (bench/workloads/cli.mjs): \`hearth --help\`, \`ps\`,
    \`sessions list\`, \`doctor\` from dist/ on a 20-session store, each spawned
    ${s.cliSpawns ?? 0} times per round interleaved with \`node -e 0\` (the ceiling: Node

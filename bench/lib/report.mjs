@@ -154,7 +154,10 @@ ${markdownTable(result.rows.filter((r) => !r.workload.startsWith("18.")))}
 ${scalingSection(result)}${pgCostSection(result, markdownTable)}## Earlier partial runs
 
 What each change of issues 15 and 18 measured when it was made (before this
-full run) is in [benchmarks-history.md](benchmarks-history.md).
+full run) is in [benchmarks-history.md](benchmarks-history.md); so are the
+counted costs of issue 44 (hearth ps, a gateway of many profiles, the
+LangGraph saver, PostgreSQL round trips), measured on a loaded machine
+and not yet in a full run.
 
 ## Machine
 

@@ -12,6 +12,7 @@ import { messageList } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
 import { row } from "../lib/rows.mjs";
 import { newStore, removeDir } from "../lib/stores.mjs";
+import { langgraphWorkload } from "./langgraph.mjs";
 
 const TOTAL = 10_000;
 const LIMITS = [20, 200];
@@ -112,5 +113,6 @@ export async function adaptersWorkload({ sizes, rounds, log }) {
   } finally {
     removeDir(home);
   }
+  rows.push(...(await langgraphWorkload({ sizes, rounds, log })));
   return rows;
 }

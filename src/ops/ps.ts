@@ -17,6 +17,7 @@ import {
   readHolders,
 } from "../process/holders.js";
 import { readMarkers } from "../process/markers.js";
+import { ProcCensus } from "../process/proc-census.js";
 
 export interface PsHolder extends HolderJson {
   /** From the holder's marker file, when it left one that matches its identity. */
@@ -71,10 +72,18 @@ export function runPs(options: {
   const home = resolveHome(options.home);
   const chosen = chosenProfile(options.profile);
   const profiles = chosen !== undefined ? [chosen] : listProfiles(home);
-  return { home, profiles: profiles.map((p) => psProfile(home, p, options.includeSelf === true)) };
+  // One reading of /proc for every profile: each process's descriptor table is read once.
+  const census = new ProcCensus();
+  const includeSelf = options.includeSelf === true;
+  return { home, profiles: profiles.map((p) => psProfile(home, p, includeSelf, census)) };
 }
 
-function psProfile(home: string, profile: string, includeSelf: boolean): PsProfile {
+function psProfile(
+  home: string,
+  profile: string,
+  includeSelf: boolean,
+  census: ProcCensus,
+): PsProfile {
   const path = databasePath(home, profile);
   const base: PsProfile = {
     profile,
@@ -91,7 +100,7 @@ function psProfile(home: string, profile: string, includeSelf: boolean): PsProfi
     .filter((m) => m.liveness === "dead")
     .map((m) => ({ path: m.path, pid: m.marker?.pid ?? null }));
   if (!base.exists) return base;
-  const report = readHolders(path, { includeSelf });
+  const report = readHolders(path, { includeSelf, census });
   const markerOf = (h: Holder) =>
     markers.find(
       (m) =>

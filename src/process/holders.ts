@@ -1,8 +1,8 @@
-import { lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { HearthError } from "../errors.js";
 import { SIDECAR_SUFFIXES } from "../files/inspect.js";
 import { SQLITE_SHARED_FIRST, SQLITE_SHM_DMS } from "../files/sqlite-lock-bytes.js";
-import { describeProcess, type ProcessInfo } from "./identity.js";
+import type { ProcessInfo } from "./identity.js";
 import {
   decodePresence,
   GATE_OFFSET,
@@ -12,7 +12,8 @@ import {
   TURNSTILE_OFFSET,
   WRITE_OFFSET,
 } from "./lock-map.js";
-import { type LockEntry, lockDevice, parseLocks, readKernelLocks } from "./proc-locks.js";
+import { ProcCensus } from "./proc-census.js";
+import { type LockEntry, lockDevice } from "./proc-locks.js";
 
 /** A process holding the database or a sidecar, as the kernel reports it (P5). */
 export interface Holder extends ProcessInfo {
@@ -44,6 +45,12 @@ export interface ReadHoldersOptions {
   includeSelf?: boolean;
   /** Look for processes holding deleted generations (reads /proc/<pid>/fd). Default true. */
   ghosts?: boolean;
+  /**
+   * The /proc reading to answer from. One census shared by many calls reads
+   * each descriptor table once (hearth ps over every profile); without one,
+   * this call takes its own.
+   */
+  census?: ProcCensus;
 }
 
 /**
@@ -56,8 +63,9 @@ export interface ReadHoldersOptions {
  * /proc/locks cannot be read.
  */
 export function readHolders(path: string, options: ReadHoldersOptions = {}): HolderReport {
+  const census = options.census ?? new ProcCensus();
   const files = watchedFiles(path);
-  const locks = readKernelLocks(path);
+  const locks = census.kernelLocks(path);
   censusHooks.afterKernelLocks?.();
   const byId = new Map<string, string>();
   for (const [file, st] of files) byId.set(`${lockDevice(st.dev)}:${st.ino}`, file);
@@ -102,7 +110,7 @@ export function readHolders(path: string, options: ReadHoldersOptions = {}): Hol
     // fdinfo names the owner of each OFD lock it can see. A hearth process's
     // lock counts here only where no allowance already covered it.
     const matched = new Map<string, number>();
-    for (const [pid, owned] of ofdOwners(byId)) {
+    for (const [pid, owned] of ofdOwners(census, byId)) {
       const present = (found.get(pid)?.roles.size ?? 0) > 0;
       for (const { lock, file } of owned) {
         const [category, allowance] = accounting.category(lock, file);
@@ -119,7 +127,7 @@ export function readHolders(path: string, options: ReadHoldersOptions = {}): Hol
   for (const [pid, e] of found) {
     if (pid === process.pid && !options.includeSelf) continue;
     holders.push({
-      ...describeProcess(pid),
+      ...census.describe(pid),
       kind: e.kind,
       roles: [...e.roles].sort(),
       files: [...e.files].sort(),
@@ -135,7 +143,7 @@ export function readHolders(path: string, options: ReadHoldersOptions = {}): Hol
       if (lock.device === device && lock.pid > 0 && !byId.has(`${lock.device}:${lock.inode}`))
         candidates.add(lock.pid);
     }
-    findGhosts(path, candidates, report, options.includeSelf === true);
+    findGhosts(census, path, candidates, report, options.includeSelf === true);
   }
   return report;
 }
@@ -274,29 +282,24 @@ function lockAccounting(
   return { category, excess };
 }
 
-/** OFD lock owners from /proc/<pid>/fdinfo (readable only for our own processes, or as root). */
-function ofdOwners(byId: Map<string, string>): Map<number, { lock: LockEntry; file: string }[]> {
+/** OFD locks on the watched files, by the pid whose fdinfo names them. */
+function ofdOwners(
+  census: ProcCensus,
+  byId: Map<string, string>,
+): Map<number, { lock: LockEntry; file: string }[]> {
   const owners = new Map<number, { lock: LockEntry; file: string }[]>();
-  for (const pid of numericEntries("/proc")) {
-    for (const fd of numericEntries(`/proc/${pid}/fdinfo`)) {
-      let info: string;
-      try {
-        info = readFileSync(`/proc/${pid}/fdinfo/${fd}`, "utf8");
-      } catch {
-        continue;
-      }
-      if (!info.includes("lock:")) continue;
-      for (const lock of parseLocks(info.replace(/^lock:\s*/gm, ""))) {
-        const file = byId.get(`${lock.device}:${lock.inode}`);
-        if (lock.kind !== "OFDLCK" || !file) continue;
-        owners.set(pid, [...(owners.get(pid) ?? []), { lock, file }]);
-      }
+  for (const [pid, locks] of census.ofdLocks()) {
+    for (const lock of locks) {
+      const file = byId.get(`${lock.device}:${lock.inode}`);
+      if (!file) continue;
+      owners.set(pid, [...(owners.get(pid) ?? []), { lock, file }]);
     }
   }
   return owners;
 }
 
 function findGhosts(
+  census: ProcCensus,
   path: string,
   candidates: Set<number>,
   report: HolderReport,
@@ -305,34 +308,17 @@ function findGhosts(
   const names = ["", ...SIDECAR_SUFFIXES].map((s) => `${path}${s} (deleted)`);
   for (const pid of [...candidates].sort((a, b) => a - b)) {
     if (pid === process.pid && !includeSelf) continue;
-    let fds: number[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`).map(Number);
-    } catch (err) {
-      // A process that exited meanwhile holds nothing; only a closed door counts as uninspected.
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") report.uninspected.push(pid);
+    const table = census.fdTable(pid);
+    if (table === "gone") continue;
+    if (table === "closed") {
+      report.uninspected.push(pid);
       continue;
     }
-    const deleted = new Set<string>();
-    for (const fd of fds) {
-      try {
-        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-        if (names.includes(target)) deleted.add(target.slice(0, -" (deleted)".length));
-      } catch {
-        // the descriptor closed while we looked
-      }
-    }
-    if (deleted.size > 0)
-      report.ghosts.push({ ...describeProcess(pid), files: [...deleted].sort() });
-  }
-}
-
-function numericEntries(dir: string): number[] {
-  try {
-    return readdirSync(dir)
-      .map(Number)
-      .filter((n) => Number.isInteger(n));
-  } catch {
-    return [];
+    const deleted = names.filter((n) => table.deleted.has(n));
+    if (deleted.length > 0)
+      report.ghosts.push({
+        ...census.describe(pid),
+        files: deleted.map((n) => n.slice(0, -" (deleted)".length)).sort(),
+      });
   }
 }

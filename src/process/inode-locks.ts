@@ -130,8 +130,7 @@ export class InodeLocks {
 
   enterReader(): void {
     if (this.refs.reader++ > 0) return;
-    this.readFd ??= this.open(constants.O_RDONLY);
-    this.present("reader", this.readFd);
+    this.present("reader", this.readable());
   }
 
   leaveReader(): void {
@@ -206,8 +205,7 @@ export class InodeLocks {
     if (this.refs.writer > 0) await this.takeGateShared(waitMs);
     if (this.refs.writer > 0) this.present("writer", this.writable());
     if (this.refs.reader > 0) {
-      this.readFd ??= this.open(constants.O_RDONLY);
-      this.present("reader", this.readFd);
+      this.present("reader", this.readable());
     }
     this.absent("parked");
     this.suspended = false;
@@ -220,7 +218,7 @@ export class InodeLocks {
     this.hadGateway = this.gateway;
     this.gateway = false;
     this.presences.clear();
-    for (const fd of [this.readFd, this.writeFd]) if (fd !== undefined) closeSync(fd);
+    this.closeDescriptors();
     this.readFd = undefined;
     this.writeFd = undefined;
     this.key = key;
@@ -243,9 +241,23 @@ export class InodeLocks {
     this.structural = false;
     this.suspended = false;
     this.hadGateway = false;
-    for (const fd of [this.readFd, this.writeFd]) if (fd !== undefined) closeSync(fd);
+    this.closeDescriptors();
     this.readFd = undefined;
     this.writeFd = undefined;
+  }
+
+  /**
+   * The descriptor the reader presence lives on: the read-write one when this
+   * process already has it (a writer: one descriptor per database, not two;
+   * locks at other offsets of one open file never conflict), else read-only.
+   */
+  private readable(): number {
+    this.readFd ??= this.writeFd ?? this.open(constants.O_RDONLY);
+    return this.readFd;
+  }
+
+  private closeDescriptors(): void {
+    for (const fd of new Set([this.readFd, this.writeFd])) if (fd !== undefined) closeSync(fd);
   }
 
   /** The read-write descriptor the gate and write locks live on. */

@@ -32,9 +32,16 @@ import {
 import type { MetaCas } from "./meta.js";
 import type { Redactor } from "./redaction.js";
 import type { JsonParts } from "./transcript-json.js";
-import type { Message, NewMessage, StoreCounts, TranscriptEntry } from "./types.js";
+import type { Message, NewMessage, Session, StoreCounts, TranscriptEntry } from "./types.js";
 
-export type AppendResult = { ok: true; message: Message } | { ok: false; error: Error };
+/**
+ * `session`: the session as the append's own statement left it, when the
+ * backend read it there at no extra round trip (PostgreSQL's group commit);
+ * a caller that wants the session after the commit need not read it again.
+ */
+export type AppendResult =
+  | { ok: true; message: Message; session?: Session }
+  | { ok: false; error: Error };
 
 /** One item of a group commit (appendMany). */
 export interface AppendItem {

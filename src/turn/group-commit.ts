@@ -10,10 +10,13 @@ export interface AppendExtras {
   metaAfter?: MetaCas;
 }
 
+/** A committed append: the message, and the session when the backend read it in the commit. */
+export type Appended = Extract<AppendResult, { ok: true }>;
+
 interface Pending extends AppendExtras {
   sessionId: string;
   message: NewMessage;
-  resolve: (m: Message) => void;
+  resolve: (r: Appended) => void;
   reject: (e: Error) => void;
 }
 
@@ -37,13 +40,22 @@ export class GroupCommitter {
   ) {}
 
   append(sessionId: string, message: NewMessage, extras: AppendExtras = {}): Promise<Message> {
+    return this.appendReporting(sessionId, message, extras).then((r) => r.message);
+  }
+
+  /** append(), answered with the session too where the commit read it (PostgreSQL). */
+  appendReporting(
+    sessionId: string,
+    message: NewMessage,
+    extras: AppendExtras = {},
+  ): Promise<Appended> {
     if (!this.enabled) {
       return this.store.messages.appendMany([{ sessionId, message, ...extras }]).then(([r]) => {
         if (!r?.ok)
           throw (
             r?.error ?? new HearthError("HEARTH_INTERNAL", "internal: the append has no result")
           );
-        return r.message;
+        return r;
       });
     }
     return new Promise((resolve, reject) => {
@@ -89,7 +101,7 @@ export class GroupCommitter {
     this.onBatch?.(batch.length, performance.now() - started);
     results.forEach((r, i) => {
       const p = batch[i]!;
-      if (r.ok) p.resolve(r.message);
+      if (r.ok) p.resolve(r);
       else p.reject(r.error);
     });
     this.flushing = false;

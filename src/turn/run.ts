@@ -212,15 +212,18 @@ export async function runTurn(
       throw error;
     }
     // The reply and the release of the lease commit together.
-    const reply = await committer.append(
+    const stored = await committer.appendReporting(
       session.id,
       { role: "assistant", content },
       { metaAfter: release },
     );
+    const reply = stored.message;
     held = false;
     deps.metrics?.acknowledged.inc({ profile, role: "assistant" });
     deps.metrics?.turns.inc({ profile, outcome: "ok" });
-    return { session: (await store.sessions.get(session.id)) ?? session, message, reply };
+    // The session as the reply's commit left it, when the commit read it (no round trip).
+    const after = stored.session ?? (await store.sessions.get(session.id)) ?? session;
+    return { session: after, message, reply };
   } finally {
     deps.metrics?.inFlight.dec();
     if (held) {

@@ -3,7 +3,7 @@
  * a fixed number of round trips, whatever the number of items: the meta
  * keys' advisory locks in one statement, their values in one, the
  * sessions' row locks in one, the clientId probe in one, every message in
- * one INSERT, the meta writes in one or two. Item by item it took 4 to 10
+ * one INSERT, the meta writes in one. Item by item it took 4 to 10
  * round trips per message (benchmark workload 17).
  *
  * The items' meta decisions run here, in item order, on the values read
@@ -19,11 +19,11 @@
 import type { PreparedMessage } from "../message-input.js";
 import { messageTokens, messageValues, sameContent, storedMessage } from "../message-write.js";
 import type { MetaCas } from "../meta.js";
-import { toMessage } from "../rows.js";
-import type { Message } from "../types.js";
+import { toMessage, toSession } from "../rows.js";
+import type { Message, Session } from "../types.js";
 import { META_LOCK, presenceAnswers } from "./meta.js";
 import type { PgClient } from "./pool.js";
-import { messageRow, num, refuseNul } from "./rows.js";
+import { messageRow, num, refuseNul, sessionRow } from "./rows.js";
 
 export interface GroupItem {
   sessionId: string;
@@ -35,12 +35,18 @@ export interface GroupItem {
 /** An item of the batch would fail: run the batch item by item instead. */
 export class GroupItemFails extends Error {}
 
+/** A stored message; with its session as the batch's INSERT left it, when it inserted one. */
+export interface Stored {
+  message: Message;
+  session?: Session;
+}
+
 /** Every item's stored message, in order; throws GroupItemFails (nothing written) when one would fail. */
 export async function appendGroup(
   client: PgClient,
   items: readonly GroupItem[],
   now: number,
-): Promise<Message[]> {
+): Promise<Stored[]> {
   const meta = await decideMeta(client, items);
   const sessions = [...new Set(items.map((i) => i.sessionId))].sort();
   const locked = await client.query(
@@ -53,7 +59,10 @@ export async function appendGroup(
   const inserted = fresh.length > 0 ? await insertAll(client, fresh) : [];
   await writeMeta(client, meta, now);
   let next = 0;
-  return items.map((_, i) => replays.get(i) ?? inserted[next++]!);
+  return items.map((_, i) => {
+    const replay = replays.get(i);
+    return replay ? { message: replay } : inserted[next++]!;
+  });
 }
 
 /**
@@ -148,7 +157,10 @@ async function storedReplays(
 /**
  * One INSERT for every new message: each session's counters move once by
  * its count, and its messages take the ordinals after its last, in item
- * order (so do their ids). The same columns and values as APPEND_SQL.
+ * order (so do their ids). The same columns and values as APPEND_SQL. Each
+ * row also carries its session as the UPDATE left it: the turn that
+ * returns the session after its reply reads it here, not in a round trip
+ * of its own (half a statement per message, workload 18).
  */
 const INSERT_ALL_SQL = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
@@ -165,17 +177,21 @@ const INSERT_ALL_SQL = `WITH input AS (
       message_count = s.message_count + per.n, token_count = s.token_count + per.tokens,
       last_activity_at = greatest(s.last_activity_at, per.latest), updated_at = per.last
     FROM per WHERE s.id = per.session_id
-    RETURNING s.id, s.next_ordinal - per.n AS first)
-  INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
-    tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
-  SELECT i.session_id, slot.first + row_number() OVER (PARTITION BY i.session_id ORDER BY i.idx) - 1,
-    i.role, i.content, i.content_type, i.name, i.tool_calls, i.tool_call_id, i.tokens_in,
-    i.tokens_out, i.created_at, i.client_id, i.metadata
-  FROM input i JOIN slot ON slot.id = i.session_id
-  ORDER BY i.idx
-  RETURNING id, session_id, ordinal`;
+    RETURNING s.*, s.next_ordinal - per.n AS first),
+  ins AS (
+    INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
+      tool_call_id, tokens_in, tokens_out, created_at, client_id, metadata)
+    SELECT i.session_id,
+      slot.first + row_number() OVER (PARTITION BY i.session_id ORDER BY i.idx) - 1,
+      i.role, i.content, i.content_type, i.name, i.tool_calls, i.tool_call_id, i.tokens_in,
+      i.tokens_out, i.created_at, i.client_id, i.metadata
+    FROM input i JOIN slot ON slot.id = i.session_id
+    ORDER BY i.idx
+    RETURNING id, session_id, ordinal)
+  SELECT ins.id AS inserted_id, ins.ordinal AS inserted_ordinal, slot.*
+  FROM ins JOIN slot ON slot.id = ins.session_id`;
 
-async function insertAll(client: PgClient, items: readonly GroupItem[]): Promise<Message[]> {
+async function insertAll(client: PgClient, items: readonly GroupItem[]): Promise<Stored[]> {
   const columns: unknown[][] = Array.from({ length: 13 }, () => []);
   for (const { sessionId, message: m } of items) {
     const values = [sessionId, ...messageValues(m), messageTokens(m)];
@@ -185,10 +201,13 @@ async function insertAll(client: PgClient, items: readonly GroupItem[]): Promise
   if (rows.length !== items.length) throw new GroupItemFails();
   // Per session, the ordinals in item order.
   const ordinals = new Map<string, { id: number; ordinal: number }[]>();
+  const sessions = new Map<string, Session>();
   for (const r of rows) {
-    const list = ordinals.get(r.session_id as string) ?? [];
-    list.push({ id: num(r.id), ordinal: num(r.ordinal) });
-    ordinals.set(r.session_id as string, list);
+    const id = r.id as string;
+    const list = ordinals.get(id) ?? [];
+    list.push({ id: num(r.inserted_id), ordinal: num(r.inserted_ordinal) });
+    ordinals.set(id, list);
+    if (!sessions.has(id)) sessions.set(id, toSession(sessionRow(r)));
   }
   for (const list of ordinals.values()) list.sort((a, b) => a.ordinal - b.ordinal);
   const taken = new Map<string, number>();
@@ -196,26 +215,34 @@ async function insertAll(client: PgClient, items: readonly GroupItem[]): Promise
     const at = taken.get(sessionId) ?? 0;
     taken.set(sessionId, at + 1);
     const row = ordinals.get(sessionId)![at]!;
-    return storedMessage(message, sessionId, row.id, row.ordinal);
+    return {
+      message: storedMessage(message, sessionId, row.id, row.ordinal),
+      session: sessions.get(sessionId)!,
+    };
   });
 }
 
-/** The batch's meta changes: the values in one upsert, the deletions in one DELETE. */
+/**
+ * The batch's meta changes in one statement: the deletions (a data-modifying
+ * WITH always runs) and the values' upsert. The keys are distinct, so the
+ * two never touch one row. A batch of turns both claims leases (its users'
+ * messages) and releases them (its replies): one round trip, not two.
+ */
 async function writeMeta(
   client: PgClient,
   changed: ReadonlyMap<string, string | null>,
   now: number,
 ): Promise<void> {
+  if (changed.size === 0) return;
   const set = [...changed].filter((e): e is [string, string] => e[1] !== null);
   const gone = [...changed].filter(([, v]) => v === null).map(([k]) => k);
-  if (set.length > 0)
-    await client.query(
-      `INSERT INTO meta (key, value, updated_at)
-       SELECT k, v, $3::bigint FROM unnest($1::text[], $2::text[]) AS t(k, v)
-       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      [set.map(([k]) => k), set.map(([, v]) => v), now],
-    );
-  if (gone.length > 0) await client.query("DELETE FROM meta WHERE key = ANY($1::text[])", [gone]);
+  await client.query(
+    `WITH gone AS (DELETE FROM meta WHERE key = ANY($4::text[]))
+     INSERT INTO meta (key, value, updated_at)
+     SELECT k, v, $3::bigint FROM unnest($1::text[], $2::text[]) AS t(k, v)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    [set.map(([k]) => k), set.map(([, v]) => v), now, gone],
+  );
 }
 
 function isString(value: string | undefined): value is string {

@@ -71,7 +71,7 @@ export class PgMessages extends PgEdits implements MessagesSql {
   /**
    * Group commit in ONE transaction. The first attempt writes every item in
    * a few statements (group-append.ts: ~7 round trips for the batch instead
-   * of 4 to 10 per item); when an item would fail, that attempt is rolled
+   * of 4 to 10 per item; each result with its session as the batch left it); when an item would fail, that attempt is rolled
    * back and the batch runs again item by item, each in its own savepoint.
    * A transaction retried after a deadlock starts every item again.
    */
@@ -83,7 +83,7 @@ export class PgMessages extends PgEdits implements MessagesSql {
     // First all items in a few statements (src/store/pg/group-append.ts).
     const grouped = (client: PgClient) =>
       appendGroup(client, items, now).then(
-        (stored) => stored.map((message): AppendResult => ({ ok: true, message })),
+        (stored) => stored.map((r): AppendResult => ({ ok: true, ...r })),
         (err: unknown) => {
           // A lost connection or a deadlock is the whole transaction's, not an item's.
           throw err instanceof GroupItemFails || isItemError(err) ? new ItemFailed() : err;

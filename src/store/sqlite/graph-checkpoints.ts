@@ -22,6 +22,7 @@ interface CheckpointRow {
   type: string;
   checkpoint: Uint8Array;
   metadata: string;
+  blob_refs: string;
 }
 
 interface WriteRow {
@@ -211,16 +212,20 @@ function snapshot<T>(conn: Connection, fn: () => T): T {
   return conn.db.transaction(fn)();
 }
 
+/**
+ * Each channel's value, looked up by its whole primary key from the refs
+ * the row already holds. CROSS JOIN fixes the order: joined the other way
+ * round, SQLite read every value of the thread (every version of every
+ * channel: megabytes for a long conversation) to find a checkpoint's few.
+ */
+export const BLOBS_OF_REFS = `SELECT b.channel, b.version, b.type, b.value
+  FROM json_each(?) r CROSS JOIN graph_blobs b
+  WHERE b.thread_id = ? AND b.checkpoint_ns = ? AND b.checkpoint_id = r.value AND b.channel = r.key`;
+
 function toRecord(conn: Connection, row: CheckpointRow): GraphCheckpointRecord {
   const blobs = conn
-    .stmt(
-      `SELECT b.channel, b.version, b.type, b.value
-       FROM graph_checkpoints c, json_each(c.blob_refs) r
-       JOIN graph_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-         AND b.checkpoint_id = r.value AND b.channel = r.key
-       WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ?`,
-    )
-    .all(row.thread_id, row.checkpoint_ns, row.checkpoint_id) as GraphBlob[];
+    .stmt(BLOBS_OF_REFS)
+    .all(row.blob_refs, row.thread_id, row.checkpoint_ns) as GraphBlob[];
   // BINARY collation compares UTF-8 bytes: code point order, as LangGraph's writesSortKey needs.
   const writes = conn
     .stmt(

@@ -6,7 +6,11 @@ import type { Access } from "./access.js";
 
 /** The handoff statements on SQLite (../handoffs.ts decides); each transition one IMMEDIATE transaction. */
 export class SqliteHandoffs implements HandoffsSql {
-  constructor(private readonly access: Access) {}
+  constructor(
+    private readonly access: Access,
+    /** Wake-ups from commits seen in the wal-index (commit-watch.ts); none: the watcher polls. */
+    readonly watch?: HandoffsSql["watch"],
+  ) {}
 
   async transition(sessionId: string, change: HandoffChange): Promise<boolean> {
     return this.access.writeTransaction((conn) => {
@@ -33,10 +37,15 @@ export class SqliteHandoffs implements HandoffsSql {
     orphaned: (owner: string | null) => boolean,
     reason: string,
   ): Promise<string[]> {
+    // The common case at a gateway's start, nothing running, is one read: no
+    // write lock, no commit (a row claimed after it has a live owner anyway).
+    const running = "FROM sessions WHERE handoff_state = 'running'";
+    if (!this.access.read().stmt(`SELECT 1 ${running} LIMIT 1`).get()) return [];
     return this.access.writeTransaction((conn) => {
-      const rows = conn
-        .stmt(`SELECT id, handoff_owner FROM sessions WHERE handoff_state = 'running'`)
-        .all() as { id: string; handoff_owner: string | null }[];
+      const rows = conn.stmt(`SELECT id, handoff_owner ${running}`).all() as {
+        id: string;
+        handoff_owner: string | null;
+      }[];
       const orphans = rows.filter((r) => orphaned(r.handoff_owner));
       const fail = conn.stmt(
         `UPDATE sessions SET handoff_state = 'failed', handoff_error = ?, handoff_updated_at = ?

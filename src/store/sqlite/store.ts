@@ -22,6 +22,7 @@ import { type StoreAccess, storeAccess } from "./access.js";
 import { SqliteAudit } from "./audit.js";
 import { SqliteBrowse } from "./browse.js";
 import { SqliteBrowserLogins } from "./browser-logins.js";
+import { watchCommits } from "./commit-watch.js";
 import type { Connection } from "./connection.js";
 import { offLoopCommits, readDurability } from "./durability.js";
 import { SqliteGraphCheckpoints } from "./graph-checkpoints.js";
@@ -120,7 +121,9 @@ export class SqliteStore implements Store {
         sessions: new SqliteSessions(this.access),
         messages: pool ? new OffloadedMessages(this.access, pool) : new SqliteMessages(this.access),
         meta: new SqliteMeta(this.access),
-        handoffs: new SqliteHandoffs(this.access),
+        handoffs: new SqliteHandoffs(this.access, (wakes) =>
+          watchCommits(() => this.entry.guard, this.config.gateway.handoffPollMs, wakes),
+        ),
         tokens: new SqliteTokens(this.access),
         browserLogins: new SqliteBrowserLogins(this.access),
         hosts: new SqliteHosts(),

@@ -1,0 +1,45 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import type { PsReport } from "../../../src/ops/ps.js";
+import { CLI } from "../../helpers/cli.js";
+import { startGateway } from "../../helpers/gateway.js";
+import { tempHome } from "../../helpers/home.js";
+import { run } from "../../helpers/process.js";
+
+const PROFILES = 50;
+
+/** Paths `hearth ps` opened, from an strace -f log of openat calls. */
+function opened(trace: string): string[] {
+  return [...trace.matchAll(/openat\(AT_FDCWD, "([^"]+)"/g)].map((m) => m[1]!);
+}
+
+// One gateway serving 50 profiles holds every database: ps used to read its
+// descriptor table (and /proc/locks) once per profile. Counted with strace,
+// never timed: one read of each, however many profiles.
+it("hearth ps reads /proc/locks and each holder's descriptor table once for a home of 50 served profiles", async () => {
+  const home = tempHome();
+  const profiles = Array.from({ length: PROFILES }, (_, i) => `p${i}`);
+  const gateway = await startGateway(home, { profiles });
+
+  const out = join(home, "..", "ps-trace.txt");
+  const r = await run("strace", [
+    ...["-f", "-e", "trace=openat", "-o", out],
+    ...[process.execPath, CLI, "--home", home, "--json", "ps"],
+  ]);
+  expect(r.code, r.stderr).toBe(0);
+  const report = JSON.parse(r.stdout) as PsReport;
+  expect(report.profiles.map((p) => p.profile).sort()).toEqual([...profiles].sort());
+  for (const p of report.profiles) {
+    expect(p.holders.map((h) => h.pid)).toEqual([gateway.pid]);
+    expect(p.holders[0]).toMatchObject({ kind: "gateway", roles: ["reader", "writer"] });
+    expect(p.ghosts).toEqual([]);
+  }
+
+  const paths = opened(readFileSync(out, "utf8"));
+  const count = (path: string) => paths.filter((p) => p === path).length;
+  expect(count(`/proc/${gateway.pid}/fd`)).toBe(1);
+  expect(count("/proc/locks")).toBe(1);
+  // Every holder is described once: its command line read once, not once per profile.
+  expect(count(`/proc/${gateway.pid}/cmdline`)).toBe(1);
+});
