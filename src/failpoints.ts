@@ -48,6 +48,8 @@ export const FAILPOINTS = {
   "turn.before-tool-result":
     "a tool of an agent turn ran (its start is recorded), its result not yet committed",
   "turn.after-tool-result": "a tool's result is committed, the next model request not yet sent",
+  "replicate.mid-put":
+    "a replicator wrote a WAL segment or snapshot to a directory target's staging name, not yet renamed into place",
 } as const;
 
 export type FailpointName = keyof typeof FAILPOINTS;

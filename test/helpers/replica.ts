@@ -1,0 +1,25 @@
+import Database from "better-sqlite3";
+
+export const quiet = { info: () => {}, warn: () => {} };
+
+/** Every message row, in order: what a restore must reproduce exactly. */
+export function rows(path: string): unknown[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .prepare("SELECT session_id, ordinal, client_id, role, content FROM messages ORDER BY id")
+      .all();
+  } finally {
+    db.close();
+  }
+}
+
+export function replicaConfig(dir: string, extra: Record<string, unknown> = {}) {
+  return {
+    backup: { targets: [{ name: "offsite", type: "dir" as const, path: dir }] },
+    // A long interval: the test ships with tick(), so each commit's position is known.
+    replicate: { target: "offsite", intervalMs: 60_000, snapshotIntervalMs: 1_000, ...extra },
+    // Small checkpoint thresholds: the WAL starts over many times during the run.
+    durability: { walAutocheckpointPages: 16 },
+  };
+}
