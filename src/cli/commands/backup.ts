@@ -22,7 +22,11 @@ export function registerBackup(program: Command): void {
       positive(v, "--keep"),
     )
     .option("--dry-run", "check space and print the target, write nothing")
-    .action(async (o: { keep?: number; dryRun?: boolean }, command: Command) => {
+    .option(
+      "--to <target>",
+      "also copy the backup to this backup.targets entry, read back and compared",
+    )
+    .action(async (o: { keep?: number; dryRun?: boolean; to?: string }, command: Command) => {
       const g = globals(command);
       const target = await maintenanceTarget(g);
       const progress = stepProgress(g);
@@ -31,7 +35,11 @@ export function registerBackup(program: Command): void {
         dryRun: o.dryRun === true,
         ...(o.keep === undefined ? {} : { keep: o.keep }),
       }).finally(() => progress.stop());
-      if (g.json) return printJson(result);
+      const copied =
+        o.to === undefined || result.dryRun
+          ? undefined
+          : await copyBackupToTarget({ ...target, file: result.path, to: o.to });
+      if (g.json) return printJson(copied ? { ...result, copied } : result);
       const pg = "entries" in result ? result : undefined;
       if (result.dryRun)
         process.stdout.write(
@@ -44,6 +52,10 @@ export function registerBackup(program: Command): void {
             : `backup: ${result.path} (${result.bytes} bytes, verified, ${result.durationMs} ms)\n`,
         );
         for (const old of result.removed) process.stdout.write(`removed old backup ${old}\n`);
+        if (copied)
+          process.stdout.write(
+            `copied to ${copied.target} as ${copied.key} (sha256 ${copied.sha256}, read back and compared)\n`,
+          );
       }
     });
 
@@ -108,6 +120,9 @@ type RestoreOptions = import("./restore-from.js").RestoreOptions;
 
 const restoreFrom: typeof import("./restore-from.js").restoreFrom = async (...a) =>
   (await import("./restore-from.js")).restoreFrom(...a);
+
+const copyBackupToTarget: typeof import("../../ops/replicate/copy-backup.js").copyBackupToTarget =
+  async (...a) => (await import("../../ops/replicate/copy-backup.js")).copyBackupToTarget(...a);
 
 function positive(value: string, flag: string): number {
   const n = Number(value);

@@ -1,6 +1,6 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
@@ -75,5 +75,20 @@ describe("hearth restore --from and doctor's replication finding", () => {
       home,
     });
     expect(unknown.stderr).toContain("HEARTH_TARGET_UNKNOWN");
+  });
+
+  it("backup --to copies the verified backup to a target, read back and compared", async () => {
+    const home = tempHome();
+    const dir = mkdtempSync(join(tmpdir(), "hearth-target-"));
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, "config.json"), JSON.stringify(replicaConfig(dir)), { mode: 0o600 });
+    const store = await openStore({ home });
+    await store.sessions.create({ title: "backed up" });
+    await store.close();
+    const r = await runCli(["--json", "backup", "--to", "offsite"], { home });
+    expect(r.code, r.stderr).toBe(0);
+    const out = r.json();
+    expect(out.copied.key).toBe(`default/backups/${basename(out.path)}`);
+    expect(readFileSync(join(dir, out.copied.key))).toEqual(readFileSync(out.path));
   });
 });
