@@ -34,6 +34,14 @@ export async function startReplication(options: {
     const target = await openTarget(targetConfig(config, name), home);
     for (const store of options.stores) {
       if (!isSqliteStore(store) || store.role !== "writer") continue;
+      if (config.durability.journalMode !== "wal") {
+        // A read transaction in a rollback-journal mode would block the writer: nothing to ship.
+        options.log.warn(
+          { event: "replicate.not_wal", profile: store.profile },
+          `not replicating profile ${store.profile}: durability.journalMode is ${config.durability.journalMode}, not wal`,
+        );
+        continue;
+      }
       const r = new Replicator(store, target, config, (s) => writeStatus(home, s), options.log);
       running.set(store.path, r);
       mine.push(r);
