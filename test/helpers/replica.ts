@@ -1,4 +1,6 @@
 import Database from "better-sqlite3";
+import { type Replication, startReplication } from "../../src/ops/replicate/run.js";
+import type { Store } from "../../src/store/api.js";
 
 export const quiet = { info: () => {}, warn: () => {} };
 
@@ -22,4 +24,9 @@ export function replicaConfig(dir: string, extra: Record<string, unknown> = {}) 
     // Small checkpoint thresholds: the WAL starts over many times during the run.
     durability: { walAutocheckpointPages: 16 },
   };
+}
+
+/** Replicate `store` in this process, as the gateway does (ticks on a long interval unless told). */
+export function replicating(store: Store, home: string): Promise<Replication> {
+  return startReplication({ config: store.config, home, stores: [store], log: quiet });
 }

@@ -29,8 +29,8 @@ export class Worker {
   private readonly pending = new Map<number, (reply: Reply) => void>();
   private readonly ackWaiters: Array<{ n: number; resolve: () => void }> = [];
 
-  constructor(env: NodeJS.ProcessEnv = {}, script = WORKER) {
-    this.process = spawnNode([script], { env });
+  constructor(env: NodeJS.ProcessEnv = {}) {
+    this.process = spawnNode([WORKER], { env });
     this.pid = this.process.pid;
     this.process.onLine((line) => this.onLine(line));
   }
@@ -98,8 +98,8 @@ export class Worker {
 }
 
 /** Start a worker and wait for its readiness line. */
-export async function startWorker(env: NodeJS.ProcessEnv = {}, script?: string): Promise<Worker> {
-  const worker = new Worker(env, script);
+export async function startWorker(env: NodeJS.ProcessEnv = {}): Promise<Worker> {
+  const worker = new Worker(env);
   await worker.process.json<{ ready?: boolean }>((l) => l.ready === true, "ready");
   return worker;
 }

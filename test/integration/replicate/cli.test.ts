@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
@@ -10,7 +9,6 @@ import type { Child } from "../../helpers/process.js";
 import { replicaConfig, rows } from "../../helpers/replica.js";
 import { startWorker } from "../../helpers/worker.js";
 
-const WRITER = fileURLToPath(new URL("../../fixtures/replicating-writer.mjs", import.meta.url));
 const children: Child[] = [];
 afterEach(async () => {
   for (const c of children.splice(0)) await c.kill("SIGKILL");
@@ -28,11 +26,12 @@ describe("hearth restore --from and doctor's replication finding", () => {
     const session = await setup.sessions.create({ title: "cli" });
     await setup.close();
     const startedAt = Date.now();
-    const w = await startWorker({}, WRITER);
+    const w = await startWorker();
     children.push(w.process);
     await w.call("open", { home });
+    await w.call("replicate", { home });
     await w.call("appendLoop", { sessionId: session.id, prefix: "c", count: 30 });
-    await w.call("tick");
+    await w.call("replicationTick");
 
     const doctor = await runCli(["--json", "doctor"], { home });
     const finding = doctor.json().findings.find((f: { code: string }) => f.code === "replication");

@@ -6,10 +6,9 @@ import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { listReplica } from "../../../src/ops/replicate/layout.js";
 import { restoreIntoNewHome } from "../../../src/ops/replicate/restore-from.js";
-import { startReplication } from "../../../src/ops/replicate/run.js";
 import { openTarget, targetConfig } from "../../../src/ops/replicate/target.js";
 import { tempHome } from "../../helpers/home.js";
-import { quiet, replicaConfig, rows } from "../../helpers/replica.js";
+import { replicaConfig, replicating, rows } from "../../helpers/replica.js";
 
 describe("continuous replication to a directory target", () => {
   it("restores to every 10th commit of a run, row by row", async () => {
@@ -17,12 +16,7 @@ describe("continuous replication to a directory target", () => {
     const dir = mkdtempSync(join(tmpdir(), "hearth-target-"));
     const config = replicaConfig(dir);
     const store = await openStore({ home, config });
-    const replication = await startReplication({
-      config: store.config,
-      home,
-      stores: [store],
-      log: quiet,
-    });
+    const replication = await replicating(store, home);
     const session = await store.sessions.create({ title: "pitr" });
     const points: { at: number; rows: unknown[] }[] = [];
     for (let i = 1; i <= 120; i++) {
@@ -58,12 +52,7 @@ describe("continuous replication to a directory target", () => {
     const home = tempHome();
     const dir = mkdtempSync(join(tmpdir(), "hearth-target-"));
     const store = await openStore({ home, config: replicaConfig(dir) });
-    const replication = await startReplication({
-      config: store.config,
-      home,
-      stores: [store],
-      log: quiet,
-    });
+    const replication = await replicating(store, home);
     const session = await store.sessions.create({ title: "hold" });
     await replication.tick();
     for (let round = 0; round < 5; round++) {

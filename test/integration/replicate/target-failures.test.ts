@@ -14,7 +14,6 @@ import { replicaConfig, rows } from "../../helpers/replica.js";
 import { fillDisk, mountSmallDisk, unmountSmallDisks } from "../../helpers/small-disk.js";
 import { startWorker, type Worker } from "../../helpers/worker.js";
 
-const WRITER = fileURLToPath(new URL("../../fixtures/replicating-writer.mjs", import.meta.url));
 const S3RVER = fileURLToPath(new URL("../../fixtures/s3rver.mjs", import.meta.url));
 const CREDENTIALS = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" };
 
@@ -35,13 +34,25 @@ async function startS3rver(dir: string, port = 0): Promise<{ child: Child; port:
 }
 
 async function writer(home: string, config: object, env: NodeJS.ProcessEnv = {}): Promise<Worker> {
-  const w = await startWorker(env, WRITER);
+  const w = await startWorker(env);
   children.push(w.process);
   await w.call("open", { home, config });
+  await w.call("replicate", { home });
   return w;
 }
 
-const status = (w: Worker) => w.call<ReplicationStatus>("status");
+const status = (w: Worker) => w.call<ReplicationStatus>("replicationStatus");
+
+/** Until a tick that began after `since` shipped everything without an error. */
+const caughtUp = (w: Worker, since: number) =>
+  until(
+    "catch-up",
+    async () => {
+      const s = await status(w);
+      return s.lastError === null && (s.shippedThrough ?? 0) > since;
+    },
+    30_000,
+  );
 
 /** Rebuild the newest state the target holds into a new home; its rows. */
 async function restoredRows(home: string, config: object, at?: number) {
@@ -69,7 +80,7 @@ describe("replication across crashes and failing targets", () => {
       HEARTH_FAILPOINTS: `replicate.mid-put=kill@${nth}`,
     });
     void doomed
-      .call("appendLoop", { sessionId, prefix: "a", content: "x".repeat(500) })
+      .call("appendLoop", { sessionId, prefix: "a", content: "x".repeat(500), forever: true })
       .catch(() => {});
     const exit = await doomed.exited;
     expect(exit.signal).toBe("SIGKILL");
@@ -112,7 +123,9 @@ describe("replication across crashes and failing targets", () => {
     process.env.AWS_SECRET_ACCESS_KEY = CREDENTIALS.AWS_SECRET_ACCESS_KEY;
     const sessionId = await session(home, config);
     const w = await writer(home, config, CREDENTIALS);
-    void w.call("appendLoop", { sessionId, prefix: "s", content: "y".repeat(300) }).catch(() => {});
+    void w
+      .call("appendLoop", { sessionId, prefix: "s", content: "y".repeat(300), forever: true })
+      .catch(() => {});
     await w.waitForAcks(30);
     await until("a first shipment", async () => (await status(w)).shippedThrough !== null, 20_000);
 
@@ -127,14 +140,7 @@ describe("replication across crashes and failing targets", () => {
 
     const backAt = Date.now();
     await startS3rver(bucketDir, s3.port);
-    await until(
-      "catch-up",
-      async () => {
-        const s = await status(w);
-        return s.lastError === null && (s.shippedThrough ?? 0) > backAt;
-      },
-      30_000,
-    );
+    await caughtUp(w, backAt);
     await w.kill("SIGKILL");
     const live = rows(join(home, "state.db"));
     const restored = await restoredRows(home, config);
@@ -156,7 +162,13 @@ describe("replication across crashes and failing targets", () => {
     const sessionId = await session(home, config);
     const w = await writer(home, config);
     void w
-      .call("appendLoop", { sessionId, prefix: "f", content: "z".repeat(300), pauseMs: 5 })
+      .call("appendLoop", {
+        sessionId,
+        prefix: "f",
+        content: "z".repeat(300),
+        pauseMs: 5,
+        forever: true,
+      })
       .catch(() => {});
     await until("a first shipment", async () => (await status(w)).shippedThrough !== null, 20_000);
     const filler = fillDisk(disk);
@@ -171,14 +183,7 @@ describe("replication across crashes and failing targets", () => {
     expect(statSync(join(home, "state.db-wal")).size).toBeLessThan(2 * 1024 * 1024);
     const freedAt = Date.now();
     rmSync(filler);
-    await until(
-      "catch-up",
-      async () => {
-        const s = await status(w);
-        return s.lastError === null && (s.shippedThrough ?? 0) > freedAt;
-      },
-      30_000,
-    );
+    await caughtUp(w, freedAt);
     await w.kill("SIGKILL");
     const live = rows(join(home, "state.db"));
     const restored = await restoredRows(home, config);
