@@ -23,6 +23,7 @@ import { pgCostWorkload } from "./workloads/pg-cost.mjs";
 import { postgresWorkload } from "./workloads/postgres.mjs";
 import { postgresGatewayWorkload } from "./workloads/postgres-gateway.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
+import { replicateWorkload } from "./workloads/replicate.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
 import { scalingWorkload } from "./workloads/scaling.mjs";
 import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
@@ -80,6 +81,7 @@ const SIZES = {
     pgGatewayRounds: 5,
     pgCostMs: 5_000,
     pgCostWarmMs: 2_000,
+    replicateAppends: 5_000,
   },
   quick: {
     rounds: 3,
@@ -132,10 +134,12 @@ const SIZES = {
     pgGatewayRounds: 1,
     pgCostMs: 2_000,
     pgCostWarmMs: 1_000,
+    replicateAppends: 500,
   },
 };
 const ALL = [
   "append",
+  "replicate",
   "gateway",
   "mixed",
   "resume",
@@ -238,6 +242,7 @@ async function main() {
     }
   };
   await step("append", () => appendWorkloads({ sizes, rounds, log }));
+  await step("replicate", () => replicateWorkload({ sizes, rounds, log }));
   let footprint = []; // workload 8's rows, measured with 3, listed after 7
   await step("gateway", async () => {
     const r = await gatewayWorkload({

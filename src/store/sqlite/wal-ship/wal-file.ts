@@ -1,4 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
+import { endianness } from "node:os";
 
 /**
  * SQLite's WAL file format (https://sqlite.org/fileformat2.html#walformat),
@@ -13,6 +14,7 @@ export const WAL_HEADER_BYTES = 32;
 export const FRAME_HEADER_BYTES = 24;
 const MAGIC_LE = 0x377f0682;
 const MAGIC_BE = 0x377f0683;
+const LITTLE_ENDIAN_HOST = endianness() === "LE";
 
 export interface WalHeader {
   /** Checksums are computed on big-endian words (else little-endian). */
@@ -63,6 +65,15 @@ export function walChecksum(
   bigEndian: boolean,
 ): [number, number] {
   let [s1, s2] = from;
+  if (!bigEndian && LITTLE_ENDIAN_HOST && (b.byteOffset + start) % 4 === 0) {
+    // The common case (SQLite on x86 and ARM writes little-endian checksums): whole words at once.
+    const words = new Uint32Array(b.buffer, b.byteOffset + start, (end - start) / 4);
+    for (let i = 0; i < words.length; i += 2) {
+      s1 = (s1 + words[i]! + s2) >>> 0;
+      s2 = (s2 + words[i + 1]! + s1) >>> 0;
+    }
+    return [s1, s2];
+  }
   for (let i = start; i < end; i += 8) {
     const x0 = bigEndian ? b.readUInt32BE(i) : b.readUInt32LE(i);
     const x1 = bigEndian ? b.readUInt32BE(i + 4) : b.readUInt32LE(i + 4);
