@@ -24,6 +24,7 @@ import { pgCostWorkload } from "./workloads/pg-cost.mjs";
 import { postgresWorkload } from "./workloads/postgres.mjs";
 import { postgresGatewayWorkload } from "./workloads/postgres-gateway.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
+import { replicateWorkload } from "./workloads/replicate.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
 import { scalingWorkload } from "./workloads/scaling.mjs";
 import { buildLargeStore, searchWorkload } from "./workloads/search.mjs";
@@ -83,6 +84,7 @@ const SIZES = {
     pgCostMs: 5_000,
     pgCostWarmMs: 2_000,
     importMessages: 1_000_000,
+    replicateAppends: 5_000,
   },
   quick: {
     rounds: 3,
@@ -137,10 +139,12 @@ const SIZES = {
     pgCostMs: 2_000,
     pgCostWarmMs: 1_000,
     importMessages: 20_000,
+    replicateAppends: 500,
   },
 };
 const ALL = [
   "append",
+  "replicate",
   "gateway",
   "mixed",
   "resume",
@@ -244,6 +248,7 @@ async function main() {
     }
   };
   await step("append", () => appendWorkloads({ sizes, rounds, log }));
+  await step("replicate", () => replicateWorkload({ sizes, rounds, log }));
   let footprint = []; // workload 8's rows, measured with 3, listed after 7
   await step("gateway", async () => {
     const r = await gatewayWorkload({

@@ -139,6 +139,14 @@ export const ERROR_CODES = {
     "a PostgreSQL database holds an interrupted hearth migrate --to copy; it is not written into until the copy finishes",
   HEARTH_PG_TOOL_MISSING:
     "pg_dump or pg_restore (PostgreSQL's client tools) is not in PATH, so a PostgreSQL backup or restore cannot run",
+  HEARTH_TARGET_UNKNOWN:
+    "no entry of backup.targets has the name given (replicate.target, --from, --to)",
+  HEARTH_TARGET_FAILED:
+    "a backup target could not be written, read or listed (unreachable, full, read-only, no credentials)",
+  HEARTH_REPLICA_CORRUPT: "an object on a backup target does not match the checksum in its name",
+  HEARTH_REPLICA_GAP:
+    "a replica's WAL stream has a gap (or a restore found none covering the time asked for)",
+  HEARTH_DESTINATION_NOT_EMPTY: "hearth restore --into names a directory that is not empty",
   HEARTH_UNSUPPORTED_BACKEND:
     "a file-level operation (structural gate, online copy, maintenance window) was asked of a PostgreSQL store",
   // hearth import

@@ -52,6 +52,8 @@ export const FAILPOINTS = {
     "hearth import committed one batch of a session's messages in the target; the next batch not yet written",
   "import.source-fs":
     "hearth import asked which filesystem holds its source; `fail` makes the answer a network filesystem (nfs)",
+  "replicate.mid-put":
+    "a replicator wrote a WAL segment or snapshot to a directory target's staging name, not yet renamed into place",
 } as const;
 
 export type FailpointName = keyof typeof FAILPOINTS;

@@ -28,6 +28,13 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     keep: 7,
     forensicKeep: 3,
     nice: 10,
+    targets: [],
+  },
+  replicate: {
+    intervalMs: 1000,
+    snapshotIntervalMs: 21600000,
+    retentionMs: 604800000,
+    maxWalBytes: 268435456,
   },
   maintenance: {
     maxParkMs: 30000,

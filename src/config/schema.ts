@@ -3,6 +3,7 @@ import type { z as Z } from "zod";
 import { pgSchema } from "./pg.js";
 import { redactionSchema } from "./redaction.js";
 import { schedulerSchema } from "./scheduler.js";
+import { replicateSchema, targetSchema } from "./targets.js";
 import { toolsSchema } from "./tools.js";
 import { z } from "./zod.js";
 
@@ -124,6 +125,13 @@ const backup = z
      * at the caller's priority (fastest on a machine busy with other work).
      */
     nice: z.number().int().min(0).max(19).default(10),
+    /** Places off this disk for copies and replication (src/config/targets.ts). */
+    targets: z
+      .array(targetSchema)
+      .default([])
+      .refine((ts) => new Set(ts.map((t) => t.name)).size === ts.length, {
+        message: "two targets have the same name",
+      }),
   })
   .strict();
 
@@ -348,6 +356,7 @@ export const configSchema = z
     durability: durability.default(durability.parse({})),
     store: store.default(store.parse({})),
     backup: backup.default(backup.parse({})),
+    replicate: replicateSchema.default(replicateSchema.parse({})),
     maintenance: maintenance.default(maintenance.parse({})),
     scheduler: schedulerSchema.default(schedulerSchema.parse({})),
     gateway: gateway.default(gateway.parse({})),

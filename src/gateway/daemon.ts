@@ -7,6 +7,7 @@ import { isLoopbackName } from "../http/host-check.js";
 import { listenOrExplain } from "../http/port-in-use.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
+import { type Replication, startReplication } from "../ops/replicate/run.js";
 import {
   claimAfterDrain,
   claimGateway,
@@ -27,6 +28,7 @@ import { ToolRegistry } from "../turn/tools/registry.js";
 import { HandoffWatcher } from "./handoff.js";
 import { GatewayMetrics } from "./metrics.js";
 import { GenerationRecovery } from "./recovery.js";
+import { watchReplication } from "./replication-metrics.js";
 import { buildServer } from "./server.js";
 
 export interface Gateway {
@@ -152,6 +154,7 @@ export async function startGateway(options: {
   );
   let address: string;
   let sampler: { stop(): void } | undefined;
+  let replication: Replication | undefined;
   const parking: ParkServer[] = [];
   const logOf = (level: "info" | "warn" | "error") => (event: object, message: string) =>
     app.log[level](event, message);
@@ -182,8 +185,16 @@ export async function startGateway(options: {
       write: (profile, fn) => fn(runtimes.get(profile)!.store),
       log: { warn: logOf("warn") },
     });
+    replication = await startReplication({
+      config,
+      home,
+      stores: [...runtimes.values()].map((r) => r.store),
+      log: { info: logOf("info"), warn: logOf("warn") },
+    });
+    watchReplication(metrics.registry, () => replication?.statuses() ?? []);
   } catch (err) {
     clearInterval(idle);
+    await replication?.stop();
     await Promise.all(parking.map((p) => p.close()));
     await watcher.stop(0);
     await closeAll();
@@ -267,6 +278,7 @@ export async function startGateway(options: {
       await Promise.race([drained, new Promise((r) => setTimeout(r, CANCEL_GRACE_MS).unref())]);
       for (const r of runtimes.values()) await r.committer.drain();
       await Promise.all(parking.map((p) => p.close()));
+      await replication?.stop();
       await closeAll();
     },
   };

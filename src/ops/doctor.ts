@@ -26,6 +26,7 @@ import {
   STALE_HANDOFF_MS,
   synchronousFinding,
 } from "./doctor/store.js";
+import { replicationFindings } from "./replicate/doctor.js";
 
 export type { Finding, Severity } from "./doctor/finding.js";
 
@@ -121,6 +122,7 @@ export async function runDoctor(
   report.holders = held.holders;
   findings.push(...routingFindings(home, profile, path));
   findings.push(...backupFindings(home, profile));
+  findings.push(...replicationFindings(home, profile, config));
   findings.push(...stagingFindings(home));
   // A full disk was already said where the content could not be read.
   if (!findings.some((f) => f.code === "disk_full")) findings.push(...spaceFindings(path));

@@ -2,6 +2,7 @@ import { profileDir } from "../config/paths.js";
 import { isHearthError } from "../errors.js";
 import { type ParkServer, serveParking } from "../process/park-socket.js";
 import { isSqliteStore, type Store } from "../store/api.js";
+import { pauseReplication, resumeReplication } from "./replicate/run.js";
 
 export interface ParkingLog {
   info(event: Record<string, unknown>, message: string): void;
@@ -28,6 +29,7 @@ export async function acceptWindows(
   return serveParking(profileDir(store.home, profile), {
     park: async (request) => {
       const started = Date.now();
+      await pauseReplication(store.path);
       await store.park();
       log.warn(
         {
@@ -44,6 +46,7 @@ export async function acceptWindows(
       for (let attempt = 1, delay = 50; ; attempt++, delay = Math.min(delay * 2, 2000)) {
         try {
           await store.resume();
+          resumeReplication(store.path);
           log.info(
             { event: "window.resumed", profile, op: request.op },
             "resumed after the window",

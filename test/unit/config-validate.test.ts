@@ -31,7 +31,13 @@ describe("validateConfig", () => {
         readerNice: 10,
         pg: { pool: { max: 8, idleTimeoutMs: 30_000 }, statementTimeoutMs: 0 },
       },
-      backup: { keep: 7, forensicKeep: 3, nice: 10 },
+      backup: { keep: 7, forensicKeep: 3, nice: 10, targets: [] },
+      replicate: {
+        intervalMs: 1000,
+        snapshotIntervalMs: 21_600_000,
+        retentionMs: 604_800_000,
+        maxWalBytes: 268_435_456,
+      },
       maintenance: { maxParkMs: 30_000, healthSampleMs: 900_000, healthKeepDays: 90 },
       gateway: {
         host: "127.0.0.1",

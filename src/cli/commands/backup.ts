@@ -22,7 +22,11 @@ export function registerBackup(program: Command): void {
       positive(v, "--keep"),
     )
     .option("--dry-run", "check space and print the target, write nothing")
-    .action(async (o: { keep?: number; dryRun?: boolean }, command: Command) => {
+    .option(
+      "--to <target>",
+      "also copy the backup to this backup.targets entry, read back and compared",
+    )
+    .action(async (o: { keep?: number; dryRun?: boolean; to?: string }, command: Command) => {
       const g = globals(command);
       const target = await maintenanceTarget(g);
       const progress = stepProgress(g);
@@ -31,7 +35,11 @@ export function registerBackup(program: Command): void {
         dryRun: o.dryRun === true,
         ...(o.keep === undefined ? {} : { keep: o.keep }),
       }).finally(() => progress.stop());
-      if (g.json) return printJson(result);
+      const copied =
+        o.to === undefined || result.dryRun
+          ? undefined
+          : await copyBackupToTarget({ ...target, file: result.path, to: o.to });
+      if (g.json) return printJson(copied ? { ...result, copied } : result);
       const pg = "entries" in result ? result : undefined;
       if (result.dryRun)
         process.stdout.write(
@@ -44,14 +52,24 @@ export function registerBackup(program: Command): void {
             : `backup: ${result.path} (${result.bytes} bytes, verified, ${result.durationMs} ms)\n`,
         );
         for (const old of result.removed) process.stdout.write(`removed old backup ${old}\n`);
+        if (copied)
+          process.stdout.write(
+            `copied to ${copied.target} as ${copied.key} (sha256 ${copied.sha256}, read back and compared)\n`,
+          );
       }
     });
 
   program
-    .command("restore <file>")
+    .command("restore [file]")
     .description(
-      "replace the store with a backup (offline: refuses with exit 3 while any process holds it)",
+      "replace the store with a backup (offline: refuses with exit 3 while any process holds it), or rebuild it from a replica (--from)",
     )
+    .option(
+      "--from <target>",
+      "a backup.targets name: rebuild from its replica (docs/operations.md)",
+    )
+    .option("--at <time>", "with --from: as of this time (ISO 8601 with zone, or epoch ms)")
+    .option("--into <home>", "with --from: into this new, empty home instead of over the store")
     .option("--yes", "do not ask for confirmation (required when stdin is not a terminal)")
     .option("--dry-run", "check the backup, the holders and the space, change nothing")
     .option("--window", "run on a live system: park the long-lived processes, restore, resume them")
@@ -59,49 +77,52 @@ export function registerBackup(program: Command): void {
       "--force",
       "PostgreSQL (store.url): replace a database that holds tables (its content is dumped to backups/forensic/ first)",
     )
-    .action(
-      async (
-        file: string,
-        o: { yes?: boolean; dryRun?: boolean; window?: boolean; force?: boolean },
-        command: Command,
-      ) => {
-        const g = globals(command);
-        const target = await maintenanceTarget(g);
-        const progress = stepProgress(g);
-        const run = () =>
-          restoreStore(target, {
-            from: file,
-            dryRun: o.dryRun === true,
-            window: o.window === true,
-            force: o.force === true,
-            onProgress: progress.onProgress,
-            ...(o.dryRun || o.yes
-              ? {}
-              : { confirm: (replacing: string) => confirm(`replace ${replacing} with ${file}?`) }),
-          });
-        // The restored store's trail is the backup's, then this restore (docs/security.md#audit-trail).
-        const result = await (o.dryRun
-          ? run()
-          : audited(g, { action: "store.restore", detail: { from: file } }, run)
-        ).finally(() => progress.stop());
-        if (g.json) return printJson(result);
-        if (result.dryRun) {
-          process.stdout.write(`would restore ${result.path} from ${file}\n`);
-          return;
-        }
-        const pg = "backend" in result && result.backend === "postgres" ? result : undefined;
+    .action(async (file: string | undefined, o: RestoreOptions, command: Command) => {
+      const g = globals(command);
+      if (o.from !== undefined || file === undefined) return restoreFrom(file, o, command);
+      const target = await maintenanceTarget(g);
+      const progress = stepProgress(g);
+      const run = () =>
+        restoreStore(target, {
+          from: file,
+          dryRun: o.dryRun === true,
+          window: o.window === true,
+          force: o.force === true,
+          onProgress: progress.onProgress,
+          ...(o.dryRun || o.yes
+            ? {}
+            : { confirm: (replacing: string) => confirm(`replace ${replacing} with ${file}?`) }),
+        });
+      // The restored store's trail is the backup's, then this restore (docs/security.md#audit-trail).
+      const result = await (o.dryRun
+        ? run()
+        : audited(g, { action: "store.restore", detail: { from: file } }, run)
+      ).finally(() => progress.stop());
+      if (g.json) return printJson(result);
+      if (result.dryRun) {
+        process.stdout.write(`would restore ${result.path} from ${file}\n`);
+        return;
+      }
+      const pg = "backend" in result && result.backend === "postgres" ? result : undefined;
+      process.stdout.write(
+        pg
+          ? `restored ${result.path} from ${file} (schema ${pg.schemaVersion}, ${pg.counts.sessions} sessions, ${pg.counts.messages} messages)\n`
+          : `restored ${result.path} from ${file} (verified)\n`,
+      );
+      if (result.forensicCopy)
         process.stdout.write(
-          pg
-            ? `restored ${result.path} from ${file} (schema ${pg.schemaVersion}, ${pg.counts.sessions} sessions, ${pg.counts.messages} messages)\n`
-            : `restored ${result.path} from ${file} (verified)\n`,
+          `the replaced ${pg ? "database" : "store"} is kept in ${result.forensicCopy}\n`,
         );
-        if (result.forensicCopy)
-          process.stdout.write(
-            `the replaced ${pg ? "database" : "store"} is kept in ${result.forensicCopy}\n`,
-          );
-      },
-    );
+    });
 }
+
+type RestoreOptions = import("./restore-from.js").RestoreOptions;
+
+const restoreFrom: typeof import("./restore-from.js").restoreFrom = async (...a) =>
+  (await import("./restore-from.js")).restoreFrom(...a);
+
+const copyBackupToTarget: typeof import("../../ops/replicate/copy-backup.js").copyBackupToTarget =
+  async (...a) => (await import("../../ops/replicate/copy-backup.js")).copyBackupToTarget(...a);
 
 function positive(value: string, flag: string): number {
   const n = Number(value);

@@ -199,6 +199,7 @@ export function judge(view: PgView, url: string): Finding[] {
       severity: l.ms !== null && l.ms > LAG_WARN_MS ? "warning" : "info",
       message: `${l.who}: replay lag ${l.ms === null ? "unknown" : `${l.ms} ms`}`,
     });
+  findings.push(archiveFinding(view.archive));
   if (view.counts)
     findings.push({
       code: "pg.counts",
@@ -206,4 +207,32 @@ export function judge(view: PgView, url: string): Finding[] {
       message: `sessions: ${view.counts.sessions}, messages: ${view.counts.messages} (${view.counts.activeMessages} live, ${view.counts.archivedMessages} history)`,
     });
   return findings;
+}
+
+/**
+ * Whether PostgreSQL archives its WAL (its own continuous copy off the
+ * host, the base of point-in-time recovery; hearth's replication is for
+ * SQLite stores): reported, not judged, since a managed service archives
+ * without saying so here (docs/postgres.md#point-in-time-recovery).
+ */
+function archiveFinding(archive: PgView["archive"]): Finding {
+  if (!archive)
+    return {
+      code: "pg.archive",
+      severity: "info",
+      message: "WAL archiving: archive_mode cannot be read by this role",
+    };
+  const on = archive.mode !== "off" && (archive.command !== "" || archive.library !== null);
+  return {
+    code: "pg.archive",
+    severity: "info",
+    message: on
+      ? `WAL archiving on (archive_mode ${archive.mode}, ${archive.library ? `archive_library ${archive.library}` : `archive_command ${archive.command}`}): point-in-time recovery is possible from the archive`
+      : `WAL archiving off (archive_mode ${archive.mode}${archive.mode !== "off" ? ", no archive_command" : ""}): no point-in-time recovery beyond hearth backup's pg_dump copies`,
+    ...(on
+      ? {}
+      : {
+          fix: "set archive_mode and archive_command (or use pgBackRest / WAL-G); docs/postgres.md#point-in-time-recovery",
+        }),
+  };
 }

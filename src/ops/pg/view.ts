@@ -94,6 +94,8 @@ export interface PgView {
   hosts: HostEntry[];
   /** An unfinished hearth migrate --to copy into this database (its progress row), else null. */
   copy: CopyInProgress | null;
+  /** WAL archiving, PostgreSQL's own continuous copy for point-in-time recovery (docs/postgres.md); null: unreadable. */
+  archive: { mode: string; command: string; library: string | null } | null;
   counts: {
     sessions: number;
     messages: number;
@@ -142,6 +144,7 @@ export async function readPgView(client: PgClient, url: string): Promise<PgView>
     replication: await replication(client, server.replica === true),
     hosts: (await hasHostsTable(client)) ? await liveHosts(client) : [],
     copy: version === null ? null : ((await copyInProgress(client)) ?? null),
+    archive: await archiving(client),
     counts: version === null ? null : await counts(client),
   };
 }
@@ -286,4 +289,19 @@ async function counts(client: PgClient): Promise<PgView["counts"]> {
 async function hasHostsTable(client: PgClient): Promise<boolean> {
   const { rows } = await client.query("SELECT to_regclass('hearth_hosts') IS NOT NULL AS present");
   return rows[0]?.present === true;
+}
+
+/** archive_mode, archive_command and (PostgreSQL 15+) archive_library; null when the role may not read them. */
+async function archiving(client: PgClient): Promise<PgView["archive"]> {
+  try {
+    const row = (
+      await client.query(
+        `SELECT current_setting('archive_mode') AS mode, current_setting('archive_command') AS command,
+                current_setting('archive_library', true) AS library`,
+      )
+    ).rows[0];
+    return { mode: row.mode, command: row.command ?? "", library: row.library || null };
+  } catch {
+    return null;
+  }
 }

@@ -51,12 +51,25 @@ export function storeUrlWithPassword(url: string, sources: PasswordSources): str
 
 /** The first line of `file`, which must be a regular file of this user's, unreadable by others. */
 export function readPasswordFile(file: string): string {
-  const refuse = (why: string, cause?: unknown) =>
-    new HearthError("HEARTH_PASSWORD_FILE_UNSAFE", `refusing password file ${file}: ${why}`, {
-      resource: file,
-      cause,
-      hint: `write the password alone in ${file}, then: chown $(id -u) ${file} && chmod 600 ${file}`,
-    });
+  const password = readPrivateFile(file, "password").split(/\r?\n/)[0] ?? "";
+  if (password === "") throw unsafeFile(file, "password", "its first line is empty");
+  return password;
+}
+
+const unsafeFile = (file: string, what: string, why: string, cause?: unknown) =>
+  new HearthError("HEARTH_PASSWORD_FILE_UNSAFE", `refusing ${what} file ${file}: ${why}`, {
+    resource: file,
+    cause,
+    hint: `write the ${what} alone in ${file}, then: chown $(id -u) ${file} && chmod 600 ${file}`,
+  });
+
+/**
+ * The text of a secret's file (a password, S3 credentials), which must be a
+ * regular file of this user's, unreadable by others: anything else is
+ * refused (HEARTH_PASSWORD_FILE_UNSAFE), never read.
+ */
+export function readPrivateFile(file: string, what: string): string {
+  const refuse = (why: string, cause?: unknown) => unsafeFile(file, what, why, cause);
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -74,9 +87,7 @@ export function readPasswordFile(file: string): string {
       throw refuse(
         `its group or others may read or write it (mode ${(st.mode & 0o777).toString(8).padStart(4, "0")})`,
       );
-    const password = readFileSync(fd, "utf8").split(/\r?\n/)[0] ?? "";
-    if (password === "") throw refuse("its first line is empty");
-    return password;
+    return readFileSync(fd, "utf8");
   } finally {
     closeSync(fd);
   }

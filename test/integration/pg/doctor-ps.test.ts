@@ -109,6 +109,13 @@ describe.skipIf(!pgEnabled)("hearth doctor and ps on PostgreSQL", () => {
     const samples = d.pg.tables.find((t: { table: string }) => t.table === "health_samples");
     expect(samples.deadRows).toBeGreaterThanOrEqual(3000);
     expect(d.pg.counts.sessions).toBe(3);
+    // WAL archiving (PostgreSQL's own point-in-time recovery) is reported as the server has it.
+    const archive = (await watcher.query("SHOW archive_mode")).rows[0].archive_mode as string;
+    expect(d.pg.archive.mode).toBe(archive);
+    const archiving = d.findings.find((f: { code: string }) => f.code === "pg.archive");
+    expect(archiving.message).toMatch(
+      archive === "off" ? /^WAL archiving off \(archive_mode off\)/ : /archive_mode /,
+    );
 
     // Released: no wait left; the doctor is back to ok for locks.
     await gateway.query("ROLLBACK");

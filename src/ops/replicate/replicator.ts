@@ -1,0 +1,316 @@
+import { statSync } from "node:fs";
+import type { HearthConfig } from "../../config/schema.js";
+import { HearthError } from "../../errors.js";
+import { inodeLocks } from "../../process/inode-locks.js";
+import type { SqliteStore } from "../../store/sqlite/store.js";
+import { WalSource } from "../../store/sqlite/wal-ship/source.js";
+import {
+  type WalHeader,
+  type WalPosition,
+  walStart,
+} from "../../store/sqlite/wal-ship/wal-file.js";
+import { newGeneration, segmentKey, snapshotKey } from "./layout.js";
+import { applyRetention } from "./retention.js";
+import type { ReplicationStatus } from "./status.js";
+import { sha256, type Target } from "./target.js";
+
+export interface ReplicatorLog {
+  info(event: object, message: string): void;
+  warn(event: object, message: string): void;
+}
+
+/** A segment holds at most this many bytes of frames (a larger backlog ships in several). */
+const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
+/** Retention runs at most this often. */
+const RETENTION_EVERY_MS = 60_000;
+/** The WAL is let start over (restart()) once this many checkpoint thresholds long. */
+const RESTART_THRESHOLDS = 2;
+
+interface Generation {
+  id: string;
+  key: string;
+  walSeq: number;
+  checkpointSeq: number | undefined;
+  /** Shipped through here in WAL walSeq (undefined: the WAL had no header yet). */
+  pos: WalPosition | undefined;
+  snapshotAt: number;
+}
+
+/**
+ * Continuous replication of one SQLite profile to a target
+ * (docs/durability.md#continuous-replication), in the process that holds
+ * its writer (the gateway). Every `intervalMs` a tick ships the frames
+ * committed since the last one, as one segment; the WAL hold (hold.ts)
+ * keeps any checkpoint, of any process, from copying unshipped frames away,
+ * and restart() lets the WAL start over once it is shipped. A break in the
+ * stream (this process started, a window parked the store, the file was
+ * replaced, the target failed until the WAL reached maxWalBytes) starts a
+ * new generation with a snapshot.
+ */
+export class Replicator {
+  private gen: Generation | undefined;
+  private source: WalSource | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private paused = false;
+  private lastRetention = 0;
+  private readonly status: ReplicationStatus;
+
+  constructor(
+    private readonly store: SqliteStore,
+    private readonly target: Target,
+    private readonly config: HearthConfig,
+    private readonly publish: (status: ReplicationStatus) => void,
+    private readonly log: ReplicatorLog,
+  ) {
+    this.status = {
+      pid: process.pid,
+      profile: store.profile,
+      target: target.name,
+      generation: null,
+      walSeq: 0,
+      shippedThrough: null,
+      lagMs: null,
+      intervalMs: config.replicate.intervalMs,
+      lastError: null,
+      abandoned: 0,
+      at: Date.now(),
+    };
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** The status as of the last tick. */
+  get current(): ReplicationStatus {
+    return this.status;
+  }
+
+  /** One tick now (tests, and before a stop): ships what is committed. */
+  tick(): Promise<void> {
+    this.running ??= this.run().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Stop holding the WAL (a maintenance window parks the store): ship what is committed first. */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await this.running;
+    if (this.gen) await this.ship().catch(() => {});
+    this.endGeneration();
+  }
+
+  resume(): void {
+    this.paused = false;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    if (this.gen) await this.ship().catch(() => {});
+    this.endGeneration();
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.tick().finally(() => this.schedule(this.config.replicate.intervalMs));
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async run(): Promise<void> {
+    if (this.stopped || this.paused || this.store.isClosed || this.store.isParked) {
+      this.endGeneration();
+      return;
+    }
+    const started = Date.now();
+    try {
+      if (this.gen && this.source!.key() !== this.gen.key) this.endGeneration();
+      if (!this.gen) await this.startGeneration();
+      else await this.ship();
+      this.status.shippedThrough = started;
+      const gen = this.gen!;
+      if (Date.now() - gen.snapshotAt >= this.config.replicate.snapshotIntervalMs)
+        await this.snapshot(gen);
+      await this.maybeRestart(gen);
+      this.status.lastError = null;
+      if (Date.now() - this.lastRetention >= RETENTION_EVERY_MS) {
+        this.lastRetention = Date.now();
+        await applyRetention(this.target, this.store.profile, gen.id, this.config.replicate);
+      }
+    } catch (err) {
+      this.failed(err);
+    }
+    this.status.at = Date.now();
+    this.status.lagMs =
+      this.status.shippedThrough === null ? null : this.status.at - this.status.shippedThrough;
+    this.status.generation = this.gen?.id ?? null;
+    this.status.walSeq = this.gen?.walSeq ?? 0;
+    try {
+      this.publish(this.status);
+    } catch {
+      // The status is for watchers; replication goes on without it.
+    }
+  }
+
+  private failed(err: unknown): void {
+    const e = err as HearthError;
+    const first = this.status.lastError === null;
+    this.status.lastError = {
+      code: e.code ?? "HEARTH_TARGET_FAILED",
+      message: e.message,
+      since: this.status.lastError?.since ?? Date.now(),
+    };
+    if (first)
+      this.log.warn(
+        { event: "replicate.failed", profile: this.store.profile, target: this.target.name, err },
+        "replication is behind; the WAL is kept until the target takes it",
+      );
+    // Not holding the WAL (a failed start) or the WAL too long to keep: give the generation up.
+    if (this.gen && (!this.source?.hold.holding || this.walTooLong())) {
+      this.status.abandoned++;
+      this.log.warn(
+        { event: "replicate.abandoned", profile: this.store.profile, generation: this.gen.id },
+        "gave up the generation (the writer is not held up); a new one starts with a snapshot once the target answers",
+      );
+      this.endGeneration();
+    }
+  }
+
+  private walTooLong(): boolean {
+    const size = this.source ? fileSize(`${this.store.path}-wal`) : 0;
+    return size > this.config.replicate.maxWalBytes;
+  }
+
+  private endGeneration(): void {
+    this.gen = undefined;
+    this.source?.close();
+    this.source = undefined;
+  }
+
+  private async startGeneration(): Promise<void> {
+    const { durability, store } = this.config;
+    this.source ??= new WalSource({
+      path: this.store.path,
+      writeLock: this.store[inodeLocks].writeLock,
+      synchronous: durability.synchronous,
+      truncateAbove: durability.journalSizeLimitBytes,
+      patienceMs: store.busyTimeoutMs,
+    });
+    const source = this.source;
+    source.hold.begin();
+    try {
+      const header = await source.header();
+      const gen: Generation = {
+        id: newGeneration(),
+        key: source.key(),
+        walSeq: 0,
+        checkpointSeq: header?.checkpointSeq,
+        pos: header ? walStart(header) : undefined,
+        snapshotAt: 0,
+      };
+      // Read first, put after the frames: its time is then past every frame whose pages it may hold.
+      const data = await source.readDatabase();
+      if (header) await this.shipFrames(gen, header);
+      await this.putSnapshot(gen, data);
+      this.gen = gen;
+      this.log.info(
+        { event: "replicate.generation", profile: this.store.profile, generation: gen.id },
+        `replicating to ${this.target.name} (${this.target.where}), generation ${gen.id}`,
+      );
+    } catch (err) {
+      this.endGeneration();
+      throw err;
+    }
+  }
+
+  /**
+   * The database file, read under the hold: it holds no page of a frame
+   * not yet shipped (a checkpoint copies none past the hold). A restore
+   * applies every frame of its walSeq to it, which mends a page a
+   * checkpoint was writing while it was read.
+   */
+  private async snapshot(gen: Generation): Promise<void> {
+    await this.putSnapshot(gen, await this.source!.readDatabase());
+  }
+
+  private async putSnapshot(gen: Generation, data: Buffer): Promise<void> {
+    const at = Date.now();
+    const item = { generation: gen.id, walSeq: gen.walSeq, frame: gen.pos?.frame ?? 0, at };
+    await this.target.put(snapshotKey(this.store.profile, { ...item, sha: sha256(data) }), data);
+    gen.snapshotAt = at;
+  }
+
+  /** A new hold, every committed frame shipped, then the older hold let go (hold.ts). */
+  private async ship(): Promise<void> {
+    const gen = this.gen!;
+    const source = this.source!;
+    source.hold.begin();
+    try {
+      const header = await source.header();
+      if (header) await this.shipFrames(gen, header);
+    } catch (err) {
+      source.hold.releaseNewest();
+      throw err;
+    }
+    source.hold.releaseOlder();
+  }
+
+  private async shipFrames(gen: Generation, header: WalHeader): Promise<void> {
+    if (!gen.pos || header.salt1 !== gen.pos.salt1 || header.salt2 !== gen.pos.salt2) {
+      // The WAL started over. The hold let that happen only with every frame
+      // of the old one shipped; once exactly, or the stream is broken.
+      if (
+        gen.pos &&
+        gen.checkpointSeq !== undefined &&
+        header.checkpointSeq !== gen.checkpointSeq + 1
+      )
+        throw new HearthError(
+          "HEARTH_REPLICA_GAP",
+          `the WAL of ${this.store.path} started over more than once between two reads`,
+          { resource: this.store.path, hint: "a new generation starts with a snapshot" },
+        );
+      if (gen.pos) gen.walSeq++;
+      gen.checkpointSeq = header.checkpointSeq;
+      gen.pos = walStart(header);
+    }
+    for (;;) {
+      const read = await this.source!.read(header, gen.pos, SEGMENT_MAX_BYTES);
+      if (read.data.length === 0) return;
+      const at = Date.now();
+      const seg = {
+        generation: gen.id,
+        walSeq: gen.walSeq,
+        from: read.from.frame,
+        to: read.to.frame,
+        at,
+      };
+      await this.target.put(
+        segmentKey(this.store.profile, { ...seg, sha: sha256(read.data) }),
+        read.data,
+      );
+      gen.pos = read.to;
+      if (read.data.length < SEGMENT_MAX_BYTES) return;
+    }
+  }
+
+  private async maybeRestart(gen: Generation): Promise<void> {
+    const pages = this.config.durability.walAutocheckpointPages;
+    if (!gen.pos || gen.pos.frame < RESTART_THRESHOLDS * pages) return;
+    const source = this.source!;
+    await source.restart(async () => {
+      const header = await source.header();
+      if (header) await this.shipFrames(gen, header);
+    });
+  }
+}
+
+function fileSize(path: string): number {
+  return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+}

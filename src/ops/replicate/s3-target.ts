@@ -1,0 +1,117 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import type { TargetConfig } from "../../config/targets.js";
+import { HearthError } from "../../errors.js";
+import { readPrivateFile } from "../../store/pg/password.js";
+import { type Target, targetFailed } from "./target.js";
+
+/**
+ * An S3-compatible bucket (AWS, MinIO, s3rver, …) through the AWS SDK.
+ * A PUT is atomic: an object is there whole or not at all.
+ */
+export class S3Target implements Target {
+  readonly where: string;
+  readonly name: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+
+  constructor(t: TargetConfig, credentialsFile: string | undefined) {
+    this.name = t.name;
+    this.bucket = t.bucket!;
+    this.prefix = t.prefix ? `${t.prefix}/` : "";
+    this.where = `s3://${this.bucket}/${this.prefix}${t.endpoint ? ` at ${t.endpoint}` : ""}`;
+    this.client = new S3Client({
+      region: t.region,
+      forcePathStyle: t.forcePathStyle,
+      maxAttempts: 2,
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+      credentials: credentials(t, credentialsFile),
+      ...(t.endpoint ? { endpoint: t.endpoint } : {}),
+    });
+  }
+
+  async put(key: string, data: Buffer): Promise<void> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: data }),
+      );
+    } catch (err) {
+      throw targetFailed(this, `writing ${key}`, err);
+    }
+  }
+
+  async get(key: string): Promise<Buffer> {
+    try {
+      const out = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }),
+      );
+      return Buffer.from(await out.Body!.transformToByteArray());
+    } catch (err) {
+      throw targetFailed(this, `reading ${key}`, err);
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const out = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.prefix + prefix,
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        );
+        for (const o of out.Contents ?? []) if (o.Key) keys.push(o.Key.slice(this.prefix.length));
+        token = out.IsTruncated ? out.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw targetFailed(this, `listing ${prefix}`, err);
+    }
+    return keys;
+  }
+
+  async remove(keys: string[]): Promise<void> {
+    try {
+      for (const key of keys)
+        await this.client.send(
+          new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }),
+        );
+    } catch (err) {
+      throw targetFailed(this, "removing old objects", err);
+    }
+  }
+}
+
+/** Credentials from the file when one is configured, else from the environment variables named. */
+function credentials(
+  t: TargetConfig,
+  file: string | undefined,
+): { accessKeyId: string; secretAccessKey: string } {
+  const values: Record<string, string> = {};
+  if (file !== undefined) {
+    for (const line of readPrivateFile(file, "credentials").split(/\r?\n/)) {
+      const m = /^\s*([a-z_]+)\s*=\s*(\S+)\s*$/.exec(line);
+      if (m) values[m[1]!] = m[2]!;
+    }
+  }
+  const accessKeyId = file ? values.aws_access_key_id : process.env[t.accessKeyIdEnv];
+  const secretAccessKey = file ? values.aws_secret_access_key : process.env[t.secretAccessKeyEnv];
+  if (!accessKeyId || !secretAccessKey)
+    throw new HearthError(
+      "HEARTH_TARGET_FAILED",
+      `backup target ${t.name}: no S3 credentials (${file ? `${file} lacks aws_access_key_id or aws_secret_access_key` : `${t.accessKeyIdEnv} and ${t.secretAccessKeyEnv} are not both set`})`,
+      {
+        resource: t.name,
+        hint: "set the two variables, or point credentialsFile at a 0600 file holding aws_access_key_id = … and aws_secret_access_key = …",
+      },
+    );
+  return { accessKeyId, secretAccessKey };
+}
