@@ -133,8 +133,9 @@ describe.skipIf(!pgEnabled)("handoff wake-ups on PostgreSQL", () => {
     expect(s.watcher.counts.claims.notify).toBe(claims.notify + 1);
   });
 
-  it("on SQLite nothing is pushed: the watcher polls at gateway.handoffPollMs as before", async () => {
-    const store = await openStore({ home: tempHome(), env: {} });
+  it("on SQLite a commit wakes the watcher (the WAL index watch); without one it polls only at the fallback rate", async () => {
+    const home = tempHome();
+    const store = await openStore({ home, env: {} });
     cleanup.push(() => store.close());
     const config = { ...store.config, gateway: { ...store.config.gateway, handoffPollMs: 20 } };
     const runtime = { profile: "default", store } as ProfileRuntime;
@@ -142,9 +143,15 @@ describe.skipIf(!pgEnabled)("handoff wake-ups on PostgreSQL", () => {
     const watcher = new HandoffWatcher(new Map([["default", runtime]]), () => config, log);
     await watcher.start();
     cleanup.push(() => watcher.stop(0));
-    // 20 polls take 0.4 s at the fast rate, 100 s at the fallback one.
-    await until("fast polls", () => watcher.counts.polls.timer >= 20, 15_000);
-    expect(watcher.counts.polls.notify + watcher.counts.polls.listening).toBe(0);
+    // Idle: 1 s would be 50 polls at handoffPollMs; the fallback rate makes it 1 at most.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(watcher.counts.polls.timer).toBeLessThanOrEqual(2);
+    // A handoff requested by another process's commit wakes it.
+    const other = await openStore({ home, env: {} });
+    cleanup.push(() => other.close());
+    const session = await other.sessions.create({ title: "to the gateway" });
+    expect(await other.handoffs.request(session.id, "http")).toBe(true);
+    await until("woken by the commit", () => watcher.counts.claims.notify >= 1, 15_000);
   });
 
   it("a gateway process listens on its own connection and delivers a handoff another process requests on the notification", async () => {
