@@ -5,6 +5,8 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { isLoopbackName } from "../http/host-check.js";
 import { listenOrExplain } from "../http/port-in-use.js";
+import { warningRing } from "../log/events.js";
+import { logSink } from "../log/sink.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
 import {
@@ -62,6 +64,7 @@ export async function startGateway(options: {
   let responder: Responder = createResponder(config);
   let tools = await ToolRegistry.load(config.tools);
   const metrics = new GatewayMetrics();
+  const events = warningRing();
   const runtimes = new Map<string, ProfileRuntime>();
   const locks: GatewayLock[] = [];
   const closeAll = async () => {
@@ -123,8 +126,12 @@ export async function startGateway(options: {
       shutdown: shutdown.signal,
       draining: draining.signal,
       recover: (err) => recovery.recover(err),
+      events,
     },
-    { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
+    {
+      level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info",
+      stream: logSink({ ring: events, proc: "gateway" }),
+    },
   );
   // While stopping, answers tell clients not to reuse the connection.
   app.addHook("onSend", async (_request, reply) => {
