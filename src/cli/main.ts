@@ -5,6 +5,7 @@ import { registerAcp } from "./commands/acp.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerChat } from "./commands/chat.js";
+import { registerControl } from "./commands/control.js";
 import { registerCron } from "./commands/cron.js";
 import { registerDashboard } from "./commands/dashboard.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -70,6 +71,9 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   });
   registerStart(program, (code) => {
+    exitCode = code;
+  });
+  registerControl(program, (code) => {
     exitCode = code;
   });
   try {

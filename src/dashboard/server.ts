@@ -9,9 +9,9 @@ import type { EventRing } from "../log/ring.js";
 import type { TokenGrant } from "../store/token-scopes.js";
 import { browserActor, registerAuditRoutes } from "./api-audit.js";
 import { registerChatRoutes } from "./api-chat.js";
-import { registerEventRoutes } from "./api-events.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerJobRoutes } from "./api-jobs.js";
+import { registerEventRoutes } from "./api-logs.js";
 import { registerSessionRoutes } from "./api-sessions.js";
 import type { Asset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
@@ -34,7 +34,7 @@ export interface DashboardDeps {
   tls: { key: Buffer; cert: Buffer } | undefined;
   /** Redeem a login token (a one-time pairing code) for its family; throws HEARTH_UNAUTHORIZED. */
   redeem: (token: string) => Promise<Login>;
-  /** The dashboard's recent warn/error log events (GET /api/events). */
+  /** The dashboard's recent warn/error log events (GET /api/logs). */
   events?: EventRing;
 }
 

@@ -65,6 +65,20 @@ export async function startGateway(options: {
   let tools = await ToolRegistry.load(config.tools);
   const metrics = new GatewayMetrics();
   const events = warningRing();
+  const sink = logSink({ ring: events, proc: "gateway" });
+  // What a store reports while it opens, before the server (and its logger) exists.
+  let warn = (fields: object, message: string): void => {
+    sink.write(
+      JSON.stringify({
+        level: 40,
+        time: Date.now(),
+        proc: "gateway",
+        pid: process.pid,
+        ...fields,
+        msg: message,
+      }),
+    );
+  };
   const runtimes = new Map<string, ProfileRuntime>();
   const locks: GatewayLock[] = [];
   const closeAll = async () => {
@@ -79,7 +93,7 @@ export async function startGateway(options: {
         profile,
         readerThreads: true,
         // What the store reports later (a removed WAL saved on reattach) goes to the gateway's log.
-        logger: { warn: (fields, message) => app.log.warn(fields, message) },
+        logger: { warn: (fields, message) => warn(fields, message) },
       });
       runtimes.set(profile, {
         profile,
@@ -130,9 +144,10 @@ export async function startGateway(options: {
     },
     {
       level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info",
-      stream: logSink({ ring: events, proc: "gateway" }),
+      stream: sink,
     },
   );
+  warn = (fields, message) => app.log.warn(fields, message);
   // While stopping, answers tell clients not to reuse the connection.
   app.addHook("onSend", async (_request, reply) => {
     if (stopping) void reply.header("connection", "close");

@@ -37,8 +37,15 @@ export class EventRing {
   }
 }
 
-/** A log line parsed into an event, or a plain line kept as an info event with the text as `msg`. */
-export function parseLogLine(line: string, defaults: Record<string, unknown> = {}): LogEvent {
+/**
+ * A log line parsed into an event, or a plain line kept as an event of
+ * `plainLevel` (info unless told) with the text as `msg`.
+ */
+export function parseLogLine(
+  line: string,
+  defaults: Record<string, unknown> = {},
+  plainLevel = 30,
+): LogEvent {
   if (line.startsWith("{")) {
     try {
       const e = JSON.parse(line) as Record<string, unknown>;
@@ -53,5 +60,5 @@ export function parseLogLine(line: string, defaults: Record<string, unknown> = {
       // not JSON after all: kept as text below
     }
   }
-  return { ...defaults, level: 30, time: Date.now(), msg: line };
+  return { ...defaults, level: plainLevel, time: Date.now(), msg: line };
 }

@@ -23,6 +23,8 @@ export function logSink(options: {
   pretty?: boolean;
   /** The process name events without a `proc` field get. */
   proc?: string;
+  /** The level of a line that is not JSON (a child's error report is text: error). */
+  plainLevel?: number;
 }): {
   write(chunk: string): boolean;
 } {
@@ -38,7 +40,7 @@ export function logSink(options: {
         if (line === "") continue;
         const event =
           options.ring || pretty
-            ? parseLogLine(line, options.proc ? { proc: options.proc } : {})
+            ? parseLogLine(line, options.proc ? { proc: options.proc } : {}, options.plainLevel)
             : undefined;
         if (event) options.ring?.push(event);
         out.write(pretty && event ? `${prettyLine(event, { color: true })}\n` : `${line}\n`);
