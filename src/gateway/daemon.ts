@@ -29,6 +29,7 @@ import { HandoffWatcher } from "./handoff.js";
 import { GatewayMetrics } from "./metrics.js";
 import { GenerationRecovery } from "./recovery.js";
 import { buildServer } from "./server.js";
+import { registerStoreGauges } from "./store-gauges.js";
 
 export interface Gateway {
   address: string;
@@ -109,6 +110,7 @@ export async function startGateway(options: {
     throw err;
   }
   metrics.watchCommits(() => runtimes.values());
+  registerStoreGauges(metrics.registry, home, () => runtimes.values());
   for (const r of runtimes.values()) {
     r.committer.onBatch = (size, ms) => {
       metrics.batchSize.observe({ profile: r.profile }, size);
