@@ -18,6 +18,7 @@ import {
   stagingFindings,
 } from "./doctor/host.js";
 import { jobFindings } from "./doctor/jobs.js";
+import { serviceFindings } from "./doctor/services.js";
 import {
   contentFindings,
   durabilityFindings,
@@ -118,6 +119,7 @@ export async function runDoctor(
   // A full disk was already said where the content could not be read.
   if (!findings.some((f) => f.code === "disk_full")) findings.push(...spaceFindings(path));
   findings.push(...ledgerFindings(path, home, profile));
+  findings.push(...(await serviceFindings(home, profile, config)));
   return finish();
 }
 

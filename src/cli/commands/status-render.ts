@@ -1,4 +1,4 @@
-import type { ChildReadiness } from "../../supervisor/child-probe.js";
+import type { ChildReadiness } from "../../http/ready-probe.js";
 import type { ChildState } from "../../supervisor/supervise.js";
 import { printable } from "../printable.js";
 

@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 
-/** How long `hearth status` waits for a child's /v1/ready. */
+/** How long `hearth status` and doctor wait for a process's /v1/ready. */
 export const READY_PROBE_MS = 3_000;
 
-/** A child's resident memory from the kernel (/proc/<pid>/status VmRSS), null when unreadable. */
+/** A process's resident memory from the kernel (/proc/<pid>/status VmRSS), null when unreadable. */
 export function rssBytes(pid: number): number | null {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -22,10 +22,10 @@ export interface ChildReadiness {
 }
 
 /**
- * GET <address>/v1/ready of a supervised child, on loopback (a child bound
- * to every address is asked on 127.0.0.1). The child is ours and the
- * answer carries no secret, so a dashboard's own certificate is not
- * checked; nothing is sent but the request line.
+ * GET <address>/v1/ready of a hearth process of this home, on loopback (one
+ * bound to every address is asked on 127.0.0.1). The answer carries no
+ * secret, so a dashboard's own certificate is not checked; nothing is sent
+ * but the request line.
  */
 export function probeReady(address: string, timeoutMs = READY_PROBE_MS): Promise<ChildReadiness> {
   return new Promise((resolve) => {
@@ -33,7 +33,7 @@ export function probeReady(address: string, timeoutMs = READY_PROBE_MS): Promise
     try {
       url = new URL("/v1/ready", address);
     } catch {
-      resolve(unreachable("the child announced no address"));
+      resolve(unreachable("the process announced no address"));
       return;
     }
     if (url.hostname === "0.0.0.0" || url.hostname === "[::]") url.hostname = "127.0.0.1";
