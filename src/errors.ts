@@ -106,6 +106,7 @@ export const ERROR_CODES = {
     "the control socket of hearth start is not one this user may trust (owner, mode, type)",
   HEARTH_CHILD_UNREACHABLE: "a supervised child did not answer its /v1/ready",
   HEARTH_CHILD_EXITED: "a child hearth restart started again exited before it served",
+  HEARTH_UNIT_EXISTS: "hearth service install found a different systemd unit where it would write",
   HEARTH_RATE_LIMITED: "too many pairing or refresh attempts from one address",
   HEARTH_REQUEST_TIMEOUT:
     "an HTTP request's headers and body did not arrive within gateway.requestTimeoutMs",

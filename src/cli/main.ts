@@ -14,6 +14,7 @@ import { registerMaintenance } from "./commands/maintenance.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerPs } from "./commands/ps.js";
 import { registerScheduler } from "./commands/scheduler.js";
+import { registerService } from "./commands/service.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerStart } from "./commands/start.js";
 import { registerToken } from "./commands/token.js";
@@ -74,6 +75,9 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   });
   registerControl(program, (code) => {
+    exitCode = code;
+  });
+  registerService(program, (code) => {
     exitCode = code;
   });
   try {
