@@ -1,12 +1,9 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { profileDir } from "../../config/paths.js";
 import type { HearthConfig } from "../../config/schema.js";
 import { portHolder } from "../../http/port-in-use.js";
-import { probeReady } from "../../http/ready-probe.js";
-import { gatewayRecordPath, readRecord } from "../../process/gateway-lock.js";
 import { liveness } from "../../process/identity.js";
-import { readInstanceRecord } from "../../process/instance-lock.js";
 import { listProfiles } from "../ps.js";
 import type { Finding } from "./finding.js";
 
@@ -20,10 +17,21 @@ interface Service {
   setting: string;
 }
 
-/** The `hearth start` children of this home and profile, from their kernel-backed records. */
-function services(home: string, profile: string, config: HearthConfig): Service[] {
-  const gw = readRecord(gatewayRecordPath(home, profile));
-  const sched = readInstanceRecord(join(profileDir(home, profile), "run", "scheduler.lock.json"));
+/**
+ * The `hearth start` children of this home and profile, from their
+ * kernel-backed records. The lock modules load only when a record is
+ * there: a doctor on a quiet store loads no lock addon.
+ */
+async function services(home: string, profile: string, config: HearthConfig): Promise<Service[]> {
+  const run = join(profileDir(home, profile), "run");
+  const gw = existsSync(join(run, "gateway.json"))
+    ? (await import("../../process/gateway-lock.js")).readRecord(join(run, "gateway.json"))
+    : undefined;
+  const sched = existsSync(join(run, "scheduler.lock.json"))
+    ? (await import("../../process/instance-lock.js")).readInstanceRecord(
+        join(run, "scheduler.lock.json"),
+      )
+    : undefined;
   const schedAlive = sched !== undefined && liveness(sched) === "alive";
   // The dashboard's runtime file (dashboard/runtime-file.ts) has no start time:
   // it counts as running only while its pid is the one listening on its port.
@@ -105,7 +113,7 @@ export async function serviceFindings(
   config: HearthConfig,
 ): Promise<Finding[]> {
   const out: Finding[] = [];
-  for (const s of services(home, profile, config)) {
+  for (const s of await services(home, profile, config)) {
     if (s.pid === undefined) {
       const holder = s.port > 0 ? portHolder(s.port) : undefined;
       out.push(
@@ -127,6 +135,8 @@ export async function serviceFindings(
         message: `${s.name} pid ${s.pid} runs (port 0: its address is not known here, not probed)`,
       });
     else {
+      // HTTP (and TLS, for a dashboard on https) loads only when a service runs.
+      const { probeReady } = await import("../../http/ready-probe.js");
       const ready = await probeReady(s.address);
       const why = ready.reasons.map((r) => r.code).join(", ");
       out.push(
