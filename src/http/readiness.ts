@@ -79,14 +79,33 @@ export class Readiness {
 
   constructor(private readonly options: ReadinessOptions) {}
 
+  private settled: ReadyReport | undefined;
+
   /** The current answer, at most cacheMs old. */
   check(): Promise<ReadyReport> {
     const now = Date.now();
     const cacheMs = this.options.cacheMs ?? READY_CACHE_MS;
     if (this.cached && now - this.cached.at < cacheMs) return this.cached.report;
     const report = this.measure();
+    report.then(
+      (r) => {
+        this.settled = r;
+      },
+      () => undefined,
+    );
     this.cached = { at: now, report };
     return report;
+  }
+
+  /**
+   * The last finished answer, at once (undefined before the first), and a
+   * new check started when it is stale: what /v1/health shows as
+   * information. Liveness never waits on a store (a PostgreSQL round trip
+   * that hangs would make a balancer restart a healthy process).
+   */
+  latest(): ReadyReport | undefined {
+    void this.check();
+    return this.settled;
   }
 
   private async measure(): Promise<ReadyReport> {

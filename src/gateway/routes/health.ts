@@ -24,7 +24,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: RouteContext): v
 
   app.get("/v1/health", async (request) => {
     if (anonymous(request)) return { status: "ok" };
-    const report = await readiness.check();
+    const report = readiness.latest();
     return {
       status: "ok",
       pid: process.pid,
@@ -32,8 +32,8 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: RouteContext): v
       responder: deps.responder().name,
       uptimeMs: Math.round(process.uptime() * 1000),
       // Information, not a verdict: /v1/ready is the verdict.
-      ready: report.status === "ready",
-      stores: report.stores,
+      ready: report === undefined ? null : report.status === "ready",
+      stores: report?.stores ?? [],
     };
   });
 
