@@ -168,6 +168,40 @@ describe("hearth status, restart, stop and logs", () => {
     },
   );
 
+  it("five crashes in a row are a crash loop, logged at error; status counts them", async () => {
+    const home = quietHome();
+    const start = spawnNode([CLI, "--home", home, "start"]);
+    const up = await ready(start, "start.ready");
+    const seen = new Set([up.children!.scheduler!]);
+    let pid = up.children!.scheduler!;
+    for (let i = 0; i < 5; i++) {
+      process.kill(pid, "SIGKILL");
+      pid = (
+        await start.json<Line>(
+          (e) => e.event === "scheduler.ready" && !seen.has(e.pid!),
+          "a new scheduler.ready",
+        )
+      ).pid!;
+      seen.add(pid);
+    }
+    const errors = await runCli(["--json", "logs", "--level", "error"], { home });
+    const loops = errors.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(loops).toEqual([
+      expect.objectContaining({
+        level: 50,
+        event: "child.crash_loop",
+        name: "scheduler",
+        crashes: 5,
+      }),
+    ]);
+    const now = await status(home);
+    expect(row(now.children, "scheduler")).toMatchObject({ restarts: 5, crashes: 5 });
+    expect(await start.stop(30_000)).toEqual({ code: 0, signal: null });
+  });
+
   it("exits 5 while a child does not answer its /v1/ready", async () => {
     const home = quietHome();
     const start = spawnNode([CLI, "--home", home, "start"]);
