@@ -38,7 +38,10 @@ export function supervisorLogs() {
     );
   const childLog = (line: string, name: string) => {
     let sink = sinks.get(name);
-    if (!sink) sinks.set(name, (sink = logSink({ ring, proc: name, plainLevel: 50 })));
+    if (!sink) {
+      sink = logSink({ ring, proc: name, plainLevel: 50 });
+      sinks.set(name, sink);
+    }
     sink.write(line);
   };
   const childLine = (line: string, name: string) => {

@@ -114,7 +114,10 @@ describe("hearth status, restart, stop and logs", () => {
       );
       expect(crashed.level).toBe(40);
       let after = await status(home);
-      await until("every child ready again", async () => (after = await status(home)).code === 0);
+      await until("every child ready again", async () => {
+        after = await status(home);
+        return after.code === 0;
+      });
       expect(row(after.children, "scheduler")).toMatchObject({
         restarts: 1,
         crashes: 1,
