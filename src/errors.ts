@@ -105,6 +105,13 @@ export const ERROR_CODES = {
     "a worker's launcher went away before letting it start; nothing was done",
   HEARTH_CHILD_REFUSED:
     "a process hearth start supervises exited 78: a refusal a restart cannot fix, so it was not restarted",
+  HEARTH_SUPERVISOR_NOT_RUNNING:
+    "hearth status, restart, stop or logs found no running hearth start on the home",
+  HEARTH_CONTROL_SOCKET_UNSAFE:
+    "the control socket of hearth start is not one this user may trust (owner, mode, type)",
+  HEARTH_CHILD_UNREACHABLE: "a supervised child did not answer its /v1/ready",
+  HEARTH_CHILD_EXITED: "a child hearth restart started again exited before it served",
+  HEARTH_UNIT_EXISTS: "hearth service install found a different systemd unit where it would write",
   HEARTH_RATE_LIMITED: "too many pairing or refresh attempts from one address",
   HEARTH_REQUEST_TIMEOUT:
     "an HTTP request's headers and body did not arrive within gateway.requestTimeoutMs",

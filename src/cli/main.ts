@@ -5,6 +5,7 @@ import { registerAcp } from "./commands/acp.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerChat } from "./commands/chat.js";
+import { registerControl } from "./commands/control.js";
 import { registerCron } from "./commands/cron.js";
 import { registerDashboard } from "./commands/dashboard.js";
 import { registerDoctor } from "./commands/doctor.js";
@@ -14,6 +15,7 @@ import { registerMaintenance } from "./commands/maintenance.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerPs } from "./commands/ps.js";
 import { registerScheduler } from "./commands/scheduler.js";
+import { registerService } from "./commands/service.js";
 import { registerSessions } from "./commands/sessions.js";
 import { registerStart } from "./commands/start.js";
 import { registerToken } from "./commands/token.js";
@@ -72,6 +74,12 @@ async function main(argv: string[]): Promise<number> {
     exitCode = code;
   });
   registerStart(program, (code) => {
+    exitCode = code;
+  });
+  registerControl(program, (code) => {
+    exitCode = code;
+  });
+  registerService(program, (code) => {
     exitCode = code;
   });
   try {

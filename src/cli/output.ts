@@ -2,7 +2,18 @@ import { HearthError, isHearthError, toHearthError } from "../errors.js";
 import { printable } from "./printable.js";
 
 /** Exit codes: a documented contract (docs/cli.md). */
-export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3, problems: 4, config: 78 } as const;
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  refused: 3,
+  problems: 4,
+  /** hearth status: a supervised child is not running or not ready. */
+  notReady: 5,
+  /** hearth status, restart, stop, logs: no hearth start runs on the home. */
+  notRunning: 6,
+  config: 78,
+} as const;
 
 /**
  * Refusals a long-lived process (gateway, scheduler, hearth start) meets at
@@ -84,5 +95,6 @@ export function reportError(err: unknown, options: OutputOptions): number {
   }
   if (isHearthError(err) && REFUSAL_CODES.has(err.code)) return EXIT.refused;
   if (error.code === "HEARTH_USAGE" || error.code === "HEARTH_PROFILE_INVALID") return EXIT.usage;
+  if (error.code === "HEARTH_SUPERVISOR_NOT_RUNNING") return EXIT.notRunning;
   return EXIT.error;
 }

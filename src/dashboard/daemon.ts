@@ -7,6 +7,8 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { hostPolicy } from "../http/host-check.js";
 import { listenOrExplain } from "../http/port-in-use.js";
+import { warningRing } from "../log/events.js";
+import { logSink } from "../log/sink.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
 import { setProcessKind } from "../process/kind.js";
@@ -57,6 +59,7 @@ export async function startDashboard(options: {
   const shared = stores.stores[0]?.backend === "postgres";
   const sessions = shared ? new StoredSessions(stores, idleMs) : new MemorySessions(idleMs);
   let app: FastifyInstance | undefined;
+  const events = warningRing();
   const parking: ParkServer[] = [];
   const live = new LiveFeed(stores, config.dashboard.livePollMs, (err) =>
     app?.log.warn({ event: "dashboard.live_failed", err }, "live poll failed"),
@@ -74,8 +77,12 @@ export async function startDashboard(options: {
         cookieName: cookieName(config.dashboard.cookieName, shared, port),
         tls: tlsFiles,
         redeem: (token) => redeem(stores, token),
+        events,
       },
-      { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
+      {
+        level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info",
+        stream: logSink({ ring: events, proc: "dashboard" }),
+      },
     );
     const log = app.log;
     for (const store of stores.stores) {

@@ -13,14 +13,14 @@ export function registerProbeRoutes(app: FastifyInstance, deps: { stores: Profil
 
   app.get("/v1/health", async (request) => {
     if (!request.browser) return { status: "ok" };
-    const report = await readiness.check();
+    const report = readiness.latest();
     return {
       status: "ok",
       pid: process.pid,
       profiles: deps.stores.profiles,
       uptimeMs: Math.round(process.uptime() * 1000),
-      ready: report.status === "ready",
-      stores: report.stores,
+      ready: report === undefined ? null : report.status === "ready",
+      stores: report?.stores ?? [],
     };
   });
 

@@ -20,6 +20,7 @@ const CHANGE_SCOPES: Readonly<Record<string, TokenScope>> = {
 /** Reads that need more than `read`: the audit trail says who did what, from where. */
 const READ_SCOPES: Readonly<Record<string, TokenScope>> = {
   "GET /api/audit": "admin",
+  "GET /api/logs": "admin",
 };
 
 /** The scope a dashboard API request to `route` (Fastify's pattern) needs. */

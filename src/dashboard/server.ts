@@ -5,11 +5,13 @@ import { HearthError, type HearthErrorCode, isHearthError } from "../errors.js";
 import type { HostPolicy } from "../http/host-check.js";
 import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError } from "../http/request-error.js";
+import type { EventRing } from "../log/ring.js";
 import type { TokenGrant } from "../store/token-scopes.js";
 import { browserActor, registerAuditRoutes } from "./api-audit.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerJobRoutes } from "./api-jobs.js";
+import { registerEventRoutes } from "./api-logs.js";
 import { registerSessionRoutes } from "./api-sessions.js";
 import type { Asset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
@@ -32,6 +34,8 @@ export interface DashboardDeps {
   tls: { key: Buffer; cert: Buffer } | undefined;
   /** Redeem a login token (a one-time pairing code) for its family; throws HEARTH_UNAUTHORIZED. */
   redeem: (token: string) => Promise<Login>;
+  /** The dashboard's recent warn/error log events (GET /api/logs). */
+  events?: EventRing;
 }
 
 /** What a redeemed login token grants a browser: its family, profile, scope and reach. */
@@ -266,6 +270,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     registerAuditRoutes(scope);
     registerChatRoutes(scope, { gateway: deps.gateway });
     registerProbeRoutes(scope, { stores: deps.stores });
+    if (deps.events) registerEventRoutes(scope, deps.events);
   });
   return app;
 }

@@ -5,6 +5,8 @@ import type { HearthConfig } from "../config/schema.js";
 import { HearthError, isHearthError } from "../errors.js";
 import { isLoopbackName } from "../http/host-check.js";
 import { listenOrExplain } from "../http/port-in-use.js";
+import { warningRing } from "../log/events.js";
+import { logSink } from "../log/sink.js";
 import { startHealthSampler } from "../ops/health-sampler.js";
 import { acceptWindows } from "../ops/parking.js";
 import { type Replication, startReplication } from "../ops/replicate/run.js";
@@ -30,6 +32,7 @@ import { GatewayMetrics } from "./metrics.js";
 import { GenerationRecovery } from "./recovery.js";
 import { watchReplication } from "./replication-metrics.js";
 import { buildServer } from "./server.js";
+import { registerStoreGauges } from "./store-gauges.js";
 
 export interface Gateway {
   address: string;
@@ -71,6 +74,21 @@ export async function startGateway(options: {
     onCall: (call) => metrics.mcpCall(call),
   };
   let tools = await ToolRegistry.load(config.tools, [], { mcp: mcpEvents });
+  const events = warningRing();
+  const sink = logSink({ ring: events, proc: "gateway" });
+  // What a store reports while it opens, before the server (and its logger) exists.
+  let warn = (fields: object, message: string): void => {
+    sink.write(
+      JSON.stringify({
+        level: 40,
+        time: Date.now(),
+        proc: "gateway",
+        pid: process.pid,
+        ...fields,
+        msg: message,
+      }),
+    );
+  };
   const runtimes = new Map<string, ProfileRuntime>();
   const locks: GatewayLock[] = [];
   const closeAll = async () => {
@@ -86,7 +104,7 @@ export async function startGateway(options: {
         profile,
         readerThreads: true,
         // What the store reports later (a removed WAL saved on reattach) goes to the gateway's log.
-        logger: { warn: (fields, message) => app.log.warn(fields, message) },
+        logger: { warn: (fields, message) => warn(fields, message) },
       });
       runtimes.set(profile, {
         profile,
@@ -102,6 +120,7 @@ export async function startGateway(options: {
     throw err;
   }
   metrics.watchCommits(() => runtimes.values());
+  registerStoreGauges(metrics.registry, home, () => runtimes.values());
   for (const r of runtimes.values()) {
     r.committer.onBatch = (size, ms) => {
       metrics.batchSize.observe({ profile: r.profile }, size);
@@ -133,10 +152,15 @@ export async function startGateway(options: {
       shutdown: shutdown.signal,
       draining: draining.signal,
       recover: (err) => recovery.recover(err),
+      events,
     },
-    { level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info", stream: process.stderr },
+    {
+      level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info",
+      stream: sink,
+    },
   );
   mcpLog = (level, fields, message) => app.log[level](fields, message);
+  warn = (fields, message) => app.log.warn(fields, message);
   // While stopping, answers tell clients not to reuse the connection.
   app.addHook("onSend", async (_request, reply) => {
     if (stopping) void reply.header("connection", "close");

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { HearthConfig } from "../config/schema.js";
+import type { EventRing } from "../log/ring.js";
 import type { Responder } from "../turn/responder.js";
 import type { ProfileRuntime } from "../turn/run.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
@@ -16,6 +17,8 @@ export interface GatewayDeps {
   shutdown: AbortSignal;
   /** Aborted when the gateway starts draining: tool loops stop at their next step. */
   draining?: AbortSignal;
+  /** The gateway's recent warn/error log events (GET /v1/events). */
+  events?: EventRing;
   /** Reattaches a store whose files changed under the process (F3); called with every failed request's error. */
   recover?: (err: unknown) => Promise<unknown>;
 }

@@ -41,9 +41,30 @@ export interface ReadyReport {
   stores: { profile: string; backend: Store["backend"]; reachable: boolean }[];
 }
 
+/**
+ * A store as readiness sees it when the process does not hold it open (the
+ * scheduler opens its stores for each piece of work): a SQLite store's
+ * free space is read on `path`'s filesystem; a PostgreSQL store answers
+ * `roundTrip`.
+ */
+export interface ReadyTarget {
+  profile: string;
+  backend: Store["backend"];
+  /** SQLite: the database's path (its folder's filesystem is the one measured). */
+  path?: string;
+  /** PostgreSQL: one real round trip to the server. */
+  roundTrip?: () => Promise<unknown>;
+  closed?: boolean;
+  parked?: boolean;
+  /** The same object at every check: a round trip in flight is reused through it. */
+  key: object;
+}
+
 export interface ReadinessOptions {
   /** The stores served now (re-read at every check: a store may be reopened). */
-  stores: () => Iterable<Store>;
+  stores?: () => Iterable<Store>;
+  /** Stores the process reaches without holding them open (re-read at every check). */
+  targets?: () => Iterable<ReadyTarget>;
   /** True while the process drains (it finishes what it holds and takes nothing new). */
   draining?: () => boolean;
   timeoutMs?: number;
@@ -54,9 +75,11 @@ export interface ReadinessOptions {
 export class Readiness {
   private cached: { at: number; report: Promise<ReadyReport> } | undefined;
   /** A PostgreSQL round trip still in flight, per store: reused, never doubled. */
-  private readonly inFlight = new WeakMap<Store, Promise<unknown>>();
+  private readonly inFlight = new WeakMap<object, Promise<unknown>>();
 
   constructor(private readonly options: ReadinessOptions) {}
+
+  private settled: ReadyReport | undefined;
 
   /** The current answer, at most cacheMs old. */
   check(): Promise<ReadyReport> {
@@ -64,8 +87,25 @@ export class Readiness {
     const cacheMs = this.options.cacheMs ?? READY_CACHE_MS;
     if (this.cached && now - this.cached.at < cacheMs) return this.cached.report;
     const report = this.measure();
+    report.then(
+      (r) => {
+        this.settled = r;
+      },
+      () => undefined,
+    );
     this.cached = { at: now, report };
     return report;
+  }
+
+  /**
+   * The last finished answer, at once (undefined before the first), and a
+   * new check started when it is stale: what /v1/health shows as
+   * information. Liveness never waits on a store (a PostgreSQL round trip
+   * that hangs would make a balancer restart a healthy process).
+   */
+  latest(): ReadyReport | undefined {
+    void this.check();
+    return this.settled;
   }
 
   private async measure(): Promise<ReadyReport> {
@@ -76,7 +116,10 @@ export class Readiness {
         code: "HEARTH_DRAINING",
         message: "the process is shutting down: it finishes what it holds and takes nothing new",
       });
-    const list = [...this.options.stores()];
+    const list = [
+      ...[...(this.options.stores?.() ?? [])].map(storeTarget),
+      ...(this.options.targets?.() ?? []),
+    ];
     const found = await Promise.all(list.map((store) => this.storeReasons(store)));
     list.forEach((store, i) => {
       const own = found[i]!.map((r) => ({ ...r, profile: store.profile }));
@@ -86,12 +129,11 @@ export class Readiness {
     return { status: reasons.length === 0 ? "ready" : "not ready", reasons, stores };
   }
 
-  private async storeReasons(store: Store): Promise<Omit<ReadyReason, "profile">[]> {
-    if (store.isClosed)
-      return [{ code: "HEARTH_STORE_CLOSED", message: "a served store is closed" }];
-    if (!isSqliteStore(store)) return this.roundTrip(store);
+  private async storeReasons(store: ReadyTarget): Promise<Omit<ReadyReason, "profile">[]> {
+    if (store.closed) return [{ code: "HEARTH_STORE_CLOSED", message: "a served store is closed" }];
+    if (store.roundTrip) return this.roundTrip(store, store.roundTrip);
     const out: Omit<ReadyReason, "profile">[] = [];
-    if (store.isParked)
+    if (store.parked)
       out.push({
         code: "HEARTH_MAINTENANCE_RUNNING",
         message: "a store is parked for a maintenance window",
@@ -99,8 +141,10 @@ export class Readiness {
     const min = this.options.minFreeBytes ?? READY_MIN_FREE_BYTES;
     let free = -1;
     try {
-      const fs = statfsSync(dirname(store.path));
-      free = fs.bavail * fs.bsize;
+      if (store.path !== undefined) {
+        const fs = statfsSync(dirname(store.path));
+        free = fs.bavail * fs.bsize;
+      }
     } catch {
       // unreadable free space counts as none (fail closed)
     }
@@ -113,13 +157,16 @@ export class Readiness {
   }
 
   /** One real round trip to the server, bounded by timeoutMs. */
-  private async roundTrip(store: Store): Promise<Omit<ReadyReason, "profile">[]> {
+  private async roundTrip(
+    target: ReadyTarget,
+    trip: () => Promise<unknown>,
+  ): Promise<Omit<ReadyReason, "profile">[]> {
     const timeoutMs = this.options.timeoutMs ?? READY_TIMEOUT_MS;
-    let call = this.inFlight.get(store);
+    let call = this.inFlight.get(target.key);
     if (!call) {
-      call = store.schema().finally(() => this.inFlight.delete(store));
+      call = trip().finally(() => this.inFlight.delete(target.key));
       call.catch(() => undefined);
-      this.inFlight.set(store, call);
+      this.inFlight.set(target.key, call);
     }
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((resolve) => {
@@ -148,6 +195,14 @@ export class Readiness {
       clearTimeout(timer);
     }
   }
+}
+
+/** What readiness checks of a store this process holds open. */
+function storeTarget(store: Store): ReadyTarget {
+  const base = { profile: store.profile, backend: store.backend, key: store };
+  if (store.isClosed) return { ...base, closed: true };
+  if (!isSqliteStore(store)) return { ...base, roundTrip: () => store.schema() };
+  return { ...base, path: store.path, parked: store.isParked };
 }
 
 /**

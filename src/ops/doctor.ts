@@ -20,6 +20,7 @@ import {
 } from "./doctor/host.js";
 import { jobFindings } from "./doctor/jobs.js";
 import { mcpFindings } from "./doctor/mcp.js";
+import { serviceFindings } from "./doctor/services.js";
 import {
   contentFindings,
   durabilityFindings,
@@ -127,6 +128,7 @@ export async function runDoctor(
   // A full disk was already said where the content could not be read.
   if (!findings.some((f) => f.code === "disk_full")) findings.push(...spaceFindings(path));
   findings.push(...ledgerFindings(path, home, profile));
+  findings.push(...(await serviceFindings(home, profile, config)));
   return finish();
 }
 

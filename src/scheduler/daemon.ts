@@ -1,7 +1,11 @@
 import { join } from "node:path";
 import { loadConfig } from "../config/load.js";
-import { profileDir, resolveHome, validateProfile } from "../config/paths.js";
+import { databasePath, profileDir, resolveHome, validateProfile } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
+import { Readiness, type ReadyTarget } from "../http/readiness.js";
+import { warningRing } from "../log/events.js";
+import { logSink } from "../log/sink.js";
+import { readHolders } from "../process/holders.js";
 import { liveness } from "../process/identity.js";
 import { claimInstance, type InstanceLock } from "../process/instance-lock.js";
 import { setProcessKind } from "../process/kind.js";
@@ -40,7 +44,11 @@ export async function startScheduler(options: {
   const home = resolveHome(options.home);
   const profiles = options.profiles.map(validateProfile);
   let config: HearthConfig = loadConfig({ home });
-  const log: Log = jsonLog(options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info");
+  const events = warningRing();
+  const log: Log = jsonLog(
+    options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info",
+    logSink({ ring: events, proc: "scheduler" }),
+  );
   const instances = claimInstances(home, profiles);
   const releaseAll = () => {
     for (const l of instances.splice(0)) l.release();
@@ -107,7 +115,12 @@ export async function startScheduler(options: {
 
   let server: StatusServer;
   try {
-    server = await serveStatus(config.scheduler.port, statusOf);
+    const keys = new Map(profiles.map((p) => [p, {}]));
+    const readiness = new Readiness({
+      targets: () => profiles.map((p) => readyTarget(home, p, config, keys.get(p)!, access)),
+      draining: () => stopping.signal.aborted,
+    });
+    server = await serveStatus(config.scheduler.port, statusOf, { readiness, events });
   } catch (err) {
     watch.stop();
     slots.disarm();
@@ -135,6 +148,38 @@ export async function startScheduler(options: {
       return { abandoned };
     },
   };
+}
+
+/**
+ * What /v1/ready checks of a profile the scheduler does not hold open: on
+ * PostgreSQL a round trip through a store opened for it; on SQLite the
+ * free space of its disk, and whether a structural operation (a window's
+ * surgeon, from the kernel's lock table) holds it now, which would make
+ * the scheduler's next write wait. Holders that cannot be read count as
+ * held (fail closed).
+ */
+function readyTarget(
+  home: string,
+  profile: string,
+  config: HearthConfig,
+  key: object,
+  access: ProfileAccess,
+): ReadyTarget {
+  if (config.store.url !== undefined)
+    return {
+      profile,
+      backend: "postgres",
+      key,
+      roundTrip: () => access.open(profile, (s) => s.schema()),
+    };
+  const path = databasePath(home, profile);
+  let held: boolean;
+  try {
+    held = readHolders(path, { ghosts: false }).holders.some((h) => h.roles.includes("surgeon"));
+  } catch {
+    held = true;
+  }
+  return { profile, backend: "sqlite", key, path, parked: held };
 }
 
 /** One scheduler per profile: the kernel-held lock of each, or none at all. */

@@ -1,3 +1,6 @@
+import { LEVELS } from "../log/levels.js";
+import { logSink } from "../log/sink.js";
+
 /** pino-style JSON lines on stderr: {level, time, proc, pid, event, msg, ...}. */
 export interface Log {
   info(fields: Record<string, unknown> & { event: string }, msg?: string): void;
@@ -5,20 +8,19 @@ export interface Log {
   error(fields: Record<string, unknown> & { event: string }, msg?: string): void;
 }
 
-const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
-
+/** The scheduler's log, written to `sink` (stderr, pretty on a terminal, by default). */
 export function jsonLog(
   level: string = "info",
-  stream: NodeJS.WritableStream = process.stderr,
+  sink: { write(text: string): unknown } = logSink({ proc: "scheduler" }),
 ): Log {
   const min = LEVELS[level as keyof typeof LEVELS] ?? LEVELS.info;
   const write =
     (n: number) =>
     (fields: Record<string, unknown>, msg?: string): void => {
       if (n < min) return;
-      stream.write(
+      sink.write(
         `${JSON.stringify({ level: n, time: Date.now(), proc: "scheduler", pid: process.pid, ...fields, ...(msg ? { msg } : {}) })}\n`,
       );
     };
-  return { info: write(30), warn: write(40), error: write(50) };
+  return { info: write(LEVELS.info), warn: write(LEVELS.warn), error: write(LEVELS.error) };
 }

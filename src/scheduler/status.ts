@@ -2,8 +2,12 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Gauge, Registry } from "prom-client";
 import type { JobConfig } from "../config/schema.js";
+import { isHearthError } from "../errors.js";
 import { hostPolicy, hostRefusal } from "../http/host-check.js";
 import { listenOrExplain } from "../http/port-in-use.js";
+import { type Readiness, readyAnswer } from "../http/readiness.js";
+import { eventsAnswer } from "../log/events.js";
+import type { EventRing } from "../log/ring.js";
 import { nextDue, periodsSince } from "../ops/jobs/due.js";
 import type { JobHealth } from "../store/runs.js";
 
@@ -32,14 +36,8 @@ export interface StatusServer {
 }
 
 const OUTCOMES = ["ok", "refused", "failed", "unknown"] as const;
+const ROUTES = "GET /status, /metrics, /v1/health, /v1/ready or /v1/events";
 
-/**
- * The scheduler's loopback status: GET /status (JSON, one entry per job and
- * profile) and GET /metrics (Prometheus text): last outcome, last success
- * time, consecutive failures and periods since the last success per job.
- * It listens on 127.0.0.1 only (no setting binds it elsewhere, so it needs
- * no token) and answers only loopback Hosts and Origins.
- */
 /** One job's status on one profile, from its configuration, its recorded health and what runs now. */
 export function jobStatus(
   s: { job: JobConfig; profile: string; running: { id: number; pid: number } | undefined },
@@ -68,7 +66,20 @@ export function jobStatus(
   };
 }
 
-export async function serveStatus(port: number, status: () => JobStatus[]): Promise<StatusServer> {
+/**
+ * The scheduler's loopback status: GET /status (JSON, one entry per job and
+ * profile), GET /metrics (Prometheus text: last outcome, last success
+ * time, consecutive failures and periods since the last success per job),
+ * GET /v1/health (liveness), GET /v1/ready (readiness, as the gateway's) and
+ * GET /v1/events (recent warn/error log events). It listens on 127.0.0.1
+ * only (no setting binds it elsewhere, so it needs no token) and answers
+ * only loopback Hosts and Origins.
+ */
+export async function serveStatus(
+  port: number,
+  status: () => JobStatus[],
+  probes: { readiness: Readiness; events: EventRing },
+): Promise<StatusServer> {
   const registry = new Registry();
   const labelNames = ["job", "profile"] as const;
   const lastOutcome = new Gauge({
@@ -114,20 +125,41 @@ export async function serveStatus(port: number, status: () => JobStatus[]): Prom
       if (refusal) {
         res.writeHead(403, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: { code: refusal.code, message: refusal.message } }));
-      } else if (req.method === "GET" && req.url === "/status") {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ pid: process.pid, jobs: status() }));
-      } else if (req.method === "GET" && req.url === "/metrics") {
+        return;
+      }
+      const url = new URL(req.url ?? "/", "http://127.0.0.1");
+      const send = (code: number, body: unknown, headers: Record<string, string> = {}) => {
+        res.writeHead(code, { "content-type": "application/json", ...headers });
+        res.end(JSON.stringify(body));
+      };
+      if (req.method !== "GET") {
+        send(404, { error: { code: "HEARTH_NOT_FOUND", message: ROUTES } });
+      } else if (url.pathname === "/status") {
+        send(200, { pid: process.pid, jobs: status() });
+      } else if (url.pathname === "/metrics") {
         fill();
         res.writeHead(200, { "content-type": registry.contentType });
         res.end(await registry.metrics());
+      } else if (url.pathname === "/v1/health") {
+        send(200, {
+          status: "ok",
+          pid: process.pid,
+          uptimeMs: Math.round(process.uptime() * 1000),
+        });
+      } else if (url.pathname === "/v1/ready") {
+        const answer = await readyAnswer(probes.readiness, true);
+        const retry: Record<string, string> = {};
+        if (answer.retryAfter !== undefined) retry["retry-after"] = String(answer.retryAfter);
+        send(answer.status, answer.body, retry);
+      } else if (url.pathname === "/v1/events") {
+        try {
+          send(200, eventsAnswer(probes.events, Object.fromEntries(url.searchParams)));
+        } catch (err) {
+          if (!isHearthError(err)) throw err;
+          send(400, { error: { code: err.code, message: err.message } });
+        }
       } else {
-        res.writeHead(404, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            error: { code: "HEARTH_NOT_FOUND", message: "GET /status or /metrics" },
-          }),
-        );
+        send(404, { error: { code: "HEARTH_NOT_FOUND", message: ROUTES } });
       }
     })().catch(() => {
       res.writeHead(500);

@@ -25,12 +25,13 @@ export function registerStart(program: Command, setExit: (code: number) => void)
     .action(async (o: { profiles?: string }, command: Command) => {
       const g = globals(command);
       const home = resolveHome(g.home);
-      const [{ ensurePrivateDir }, { claimInstance }, { productChildren }, { supervise }] =
+      const [{ ensurePrivateDir }, { claimInstance }, { productChildren }, { supervise }, logs] =
         await Promise.all([
           import("../../files/create.js"),
           import("../../process/instance-lock.js"),
           import("../../supervisor/children.js"),
           import("../../supervisor/supervise.js"),
+          import("./start-logs.js"),
         ]);
       const profiles = o.profiles
         ? o.profiles
@@ -57,17 +58,18 @@ export function registerStart(program: Command, setExit: (code: number) => void)
         setExit(reportStartupError(err, { json: g.json }));
         return;
       }
-      const log = (fields: Record<string, unknown>) =>
-        process.stderr.write(
-          `${JSON.stringify({ level: levelOf(fields.event), time: Date.now(), proc: "start", pid: process.pid, ...fields })}\n`,
-        );
+      const { ring, log, childLog, childLine } = logs.supervisorLogs();
       const specs = productChildren(profiles);
       const sup = supervise({
         home,
         command: process.execPath,
         args: [CLI],
         specs,
-        onLine: (line) => process.stdout.write(`${line}\n`),
+        onLine: (line, name) => {
+          process.stdout.write(`${line}\n`);
+          childLine(line, name);
+        },
+        onLogLine: childLog,
         onReady: (ready) => {
           process.stdout.write(
             `${JSON.stringify({ event: "start.ready", pid: process.pid, home, children: Object.fromEntries([...ready].map(([n, e]) => [n, e.pid])) })}\n`,
@@ -81,12 +83,20 @@ export function registerStart(program: Command, setExit: (code: number) => void)
       });
       let signal: string | undefined;
       const onSignal = (s: string) => () => {
-        signal = s;
+        signal ??= s;
         sup.stop();
       };
+      const control = await logs.listenForControl({
+        home,
+        supervisor: sup,
+        ring,
+        log,
+        stop: onSignal("control"),
+      });
       process.once("SIGTERM", onSignal("SIGTERM"));
       process.once("SIGINT", onSignal("SIGINT"));
       const result = await sup.done;
+      control?.close();
       lock.release();
       if (result.error) {
         setExit(reportStartupError(result.error, { json: g.json }));
@@ -96,11 +106,4 @@ export function registerStart(program: Command, setExit: (code: number) => void)
         `${JSON.stringify({ event: "start.stopped", pid: process.pid, signal: signal ?? null, code: result.code })}\n`,
       );
     });
-}
-
-/** pino's levels: a crashed child is a warning, a refused one (exit 78) an error, the rest info. */
-function levelOf(event: unknown): number {
-  if (event === "child.refused") return 50;
-  if (event === "child.crashed") return 40;
-  return 30;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { Readiness, readyAnswer } from "../../http/readiness.js";
+import { eventsAnswer } from "../../log/events.js";
 import type { RouteContext } from "../gateway-deps.js";
 import { onlyProfile } from "../metrics.js";
 
@@ -7,6 +8,7 @@ import { onlyProfile } from "../metrics.js";
  * GET /v1/health (liveness: the process answers; 200 while it runs),
  * GET /v1/ready (readiness: a write would succeed now; 200 or 503 with the
  * reasons), both open to anonymous callers, who learn no profile names;
+ * GET /v1/events (recent warn/error log events, admin scope);
  * and GET /metrics (Prometheus text). A caller let in by its token (not by
  * gateway.publicMetrics) sees only its own profile's series, and those
  * without a profile label.
@@ -22,7 +24,7 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: RouteContext): v
 
   app.get("/v1/health", async (request) => {
     if (anonymous(request)) return { status: "ok" };
-    const report = await readiness.check();
+    const report = readiness.latest();
     return {
       status: "ok",
       pid: process.pid,
@@ -30,8 +32,8 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: RouteContext): v
       responder: deps.responder().name,
       uptimeMs: Math.round(process.uptime() * 1000),
       // Information, not a verdict: /v1/ready is the verdict.
-      ready: report.status === "ready",
-      stores: report.stores,
+      ready: report === undefined ? null : report.status === "ready",
+      stores: report?.stores ?? [],
     };
   });
 
@@ -40,6 +42,18 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: RouteContext): v
     if (answer.retryAfter !== undefined)
       void reply.header("retry-after", String(answer.retryAfter));
     return reply.status(answer.status).send(answer.body);
+  });
+
+  // The gateway's recent warn/error events (docs/api.md); the admin scope
+  // (route-scopes.ts); a token sees events about its own profile, and those about none.
+  app.get<{ Querystring: { level?: string; limit?: string } }>("/v1/events", async (request) => {
+    const own = request.authProfile;
+    if (!deps.events) return { events: [] };
+    return eventsAnswer(
+      deps.events,
+      request.query,
+      (e) => own === undefined || e.profile === null || e.profile === own,
+    );
   });
 
   app.get("/metrics", async (request, reply) => {

@@ -4,6 +4,8 @@
  * rebinding) reads neither the job names nor the profiles.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { Readiness } from "../../../src/http/readiness.js";
+import { warningRing } from "../../../src/log/events.js";
 import { type JobStatus, type StatusServer, serveStatus } from "../../../src/scheduler/status.js";
 import { getWithHost } from "../../helpers/dashboard.js";
 
@@ -32,7 +34,8 @@ afterEach(async () => {
 
 describe("the scheduler's status server", () => {
   it("refuses a foreign Host or Origin with 403 HEARTH_HOST_NOT_ALLOWED, and names no job", async () => {
-    server = await serveStatus(0, () => [job]);
+    const probes = { readiness: new Readiness({ targets: () => [] }), events: warningRing() };
+    server = await serveStatus(0, () => [job], probes);
     const port = new URL(server.address).port;
     for (const path of ["/status", "/metrics"]) {
       for (const host of ["attacker.example", `attacker.example:${port}`, "127.0.0.1.evil"]) {

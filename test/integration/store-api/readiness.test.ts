@@ -89,4 +89,22 @@ describe("readiness", () => {
       stores: [{ profile: "default", backend: "postgres", reachable: true }],
     });
   });
+
+  it("latest() answers at once, never waiting on a store that hangs (liveness)", async () => {
+    let answer: () => void = () => {};
+    const hanging = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const key = {};
+    const r = new Readiness({
+      targets: () => [{ profile: "default", backend: "postgres", key, roundTrip: () => hanging }],
+      cacheMs: 0,
+      timeoutMs: 60_000,
+    });
+    expect(r.latest()).toBeUndefined();
+    expect(r.latest()).toBeUndefined();
+    answer();
+    await r.check();
+    expect(r.latest()).toMatchObject({ status: "ready", reasons: [] });
+  });
 });
