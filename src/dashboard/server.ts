@@ -11,7 +11,7 @@ import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerJobRoutes } from "./api-jobs.js";
 import { registerSessionRoutes } from "./api-sessions.js";
-import type { Asset } from "./assets.js";
+import { type Asset, sendAsset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
 import type { GatewayClient } from "./gateway-client.js";
 import type { LiveFeed } from "./live.js";
@@ -186,7 +186,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
           .type("text/plain; charset=utf-8")
           .send("The dashboard's front end is not built: run npm run build, then restart it.");
       }
-      return reply.type(index.type).send(index.body);
+      return sendAsset(request, reply, index);
     };
     for (const path of PAGES) scope.get(path, page);
     scope.get("/sessions/:profile/:id", page);
@@ -196,12 +196,12 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       const asset = deps.assets.get(`/assets/${request.params["*"]}`);
       if (!asset) throw new HearthError("HEARTH_NOT_FOUND", "no such asset");
       void reply.header("cache-control", "public, max-age=31536000, immutable");
-      return reply.type(asset.type).send(asset.body);
+      return sendAsset(request, reply, asset);
     });
-    scope.get("/favicon.svg", async (_request, reply) => {
+    scope.get("/favicon.svg", async (request, reply) => {
       const asset = deps.assets.get("/favicon.svg");
       if (!asset) throw new HearthError("HEARTH_NOT_FOUND", "no favicon");
-      return reply.type(asset.type).send(asset.body);
+      return sendAsset(request, reply, asset);
     });
 
     scope.get("/api/me", async (request) => ({

@@ -35,7 +35,7 @@ export interface BrowseOptions {
   /** Only sessions from this platform (source). */
   source?: string;
   state?: SessionState;
-  /** Case-insensitive substring of the title, or a prefix of the id. */
+  /** Case-insensitive substring of the title or chat key, or a prefix of the id or platform. */
   text?: string;
   /** Keyset: only sessions strictly after this (lastActivityAt, id) in newest-first order. */
   after?: { lastActivityAt: number; id: string };
@@ -51,7 +51,8 @@ export interface SessionFilter {
   source?: string;
   /**
    * LIKE patterns (backslash escapes, case ignored) from the text, matched
-   * literally: `title` anywhere in the title, `id` a prefix of the id.
+   * literally: `title` anywhere in the title or the chat key, `id` a prefix
+   * of the id or the source (platform).
    */
   like?: { title: string; id: string };
   activeSince?: number;

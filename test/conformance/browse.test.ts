@@ -25,7 +25,7 @@ describe.each(backends)("browse on $name", (backend) => {
       { source: "cli", title: "Groceries" },
       { source: "telegram", title: "100% done_now" },
       { source: "cli", title: "Trip to Lisbon" },
-      { source: "http" },
+      { source: "http", chatKey: "big-1" },
       { source: "cli", title: "Archived one" },
       { source: "cli", title: "Hidden one" },
     ]);
@@ -63,6 +63,11 @@ describe.each(backends)("browse on $name", (backend) => {
     expect(ids(await m.browse.sessions({ limit: 50, text: "S-4" }))).toEqual(["s-4"]);
     expect(ids(await m.browse.sessions({ limit: 50, text: "-4" }))).toEqual([]);
     expect(ids(await m.browse.sessions({ limit: 50, text: "\\" }))).toEqual([]);
+    // A chat key anywhere, a platform by its start (issue 47: `big-1` found nothing).
+    expect(ids(await m.browse.sessions({ limit: 50, text: "BIG-1" }))).toEqual(["s-4"]);
+    expect(ids(await m.browse.sessions({ limit: 50, text: "g-1" }))).toEqual(["s-4"]);
+    expect(ids(await m.browse.sessions({ limit: 50, text: "tele" }))).toEqual(["s-2"]);
+    expect(ids(await m.browse.sessions({ limit: 50, text: "legram" }))).toEqual([]);
     // Keyset pages: limit and after.
     const page1 = await m.browse.sessions({ limit: 2, state: "all" });
     expect(ids(page1)).toEqual(["s-6", "s-5"]);

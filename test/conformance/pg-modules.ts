@@ -35,6 +35,7 @@ import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 export interface SeedSession {
   id?: string;
   source?: string;
+  chatKey?: string;
   title?: string;
   parentId?: string;
 }
@@ -176,8 +177,8 @@ function pgSeed(db: PgDb): Seed {
       await db.query(
         "seed a session",
         `INSERT INTO sessions (id, profile, source, title, title_source, created_at, updated_at,
-           last_activity_at, parent_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $7)`,
+           last_activity_at, parent_id, chat_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $7, $8)`,
         [
           id,
           db.profile,
@@ -186,6 +187,7 @@ function pgSeed(db: PgDb): Seed {
           input.title ? "user" : null,
           now,
           input.parentId ?? null,
+          input.chatKey ?? null,
         ],
       );
       return id;

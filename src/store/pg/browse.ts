@@ -27,7 +27,11 @@ export class PgBrowse implements BrowseSql {
     // ILIKE: SQLite's LIKE ignores case too.
     if (filter.like) {
       const { title, id } = filter.like;
-      where.push(`(title ILIKE ${p(title)} ESCAPE '\\' OR id ILIKE ${p(id)} ESCAPE '\\')`);
+      const [t, i] = [p(title), p(id)];
+      where.push(
+        `(title ILIKE ${t} ESCAPE '\\' OR chat_key ILIKE ${t} ESCAPE '\\'
+          OR id ILIKE ${i} ESCAPE '\\' OR source ILIKE ${i} ESCAPE '\\')`,
+      );
     }
     if (filter.activeSince !== undefined)
       where.push(`last_activity_at >= ${p(filter.activeSince)}`);

@@ -19,8 +19,11 @@ export class SqliteBrowse implements BrowseSql {
     // again for every pattern (test/.../statement-replan.test.ts).
     if (filter.like)
       add(
-        "(title LIKE +? ESCAPE '\\' OR id LIKE +? ESCAPE '\\')",
+        `(title LIKE +? ESCAPE '\\' OR chat_key LIKE +? ESCAPE '\\'
+          OR id LIKE +? ESCAPE '\\' OR source LIKE +? ESCAPE '\\')`,
         filter.like.title,
+        filter.like.title,
+        filter.like.id,
         filter.like.id,
       );
     if (filter.activeSince !== undefined) add("last_activity_at >= ?", filter.activeSince);

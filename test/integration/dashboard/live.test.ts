@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runPs } from "../../../src/index.js";
@@ -261,6 +261,19 @@ describe("dashboard beside a real gateway on one store", () => {
     expect(result.code).toBe(0);
     expect(dash.events.at(-1)).toMatchObject({ event: "dashboard.stopped", signal: "SIGTERM" });
     await sse.done;
+    expect(existsSync(join(home, "dashboard.json"))).toBe(false);
+  });
+
+  it("a second dashboard on the same home gives dashboard.json back to the first when it stops", async () => {
+    const home = tempHome();
+    const first = await startDashboard(home);
+    const second = await startDashboard(home);
+    const recorded = () => JSON.parse(readFileSync(join(home, "dashboard.json"), "utf8"));
+    expect(recorded()).toMatchObject({ pid: second.pid, address: second.address });
+    expect((await second.kill("SIGTERM")).code).toBe(0);
+    // The first still runs: `hearth dashboard link` must still find it.
+    expect(recorded()).toMatchObject({ pid: first.pid, address: first.address });
+    expect((await first.kill("SIGTERM")).code).toBe(0);
     expect(existsSync(join(home, "dashboard.json"))).toBe(false);
   });
 });
