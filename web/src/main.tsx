@@ -28,7 +28,14 @@ const NEEDS: Partial<Record<string, "chat" | "admin">> = { "/chat": "chat", "/au
 
 function Route({ path, search }: { path: string; search: URLSearchParams }) {
   const m = /^\/sessions\/([^/]+)\/([^/]+)$/.exec(path);
-  if (m) return <SessionPage profile={decodeURIComponent(m[1]!)} id={decodeURIComponent(m[2]!)} />;
+  if (m)
+    return (
+      <SessionPage
+        profile={decodeURIComponent(m[1]!)}
+        id={decodeURIComponent(m[2]!)}
+        search={search}
+      />
+    );
   const c = /^\/chat\/([^/]+)\/([^/]+)$/.exec(path);
   if (c) return <ChatPage profile={decodeURIComponent(c[1]!)} id={decodeURIComponent(c[2]!)} />;
   if (path === "/chat") return <ChatPage />;

@@ -1,0 +1,153 @@
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/index.js";
+import { axeViolations, launchBrowser, screenshotDir } from "../helpers/browser.js";
+import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
+import { cleanupHomes, tempHome } from "../helpers/home.js";
+
+// Issue 47 in a real browser: a long transcript kept to a bounded number of rows,
+// permalinks to a message, search pages, fresh health, paging in the URL.
+const shots = screenshotDir();
+const LONG = 20_000;
+
+let home: string;
+let dash: DashboardChild;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let page: Page;
+let longId: string;
+
+beforeAll(async () => {
+  home = tempHome();
+  // A 20,000-message transcript, messages of 1 to 7 lines, written through the store API.
+  const writer = await openStore({ home });
+  try {
+    const long = await writer.sessions.create({ source: "import", title: "Twenty thousand" });
+    longId = long.id;
+    for (let i = 0; i < LONG; i += 2000) {
+      await writer.messages.appendBatch(
+        longId,
+        Array.from({ length: 2000 }, (_, j) => ({
+          role: (i + j) % 2 === 0 ? ("user" as const) : ("assistant" as const),
+          content: `message ${i + j}: ${"lorem ipsum dolor sit amet\n".repeat(1 + ((i + j) % 7))}`,
+        })),
+      );
+    }
+  } finally {
+    await writer.close();
+  }
+  dash = await startDashboard(home);
+  browser = await launchBrowser();
+  page = browser.page;
+  await page.goto(dash.login);
+  await page.waitForURL(`${dash.address}/`);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  shots.cleanup();
+  await stopDashboards();
+  cleanupHomes();
+});
+
+const rows = () => page.locator("ol.transcript li.message").count();
+const loaded = async () => Number(await page.locator("ol.transcript").getAttribute("data-loaded"));
+
+/** Scroll frames (ms between animation frames) while the page scrolls `steps` times by `by` px. */
+async function scrollFrames(steps: number, by: number): Promise<number[]> {
+  return page.evaluate(
+    async ([n, dy]) => {
+      const gaps: number[] = [];
+      let last = performance.now();
+      for (let i = 0; i < n; i++) {
+        window.scrollBy(0, dy);
+        await new Promise((r) => requestAnimationFrame(r));
+        const now = performance.now();
+        gaps.push(now - last);
+        last = now;
+      }
+      return gaps;
+    },
+    [steps, by] as const,
+  );
+}
+
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)] ?? 0;
+const heapMb = async () =>
+  Math.round(
+    ((await page.evaluate("performance.memory ? performance.memory.usedJSHeapSize : 0")) as number) /
+      1e5,
+  ) / 10;
+
+describe("the operator's console in a real browser", () => {
+  it("keeps a long transcript to a bounded number of rendered rows, however far it is scrolled", async () => {
+    const asked: string[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes(`/api/sessions/default/${longId}/messages`)) asked.push(r.url());
+    });
+    await page.goto(`${dash.address}/sessions/default/${longId}`);
+    await page.locator("ol.transcript li.message").first().waitFor();
+    // Opening reads the newest page (and once more when the live stream watches): never older.
+    for (const url of asked) {
+      expect(new URL(url).searchParams.get("limit")).toBe("100");
+      expect(new URL(url).searchParams.has("before")).toBe(false);
+    }
+    await expect
+      .poll(() => page.locator("ol.transcript li.message").last().textContent())
+      .toContain(`message ${LONG - 1}:`);
+    expect(await loaded()).toBe(100);
+    const atFirst = await rows();
+    expect(atFirst).toBeGreaterThan(5);
+    expect(atFirst).toBeLessThan(100);
+    const framesFirst = await scrollFrames(40, -60);
+    const heapFirst = await heapMb();
+    // Scroll up through 30 older pages (3,000 messages), each loaded on reaching the top.
+    let pages = 0;
+    while ((await loaded()) < 3000) {
+      const before = await loaded();
+      await page.evaluate("window.scrollTo(0, 0)");
+      await expect.poll(loaded, { timeout: 10_000 }).toBeGreaterThan(before);
+      pages++;
+      // The reader's place is kept: the button is no longer in view, the rows stay bounded.
+      expect(await rows()).toBeLessThan(100);
+    }
+    expect(pages).toBeGreaterThanOrEqual(29);
+    const framesLater = await scrollFrames(40, 60);
+    const heapLater = await heapMb();
+    // Rendered rows do not grow with what was loaded: 100 or 3,000 messages, the same bound.
+    expect(await rows()).toBeLessThan(100);
+    expect(await page.evaluate("document.getElementsByTagName('*').length")).toBeLessThan(1500);
+    // Timing and memory are reported, not asserted (a busy machine decides them).
+    console.log(
+      `transcript: rows ${atFirst} at 100 loaded, ${await rows()} at ${await loaded()}; ` +
+        `scroll frame p95 ${p95(framesFirst).toFixed(1)} ms then ${p95(framesLater).toFixed(1)} ms; ` +
+        `JS heap ${heapFirst} MB then ${heapLater} MB`,
+    );
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
+  it("opens a permalink at its message, highlighted and focused, and loads newer pages below it", async () => {
+    await page.goto(`${dash.address}/sessions/default/${longId}?at=5000`);
+    const target = page.locator("ol.transcript li.message.target");
+    await target.waitFor();
+    expect(await target.getAttribute("data-ordinal")).toBe("5000");
+    await expect.poll(() => target.evaluate((el) => document.activeElement === el)).toBe(true);
+    const box = await target.boundingBox();
+    expect(box!.y).toBeGreaterThanOrEqual(0);
+    expect(box!.y).toBeLessThan(800);
+    // Each message's time is its permalink.
+    const href = await target.locator("a.permalink").getAttribute("href");
+    expect(href).toBe(`/sessions/default/${longId}?at=5000`);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(shots.dir, "dashboard-permalink.png") });
+    // Down to the end of what is loaded: the next newer page comes.
+    const before = await loaded();
+    await expect
+      .poll(async () => {
+        await page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)");
+        return loaded();
+      })
+      .toBeGreaterThan(before);
+    expect(await rows()).toBeLessThan(100);
+  });
+});
