@@ -13,6 +13,7 @@ import { registerJobRoutes } from "./api-jobs.js";
 import { registerSessionRoutes } from "./api-sessions.js";
 import { type Asset, sendAsset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
+import type { DoctorRuns } from "./doctor-runs.js";
 import type { GatewayClient } from "./gateway-client.js";
 import type { LiveFeed } from "./live.js";
 import { LOGIN_CSS, loginPage } from "./login-page.js";
@@ -32,6 +33,8 @@ export interface DashboardDeps {
   tls: { key: Buffer; cert: Buffer } | undefined;
   /** Redeem a login token (a one-time pairing code) for its family; throws HEARTH_UNAUTHORIZED. */
   redeem: (token: string) => Promise<Login>;
+  /** The doctor runs the health page shows (kept current: doctor-runs.ts). */
+  doctor: DoctorRuns;
 }
 
 /** What a redeemed login token grants a browser: its family, profile, scope and reach. */
@@ -261,7 +264,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       },
     );
     registerSessionRoutes(scope);
-    registerHealthRoutes(scope);
+    registerHealthRoutes(scope, deps.doctor);
     registerJobRoutes(scope);
     registerAuditRoutes(scope);
     registerChatRoutes(scope, { gateway: deps.gateway });

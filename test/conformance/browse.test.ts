@@ -8,7 +8,7 @@ const ids = (sessions: { id: string }[]) => sessions.map((s) => s.id);
 /** Sessions s-1 .. s-n created in order (so newest first is s-n .. s-1). */
 async function sessions(
   m: Modules,
-  specs: { source?: string; title?: string; parentId?: string }[],
+  specs: { source?: string; chatKey?: string; title?: string; parentId?: string }[],
 ) {
   const out: string[] = [];
   for (const [i, spec] of specs.entries()) {

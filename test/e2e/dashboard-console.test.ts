@@ -55,28 +55,26 @@ const loaded = async () => Number(await page.locator("ol.transcript").getAttribu
 
 /** Scroll frames (ms between animation frames) while the page scrolls `steps` times by `by` px. */
 async function scrollFrames(steps: number, by: number): Promise<number[]> {
-  return page.evaluate(
-    async ([n, dy]) => {
-      const gaps: number[] = [];
-      let last = performance.now();
-      for (let i = 0; i < n; i++) {
-        window.scrollBy(0, dy);
-        await new Promise((r) => requestAnimationFrame(r));
-        const now = performance.now();
-        gaps.push(now - last);
-        last = now;
-      }
-      return gaps;
-    },
-    [steps, by] as const,
-  );
+  return (await page.evaluate(`(async () => {
+    const gaps = [];
+    let last = performance.now();
+    for (let i = 0; i < ${steps}; i++) {
+      window.scrollBy(0, ${by});
+      await new Promise((r) => requestAnimationFrame(r));
+      const now = performance.now();
+      gaps.push(now - last);
+      last = now;
+    }
+    return gaps;
+  })()`)) as number[];
 }
 
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)] ?? 0;
 const heapMb = async () =>
   Math.round(
-    ((await page.evaluate("performance.memory ? performance.memory.usedJSHeapSize : 0")) as number) /
-      1e5,
+    ((await page.evaluate(
+      "performance.memory ? performance.memory.usedJSHeapSize : 0",
+    )) as number) / 1e5,
   ) / 10;
 
 describe("the operator's console in a real browser", () => {
@@ -131,7 +129,9 @@ describe("the operator's console in a real browser", () => {
     const target = page.locator("ol.transcript li.message.target");
     await target.waitFor();
     expect(await target.getAttribute("data-ordinal")).toBe("5000");
-    await expect.poll(() => target.evaluate((el) => document.activeElement === el)).toBe(true);
+    await expect
+      .poll(() => target.evaluate((el) => el.ownerDocument.activeElement === el))
+      .toBe(true);
     const box = await target.boundingBox();
     expect(box!.y).toBeGreaterThanOrEqual(0);
     expect(box!.y).toBeLessThan(800);

@@ -1,5 +1,5 @@
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, can, loadMe, request } from "./api";
 import { onLiveState, startLive } from "./live";
 import { AuditPage } from "./pages/Audit";
@@ -89,6 +89,15 @@ function App() {
     document.title = `${titles[path.startsWith("/chat") ? "/chat" : path] ?? "Sessions"} · hearth dashboard`;
   }, [path]);
 
+  // A page change moves focus to the page (as a full load would): a screen reader reads
+  // the new page, and Tab starts from its top, not from the link that was followed.
+  const firstPath = useRef(path);
+  useEffect(() => {
+    if (path === firstPath.current) return;
+    firstPath.current = "";
+    document.getElementById("main")?.focus({ preventScroll: true });
+  }, [path]);
+
   const logout = async () => {
     try {
       await request("POST", "/api/logout");
@@ -138,7 +147,7 @@ function App() {
           </button>
         </div>
       </header>
-      <main id="main">
+      <main id="main" tabIndex={-1}>
         {error ? (
           <ErrorBanner
             error={error instanceof ApiError ? error : new ApiError(0, "CLIENT", String(error))}
