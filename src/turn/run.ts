@@ -3,6 +3,7 @@ import { isHearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
 import { isFreshInsert } from "../store/message-write.js";
 import type { Message, Session } from "../store/types.js";
+import { autoTitle } from "./auto-title.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
   acquireAlone,
@@ -187,6 +188,13 @@ export async function runTurn(
     held = false;
     deps.metrics?.acknowledged.inc({ profile, role: "assistant" });
     deps.metrics?.turns.inc({ profile, outcome: "ok" });
+    // The first exchange names an untitled session (issue 47): after the reply, never awaited.
+    void autoTitle(store, session, inbound.content).catch((err: Error) =>
+      deps.log?.warn(
+        { event: "session.auto_title_failed", profile, session: session.id, error: err.message },
+        "the session keeps no automatic title",
+      ),
+    );
     return { session: (await store.sessions.get(session.id)) ?? session, message, reply };
   } finally {
     deps.metrics?.inFlight.dec();

@@ -237,7 +237,10 @@ describe("dashboard in a real browser", () => {
   });
 
   it("chats with the agent through the gateway, the reply streamed into the page", async () => {
-    await page.getByRole("link", { name: "Chat", exact: true }).click();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Chat" })
+      .click();
     await page.getByRole("heading", { name: "Chat" }).waitFor();
     await page.getByLabel("Message").fill("Hello from the dashboard");
     await page.getByRole("button", { name: "Send" }).click();

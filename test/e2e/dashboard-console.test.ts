@@ -33,6 +33,14 @@ beforeAll(async () => {
         })),
       );
     }
+    // 62 chat sessions (more than one page of 50), found by their chat key.
+    for (let i = 0; i < 62; i++)
+      await writer.sessions.create({ source: "telegram", chatKey: `big-${i}` });
+    const todo = await writer.sessions.create({ source: "cli", title: "Packing list" });
+    await writer.messages.append(todo.id, {
+      role: "user",
+      content: "todo [ ] [x] pack the swimsuit for Faro, then [ok]",
+    });
   } finally {
     await writer.close();
   }
@@ -149,5 +157,97 @@ describe("the operator's console in a real browser", () => {
       })
       .toBeGreaterThan(before);
     expect(await rows()).toBeLessThan(100);
+  });
+
+  it("finds a session by its chat key and keeps the list's page in the URL (Back works)", async () => {
+    await page.goto(`${dash.address}/sessions`);
+    await page.locator("ul.sessions li").first().waitFor();
+    expect(await page.locator("ul.sessions li").count()).toBe(50);
+    await page.getByRole("button", { name: "Older →" }).click();
+    await page.waitForURL(/cursor=/);
+    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(14);
+    await page.goBack();
+    await page.waitForURL(`${dash.address}/sessions`);
+    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(50);
+    await page.goForward();
+    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(14);
+    // The filter matches a chat key (issue 47: `big-1` found nothing).
+    await page.goto(`${dash.address}/sessions?q=big-1`);
+    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(11);
+    await page.goto(`${dash.address}/sessions?q=big-61`);
+    await expect.poll(() => page.locator("ul.sessions li").count()).toBe(1);
+  });
+
+  it("moves focus to the page on navigation", async () => {
+    await page.goto(`${dash.address}/sessions`);
+    await page.locator("ul.sessions li").first().waitFor();
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Search" })
+      .click();
+    await page.waitForURL("**/search");
+    expect(await page.evaluate("document.activeElement && document.activeElement.id")).toBe("main");
+  });
+
+  it("pages search hits past 50, opens a hit at its message, and keeps [ ] in text apart from highlights", async () => {
+    await page.goto(`${dash.address}/search?q=lorem`);
+    await page.locator("ul.hits li").first().waitFor();
+    expect(await page.locator("ul.hits li").count()).toBe(50);
+    expect(await page.locator("ul.hits .hit-profile").first().textContent()).toBe("default");
+    await page.getByRole("link", { name: "Next" }).click();
+    await page.waitForURL(/offset=50/);
+    await expect.poll(() => page.locator(".pager .muted").textContent()).toContain("51–100");
+    await page.goBack();
+    await page.waitForURL((u) => !u.search.includes("offset"));
+    // A hit opens its session at that message, highlighted.
+    const hit = page.locator("ul.hits li a").first();
+    const ordinal = new URL(`${dash.address}${await hit.getAttribute("href")}`).searchParams.get(
+      "at",
+    );
+    await hit.click();
+    const target = page.locator("ol.transcript li.message.target");
+    await target.waitFor();
+    expect(await target.getAttribute("data-ordinal")).toBe(ordinal);
+    expect(await target.textContent()).toContain("lorem");
+    // Brackets in the text stay text; only the match is marked.
+    await page.goto(`${dash.address}/search?q=faro`);
+    await page.locator("ul.hits li").first().waitFor();
+    expect(await page.locator("ul.hits mark").allTextContents()).toEqual(["Faro"]);
+    expect(await page.locator("ul.hits .snippet").first().textContent()).toContain("[ ] [x] pack");
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(shots.dir, "dashboard-search.png") });
+  });
+
+  it("shows how old the doctor's report is, and fits a 390 px phone (light and dark)", async () => {
+    await page.goto(`${dash.address}/health`);
+    await page.locator(".doctor-age").waitFor({ timeout: 30_000 });
+    expect(await page.locator(".doctor-age").textContent()).toMatch(/Checked \d+ (s|min|h) ago/);
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        for (const path of ["/health", "/sessions", `/sessions/default/${longId}`]) {
+          await page.goto(`${dash.address}${path}`);
+          await page.locator("main h1").first().waitFor();
+          if (path === "/health") await page.locator(".doctor-age").waitFor({ timeout: 30_000 });
+          // Nothing wider than the screen: no sideways scrolling.
+          const wide = await page.evaluate(`[...document.querySelectorAll("body *")]
+            .filter((e) => e.getBoundingClientRect().right > 391)
+            .slice(0, 3)
+            .map((e) => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right))`);
+          expect({ path, wide }).toEqual({ path, wide: [] });
+          expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
+            390,
+          );
+          const name =
+            path === "/health" ? "health" : path === "/sessions" ? "sessions" : "session";
+          await page.screenshot({ path: join(shots.dir, `dashboard-${name}-phone-${scheme}.png`) });
+        }
+      }
+      expect(await axeViolations(page)).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.emulateMedia({ colorScheme: "light" });
+    }
   });
 });

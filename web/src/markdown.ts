@@ -35,7 +35,7 @@ md.renderer.rules.fence = (tokens, idx) => {
   const token = tokens[idx]!;
   const lang = token.info.trim().split(/\s+/)[0] ?? "";
   const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : "";
-  return `<div class="code-block">${label}<button type="button" class="copy ghost" aria-label="Copy code">Copy</button><pre><code>${escapeHtml(token.content)}</code></pre></div>\n`;
+  return `<div class="code-block">${label}<button type="button" class="copy ghost"><span class="copy-label">Copy</span><span class="sr-only"> code</span></button><pre><code>${escapeHtml(token.content)}</code></pre></div>\n`;
 };
 md.renderer.rules.code_block = md.renderer.rules.fence;
 
@@ -50,10 +50,12 @@ export function onCopyClick(e: MouseEvent): void {
   const code = button?.parentElement?.querySelector("pre code");
   if (!button || !code) return;
   const text = code.textContent ?? "";
+  const label = button.querySelector(".copy-label");
   const done = () => {
-    button.textContent = "Copied";
+    if (!label) return;
+    label.textContent = "Copied";
     setTimeout(() => {
-      button.textContent = "Copy";
+      label.textContent = "Copy";
     }, 1500);
   };
   if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, () => undefined);
