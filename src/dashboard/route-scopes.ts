@@ -15,6 +15,7 @@ const CHANGE_SCOPES: Readonly<Record<string, TokenScope>> = {
   "POST /api/maintenance/delete-empty": "admin",
   "POST /api/doctor": "admin",
   "POST /api/backup": "admin",
+  "POST /api/jobs/run": "admin",
 };
 
 /** Reads that need more than `read`: the audit trail says who did what, from where. */

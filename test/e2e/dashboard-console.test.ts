@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import { axeViolations, launchBrowser, screenshotDir } from "../helpers/browser.js";
 import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
+import { writeConfig } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
 
 // Issue 47 in a real browser: a long transcript kept to a bounded number of rows,
@@ -19,6 +20,9 @@ let longId: string;
 
 beforeAll(async () => {
   home = tempHome();
+  writeConfig(home, {
+    scheduler: { jobs: [{ name: "reap", schedule: "0 5 * * *", kind: "reap-idle" }] },
+  });
   // A 20,000-message transcript, messages of 1 to 7 lines, written through the store API.
   const writer = await openStore({ home });
   try {
@@ -249,5 +253,20 @@ describe("the operator's console in a real browser", () => {
       await page.setViewportSize({ width: 1280, height: 800 });
       await page.emulateMedia({ colorScheme: "light" });
     }
+  });
+
+  it("runs a job now from the jobs page, with its next due time and the run's duration", async () => {
+    await page.goto(`${dash.address}/jobs`);
+    await page.getByRole("heading", { name: "Scheduled jobs" }).waitFor();
+    expect(await page.locator("td.next-due time").count()).toBe(1);
+    await page.getByRole("button", { name: /Run now.*reap/ }).click();
+    await page.getByRole("status").filter({ hasText: "reap on default: ok" }).waitFor({
+      timeout: 30_000,
+    });
+    const run = page.locator("tbody tr", { hasText: "(manual)" }).first();
+    await run.waitFor();
+    expect(await run.textContent()).toMatch(/ok.*\d+\.\d s/);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(shots.dir, "dashboard-jobs.png") });
   });
 });
