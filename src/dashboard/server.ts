@@ -6,6 +6,7 @@ import type { HostPolicy } from "../http/host-check.js";
 import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError } from "../http/request-error.js";
 import type { TokenGrant } from "../store/token-scopes.js";
+import { registerActivityRoutes } from "./api-activity.js";
 import { browserActor, registerAuditRoutes } from "./api-audit.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
@@ -74,7 +75,7 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
 };
 
 /** Client-side routes: each answers with the app's index.html (after login). */
-const PAGES = ["/", "/sessions", "/search", "/health", "/jobs", "/chat", "/audit"];
+const PAGES = ["/", "/sessions", "/search", "/activity", "/health", "/jobs", "/chat", "/audit"];
 
 /** The dashboard's HTTP server: pages, `/login`, the bundle, and the JSON API under `/api/`. */
 export function buildDashboard(deps: DashboardDeps, logger: boolean | object): FastifyInstance {
@@ -265,6 +266,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     );
     registerSessionRoutes(scope);
     registerHealthRoutes(scope, deps.doctor);
+    registerActivityRoutes(scope);
     registerJobRoutes(scope);
     registerAuditRoutes(scope);
     registerChatRoutes(scope, { gateway: deps.gateway });

@@ -5,6 +5,13 @@
  * missing-session rule of transcript pages. A backend runs the reads
  * (BrowseSql: sqlite/browse.ts, pg/browse.ts).
  */
+import {
+  type ActivityBucket,
+  type ActivityCounts,
+  type ActivityLatency,
+  type ActivityRange,
+  toBuckets,
+} from "./activity.js";
 import { sessionNotFound } from "./session-create.js";
 import type { Message, Session } from "./types.js";
 
@@ -96,6 +103,10 @@ export interface BrowseSql {
   messagesAfter(range: MessageRange): Promise<Message[]>;
   /** Distinct sources, bytewise order, at most `limit`. */
   platforms(limit: number): Promise<string[]>;
+  /** Activity counts and the newest turns' latencies since `range.since` (activity.ts's SQL). */
+  activity(
+    range: ActivityRange,
+  ): Promise<{ counts: ActivityCounts[]; latencies: ActivityLatency[] }>;
 }
 
 /**
@@ -163,6 +174,21 @@ export class Browse {
    */
   async dataVersion(): Promise<number> {
     return this.sql.dataVersion();
+  }
+
+  /**
+   * Messages, turns, failed turns, tokens and turn latency (p50/p95) per
+   * `bucketMs` and platform since `since` (activity.ts).
+   */
+  async activity(range: ActivityRange): Promise<ActivityBucket[]> {
+    if (
+      !Number.isSafeInteger(range.since) ||
+      !Number.isSafeInteger(range.bucketMs) ||
+      range.bucketMs < 60_000
+    )
+      throw new RangeError("activity: since must be epoch ms and bucketMs at least 60000");
+    const { counts, latencies } = await this.sql.activity(range);
+    return toBuckets(counts, latencies);
   }
 
   /** The highest message id (0 for none): where a live view starts. */

@@ -216,4 +216,26 @@ describe.each(backends)("browse on $name", (backend) => {
     await other.seed.pop(a);
     expect(await m.browse.dataVersion()).not.toBe(v2);
   });
+  it("activity: messages, turns, failed turns and turn latency per day and platform (issue 47)", async () => {
+    const m = await backend.open();
+    const [web, cli] = await sessions(m, [{ source: "web" }, { source: "cli" }]);
+    for (let i = 0; i < 3; i++) {
+      await m.seed.append(web!, "user", `question ${i}`);
+      await tick();
+      await m.seed.append(web!, "assistant", `answer ${i}`);
+    }
+    await m.seed.append(cli!, "user", "will fail");
+    await m.seed.append(cli!, "assistant", { error: "boom" }, "hearth.turn_failed");
+    const day = 86_400_000;
+    const rows = await m.browse.activity({ since: Date.now() - day, bucketMs: day });
+    const bySource = Object.fromEntries(rows.map((r) => [r.source, r]));
+    expect(bySource.web).toMatchObject({ messages: 6, turns: 3, errors: 0 });
+    expect(bySource.cli).toMatchObject({ messages: 2, turns: 1, errors: 1 });
+    expect(bySource.web!.p50Ms).toBeGreaterThanOrEqual(0);
+    expect(bySource.web!.p95Ms).toBeGreaterThanOrEqual(bySource.web!.p50Ms!);
+    expect(rows.every((r) => r.at % day === 0)).toBe(true);
+    // Nothing since a time after every message.
+    expect(await m.browse.activity({ since: Date.now() + 1000, bucketMs: day })).toEqual([]);
+    await expect(m.browse.activity({ since: 0, bucketMs: 10 })).rejects.toBeInstanceOf(RangeError);
+  });
 });

@@ -269,4 +269,30 @@ describe("the operator's console in a real browser", () => {
     expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: join(shots.dir, "dashboard-jobs.png") });
   });
+
+  it("shows activity per day and platform: messages, turns, failures and latency, counted by the store", async () => {
+    await page.goto(`${dash.address}/activity`);
+    const row = page.locator("table.activity tbody tr", { hasText: "import" });
+    await row.waitFor();
+    const cells = await row.locator("td").allTextContents();
+    // 20,000 messages of the import session, 10,000 of them replies, none failed.
+    expect(cells.slice(1, 5)).toEqual([
+      "import",
+      (20_000).toLocaleString("en-US"),
+      (10_000).toLocaleString("en-US"),
+      "0",
+    ]);
+    expect(cells[5]).toMatch(/\d+\.\d s/);
+    expect(await page.locator("figure.chart rect.bar").count()).toBeGreaterThanOrEqual(1);
+    expect(await page.locator("figure.chart rect.bar title").first().textContent()).toMatch(
+      /messages/,
+    );
+    const api = (await page.evaluate("fetch('/api/activity?days=7').then((r) => r.json())")) as {
+      profiles: { buckets: { source: string; messages: number }[] }[];
+    };
+    const sum = api.profiles[0]!.buckets.reduce((n, b) => n + b.messages, 0);
+    expect(sum).toBe(20_001);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(shots.dir, "dashboard-activity.png"), fullPage: true });
+  });
 });

@@ -41,6 +41,7 @@ export async function launchBrowser(): Promise<{
     ],
     viewport: { width: 1280, height: 800 },
     colorScheme: "light",
+    locale: "en-US",
   });
   const page = context.pages()[0] ?? (await context.newPage());
   page.on("dialog", (d) => void d.accept());

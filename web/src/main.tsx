@@ -2,6 +2,7 @@ import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, can, loadMe, request } from "./api";
 import { onLiveState, startLive } from "./live";
+import { ActivityPage } from "./pages/Activity";
 import { AuditPage } from "./pages/Audit";
 import { ChatPage } from "./pages/Chat";
 import { HealthPage } from "./pages/Health";
@@ -17,6 +18,7 @@ import "./style.css";
 const NAV = [
   ["/sessions", "Sessions"],
   ["/search", "Search"],
+  ["/activity", "Activity"],
   ["/chat", "Chat"],
   ["/health", "Health"],
   ["/jobs", "Jobs"],
@@ -41,6 +43,7 @@ function Route({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === "/chat") return <ChatPage />;
   if (path === "/search") return <SearchPage search={search} />;
   if (path === "/health") return <HealthPage />;
+  if (path === "/activity") return <ActivityPage search={search} />;
   if (path === "/jobs") return <JobsPage />;
   if (path === "/audit") return <AuditPage />;
   return <SessionsPage search={search} />;
@@ -81,6 +84,7 @@ function App() {
   useEffect(() => {
     const titles: Record<string, string> = {
       "/search": "Search",
+      "/activity": "Activity",
       "/chat": "Chat",
       "/health": "Health",
       "/jobs": "Jobs",

@@ -1,4 +1,11 @@
 import { createHash } from "node:crypto";
+import {
+  type ActivityCounts,
+  type ActivityLatency,
+  type ActivityRange,
+  countsSql,
+  latencySql,
+} from "../activity.js";
 import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
 import { MESSAGE_COLUMNS } from "../rows.js";
 import type { Message, Session } from "../types.js";
@@ -135,5 +142,31 @@ export class PgBrowse implements BrowseSql {
        ORDER BY source COLLATE "C" LIMIT ${limit}`,
     );
     return rows.map((r) => r.source as string);
+  }
+
+  async activity(range: ActivityRange) {
+    const run = async (what: string, build: (ph: (v: unknown) => string) => string) => {
+      const params: unknown[] = [];
+      const sql = build((v) => {
+        params.push(v);
+        return `$${params.length}`;
+      });
+      return (await this.db.query(what, sql, params)).rows as Record<string, unknown>[];
+    };
+    const counts: ActivityCounts[] = (
+      await run("activity counts", (ph) => countsSql(ph, range))
+    ).map((r) => ({
+      at: Number(r.at),
+      source: String(r.source),
+      messages: Number(r.messages),
+      turns: Number(r.turns),
+      errors: Number(r.errors),
+      tokensIn: Number(r.tokens_in),
+      tokensOut: Number(r.tokens_out),
+    }));
+    const latencies: ActivityLatency[] = (
+      await run("activity latency", (ph) => latencySql(ph, range))
+    ).map((r) => ({ at: Number(r.at), source: String(r.source), ms: Number(r.ms) }));
+    return { counts, latencies };
   }
 }

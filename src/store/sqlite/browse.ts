@@ -1,3 +1,10 @@
+import {
+  type ActivityCounts,
+  type ActivityLatency,
+  type ActivityRange,
+  countsSql,
+  latencySql,
+} from "../activity.js";
 import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
 import { type MessageRow, type SessionRow, toMessage, toSession } from "../rows.js";
 import type { Message, Session } from "../types.js";
@@ -117,5 +124,32 @@ export class SqliteBrowse implements BrowseSql {
       .stmt(`SELECT DISTINCT source FROM sessions ORDER BY source LIMIT ${limit}`)
       .all() as { source: string }[];
     return rows.map((r) => r.source);
+  }
+
+  async activity(range: ActivityRange) {
+    const conn = this.access.read();
+    const run = (build: (ph: (v: unknown) => string) => string) => {
+      const params: unknown[] = [];
+      const sql = build((v) => {
+        params.push(v);
+        return "?";
+      });
+      return conn.stmt(sql).all(...params) as Record<string, number | string>[];
+    };
+    const counts: ActivityCounts[] = run((ph) => countsSql(ph, range)).map((r) => ({
+      at: Number(r.at),
+      source: String(r.source),
+      messages: Number(r.messages),
+      turns: Number(r.turns),
+      errors: Number(r.errors),
+      tokensIn: Number(r.tokens_in),
+      tokensOut: Number(r.tokens_out),
+    }));
+    const latencies: ActivityLatency[] = run((ph) => latencySql(ph, range)).map((r) => ({
+      at: Number(r.at),
+      source: String(r.source),
+      ms: Number(r.ms),
+    }));
+    return { counts, latencies };
   }
 }
