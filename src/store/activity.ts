@@ -86,6 +86,24 @@ export function latencySql(ph: Ph, r: ActivityRange): string {
     WHERE ms IS NOT NULL`;
 }
 
+/** A backend's rows of countsSql, as numbers (PostgreSQL sends bigint sums as strings). */
+export function countsFrom(rows: Record<string, unknown>[]): ActivityCounts[] {
+  return rows.map((r) => ({
+    at: Number(r.at),
+    source: String(r.source),
+    messages: Number(r.messages),
+    turns: Number(r.turns),
+    errors: Number(r.errors),
+    tokensIn: Number(r.tokens_in),
+    tokensOut: Number(r.tokens_out),
+  }));
+}
+
+/** A backend's rows of latencySql, as numbers. */
+export function latenciesFrom(rows: Record<string, unknown>[]): ActivityLatency[] {
+  return rows.map((r) => ({ at: Number(r.at), source: String(r.source), ms: Number(r.ms) }));
+}
+
 /** The q-th percentile (0..1) of sorted values (nearest rank). */
 function percentile(sorted: number[], q: number): number | null {
   if (sorted.length === 0) return null;

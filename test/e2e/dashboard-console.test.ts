@@ -203,6 +203,7 @@ describe("the operator's console in a real browser", () => {
     await expect.poll(() => page.locator(".pager .muted").textContent()).toContain("51–100");
     await page.goBack();
     await page.waitForURL((u) => !u.search.includes("offset"));
+    await expect.poll(() => page.locator(".pager .muted").textContent()).toContain("1–50");
     // A hit opens its session at that message, highlighted.
     const hit = page.locator("ul.hits li a").first();
     const ordinal = new URL(`${dash.address}${await hit.getAttribute("href")}`).searchParams.get(

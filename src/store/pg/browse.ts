@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import {
-  type ActivityCounts,
-  type ActivityLatency,
   type ActivityRange,
+  countsFrom,
   countsSql,
+  latenciesFrom,
   latencySql,
 } from "../activity.js";
 import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
@@ -153,20 +153,8 @@ export class PgBrowse implements BrowseSql {
       });
       return (await this.db.query(what, sql, params)).rows as Record<string, unknown>[];
     };
-    const counts: ActivityCounts[] = (
-      await run("activity counts", (ph) => countsSql(ph, range))
-    ).map((r) => ({
-      at: Number(r.at),
-      source: String(r.source),
-      messages: Number(r.messages),
-      turns: Number(r.turns),
-      errors: Number(r.errors),
-      tokensIn: Number(r.tokens_in),
-      tokensOut: Number(r.tokens_out),
-    }));
-    const latencies: ActivityLatency[] = (
-      await run("activity latency", (ph) => latencySql(ph, range))
-    ).map((r) => ({ at: Number(r.at), source: String(r.source), ms: Number(r.ms) }));
+    const counts = countsFrom(await run("activity counts", (ph) => countsSql(ph, range)));
+    const latencies = latenciesFrom(await run("activity latency", (ph) => latencySql(ph, range)));
     return { counts, latencies };
   }
 }

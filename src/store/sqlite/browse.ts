@@ -1,8 +1,8 @@
 import {
-  type ActivityCounts,
-  type ActivityLatency,
   type ActivityRange,
+  countsFrom,
   countsSql,
+  latenciesFrom,
   latencySql,
 } from "../activity.js";
 import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
@@ -134,22 +134,10 @@ export class SqliteBrowse implements BrowseSql {
         params.push(v);
         return "?";
       });
-      return conn.stmt(sql).all(...params) as Record<string, number | string>[];
+      return conn.stmt(sql).all(...params) as Record<string, unknown>[];
     };
-    const counts: ActivityCounts[] = run((ph) => countsSql(ph, range)).map((r) => ({
-      at: Number(r.at),
-      source: String(r.source),
-      messages: Number(r.messages),
-      turns: Number(r.turns),
-      errors: Number(r.errors),
-      tokensIn: Number(r.tokens_in),
-      tokensOut: Number(r.tokens_out),
-    }));
-    const latencies: ActivityLatency[] = run((ph) => latencySql(ph, range)).map((r) => ({
-      at: Number(r.at),
-      source: String(r.source),
-      ms: Number(r.ms),
-    }));
+    const counts = countsFrom(run((ph) => countsSql(ph, range)));
+    const latencies = latenciesFrom(run((ph) => latencySql(ph, range)));
     return { counts, latencies };
   }
 }

@@ -307,14 +307,7 @@ export function SessionPage({
         </label>
       </div>
       {t.older !== null ? (
-        <button
-          type="button"
-          class="load-older"
-          ref={olderButton}
-          onClick={() => void t.loadOlder()}
-        >
-          Load older messages
-        </button>
+        <PageButton at={olderButton} load={t.loadOlder} label="Load older messages" />
       ) : null}
       {messages.length === 0 ? (
         <Empty title="No messages">
@@ -342,15 +335,25 @@ export function SessionPage({
         />
       )}
       {t.newer ? (
-        <button
-          type="button"
-          class="load-older"
-          ref={newerButton}
-          onClick={() => void t.loadNewer()}
-        >
-          Load newer messages
-        </button>
+        <PageButton at={newerButton} load={t.loadNewer} label="Load newer messages" />
       ) : null}
     </section>
+  );
+}
+
+/** "Load older/newer messages": loads on click, and when it comes into view (the page watches it). */
+function PageButton({
+  at,
+  load,
+  label,
+}: {
+  at: { current: HTMLButtonElement | null };
+  load: () => Promise<void>;
+  label: string;
+}) {
+  return (
+    <button type="button" class="load-older" ref={at} onClick={() => void load()}>
+      {label}
+    </button>
   );
 }
