@@ -11,6 +11,7 @@ import { browserActor, registerAuditRoutes } from "./api-audit.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerJobRoutes } from "./api-jobs.js";
+import { registerServiceRoutes } from "./api-services.js";
 import { registerSessionRoutes } from "./api-sessions.js";
 import { type Asset, sendAsset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
@@ -75,7 +76,17 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
 };
 
 /** Client-side routes: each answers with the app's index.html (after login). */
-const PAGES = ["/", "/sessions", "/search", "/activity", "/health", "/jobs", "/chat", "/audit"];
+const PAGES = [
+  "/",
+  "/sessions",
+  "/search",
+  "/activity",
+  "/services",
+  "/health",
+  "/jobs",
+  "/chat",
+  "/audit",
+];
 
 /** The dashboard's HTTP server: pages, `/login`, the bundle, and the JSON API under `/api/`. */
 export function buildDashboard(deps: DashboardDeps, logger: boolean | object): FastifyInstance {
@@ -267,6 +278,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     registerSessionRoutes(scope);
     registerHealthRoutes(scope, deps.doctor);
     registerActivityRoutes(scope);
+    registerServiceRoutes(scope);
     registerJobRoutes(scope);
     registerAuditRoutes(scope);
     registerChatRoutes(scope, { gateway: deps.gateway });

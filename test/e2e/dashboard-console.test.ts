@@ -296,4 +296,13 @@ describe("the operator's console in a real browser", () => {
     expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: join(shots.dir, "dashboard-activity.png"), fullPage: true });
   });
+
+  it("shows the services of each profile, and says when none was ever started", async () => {
+    await page.goto(`${dash.address}/services`);
+    const row = page.locator('table.services tr[data-kind="gateway"]');
+    await row.waitFor();
+    expect(await row.textContent()).toContain("never started");
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(shots.dir, "dashboard-services.png") });
+  });
 });

@@ -8,6 +8,7 @@ import { ChatPage } from "./pages/Chat";
 import { HealthPage } from "./pages/Health";
 import { JobsPage } from "./pages/Jobs";
 import { SearchPage } from "./pages/Search";
+import { ServicesPage } from "./pages/Services";
 import { SessionPage } from "./pages/Session";
 import { SessionsPage } from "./pages/Sessions";
 import { Palette } from "./palette";
@@ -20,6 +21,7 @@ const NAV = [
   ["/search", "Search"],
   ["/activity", "Activity"],
   ["/chat", "Chat"],
+  ["/services", "Services"],
   ["/health", "Health"],
   ["/jobs", "Jobs"],
   ["/audit", "Audit"],
@@ -44,6 +46,7 @@ function Route({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === "/search") return <SearchPage search={search} />;
   if (path === "/health") return <HealthPage />;
   if (path === "/activity") return <ActivityPage search={search} />;
+  if (path === "/services") return <ServicesPage />;
   if (path === "/jobs") return <JobsPage />;
   if (path === "/audit") return <AuditPage />;
   return <SessionsPage search={search} />;
@@ -85,6 +88,7 @@ function App() {
     const titles: Record<string, string> = {
       "/search": "Search",
       "/activity": "Activity",
+      "/services": "Services",
       "/chat": "Chat",
       "/health": "Health",
       "/jobs": "Jobs",
