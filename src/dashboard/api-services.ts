@@ -82,3 +82,42 @@ export function registerServiceRoutes(app: FastifyInstance): void {
     return { profiles: out };
   });
 }
+
+/**
+ * GET /api/logs?level=warn|error: the recent events of every served
+ * profile's live gateway (its own bounded ring, GET /v1/events), each with
+ * its profile and process; `available: false` for a process that does not
+ * expose them yet (404) or does not answer.
+ */
+export function registerLogRoutes(app: FastifyInstance): void {
+  app.get<{ Querystring: { level?: "warn" | "error" } }>(
+    "/api/logs",
+    {
+      schema: {
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: { level: { type: "string", enum: ["warn", "error"] } },
+        },
+      },
+    },
+    async (request) => {
+      const stores = storesOf(request);
+      const level = request.query.level ?? "warn";
+      const sources = [];
+      for (const profile of stores.profiles) {
+        const g = readRecord(gatewayRecordPath(stores.home, profile));
+        if (!g || liveness(g) === "dead" || !g.address) continue;
+        const events = await recentEvents(g.address, level);
+        sources.push({
+          profile,
+          process: "gateway",
+          pid: g.pid,
+          available: events !== null,
+          events: events ?? [],
+        });
+      }
+      return { level, sources };
+    },
+  );
+}

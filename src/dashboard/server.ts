@@ -11,7 +11,7 @@ import { browserActor, registerAuditRoutes } from "./api-audit.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerJobRoutes } from "./api-jobs.js";
-import { registerServiceRoutes } from "./api-services.js";
+import { registerLogRoutes, registerServiceRoutes } from "./api-services.js";
 import { registerSessionRoutes } from "./api-sessions.js";
 import { type Asset, sendAsset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
@@ -82,6 +82,7 @@ const PAGES = [
   "/search",
   "/activity",
   "/services",
+  "/logs",
   "/health",
   "/jobs",
   "/chat",
@@ -279,6 +280,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     registerHealthRoutes(scope, deps.doctor);
     registerActivityRoutes(scope);
     registerServiceRoutes(scope);
+    registerLogRoutes(scope);
     registerJobRoutes(scope);
     registerAuditRoutes(scope);
     registerChatRoutes(scope, { gateway: deps.gateway });

@@ -305,4 +305,12 @@ describe("the operator's console in a real browser", () => {
     expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: join(shots.dir, "dashboard-services.png") });
   });
+
+  it("shows the logs page, filterable, saying when no process runs", async () => {
+    await page.goto(`${dash.address}/logs`);
+    await page.getByRole("heading", { name: "No events" }).waitFor();
+    await page.getByLabel("Level").selectOption("error");
+    await page.waitForURL(/level=error/);
+    expect(await axeViolations(page)).toEqual([]);
+  });
 });

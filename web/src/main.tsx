@@ -7,6 +7,7 @@ import { AuditPage } from "./pages/Audit";
 import { ChatPage } from "./pages/Chat";
 import { HealthPage } from "./pages/Health";
 import { JobsPage } from "./pages/Jobs";
+import { LogsPage } from "./pages/Logs";
 import { SearchPage } from "./pages/Search";
 import { ServicesPage } from "./pages/Services";
 import { SessionPage } from "./pages/Session";
@@ -22,6 +23,7 @@ const NAV = [
   ["/activity", "Activity"],
   ["/chat", "Chat"],
   ["/services", "Services"],
+  ["/logs", "Logs"],
   ["/health", "Health"],
   ["/jobs", "Jobs"],
   ["/audit", "Audit"],
@@ -47,6 +49,7 @@ function Route({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === "/health") return <HealthPage />;
   if (path === "/activity") return <ActivityPage search={search} />;
   if (path === "/services") return <ServicesPage />;
+  if (path === "/logs") return <LogsPage search={search} />;
   if (path === "/jobs") return <JobsPage />;
   if (path === "/audit") return <AuditPage />;
   return <SessionsPage search={search} />;
@@ -89,6 +92,7 @@ function App() {
       "/search": "Search",
       "/activity": "Activity",
       "/services": "Services",
+      "/logs": "Logs",
       "/chat": "Chat",
       "/health": "Health",
       "/jobs": "Jobs",

@@ -23,6 +23,20 @@ describe("dashboard services", () => {
     expect(p.gateway.inFlight).toBe(0);
     expect(typeof p.gateway.since).toBe("string");
     expect(p.scheduler).toBeNull();
+    // Recent events: the gateway's own GET /v1/events; a process without it (404 here)
+    // is "not available", never an error of the page.
+    const logs = await browser.api("GET", "/api/logs?level=error");
+    expect(logs.status).toBe(200);
+    expect(logs.body.level).toBe("error");
+    expect(logs.body.sources).toHaveLength(1);
+    expect(logs.body.sources[0]).toMatchObject({
+      profile: "default",
+      process: "gateway",
+      pid: gw.pid,
+    });
+    expect(typeof logs.body.sources[0].available).toBe("boolean");
+    expect(Array.isArray(logs.body.sources[0].events)).toBe(true);
+    expect((await browser.api("GET", "/api/logs?level=debug")).status).toBe(400);
     await gw.kill("SIGKILL");
     const down = await browser.api("GET", "/api/services");
     expect(down.body.profiles[0].gateway).toMatchObject({ pid: gw.pid, up: false, ready: null });
