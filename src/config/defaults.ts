@@ -89,6 +89,8 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     loginLinkMinutes: 60,
     sessionIdleMinutes: 720,
     livePollMs: 250,
+    doctorEveryMs: 900000,
+    doctorFreshMs: 300000,
   },
   tools: {
     enabled: [],

@@ -339,6 +339,15 @@ const dashboard = z
       .default(12 * 60),
     /** How often the live stream asks SQLite whether another process wrote (PRAGMA data_version). */
     livePollMs: z.number().int().min(20).max(60_000).default(250),
+    /** How often the dashboard runs doctor on each profile by itself; 0: only when asked or visited. */
+    doctorEveryMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 86_400_000)
+      .default(900_000),
+    /** A health page read re-runs doctor when its last run is older than this. */
+    doctorFreshMs: z.number().int().min(1000).max(86_400_000).default(300_000),
   })
   .strict();
 

@@ -4,6 +4,7 @@ import { backupsDir } from "../config/paths.js";
 import { listBackups } from "../ops/backup-names.js";
 import { runPs } from "../ops/ps.js";
 import { childError, runHearth } from "./child-ops.js";
+import type { DoctorRuns } from "./doctor-runs.js";
 import { storesOf } from "./profiles.js";
 
 const PROFILE = { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,63}$" } as const;
@@ -14,41 +15,13 @@ const profileBody = {
   properties: { profile: PROFILE },
 } as const;
 
-interface DoctorRun {
-  startedAt: number;
-  finishedAt: number | null;
-  report: unknown;
-  error: unknown;
-}
-
 /**
- * Health: doctor findings (run in a child `hearth doctor`, read-only, off
- * the event loop), holders as `hearth ps` shows them, file sizes, free
+ * Health: doctor findings (doctor-runs.ts: a child `hearth doctor`, kept
+ * current by a timer and by visits), holders as `hearth ps` shows them, file sizes, free
  * space and backups; "back up now" runs `hearth backup` in a child too.
  */
-export function registerHealthRoutes(app: FastifyInstance): void {
-  const doctor = new Map<string, { run: DoctorRun; done: Promise<void> }>();
+export function registerHealthRoutes(app: FastifyInstance, doctor: DoctorRuns): void {
   const backups = new Map<string, Promise<unknown>>();
-
-  const runDoctor = (home: string, profile: string) => {
-    const current = doctor.get(profile);
-    if (current && current.run.finishedAt === null) return current.done;
-    const run: DoctorRun = { startedAt: Date.now(), finishedAt: null, report: null, error: null };
-    const done = runHearth(home, profile, ["doctor"])
-      .then((result) => {
-        // doctor exits 4 when it found problems: its report is still the answer.
-        if ((result.code === 0 || result.code === 4) && result.json) run.report = result.json;
-        else run.error = childError("hearth doctor", result).toJSON();
-      })
-      .catch((err: unknown) => {
-        run.error = { code: "HEARTH_INTERNAL", message: String(err) };
-      })
-      .finally(() => {
-        run.finishedAt = Date.now();
-      });
-    doctor.set(profile, { run, done });
-    return done;
-  };
 
   app.get<{ Querystring: { profile?: string } }>(
     "/api/health",
@@ -69,7 +42,6 @@ export function registerHealthRoutes(app: FastifyInstance): void {
       const out = [];
       for (const profile of profiles) {
         const store = stores.reader(profile);
-        if (!doctor.has(profile)) void runDoctor(stores.home, profile);
         const ps = runPs({ home: stores.home, profile, includeSelf: true }).profiles[0];
         const size = (suffix: string) => {
           try {
@@ -107,7 +79,7 @@ export function registerHealthRoutes(app: FastifyInstance): void {
             .slice(0, 20)
             .map((b) => ({ name: b.name, bytes: b.size, at: Math.round(b.mtimeMs) })),
           backupRunning: backups.has(profile),
-          doctor: doctor.get(profile)?.run ?? null,
+          doctor: doctor.view(profile),
         });
       }
       return { profiles: out };
@@ -160,8 +132,8 @@ export function registerHealthRoutes(app: FastifyInstance): void {
       const stores = storesOf(request);
       const { profile } = request.body;
       stores.reader(profile);
-      await runDoctor(stores.home, profile);
-      return { profile, doctor: doctor.get(profile)!.run };
+      await doctor.run(profile);
+      return { profile, doctor: doctor.latest(profile) };
     },
   );
 

@@ -1,6 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { loadConfig } from "../config/load.js";
+import { HearthError } from "../errors.js";
+import { nextDue } from "../ops/jobs/due.js";
+import { childError, runHearth } from "./child-ops.js";
 import { storesOf } from "./profiles.js";
+
+const NAME = { type: "string", minLength: 1, maxLength: 64 } as const;
+const PROFILE = { type: "string", pattern: "^[a-z0-9][a-z0-9_-]{0,63}$" } as const;
 
 /**
  * Jobs: the scheduled jobs of config.json (read at each request, so `hearth
@@ -20,6 +26,8 @@ export function registerJobRoutes(app: FastifyInstance): void {
       kind: j.kind,
       enabled: j.enabled,
       timezone: j.timezone ?? null,
+      // When the scheduler runs it next (a paused job: null).
+      nextDueAt: j.enabled ? nextDue(j, Date.now()) : null,
       ...(j.kind === "optimize" ? { window: j.window } : {}),
     }));
     const health = [];
@@ -52,4 +60,44 @@ export function registerJobRoutes(app: FastifyInstance): void {
       })),
     };
   });
+
+  // Run a job once now, as `hearth cron run-now` does (a child process:
+  // recorded like a scheduled run, trigger "manual", refused when the
+  // store is held); answers with the run's report.
+  app.post<{ Body: { job: string; profile: string } }>(
+    "/api/jobs/run",
+    {
+      schema: {
+        body: {
+          type: "object",
+          required: ["job", "profile"],
+          additionalProperties: false,
+          properties: { job: NAME, profile: PROFILE },
+        },
+      },
+    },
+    async (request) => {
+      const stores = storesOf(request);
+      const { job, profile } = request.body;
+      stores.reader(profile); // a profile this login does not see: HEARTH_PROFILE_DENIED
+      const config = loadConfig({ home: stores.home });
+      if (!config.scheduler.jobs.some((j) => j.name === job))
+        throw new HearthError("HEARTH_NOT_FOUND", `no scheduled job named ${JSON.stringify(job)}`, {
+          hint: "hearth cron list",
+        });
+      const result = await runHearth(stores.home, profile, ["cron", "run-now", job]);
+      // exit 0 ok, 3 refused or already running, 1 failed: each has its report.
+      if (result.json === null || result.json === undefined)
+        throw childError("hearth cron run-now", result);
+      const r = result.json as { outcome: string; exitCode: number | null; note: string | null };
+      request.log.info({ event: "dashboard.job_run", job, profile, outcome: r.outcome }, "job run");
+      return {
+        job,
+        profile,
+        outcome: r.outcome,
+        exitCode: r.exitCode,
+        note: r.note === null ? null : r.note.split(stores.home).join("$HEARTH_HOME"),
+      };
+    },
+  );
 }

@@ -15,6 +15,7 @@ import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
 import { loadAssets } from "./assets.js";
 import { MemorySessions } from "./browser-sessions.js";
+import { DoctorRuns } from "./doctor-runs.js";
 import { GatewayClient } from "./gateway-client.js";
 import { LiveFeed } from "./live.js";
 import { createLoginToken, loginLink } from "./login-link.js";
@@ -64,6 +65,10 @@ export async function startDashboard(options: {
   const live = new LiveFeed(stores, config.dashboard.livePollMs, (err) =>
     app?.log.warn({ event: "dashboard.live_failed", err }, "live poll failed"),
   );
+  const doctor = new DoctorRuns(home, {
+    everyMs: config.dashboard.doctorEveryMs,
+    freshMs: config.dashboard.doctorFreshMs,
+  });
   try {
     await live.start();
     app = buildDashboard(
@@ -78,6 +83,7 @@ export async function startDashboard(options: {
         tls: tlsFiles,
         redeem: (token) => redeem(stores, token),
         events,
+        doctor,
       },
       {
         level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info",
@@ -112,6 +118,7 @@ export async function startDashboard(options: {
       log: { warn: (e, m) => log.warn(e, m) },
       immediate: false,
     });
+    doctor.start(() => stores.profiles);
     const server = app;
     return {
       address,
@@ -120,6 +127,7 @@ export async function startDashboard(options: {
       app: server,
       stop: async () => {
         sampler.stop();
+        doctor.stop();
         live.stop();
         const closed = server.close();
         const sweep = setInterval(() => server.server.closeIdleConnections(), 20);
@@ -133,6 +141,7 @@ export async function startDashboard(options: {
     };
   } catch (err) {
     live.stop();
+    doctor.stop();
     await app?.close();
     await Promise.all(parking.map((p) => p.close()));
     await stores.close();

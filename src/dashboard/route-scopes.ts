@@ -15,12 +15,14 @@ const CHANGE_SCOPES: Readonly<Record<string, TokenScope>> = {
   "POST /api/maintenance/delete-empty": "admin",
   "POST /api/doctor": "admin",
   "POST /api/backup": "admin",
+  "POST /api/jobs/run": "admin",
 };
 
 /** Reads that need more than `read`: the audit trail says who did what, from where. */
 const READ_SCOPES: Readonly<Record<string, TokenScope>> = {
   "GET /api/audit": "admin",
   "GET /api/logs": "admin",
+  "GET /api/logs/dashboard": "admin",
 };
 
 /** The scope a dashboard API request to `route` (Fastify's pattern) needs. */

@@ -7,14 +7,17 @@ import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError } from "../http/request-error.js";
 import type { EventRing } from "../log/ring.js";
 import type { TokenGrant } from "../store/token-scopes.js";
+import { registerActivityRoutes } from "./api-activity.js";
 import { browserActor, registerAuditRoutes } from "./api-audit.js";
 import { registerChatRoutes } from "./api-chat.js";
 import { registerHealthRoutes } from "./api-health.js";
 import { registerJobRoutes } from "./api-jobs.js";
 import { registerEventRoutes } from "./api-logs.js";
+import { registerLogRoutes, registerServiceRoutes } from "./api-services.js";
 import { registerSessionRoutes } from "./api-sessions.js";
-import type { Asset } from "./assets.js";
+import { type Asset, sendAsset } from "./assets.js";
 import type { BrowserSessions } from "./browser-sessions.js";
+import type { DoctorRuns } from "./doctor-runs.js";
 import type { GatewayClient } from "./gateway-client.js";
 import type { LiveFeed } from "./live.js";
 import { LOGIN_CSS, loginPage } from "./login-page.js";
@@ -36,6 +39,8 @@ export interface DashboardDeps {
   redeem: (token: string) => Promise<Login>;
   /** The dashboard's recent warn/error log events (GET /api/logs). */
   events?: EventRing;
+  /** The doctor runs the health page shows (kept current: doctor-runs.ts). */
+  doctor: DoctorRuns;
 }
 
 /** What a redeemed login token grants a browser: its family, profile, scope and reach. */
@@ -75,7 +80,18 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
 };
 
 /** Client-side routes: each answers with the app's index.html (after login). */
-const PAGES = ["/", "/sessions", "/search", "/health", "/jobs", "/chat", "/audit"];
+const PAGES = [
+  "/",
+  "/sessions",
+  "/search",
+  "/activity",
+  "/services",
+  "/logs",
+  "/health",
+  "/jobs",
+  "/chat",
+  "/audit",
+];
 
 /** The dashboard's HTTP server: pages, `/login`, the bundle, and the JSON API under `/api/`. */
 export function buildDashboard(deps: DashboardDeps, logger: boolean | object): FastifyInstance {
@@ -190,7 +206,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
           .type("text/plain; charset=utf-8")
           .send("The dashboard's front end is not built: run npm run build, then restart it.");
       }
-      return reply.type(index.type).send(index.body);
+      return sendAsset(request, reply, index);
     };
     for (const path of PAGES) scope.get(path, page);
     scope.get("/sessions/:profile/:id", page);
@@ -200,12 +216,12 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       const asset = deps.assets.get(`/assets/${request.params["*"]}`);
       if (!asset) throw new HearthError("HEARTH_NOT_FOUND", "no such asset");
       void reply.header("cache-control", "public, max-age=31536000, immutable");
-      return reply.type(asset.type).send(asset.body);
+      return sendAsset(request, reply, asset);
     });
-    scope.get("/favicon.svg", async (_request, reply) => {
+    scope.get("/favicon.svg", async (request, reply) => {
       const asset = deps.assets.get("/favicon.svg");
       if (!asset) throw new HearthError("HEARTH_NOT_FOUND", "no favicon");
-      return reply.type(asset.type).send(asset.body);
+      return sendAsset(request, reply, asset);
     });
 
     scope.get("/api/me", async (request) => ({
@@ -265,7 +281,10 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       },
     );
     registerSessionRoutes(scope);
-    registerHealthRoutes(scope);
+    registerHealthRoutes(scope, deps.doctor);
+    registerActivityRoutes(scope);
+    registerServiceRoutes(scope);
+    registerLogRoutes(scope);
     registerJobRoutes(scope);
     registerAuditRoutes(scope);
     registerChatRoutes(scope, { gateway: deps.gateway });

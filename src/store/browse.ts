@@ -5,6 +5,13 @@
  * missing-session rule of transcript pages. A backend runs the reads
  * (BrowseSql: sqlite/browse.ts, pg/browse.ts).
  */
+import {
+  type ActivityBucket,
+  type ActivityCounts,
+  type ActivityLatency,
+  type ActivityRange,
+  toBuckets,
+} from "./activity.js";
 import { sessionNotFound } from "./session-create.js";
 import type { Message, Session } from "./types.js";
 
@@ -35,7 +42,7 @@ export interface BrowseOptions {
   /** Only sessions from this platform (source). */
   source?: string;
   state?: SessionState;
-  /** Case-insensitive substring of the title, or a prefix of the id. */
+  /** Case-insensitive substring of the title or chat key, or a prefix of the id or platform. */
   text?: string;
   /** Keyset: only sessions strictly after this (lastActivityAt, id) in newest-first order. */
   after?: { lastActivityAt: number; id: string };
@@ -51,7 +58,8 @@ export interface SessionFilter {
   source?: string;
   /**
    * LIKE patterns (backslash escapes, case ignored) from the text, matched
-   * literally: `title` anywhere in the title, `id` a prefix of the id.
+   * literally: `title` anywhere in the title or the chat key, `id` a prefix
+   * of the id or the source (platform).
    */
   like?: { title: string; id: string };
   activeSince?: number;
@@ -95,6 +103,10 @@ export interface BrowseSql {
   messagesAfter(range: MessageRange): Promise<Message[]>;
   /** Distinct sources, bytewise order, at most `limit`. */
   platforms(limit: number): Promise<string[]>;
+  /** Activity counts and the newest turns' latencies since `range.since` (activity.ts's SQL). */
+  activity(
+    range: ActivityRange,
+  ): Promise<{ counts: ActivityCounts[]; latencies: ActivityLatency[] }>;
 }
 
 /**
@@ -162,6 +174,21 @@ export class Browse {
    */
   async dataVersion(): Promise<number> {
     return this.sql.dataVersion();
+  }
+
+  /**
+   * Messages, turns, failed turns, tokens and turn latency (p50/p95) per
+   * `bucketMs` and platform since `since` (activity.ts).
+   */
+  async activity(range: ActivityRange): Promise<ActivityBucket[]> {
+    if (
+      !Number.isSafeInteger(range.since) ||
+      !Number.isSafeInteger(range.bucketMs) ||
+      range.bucketMs < 60_000
+    )
+      throw new RangeError("activity: since must be epoch ms and bucketMs at least 60000");
+    const { counts, latencies } = await this.sql.activity(range);
+    return toBuckets(counts, latencies);
   }
 
   /** The highest message id (0 for none): where a live view starts. */

@@ -36,6 +36,8 @@ export interface SearchQuery {
   limit: number;
   includeHistory: boolean;
   scope: SearchScope;
+  /** What wraps each match in the snippet. */
+  marks: [string, string];
 }
 
 /** What a backend does for a search: the best `limit` hits of the terms in the scope, best first. */
@@ -57,6 +59,7 @@ export async function searchMessages(
     limit,
     includeHistory: Boolean(options.includeHistory),
     scope: searchScope(options),
+    marks: searchMarks(options.marks),
   });
 }
 
@@ -78,6 +81,14 @@ export function searchTerms(input: string): SearchTerm[] {
     else for (const word of words) terms.push({ words: [word], phrase: false });
   });
   return terms;
+}
+
+function searchMarks(marks: SearchOptions["marks"]): [string, string] {
+  if (marks === undefined) return ["[", "]"];
+  const ok = (m: unknown) => typeof m === "string" && m.length >= 1 && m.length <= 8;
+  if (!Array.isArray(marks) || marks.length !== 2 || !ok(marks[0]) || !ok(marks[1]))
+    throw new RangeError("options.marks must be two strings of 1 to 8 characters");
+  return [marks[0], marks[1]];
 }
 
 /** Check a search's text and limit; returns the limit. */

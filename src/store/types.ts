@@ -148,6 +148,12 @@ export interface SearchOptions {
   since?: number;
   /** Only messages created before this time (epoch ms). */
   until?: number;
+  /**
+   * What wraps each match in `snippet`: default `["[", "]"]`. A caller that
+   * must tell matches from brackets in the text picks characters the text
+   * cannot hold (the dashboard uses U+E000 and U+E001). 1 to 8 characters each.
+   */
+  marks?: [string, string];
 }
 
 export interface SearchHit {

@@ -4,6 +4,7 @@ import type { Store } from "../store/api.js";
 import { isFreshInsert } from "../store/message-write.js";
 import type { MetaCas } from "../store/meta.js";
 import type { Message, Session } from "../store/types.js";
+import { autoTitle } from "./auto-title.js";
 import { compactSession } from "./compaction.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
@@ -221,6 +222,13 @@ export async function runTurn(
     held = false;
     deps.metrics?.acknowledged.inc({ profile, role: "assistant" });
     deps.metrics?.turns.inc({ profile, outcome: "ok" });
+    // The first exchange names an untitled session (issue 47): after the reply, never awaited.
+    void autoTitle(store, session, inbound.content).catch((err: Error) =>
+      deps.log?.warn(
+        { event: "session.auto_title_failed", profile, session: session.id, error: err.message },
+        "the session keeps no automatic title",
+      ),
+    );
     // The session as the reply's commit left it, when the commit read it (no round trip).
     const after = stored.session ?? (await store.sessions.get(session.id)) ?? session;
     return { session: after, message, reply };

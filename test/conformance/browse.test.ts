@@ -8,7 +8,7 @@ const ids = (sessions: { id: string }[]) => sessions.map((s) => s.id);
 /** Sessions s-1 .. s-n created in order (so newest first is s-n .. s-1). */
 async function sessions(
   m: Modules,
-  specs: { source?: string; title?: string; parentId?: string }[],
+  specs: { source?: string; chatKey?: string; title?: string; parentId?: string }[],
 ) {
   const out: string[] = [];
   for (const [i, spec] of specs.entries()) {
@@ -25,7 +25,7 @@ describe.each(backends)("browse on $name", (backend) => {
       { source: "cli", title: "Groceries" },
       { source: "telegram", title: "100% done_now" },
       { source: "cli", title: "Trip to Lisbon" },
-      { source: "http" },
+      { source: "http", chatKey: "big-1" },
       { source: "cli", title: "Archived one" },
       { source: "cli", title: "Hidden one" },
     ]);
@@ -63,6 +63,11 @@ describe.each(backends)("browse on $name", (backend) => {
     expect(ids(await m.browse.sessions({ limit: 50, text: "S-4" }))).toEqual(["s-4"]);
     expect(ids(await m.browse.sessions({ limit: 50, text: "-4" }))).toEqual([]);
     expect(ids(await m.browse.sessions({ limit: 50, text: "\\" }))).toEqual([]);
+    // A chat key anywhere, a platform by its start (issue 47: `big-1` found nothing).
+    expect(ids(await m.browse.sessions({ limit: 50, text: "BIG-1" }))).toEqual(["s-4"]);
+    expect(ids(await m.browse.sessions({ limit: 50, text: "g-1" }))).toEqual(["s-4"]);
+    expect(ids(await m.browse.sessions({ limit: 50, text: "tele" }))).toEqual(["s-2"]);
+    expect(ids(await m.browse.sessions({ limit: 50, text: "legram" }))).toEqual([]);
     // Keyset pages: limit and after.
     const page1 = await m.browse.sessions({ limit: 2, state: "all" });
     expect(ids(page1)).toEqual(["s-6", "s-5"]);
@@ -210,5 +215,27 @@ describe.each(backends)("browse on $name", (backend) => {
     const v2 = await m.browse.dataVersion();
     await other.seed.pop(a);
     expect(await m.browse.dataVersion()).not.toBe(v2);
+  });
+  it("activity: messages, turns, failed turns and turn latency per day and platform (issue 47)", async () => {
+    const m = await backend.open();
+    const [web, cli] = await sessions(m, [{ source: "web" }, { source: "cli" }]);
+    for (let i = 0; i < 3; i++) {
+      await m.seed.append(web!, "user", `question ${i}`);
+      await tick();
+      await m.seed.append(web!, "assistant", `answer ${i}`);
+    }
+    await m.seed.append(cli!, "user", "will fail");
+    await m.seed.append(cli!, "assistant", { error: "boom" }, "hearth.turn_failed");
+    const day = 86_400_000;
+    const rows = await m.browse.activity({ since: Date.now() - day, bucketMs: day });
+    const bySource = Object.fromEntries(rows.map((r) => [r.source, r]));
+    expect(bySource.web).toMatchObject({ messages: 6, turns: 3, errors: 0 });
+    expect(bySource.cli).toMatchObject({ messages: 2, turns: 1, errors: 1 });
+    expect(bySource.web!.p50Ms).toBeGreaterThanOrEqual(0);
+    expect(bySource.web!.p95Ms).toBeGreaterThanOrEqual(bySource.web!.p50Ms!);
+    expect(rows.every((r) => r.at % day === 0)).toBe(true);
+    // Nothing since a time after every message.
+    expect(await m.browse.activity({ since: Date.now() + 1000, bucketMs: day })).toEqual([]);
+    await expect(m.browse.activity({ since: 0, bucketMs: 10 })).rejects.toBeInstanceOf(RangeError);
   });
 });

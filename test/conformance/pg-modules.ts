@@ -35,6 +35,7 @@ import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 export interface SeedSession {
   id?: string;
   source?: string;
+  chatKey?: string;
   title?: string;
   parentId?: string;
 }
@@ -47,6 +48,7 @@ export interface Seed {
     sessionId: string,
     role: string,
     content: unknown,
+    name?: string,
   ): Promise<{ id: number; ordinal: number }>;
   set(
     sessionId: string,
@@ -106,10 +108,11 @@ async function sqliteModules(home: string): Promise<Modules> {
       async session(input = {}) {
         return (await store.sessions.create(input)).id;
       },
-      async append(sessionId, role, content) {
+      async append(sessionId, role, content, name) {
         const m = await store.messages.append(sessionId, {
           role: role as "user",
           content: content as string,
+          ...(name ? { name } : {}),
         });
         return { id: m.id, ordinal: m.ordinal };
       },
@@ -176,8 +179,8 @@ function pgSeed(db: PgDb): Seed {
       await db.query(
         "seed a session",
         `INSERT INTO sessions (id, profile, source, title, title_source, created_at, updated_at,
-           last_activity_at, parent_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $7)`,
+           last_activity_at, parent_id, chat_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $7, $8)`,
         [
           id,
           db.profile,
@@ -186,11 +189,12 @@ function pgSeed(db: PgDb): Seed {
           input.title ? "user" : null,
           now,
           input.parentId ?? null,
+          input.chatKey ?? null,
         ],
       );
       return id;
     },
-    async append(sessionId, role, content) {
+    async append(sessionId, role, content, name) {
       return db.transaction("seed a message", async (client) => {
         const now = Date.now();
         const slot = await client.query(
@@ -202,8 +206,8 @@ function pgSeed(db: PgDb): Seed {
         const ordinal = Number(slot.rows[0].ordinal);
         const text = typeof content === "string";
         const { rows } = await client.query(
-          `INSERT INTO messages (session_id, ordinal, role, content, content_type, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+          `INSERT INTO messages (session_id, ordinal, role, content, content_type, created_at, name)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
           [
             sessionId,
             ordinal,
@@ -211,6 +215,7 @@ function pgSeed(db: PgDb): Seed {
             text ? content : JSON.stringify(content),
             text ? "text" : "json",
             now,
+            name ?? null,
           ],
         );
         return { id: Number(rows[0].id), ordinal };

@@ -46,6 +46,17 @@ describe.each(backends)("search on $name", (backend) => {
       expect(hit!.createdAt).toBe(loaded[2]!.createdAt);
     });
 
+    it("wraps matches in the marks asked for, so brackets in the text stay apart (issue 47)", async () => {
+      await store.messages.append(trip.id, {
+        role: "user",
+        content: "todo [ ] [x] pack, see [Faro]",
+      });
+      const [hit] = await store.search("faro", { marks: ["\uE000", "\uE001"] });
+      expect(hit!.snippet).toContain("[ ] [x] pack, see [\uE000Faro\uE001");
+      expect((await store.search("faro"))[0]!.snippet).toContain("see [[Faro]");
+      await expect(store.search("faro", { marks: ["", "]"] })).rejects.toThrow(RangeError);
+    });
+
     it("finds every message with the word, across sessions", async () => {
       const hits = await store.search("Lisbon");
       expect(hits).toHaveLength(3);

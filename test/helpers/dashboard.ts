@@ -138,17 +138,23 @@ export function getWithHost(
   path: string,
   host: string,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+): Promise<{ status: number; body: string; bytes: Buffer; headers: Record<string, unknown> }> {
   const url = new URL(address);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       { host: url.hostname, port: url.port, path, method: "GET", headers: { ...headers, host } },
       (res) => {
-        let body = "";
-        res.on("data", (d: Buffer) => {
-          body += d.toString();
+        const chunks: Buffer[] = [];
+        res.on("data", (d: Buffer) => chunks.push(d));
+        res.on("end", () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            body: bytes.toString(),
+            bytes,
+            headers: res.headers,
+          });
         });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
       },
     );
     req.on("error", reject);

@@ -73,6 +73,8 @@ describe("validateConfig", () => {
         loginLinkMinutes: 60,
         sessionIdleMinutes: 720,
         livePollMs: 250,
+        doctorEveryMs: 900000,
+        doctorFreshMs: 300000,
       },
       scheduler: { port: 8789, drainMs: 30000, alertAfter: 3, jobs: [] },
       tools: {

@@ -1,12 +1,15 @@
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, can, loadMe, request } from "./api";
 import { onLiveState, startLive } from "./live";
+import { ActivityPage } from "./pages/Activity";
 import { AuditPage } from "./pages/Audit";
 import { ChatPage } from "./pages/Chat";
 import { HealthPage } from "./pages/Health";
 import { JobsPage } from "./pages/Jobs";
+import { LogsPage } from "./pages/Logs";
 import { SearchPage } from "./pages/Search";
+import { ServicesPage } from "./pages/Services";
 import { SessionPage } from "./pages/Session";
 import { SessionsPage } from "./pages/Sessions";
 import { Palette } from "./palette";
@@ -17,7 +20,10 @@ import "./style.css";
 const NAV = [
   ["/sessions", "Sessions"],
   ["/search", "Search"],
+  ["/activity", "Activity"],
   ["/chat", "Chat"],
+  ["/services", "Services"],
+  ["/logs", "Logs"],
   ["/health", "Health"],
   ["/jobs", "Jobs"],
   ["/audit", "Audit"],
@@ -28,12 +34,22 @@ const NEEDS: Partial<Record<string, "chat" | "admin">> = { "/chat": "chat", "/au
 
 function Route({ path, search }: { path: string; search: URLSearchParams }) {
   const m = /^\/sessions\/([^/]+)\/([^/]+)$/.exec(path);
-  if (m) return <SessionPage profile={decodeURIComponent(m[1]!)} id={decodeURIComponent(m[2]!)} />;
+  if (m)
+    return (
+      <SessionPage
+        profile={decodeURIComponent(m[1]!)}
+        id={decodeURIComponent(m[2]!)}
+        search={search}
+      />
+    );
   const c = /^\/chat\/([^/]+)\/([^/]+)$/.exec(path);
   if (c) return <ChatPage profile={decodeURIComponent(c[1]!)} id={decodeURIComponent(c[2]!)} />;
   if (path === "/chat") return <ChatPage />;
   if (path === "/search") return <SearchPage search={search} />;
   if (path === "/health") return <HealthPage />;
+  if (path === "/activity") return <ActivityPage search={search} />;
+  if (path === "/services") return <ServicesPage />;
+  if (path === "/logs") return <LogsPage search={search} />;
   if (path === "/jobs") return <JobsPage />;
   if (path === "/audit") return <AuditPage />;
   return <SessionsPage search={search} />;
@@ -74,12 +90,24 @@ function App() {
   useEffect(() => {
     const titles: Record<string, string> = {
       "/search": "Search",
+      "/activity": "Activity",
+      "/services": "Services",
+      "/logs": "Logs",
       "/chat": "Chat",
       "/health": "Health",
       "/jobs": "Jobs",
       "/audit": "Audit",
     };
     document.title = `${titles[path.startsWith("/chat") ? "/chat" : path] ?? "Sessions"} · hearth dashboard`;
+  }, [path]);
+
+  // A page change moves focus to the page (as a full load would): a screen reader reads
+  // the new page, and Tab starts from its top, not from the link that was followed.
+  const firstPath = useRef(path);
+  useEffect(() => {
+    if (path === firstPath.current) return;
+    firstPath.current = "";
+    document.getElementById("main")?.focus({ preventScroll: true });
   }, [path]);
 
   const logout = async () => {
@@ -131,7 +159,7 @@ function App() {
           </button>
         </div>
       </header>
-      <main id="main">
+      <main id="main" tabIndex={-1}>
         {error ? (
           <ErrorBanner
             error={error instanceof ApiError ? error : new ApiError(0, "CLIENT", String(error))}

@@ -1,9 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
 
-/** A few routes, the History API, no library. */
-export function navigate(to: string): void {
+/** A few routes, the History API, no library. `state` marks the entry (a pager's, say). */
+export function navigate(to: string, state: Record<string, unknown> | null = null): void {
   if (to === window.location.pathname + window.location.search) return;
-  window.history.pushState(null, "", to);
+  window.history.pushState(state, "", to);
   window.dispatchEvent(new PopStateEvent("popstate"));
   window.scrollTo(0, 0);
 }

@@ -1,4 +1,11 @@
 import { createHash } from "node:crypto";
+import {
+  type ActivityRange,
+  countsFrom,
+  countsSql,
+  latenciesFrom,
+  latencySql,
+} from "../activity.js";
 import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
 import { MESSAGE_COLUMNS } from "../rows.js";
 import type { Message, Session } from "../types.js";
@@ -27,7 +34,11 @@ export class PgBrowse implements BrowseSql {
     // ILIKE: SQLite's LIKE ignores case too.
     if (filter.like) {
       const { title, id } = filter.like;
-      where.push(`(title ILIKE ${p(title)} ESCAPE '\\' OR id ILIKE ${p(id)} ESCAPE '\\')`);
+      const [t, i] = [p(title), p(id)];
+      where.push(
+        `(title ILIKE ${t} ESCAPE '\\' OR chat_key ILIKE ${t} ESCAPE '\\'
+          OR id ILIKE ${i} ESCAPE '\\' OR source ILIKE ${i} ESCAPE '\\')`,
+      );
     }
     if (filter.activeSince !== undefined)
       where.push(`last_activity_at >= ${p(filter.activeSince)}`);
@@ -131,5 +142,19 @@ export class PgBrowse implements BrowseSql {
        ORDER BY source COLLATE "C" LIMIT ${limit}`,
     );
     return rows.map((r) => r.source as string);
+  }
+
+  async activity(range: ActivityRange) {
+    const run = async (what: string, build: (ph: (v: unknown) => string) => string) => {
+      const params: unknown[] = [];
+      const sql = build((v) => {
+        params.push(v);
+        return `$${params.length}`;
+      });
+      return (await this.db.query(what, sql, params)).rows as Record<string, unknown>[];
+    };
+    const counts = countsFrom(await run("activity counts", (ph) => countsSql(ph, range)));
+    const latencies = latenciesFrom(await run("activity latency", (ph) => latencySql(ph, range)));
+    return { counts, latencies };
   }
 }

@@ -62,7 +62,7 @@ export class PgSearch implements SearchSql {
        )
        SELECT r.id, r.session_id, r.ordinal, r.role, r.active, r.created_at,
               ts_headline('simple', r.content, q.q,
-                'StartSel=[, StopSel=], MaxWords=12, MinWords=4, MaxFragments=1, FragmentDelimiter=…') AS snippet,
+                ${p(headlineOptions(query.marks))}) AS snippet,
               s.title, s.source, s.chat_key, s.last_activity_at
          FROM ranked r CROSS JOIN q LEFT JOIN sessions s ON s.id = r.session_id
         ORDER BY r.rank DESC, r.id DESC`,
@@ -87,4 +87,10 @@ export class PgSearch implements SearchSql {
             },
     }));
   }
+}
+
+/** ts_headline's options with these marks (each double-quoted: a mark may hold a comma or `=`). */
+function headlineOptions([open, close]: [string, string]): string {
+  const quote = (s: string) => `"${s.replaceAll('"', '""')}"`;
+  return `StartSel=${quote(open)}, StopSel=${quote(close)}, MaxWords=12, MinWords=4, MaxFragments=1, FragmentDelimiter=…`;
 }

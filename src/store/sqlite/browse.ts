@@ -1,3 +1,10 @@
+import {
+  type ActivityRange,
+  countsFrom,
+  countsSql,
+  latenciesFrom,
+  latencySql,
+} from "../activity.js";
 import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
 import { type MessageRow, type SessionRow, toMessage, toSession } from "../rows.js";
 import type { Message, Session } from "../types.js";
@@ -19,8 +26,11 @@ export class SqliteBrowse implements BrowseSql {
     // again for every pattern (test/.../statement-replan.test.ts).
     if (filter.like)
       add(
-        "(title LIKE +? ESCAPE '\\' OR id LIKE +? ESCAPE '\\')",
+        `(title LIKE +? ESCAPE '\\' OR chat_key LIKE +? ESCAPE '\\'
+          OR id LIKE +? ESCAPE '\\' OR source LIKE +? ESCAPE '\\')`,
         filter.like.title,
+        filter.like.title,
+        filter.like.id,
         filter.like.id,
       );
     if (filter.activeSince !== undefined) add("last_activity_at >= ?", filter.activeSince);
@@ -114,5 +124,20 @@ export class SqliteBrowse implements BrowseSql {
       .stmt(`SELECT DISTINCT source FROM sessions ORDER BY source LIMIT ${limit}`)
       .all() as { source: string }[];
     return rows.map((r) => r.source);
+  }
+
+  async activity(range: ActivityRange) {
+    const conn = this.access.read();
+    const run = (build: (ph: (v: unknown) => string) => string) => {
+      const params: unknown[] = [];
+      const sql = build((v) => {
+        params.push(v);
+        return "?";
+      });
+      return conn.stmt(sql).all(...params) as Record<string, unknown>[];
+    };
+    const counts = countsFrom(run((ph) => countsSql(ph, range)));
+    const latencies = latenciesFrom(run((ph) => latencySql(ph, range)));
+    return { counts, latencies };
   }
 }

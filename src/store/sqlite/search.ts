@@ -31,7 +31,8 @@ export function searchHits(access: Access, query: SearchQuery): SearchHit[] {
     ? `AND messages_fts.rowid >= coalesce((SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?
          ORDER BY rowid DESC LIMIT 1 OFFSET ${RANK_WINDOW - 1}), 0)`
     : "";
-  const params: unknown[] = windowed ? [match, match] : [match];
+  // The snippet's marks come first: their placeholders precede MATCH's in the statement.
+  const params: unknown[] = [...query.marks, match, ...(windowed ? [match] : [])];
   const scope = searchScopeSql(query.scope, (value) => {
     params.push(value);
     return "?";
@@ -45,7 +46,7 @@ export function searchHits(access: Access, query: SearchQuery): SearchHit[] {
     rows = conn
       .stmt(
         `SELECT m.session_id, m.id, m.ordinal, m.role, m.active, m.created_at,
-              snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
+              snippet(messages_fts, 0, +?, +?, '…', 12) AS snippet
        FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
        WHERE messages_fts MATCH ? ${window} ${filters}
        ORDER BY rank LIMIT +?`,

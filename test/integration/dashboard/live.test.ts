@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runPs } from "../../../src/index.js";
@@ -106,7 +106,10 @@ describe("dashboard beside a real gateway on one store", () => {
     const search = await browser.api("GET", "/api/search?q=lisbon");
     expect(search.status).toBe(200);
     expect(search.body.items[0]).toMatchObject({ profile: "default", sessionId: sid });
-    expect(search.body.items[0].snippet).toContain("[lisbon]");
+    // Matches are marked with U+E000 … U+E001 (a "[" in the text stays text).
+    expect(search.body.marks).toEqual(["\uE000", "\uE001"]);
+    expect(search.body.items[0].snippet).toContain("\uE000lisbon\uE001");
+    expect(search.body).toMatchObject({ offset: 0, nextOffset: null });
 
     const holders = runPs({ home, profile: "default" }).profiles[0]!.holders;
     const mine = holders.find((h) => h.pid === dash.pid);
@@ -246,6 +249,33 @@ describe("dashboard beside a real gateway on one store", () => {
     expect(JSON.stringify(jobs.body)).not.toContain(home); // no paths, no command lines
     const health = jobs.body.health.find((h: { job: string }) => h.job === "opt");
     expect(health).toMatchObject({ lastOutcome: "refused", lastSuccessAt: null });
+    // Each job's next due time (issue 47).
+    for (const j of jobs.body.jobs) expect(j.nextDueAt).toBeGreaterThan(Date.now());
+    // Run now: recorded like the CLI's run-now (trigger manual), an honest outcome.
+    const run = await browser.api("POST", "/api/jobs/run", {
+      body: { job: "reap", profile: "default" },
+    });
+    expect(run.status).toBe(200);
+    expect(run.body).toMatchObject({ job: "reap", profile: "default", outcome: "ok" });
+    const refused = await browser.api("POST", "/api/jobs/run", {
+      body: { job: "opt", profile: "default" },
+    });
+    expect(refused.body).toMatchObject({ job: "opt", outcome: "refused" });
+    const after = await browser.api("GET", "/api/jobs");
+    expect(
+      after.body.runs.filter((r: { job: string; trigger: string }) => r.trigger === "manual")
+        .length,
+    ).toBe(jobs.body.runs.filter((r: { trigger: string }) => r.trigger === "manual").length + 2);
+    const missing = await browser.api("POST", "/api/jobs/run", {
+      body: { job: "nope", profile: "default" },
+    });
+    expect(missing).toMatchObject({ status: 404, body: { error: { code: "HEARTH_NOT_FOUND" } } });
+    // Without the CSRF token nothing runs.
+    const forged = await browser.api("POST", "/api/jobs/run", {
+      body: { job: "reap", profile: "default" },
+      csrf: false,
+    });
+    expect(forged.status).toBe(403);
   });
 
   it("drains on SIGTERM with a live stream open and exits 0", async () => {
@@ -261,6 +291,19 @@ describe("dashboard beside a real gateway on one store", () => {
     expect(result.code).toBe(0);
     expect(dash.events.at(-1)).toMatchObject({ event: "dashboard.stopped", signal: "SIGTERM" });
     await sse.done;
+    expect(existsSync(join(home, "dashboard.json"))).toBe(false);
+  });
+
+  it("a second dashboard on the same home gives dashboard.json back to the first when it stops", async () => {
+    const home = tempHome();
+    const first = await startDashboard(home);
+    const second = await startDashboard(home);
+    const recorded = () => JSON.parse(readFileSync(join(home, "dashboard.json"), "utf8"));
+    expect(recorded()).toMatchObject({ pid: second.pid, address: second.address });
+    expect((await second.kill("SIGTERM")).code).toBe(0);
+    // The first still runs: `hearth dashboard link` must still find it.
+    expect(recorded()).toMatchObject({ pid: first.pid, address: first.address });
+    expect((await first.kill("SIGTERM")).code).toBe(0);
     expect(existsSync(join(home, "dashboard.json"))).toBe(false);
   });
 });

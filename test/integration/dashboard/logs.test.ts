@@ -1,5 +1,5 @@
 /**
- * GET /api/logs: the dashboard's recent warn/error log events, for a login
+ * GET /api/logs/dashboard: the dashboard's recent warn/error log events, for a login
  * with the admin scope only, in the fixed shape of docs/api.md (the Host a
  * refused request sent is not shown).
  */
@@ -14,20 +14,20 @@ import { tempHome } from "../../helpers/home.js";
 
 afterEach(stopDashboards);
 
-describe("dashboard GET /api/logs", () => {
+describe("dashboard GET /api/logs/dashboard", () => {
   it("shows an admin login the recent warnings, refuses a read login and anonymous callers", async () => {
     const home = tempHome();
     const dash = await startDashboard(home);
-    expect((await fetch(dash.url("/api/logs"))).status).toBe(401);
+    expect((await fetch(dash.url("/api/logs/dashboard"))).status).toBe(401);
     expect((await getWithHost(dash.address, "/v1/health", "rebound.example")).status).toBe(403);
 
     const reader = await loginWithToken(dash, home, "default", "read");
-    const denied = await reader.api("GET", "/api/logs");
+    const denied = await reader.api("GET", "/api/logs/dashboard");
     expect(denied.status).toBe(403);
     expect(denied.body.error.code).toBe("HEARTH_SCOPE_DENIED");
 
     const admin = await loginWithToken(dash, home, "default", "admin");
-    const shown = await admin.api("GET", "/api/logs?level=warn");
+    const shown = await admin.api("GET", "/api/logs/dashboard?level=warn");
     expect(shown.status).toBe(200);
     expect(shown.body.events).toContainEqual(
       expect.objectContaining({
@@ -39,6 +39,6 @@ describe("dashboard GET /api/logs", () => {
       }),
     );
     expect(JSON.stringify(shown.body)).not.toContain("rebound.example");
-    expect((await admin.api("GET", "/api/logs?limit=0")).status).toBe(400);
+    expect((await admin.api("GET", "/api/logs/dashboard?limit=0")).status).toBe(400);
   });
 });

@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   getWithHost,
@@ -104,7 +105,9 @@ describe("dashboard security", () => {
     expect(bulk.status).toBe(403);
     await withStore(home, async (s) => {
       const session = await s.sessions.get(sid);
-      expect(session).toMatchObject({ title: null, archived: false });
+      // Untitled, or titled "hello" from its first exchange (issue 47): never "pwned".
+      expect(session).toMatchObject({ archived: false });
+      expect([null, "hello"]).toContain(session?.title);
     });
     // The same change from the dashboard's own page, with its token, goes through.
     const ok = await browser.api("PATCH", `/api/sessions/default/${sid}`, {
@@ -164,6 +167,32 @@ describe("dashboard security", () => {
     // Every script is a file of the bundle: none inline.
     expect(page).toMatch(/<script type="module" crossorigin src="\/assets\/[^"]+\.js"><\/script>/);
     expect(page.match(/<script[^>]*>[^<]+<\/script>/g)).toBeNull();
+  });
+
+  it("serves the bundle brotli- or gzip-compressed as the browser accepts, with Vary", async () => {
+    const { dash } = await setup();
+    const browser = await dash.logIn();
+    const host = new URL(dash.address).host;
+    const page = await getWithHost(dash.address, "/sessions", host, { cookie: browser.cookie });
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(page.body)![1]!;
+    const plain = await getWithHost(dash.address, script, host);
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.headers.vary).toMatch(/accept-encoding/i);
+    const br = await getWithHost(dash.address, script, host, { "accept-encoding": "gzip, br" });
+    expect(br.headers["content-encoding"]).toBe("br");
+    expect(br.headers.vary).toMatch(/accept-encoding/i);
+    expect(brotliDecompressSync(br.bytes).equals(plain.bytes)).toBe(true);
+    expect(br.bytes.length).toBeLessThan(plain.bytes.length / 2);
+    const gz = await getWithHost(dash.address, script, host, { "accept-encoding": "gzip, br;q=0" });
+    expect(gz.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(gz.bytes).equals(plain.bytes)).toBe(true);
+    // The page itself too (behind the login).
+    const html = await getWithHost(dash.address, "/sessions", host, {
+      cookie: browser.cookie,
+      "accept-encoding": "gzip",
+    });
+    expect(html.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(html.bytes).toString()).toContain("/assets/");
   });
 
   it("refuses to listen beyond loopback without TLS and says how to do it safely", async () => {

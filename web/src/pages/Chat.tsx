@@ -12,6 +12,7 @@ import {
 } from "../api";
 import { contentText, titleOf } from "../format";
 import { useLive, useWatch } from "../live";
+import { MessageBody } from "../message";
 import { ErrorBanner, Loading } from "../ui";
 
 const TAIL = 50;
@@ -169,7 +170,7 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
             <div class="message-head">
               <span class="role">{m.role}</span>
             </div>
-            <div class="content">{contentText(m.content)}</div>
+            <MessageBody content={m.content} />
           </li>
         ))}
         {pending !== null ? (
@@ -177,7 +178,7 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
             <div class="message-head">
               <span class="role">user</span> <span class="muted">sending…</span>
             </div>
-            <div class="content">{pending}</div>
+            <div class="content plain">{pending}</div>
           </li>
         ) : null}
         {streamed !== null ? (
@@ -185,7 +186,7 @@ export function ChatPage({ profile, id }: { profile?: string; id?: string }) {
             <div class="message-head">
               <span class="role">assistant</span> <span class="muted">writing…</span>
             </div>
-            <div class="content">{streamed}</div>
+            <div class="content plain">{streamed}</div>
           </li>
         ) : null}
       </ol>

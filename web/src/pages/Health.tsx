@@ -32,6 +32,9 @@ interface ProfileHealth {
     finishedAt: number | null;
     report: { status: string; findings: Finding[] } | null;
     error: { code: string; message: string } | null;
+    /** Since the shown run finished; a new run starts when it is older than dashboard.doctorFreshMs. */
+    ageMs: number | null;
+    running: boolean;
   } | null;
 }
 
@@ -141,33 +144,35 @@ export function HealthPage() {
             {p.holders.length === 0 ? (
               <p class="muted">No process holds it.</p>
             ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">PID</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Since</th>
-                    <th scope="col">Command</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {p.holders.map((h) => (
-                    <tr key={h.pid}>
-                      <td>{h.pid}</td>
-                      <td>
-                        {h.kind}
-                        {h.self ? " (this dashboard)" : ""}
-                      </td>
-                      <td>{h.roles.join(", ") || "-"}</td>
-                      <td>{h.since ? ago(Date.parse(h.since)) : "unknown"}</td>
-                      <td>
-                        <code>{h.commandLine ?? "(unreadable)"}</code>
-                      </td>
+              <div class="table-wrap">
+                <table class="holders">
+                  <thead>
+                    <tr>
+                      <th scope="col">PID</th>
+                      <th scope="col">Kind</th>
+                      <th scope="col">Role</th>
+                      <th scope="col">Since</th>
+                      <th scope="col">Command</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {p.holders.map((h) => (
+                      <tr key={h.pid}>
+                        <td data-label="PID">{h.pid}</td>
+                        <td data-label="Kind">
+                          {h.kind}
+                          {h.self ? " (this dashboard)" : ""}
+                        </td>
+                        <td data-label="Role">{h.roles.join(", ") || "-"}</td>
+                        <td data-label="Since">{h.since ? ago(Date.parse(h.since)) : "unknown"}</td>
+                        <td data-label="Command">
+                          <code>{h.commandLine ?? "(unreadable)"}</code>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
             {p.ghosts.map((g) => (
               <div class="banner warning" key={g.pid} role="status">
@@ -221,20 +226,40 @@ function Stat({ label, value }: { label: string; value: string }) {
   );
 }
 
+/** How old a doctor run is, in words ("checked 3 minutes ago"). */
+function age(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.round(s / 60);
+  return m < 60 ? `${m} min` : `${Math.round(m / 60)} h`;
+}
+
 function Doctor({ run }: { run: ProfileHealth["doctor"] }) {
   if (!run || (run.finishedAt === null && !run.report))
     return <p class="muted">Doctor is running…</p>;
+  const checked = (
+    <p class="muted doctor-age" data-age-ms={run.ageMs ?? undefined}>
+      Checked {run.ageMs !== null ? `${age(run.ageMs)} ago` : ""}
+      {run.finishedAt ? ` (${when(run.finishedAt)})` : ""}
+      {run.running ? " · checking again…" : ""}
+    </p>
+  );
   if (run.error)
-    return <ErrorBanner error={Object.assign(new Error(run.error.message), run.error)} />;
+    return (
+      <div>
+        {checked}
+        <ErrorBanner error={Object.assign(new Error(run.error.message), run.error)} />
+      </div>
+    );
   const findings = [...(run.report?.findings ?? [])].sort(
     (a, b) => ORDER[a.severity] - ORDER[b.severity],
   );
   const problems = findings.filter((f) => f.severity !== "ok");
   return (
     <div>
+      {checked}
       <p class="muted">
-        Checked {run.finishedAt ? when(run.finishedAt) : ""} · status{" "}
-        <Badge kind={run.report?.status ?? "ok"}>{run.report?.status}</Badge> ·{" "}
+        Status <Badge kind={run.report?.status ?? "ok"}>{run.report?.status}</Badge> ·{" "}
         {findings.length - problems.length} checks passed
       </p>
       <ul class="findings" aria-label="Doctor findings">

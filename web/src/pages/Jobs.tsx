@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { get } from "../api";
-import { when } from "../format";
+import { can, get, request, servedProfiles } from "../api";
+import { ago, when } from "../format";
 import { Badge, Empty, ErrorBanner, Loading } from "../ui";
 
 interface Job {
@@ -10,6 +10,7 @@ interface Job {
   enabled: boolean;
   timezone: string | null;
   window?: boolean;
+  nextDueAt: number | null;
 }
 
 interface Health {
@@ -51,15 +52,40 @@ function outcomeKind(outcome: string): string {
 export function JobsPage() {
   const [data, setData] = useState<JobsData | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const load = () => get<JobsData>("/api/jobs").then(setData, setError);
   useEffect(() => {
-    get<JobsData>("/api/jobs").then(setData, setError);
+    void load();
   }, []);
+  const profile = servedProfiles()[0] ?? "default";
+  const runNow = async (job: string) => {
+    setBusy(job);
+    setNote(null);
+    try {
+      const r = await request<{ outcome: string; note: string | null }>("POST", "/api/jobs/run", {
+        job,
+        profile,
+      });
+      setNote(`${job} on ${profile}: ${r.outcome}${r.note ? ` (${r.note})` : ""}`);
+      await load();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
   return (
     <section aria-labelledby="jobs-title">
       <div class="page-head">
         <h1 id="jobs-title">Jobs</h1>
       </div>
       <ErrorBanner error={error} />
+      {note ? (
+        <div class="banner info" role="status">
+          {note}
+        </div>
+      ) : null}
       {data === null ? (
         error ? null : (
           <Loading what="jobs" />
@@ -85,6 +111,12 @@ export function JobsPage() {
                   <th scope="col">Kind</th>
                   <th scope="col">Last outcome</th>
                   <th scope="col">Last success</th>
+                  <th scope="col">Next due</th>
+                  {can("admin") ? (
+                    <th scope="col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody>
@@ -120,6 +152,30 @@ export function JobsPage() {
                           x.lastSuccessAt ? when(Date.parse(x.lastSuccessAt)) : "never",
                         )}
                       </td>
+                      <td class="next-due">
+                        {j.nextDueAt !== null ? (
+                          <time
+                            dateTime={new Date(j.nextDueAt).toISOString()}
+                            title={when(j.nextDueAt)}
+                          >
+                            {ago(j.nextDueAt)}
+                          </time>
+                        ) : (
+                          "paused"
+                        )}
+                      </td>
+                      {can("admin") ? (
+                        <td>
+                          <button
+                            type="button"
+                            disabled={busy !== null}
+                            onClick={() => void runNow(j.name)}
+                          >
+                            {busy === j.name ? "Running…" : "Run now"}
+                            <span class="sr-only">: {j.name}</span>
+                          </button>
+                        </td>
+                      ) : null}
                     </tr>
                   );
                 })}
@@ -135,6 +191,7 @@ export function JobsPage() {
                   <th scope="col">Job</th>
                   <th scope="col">Outcome</th>
                   <th scope="col">Exit</th>
+                  <th scope="col">Took</th>
                   <th scope="col">Detail</th>
                 </tr>
               </thead>
@@ -150,6 +207,7 @@ export function JobsPage() {
                       <Badge kind={outcomeKind(r.outcome)}>{r.outcome}</Badge>
                     </td>
                     <td>{r.exitCode ?? ""}</td>
+                    <td>{r.durationMs === null ? "" : `${(r.durationMs / 1000).toFixed(1)} s`}</td>
                     <td>
                       {r.errorCode ? <code>{r.errorCode}</code> : null}
                       {r.holders.length > 0

@@ -8,6 +8,7 @@ interface Hit {
   profile: string;
   sessionId: string;
   messageId: number;
+  ordinal: number;
   role: string;
   active: boolean;
   snippet: string;
@@ -15,10 +16,14 @@ interface Hit {
   session: { id: string; title: string | null; source: string } | null;
 }
 
-/** The store marks matches with [ and ]: shown as <mark>, every piece as text. */
+/**
+ * The server marks each match with U+E000 … U+E001 (characters no message
+ * text is taken for; a `[` or `]` in the text stays text): shown as <mark>,
+ * every piece as text.
+ */
 function Snippet({ text }: { text: string }) {
   const parts: preact.JSX.Element[] = [];
-  const re = /\[([^\]]*)\]/g;
+  const re = /\uE000([^\uE000\uE001]*)\uE001/g;
   let last = 0;
   let i = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
@@ -30,11 +35,18 @@ function Snippet({ text }: { text: string }) {
   return <span class="snippet">{parts}</span>;
 }
 
+const PAGE = 50;
+
 export function SearchPage({ search }: { search: URLSearchParams }) {
   const q = search.get("q") ?? "";
   const history = search.get("history") === "true";
+  const offsetParam = Number(search.get("offset") ?? 0);
+  const offset = Number.isInteger(offsetParam) && offsetParam > 0 ? offsetParam : 0;
   const [text, setText] = useState(q);
   const [hits, setHits] = useState<Hit[] | null>(null);
+  const [next, setNext] = useState<number | null>(null);
+  const pageUrl = (o: number) =>
+    `/search${query({ q, history: history || undefined, offset: o || undefined })}`;
   const [error, setError] = useState<unknown>(null);
 
   useEffect(() => {
@@ -44,9 +56,12 @@ export function SearchPage({ search }: { search: URLSearchParams }) {
       return;
     }
     setHits(null);
-    get<{ items: Hit[] }>(`/api/search${query({ q, history: history || undefined })}`).then(
+    get<{ items: Hit[]; nextOffset: number | null }>(
+      `/api/search${query({ q, history: history || undefined, offset: offset || undefined })}`,
+    ).then(
       (r) => {
         setHits(r.items);
+        setNext(r.nextOffset);
         setError(null);
       },
       (err) => {
@@ -54,7 +69,7 @@ export function SearchPage({ search }: { search: URLSearchParams }) {
         setHits([]);
       },
     );
-  }, [q, history]);
+  }, [q, history, offset]);
 
   return (
     <section aria-labelledby="search-title">
@@ -103,22 +118,45 @@ export function SearchPage({ search }: { search: URLSearchParams }) {
           </Empty>
         )
       ) : (
-        <ul class="hits" aria-label="Results">
-          {hits.map((h) => (
-            <li key={`${h.profile}/${h.messageId}`}>
-              <a href={sessionPath({ profile: h.profile, id: h.sessionId })}>
-                <span class="title">
-                  {h.session?.title ?? `Untitled ${h.sessionId.slice(0, 8)}`}
-                </span>
-                <span class="meta">
-                  {h.role} · {h.session?.source ?? ""} · {ago(h.createdAt)}
-                  {h.active ? "" : " · history"}
-                </span>
-                <Snippet text={h.snippet} />
+        <>
+          <ul class="hits" aria-label="Results">
+            {hits.map((h) => (
+              <li key={`${h.profile}/${h.messageId}`}>
+                <a
+                  href={`${sessionPath({ profile: h.profile, id: h.sessionId })}${query({
+                    history: h.active ? undefined : true,
+                    at: h.ordinal,
+                  })}`}
+                >
+                  <span class="title">
+                    {h.session?.title ?? `Untitled ${h.sessionId.slice(0, 8)}`}
+                  </span>
+                  <span class="meta">
+                    <span class="hit-profile">{h.profile}</span> · {h.role} ·{" "}
+                    {h.session?.source ?? ""} · {ago(h.createdAt)}
+                    {h.active ? "" : " · history"}
+                  </span>
+                  <Snippet text={h.snippet} />
+                </a>
+              </li>
+            ))}
+          </ul>
+          <nav class="pager" aria-label="Result pages">
+            <span class="muted">
+              Results {offset + 1}–{offset + hits.length}
+            </span>
+            {offset > 0 ? (
+              <a class="button" href={pageUrl(Math.max(0, offset - PAGE))}>
+                Previous
               </a>
-            </li>
-          ))}
-        </ul>
+            ) : null}
+            {next !== null ? (
+              <a class="button" href={pageUrl(next)}>
+                Next
+              </a>
+            ) : null}
+          </nav>
+        </>
       )}
     </section>
   );

@@ -1,18 +1,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import {
-  apiSessionPath,
-  can,
-  get,
-  type Message,
-  query,
-  request,
-  type Session,
-  sessionPath,
-} from "../api";
-import { ago, contentText, titleOf, when } from "../format";
+import { apiSessionPath, can, get, query, request, type Session, sessionPath } from "../api";
+import { ago, titleOf, when } from "../format";
 import { useLive, useWatch } from "../live";
+import { MessageItem } from "../message";
 import { navigate } from "../router";
-import { Badge, Empty, ErrorBanner, Loading } from "../ui";
+import { useTranscript } from "../transcript";
+import { Empty, ErrorBanner, Loading } from "../ui";
+import { type VirtualHandle, VirtualList } from "../virtual";
 
 interface Detail {
   profile: string;
@@ -21,8 +15,6 @@ interface Detail {
   children: Session[];
 }
 
-const PAGE = 100;
-
 /** The session's flags the toolbar toggles: the flag, its button's label when off and when on. */
 const TOGGLES = [
   ["pinned", "Pin", "Unpin"],
@@ -30,95 +22,101 @@ const TOGGLES = [
   ["hidden", "Hide", "Unhide"],
 ] as const;
 
-export function SessionPage({ profile, id }: { profile: string; id: string }) {
+export function SessionPage({
+  profile,
+  id,
+  search,
+}: {
+  profile: string;
+  id: string;
+  search: URLSearchParams;
+}) {
   const [detail, setDetail] = useState<Detail | null>(null);
-  const [messages, setMessages] = useState<Message[]>([]); // oldest first
-  const [older, setOlder] = useState<number | null>(null);
-  const [history, setHistory] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [loaded, setLoaded] = useState(false);
+  const history = search.get("history") === "true";
+  const atParam = search.get("at");
+  const at = atParam !== null && /^[0-9]{1,15}$/.test(atParam) ? Number(atParam) : null;
   const [renaming, setRenaming] = useState(false);
   const [title, setTitle] = useState("");
-  const bottom = useRef<HTMLDivElement>(null);
+  const [detailError, setDetailError] = useState<unknown>(null);
   const olderButton = useRef<HTMLButtonElement>(null);
-  const loadingOlder = useRef(false);
-  const settled = useRef(false);
+  const newerButton = useRef<HTMLButtonElement>(null);
+  const list = useRef<VirtualHandle | null>(null);
   const base = apiSessionPath(profile, id);
+  const t = useTranscript(base, history, at);
+  const { messages } = t;
+  const error = detailError ?? t.error;
+  const setError = (e: unknown) => {
+    setDetailError(e);
+    t.setError(e);
+  };
+  const here = sessionPath({ profile, id });
+  const linkTo = (params: { history?: boolean; at?: number | null }) =>
+    `${here}${query({ history: (params.history ?? history) || undefined, at: params.at ?? undefined })}`;
 
   useEffect(() => {
-    setLoaded(false);
-    setMessages([]);
-    settled.current = false;
-    Promise.all([
-      get<Detail>(base),
-      get<{ items: Message[]; nextBefore: number | null }>(
-        `${base}/messages${query({ limit: PAGE, history })}`,
-      ),
-    ]).then(
-      ([d, page]) => {
+    get<Detail>(base).then(
+      (d) => {
         setDetail(d);
-        setMessages([...page.items].reverse());
-        setOlder(page.nextBefore);
-        setLoaded(true);
-        setError(null);
-        requestAnimationFrame(() => {
-          bottom.current?.scrollIntoView({ block: "end" });
-          settled.current = true;
-          if (resync.current) {
-            resync.current = false;
-            void refetchNewest();
-          }
-        });
+        setDetailError(null);
       },
-      (err) => {
-        setError(err);
-        setLoaded(true);
-      },
+      (err) => setDetailError(err),
     );
-  }, [base, history]);
+  }, [base]);
 
-  // Scrolling up to the top loads the next older page (a long transcript is
-  // read a page at a time, newest first; it never loads whole).
+  // The list opens at the newest message, or at the linked one (highlighted, focused); pages
+  // load on reaching either end only once it settled there.
+  const armed = useRef(false);
+  const [opening, setOpening] = useState<{ key: number; block: "end" | "center" } | null>(null);
   useEffect(() => {
-    const el = olderButton.current;
-    if (!el) return;
+    armed.current = false;
+    setOpening(null);
+  }, [base, history, at]);
+  if (t.loaded && opening === null && messages.length > 0) {
+    const target = at === null ? undefined : messages.find((m) => m.ordinal >= at);
+    setOpening(
+      target
+        ? { key: target.id, block: "center" }
+        : { key: messages[messages.length - 1]!.id, block: "end" },
+    );
+  }
+  const settle = () => {
+    armed.current = true;
+    if (at !== null)
+      document.querySelector<HTMLElement>("li.message.target")?.focus({ preventScroll: true });
+  };
+
+  // Reaching the top loads the next older page; the bottom, the next newer one (after a permalink).
+  useEffect(() => {
     const observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting) && settled.current) void loadOlder();
+      if (!armed.current) return;
+      for (const e of entries) {
+        if (!e.isIntersecting) continue;
+        if (e.target === olderButton.current) void t.loadOlder();
+        if (e.target === newerButton.current) void t.loadNewer();
+      }
     });
-    observer.observe(el);
+    if (olderButton.current) observer.observe(olderButton.current);
+    if (newerButton.current) observer.observe(newerButton.current);
     return () => observer.disconnect();
   });
 
   useWatch(profile, id);
-  const resync = useRef(false);
-  const refetchNewest = () =>
-    get<{ items: Message[] }>(`${base}/messages${query({ limit: PAGE, history })}`).then(
-      (page) => mergeNewer(page.items),
-      setError,
-    );
-  const mergeNewer = (mine: Message[]) =>
-    setMessages((prev) => {
-      const seen = new Set(prev.map((m) => m.id));
-      const next = [...prev, ...mine.filter((m) => !seen.has(m.id))];
-      return next.sort((a, b) => a.ordinal - b.ordinal);
-    });
   useLive(
     {
       // The stream now watches this session: fetch the newest page once more, so a message
       // committed between the first load and the stream's start is not missed.
       ready: (d) => {
         if (d.watch?.profile !== profile || d.watch.sessionId !== id) return;
-        if (settled.current) refetchNewest();
-        else resync.current = true; // the first load is still on its way: after it
+        void t.refetchNewest();
       },
       messages: (d) => {
         if (d.profile !== profile) return;
         const mine = d.messages.filter((m) => m.sessionId === id);
         if (mine.length === 0) return;
-        mergeNewer(mine);
-        requestAnimationFrame(() =>
-          bottom.current?.scrollIntoView({ block: "end", behavior: "smooth" }),
-        );
+        const atEnd =
+          window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 80;
+        if (t.mergeNewest(mine) && atEnd)
+          requestAnimationFrame(() => list.current?.scrollTo(mine[mine.length - 1]!.id, "end"));
       },
       sessions: (d) => {
         if (d.profile !== profile) return;
@@ -126,29 +124,8 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
         if (s) setDetail((prev) => (prev ? { ...prev, session: s } : prev));
       },
     },
-    [profile, id, base, history],
+    [profile, id, base, history, at],
   );
-
-  const loadOlder = async () => {
-    if (older === null || loadingOlder.current) return;
-    loadingOlder.current = true;
-    try {
-      const page = await get<{ items: Message[]; nextBefore: number | null }>(
-        `${base}/messages${query({ limit: PAGE, history, before: older })}`,
-      );
-      // Keep the reader's place: what was on screen stays there as older messages are added above.
-      const height = document.documentElement.scrollHeight;
-      setMessages((prev) => [...[...page.items].reverse(), ...prev]);
-      setOlder(page.nextBefore);
-      requestAnimationFrame(() => {
-        window.scrollBy(0, document.documentElement.scrollHeight - height);
-        loadingOlder.current = false;
-      });
-    } catch (err) {
-      setError(err);
-      loadingOlder.current = false;
-    }
-  };
 
   const change = async (body: Record<string, unknown>) => {
     try {
@@ -177,7 +154,7 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
     }
   };
 
-  if (!loaded) return <Loading what="the session" />;
+  if (!t.loaded || (!detail && !detailError)) return <Loading what="the session" />;
   if (!detail) return <ErrorBanner error={error} />;
   const s = detail.session;
   return (
@@ -321,14 +298,16 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
       <div class="transcript-head">
         <h2>Transcript</h2>
         <label class="toggle">
-          <input type="checkbox" checked={history} onChange={() => setHistory(!history)} /> Show
-          rewound and compacted history
+          <input
+            type="checkbox"
+            checked={history}
+            onChange={() => navigate(linkTo({ history: !history, at }))}
+          />{" "}
+          Show rewound and compacted history
         </label>
       </div>
-      {older !== null ? (
-        <button type="button" class="load-older" ref={olderButton} onClick={() => void loadOlder()}>
-          Load older messages
-        </button>
+      {t.older !== null ? (
+        <PageButton at={olderButton} load={t.loadOlder} label="Load older messages" />
       ) : null}
       {messages.length === 0 ? (
         <Empty title="No messages">
@@ -337,47 +316,44 @@ export function SessionPage({ profile, id }: { profile: string; id: string }) {
             are stored.
           </p>
         </Empty>
-      ) : (
-        <ol class="transcript" aria-label="Messages, oldest first">
-          {messages.map((m) => (
-            <MessageItem key={m.id} m={m} />
-          ))}
-        </ol>
+      ) : opening === null ? null : (
+        <VirtualList
+          items={messages}
+          keyOf={(m) => m.id}
+          label="Messages, oldest first"
+          handle={list}
+          initial={opening ?? undefined}
+          onSettled={settle}
+          row={(m) => (
+            <MessageItem
+              key={m.id}
+              m={m}
+              permalink={linkTo({ at: m.ordinal, history: history || !m.active })}
+              target={at !== null && m.ordinal === at}
+            />
+          )}
+        />
       )}
-      <div ref={bottom} />
+      {t.newer ? (
+        <PageButton at={newerButton} load={t.loadNewer} label="Load newer messages" />
+      ) : null}
     </section>
   );
 }
 
-function MessageItem({ m }: { m: Message }) {
-  const text = contentText(m.content);
-  const folded = m.role === "tool";
+/** "Load older/newer messages": loads on click, and when it comes into view (the page watches it). */
+function PageButton({
+  at,
+  load,
+  label,
+}: {
+  at: { current: HTMLButtonElement | null };
+  load: () => Promise<void>;
+  label: string;
+}) {
   return (
-    <li class={`message ${m.role}${m.active ? "" : " history"}`} data-message-id={m.id}>
-      <div class="message-head">
-        <span class="role">{m.role}</span>
-        {m.name ? <span class="name">{m.name}</span> : null}
-        {!m.active ? <Badge kind="history">{m.archivedReason ?? "history"}</Badge> : null}
-        <time dateTime={new Date(m.createdAt).toISOString()} title={when(m.createdAt)}>
-          {ago(m.createdAt)}
-        </time>
-      </div>
-      {folded ? (
-        <details>
-          <summary>Tool result{m.toolCallId ? ` (${m.toolCallId})` : ""}</summary>
-          <pre class="content">{text}</pre>
-        </details>
-      ) : (
-        <div class="content">{text}</div>
-      )}
-      {m.toolCalls && m.toolCalls.length > 0 ? (
-        <details class="tool-calls">
-          <summary>
-            {m.toolCalls.length} tool call{m.toolCalls.length === 1 ? "" : "s"}
-          </summary>
-          <pre>{JSON.stringify(m.toolCalls, null, 2)}</pre>
-        </details>
-      ) : null}
-    </li>
+    <button type="button" class="load-older" ref={at} onClick={() => void load()}>
+      {label}
+    </button>
   );
 }

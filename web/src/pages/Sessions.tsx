@@ -40,7 +40,6 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
     days: search.get("days") ?? "",
   };
   const [items, setItems] = useState<Session[] | null>(null);
-  const [cursors, setCursors] = useState<string[]>([]);
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [platforms, setPlatforms] = useState<string[]>([]);
@@ -49,7 +48,14 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
   const [fresh, setFresh] = useState(false);
   const listRef = useRef<HTMLUListElement>(null);
   const key = JSON.stringify(filters);
-  const cursor = cursors[cursors.length - 1];
+  // The page is in the URL (`cursor`): Back returns to the newer page, a link opens this one.
+  const cursor = search.get("cursor") ?? undefined;
+  const urlWith = (name: string, value: string | undefined) => {
+    const s = new URLSearchParams(search);
+    if (value) s.set(name, value);
+    else s.delete(name);
+    return `/sessions${s.toString() ? `?${s}` : ""}`;
+  };
 
   const load = useCallback(async () => {
     try {
@@ -71,7 +77,6 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
     void load();
   }, [load]);
   useEffect(() => {
-    setCursors([]);
     setSelected(new Set());
     setText(filters.q);
   }, [key]);
@@ -87,7 +92,7 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
   useLive(
     {
       change: () => {
-        if (cursors.length > 0) return setFresh(true);
+        if (cursor !== undefined) return setFresh(true);
         if (timer.current !== undefined) return; // one refresh is already due
         const wait = Math.max(150, lastRefresh.current + REFRESH_MS - Date.now());
         timer.current = window.setTimeout(() => {
@@ -97,7 +102,7 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
         }, wait);
       },
     },
-    [cursors.length, load],
+    [cursor, load],
   );
   useEffect(() => () => window.clearTimeout(timer.current), []);
 
@@ -105,6 +110,7 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
     const s = new URLSearchParams(search);
     if (value) s.set(name, value);
     else s.delete(name);
+    s.delete("cursor");
     navigate(`/sessions${s.toString() ? `?${s}` : ""}`);
   };
 
@@ -240,7 +246,7 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
       {fresh ? (
         <div class="banner info" role="status">
           New activity.{" "}
-          <button type="button" class="link" onClick={() => setCursors([])}>
+          <button type="button" class="link" onClick={() => navigate(urlWith("cursor", undefined))}>
             Back to the newest
           </button>
         </div>
@@ -311,15 +317,19 @@ export function SessionsPage({ search }: { search: URLSearchParams }) {
       <nav class="pager" aria-label="Pages">
         <button
           type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
+          disabled={cursor === undefined}
+          onClick={() =>
+            (window.history.state as { pager?: boolean } | null)?.pager
+              ? window.history.back()
+              : navigate(urlWith("cursor", undefined))
+          }
         >
           ← Newer
         </button>
         <button
           type="button"
           disabled={!next}
-          onClick={() => next && setCursors([...cursors, next])}
+          onClick={() => next && navigate(urlWith("cursor", next), { pager: true })}
         >
           Older →
         </button>

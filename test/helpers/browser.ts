@@ -1,0 +1,69 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { chromiumPath } from "./chromium.js";
+
+/** HEARTH_SCREENSHOTS=1 writes screenshots into docs/img (the docs'); otherwise a temp dir. */
+export function screenshotDir(): { dir: string; cleanup(): void } {
+  if (process.env.HEARTH_SCREENSHOTS)
+    return { dir: fileURLToPath(new URL("../../docs/img/", import.meta.url)), cleanup() {} };
+  const dir = mkdtempSync(join(tmpdir(), "hearth-shots-"));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Real headless Chromium (helpers/chromium.ts) with a fresh user data dir,
+ * no network beyond loopback; `close()` removes the dir.
+ */
+export async function launchBrowser(): Promise<{
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}> {
+  const userData = mkdtempSync(join(tmpdir(), "hearth-chromium-"));
+  // A fresh user data dir each run (launchPersistentContext passes it as --user-data-dir).
+  const context = await chromium.launchPersistentContext(userData, {
+    executablePath: await chromiumPath(),
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--enable-precise-memory-info",
+    ],
+    viewport: { width: 1280, height: 800 },
+    colorScheme: "light",
+    locale: "en-US",
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on("dialog", (d) => void d.accept());
+  return {
+    context,
+    page,
+    async close() {
+      await context.close();
+      rmSync(userData, { recursive: true, force: true });
+    },
+  };
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe-core's violations on the page as it is: every impact, or only serious and critical ones. */
+export async function axeViolations(page: Page, all = false): Promise<string[]> {
+  await page.evaluate(AXE);
+  const result = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as {
+    violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => all || v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}

@@ -1,0 +1,111 @@
+import { useMemo } from "preact/hooks";
+import type { Message } from "./api";
+import { ago, contentText, when } from "./format";
+import { onCopyClick, renderMarkdown } from "./markdown";
+import { Badge } from "./ui";
+
+interface ToolCall {
+  id?: string;
+  function?: { name?: string; arguments?: unknown };
+  name?: string;
+}
+
+/** A tool call's name and its arguments, pretty when they are JSON. */
+function callParts(call: unknown): { name: string; args: string } {
+  const c = (call ?? {}) as ToolCall;
+  const name = c.function?.name ?? c.name ?? "tool";
+  let args: unknown = c.function?.arguments ?? call;
+  if (typeof args === "string") {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      return { name, args: String(args) };
+    }
+  }
+  return { name, args: JSON.stringify(args, null, 2) };
+}
+
+/** Markdown text (safely: ./markdown.ts), JSON content as a code block. */
+export function MessageBody({ content }: { content: unknown }) {
+  const html = useMemo(
+    () =>
+      typeof content === "string"
+        ? renderMarkdown(content)
+        : renderMarkdown(`\`\`\`json\n${contentText(content)}\n\`\`\``),
+    [content],
+  );
+  return (
+    // biome-ignore lint/a11y/useKeyWithClickEvents: delegated clicks of the code blocks' Copy buttons
+    // biome-ignore lint/a11y/noStaticElementInteractions: see above
+    <div
+      class="content markdown"
+      onClick={(e) => onCopyClick(e as unknown as MouseEvent)}
+      dangerouslySetInnerHTML={{ __html: html }}
+    />
+  );
+}
+
+/** One transcript row: role, time (a permalink to the message), text, tool calls and results folded. */
+export function MessageItem({
+  m,
+  permalink,
+  target,
+}: {
+  m: Message;
+  permalink?: string;
+  target?: boolean;
+}) {
+  const stamp = (
+    <time dateTime={new Date(m.createdAt).toISOString()} title={when(m.createdAt)}>
+      {ago(m.createdAt)}
+    </time>
+  );
+  return (
+    <li
+      class={`message ${m.role}${m.active ? "" : " history"}${target ? " target" : ""}`}
+      data-message-id={m.id}
+      data-ordinal={m.ordinal}
+      id={`m${m.ordinal}`}
+      tabIndex={target ? -1 : undefined}
+      aria-current={target ? "true" : undefined}
+    >
+      <div class="message-head">
+        <span class="role">{m.role}</span>
+        {m.name ? <span class="name">{m.name}</span> : null}
+        {!m.active ? <Badge kind="history">{m.archivedReason ?? "history"}</Badge> : null}
+        {permalink ? (
+          <a class="permalink" href={permalink} title="Link to this message">
+            {stamp}
+          </a>
+        ) : (
+          stamp
+        )}
+      </div>
+      {m.role === "tool" ? (
+        <details class="tool-result">
+          <summary>Tool result{m.toolCallId ? ` (${m.toolCallId})` : ""}</summary>
+          <MessageBody content={m.content} />
+        </details>
+      ) : (
+        <MessageBody content={m.content} />
+      )}
+      {m.toolCalls && m.toolCalls.length > 0 ? (
+        <div class="tool-calls">
+          {m.toolCalls.map((call, i) => {
+            const { name, args } = callParts(call);
+            return (
+              <details key={i} class="tool-call">
+                <summary>
+                  Tool call <code>{name}</code>
+                </summary>
+                <pre>
+                  <code>{args}</code>
+                </pre>
+              </details>
+            );
+          })}
+        </div>
+      ) : null}
+    </li>
+  );
+}

@@ -1,0 +1,178 @@
+import type { ComponentChildren } from "preact";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+
+/** Rows rendered beyond the viewport on each side, in pixels. */
+const MARGIN = 1200;
+/** A row's height before it was ever measured. */
+const ESTIMATE = 90;
+
+export interface VirtualHandle {
+  /** Scroll so the row of this key is at the end (`end`) or the middle (`center`) of the viewport. */
+  scrollTo(key: number, block: "end" | "center"): void;
+}
+
+interface Props<T> {
+  items: T[];
+  keyOf: (item: T) => number;
+  /** The row: one <li> (with its key). */
+  row: (item: T) => ComponentChildren;
+  label: string;
+  handle?: { current: VirtualHandle | null };
+  /** Where the list opens (once, on mount): this row at the end or the middle of the viewport. */
+  initial?: { key: number; block: "end" | "center" };
+  /** Called once the opening scroll has settled (rows measured). */
+  onSettled?: () => void;
+}
+
+/**
+ * A list on the page's own scroll that renders only the rows in view plus
+ * MARGIN pixels either side; the rest are two spacers whose heights are the
+ * measured (or estimated) heights of the rows they stand for. So a
+ * transcript of 20,000 loaded messages keeps a few dozen rows in the DOM.
+ * Rows added at the top (older pages) keep the reader's place: the page
+ * scrolls by their height in the same frame.
+ */
+export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSettled }: Props<T>) {
+  const list = useRef<HTMLOListElement>(null);
+  const heights = useRef(new Map<number, number>());
+  const [range, setRange] = useState(() => {
+    const at = initial ? items.findIndex((it) => keyOf(it) === initial.key) : -1;
+    const i = at >= 0 ? at : items.length - 1;
+    return { start: Math.max(0, i - 20), end: Math.min(items.length, i + 20) };
+  });
+  const [, setVersion] = useState(0);
+  const firstKey = useRef<number | undefined>(undefined);
+  const pending = useRef<{ key: number; block: "end" | "center"; tries: number } | null>(
+    initial ? { ...initial, tries: 0 } : null,
+  );
+  const settled = useRef(onSettled);
+  settled.current = onSettled;
+
+  const heightOf = (i: number) => heights.current.get(keyOf(items[i]!)) ?? ESTIMATE;
+  const offsets = new Float64Array(items.length + 1);
+  for (let i = 0; i < items.length; i++) offsets[i + 1] = offsets[i]! + heightOf(i);
+  const indexAt = (y: number) => {
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (offsets[mid + 1]! <= y) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const listTop = () => (list.current?.getBoundingClientRect().top ?? 0) + window.scrollY;
+  const compute = () => {
+    const top = window.scrollY - listTop();
+    const start = Math.min(indexAt(top - MARGIN), items.length);
+    const end = Math.min(items.length, indexAt(top + window.innerHeight + MARGIN) + 1);
+    setRange((r) => (r.start === start && r.end === end ? r : { start, end }));
+  };
+  const computeRef = useRef(compute);
+  computeRef.current = compute;
+
+  if (handle) {
+    handle.current = {
+      scrollTo(key, block) {
+        pending.current = { key, block, tries: 0 };
+        setVersion((v) => v + 1);
+      },
+    };
+  }
+
+  // Older rows added above: shift the window and scroll by their height, before paint.
+  const head = items.length > 0 ? keyOf(items[0]!) : undefined;
+  let shift = 0;
+  if (firstKey.current !== undefined && head !== firstKey.current) {
+    const at = items.findIndex((it) => keyOf(it) === firstKey.current);
+    if (at > 0) shift = at;
+  }
+  firstKey.current = head;
+  const start = Math.min(range.start + shift, items.length);
+  const end = Math.min(Math.max(range.end + shift, start), items.length);
+  const shown = items.slice(start, end);
+
+  useLayoutEffect(() => {
+    if (shift > 0) {
+      window.scrollBy(0, offsets[shift]!);
+      setRange({ start, end });
+    }
+    // Measure the rendered rows: a row's height is the distance to the next one (margins included).
+    const el = list.current;
+    if (!el) return;
+    const rows = el.querySelectorAll<HTMLElement>(":scope > li:not(.spacer)");
+    let above = 0;
+    let changed = false;
+    rows.forEach((r, k) => {
+      const item = shown[k];
+      const next = r.nextElementSibling as HTMLElement | null;
+      if (item === undefined || !next) return;
+      const h = next.offsetTop - r.offsetTop;
+      const key = keyOf(item);
+      const old = heights.current.get(key) ?? ESTIMATE;
+      if (h > 0 && Math.abs(h - old) > 0.5) {
+        heights.current.set(key, h);
+        changed = true;
+        // A row that starts above the viewport moved what is in view: keep the place.
+        if (r.getBoundingClientRect().top < 0) above += h - old;
+      }
+    });
+    const p = pending.current;
+    if (p) {
+      const i = items.findIndex((it) => keyOf(it) === p.key);
+      if (i >= 0) {
+        let y = 0;
+        for (let j = 0; j < i; j++) y += heights.current.get(keyOf(items[j]!)) ?? ESTIMATE;
+        const h = heights.current.get(p.key) ?? ESTIMATE;
+        const target =
+          p.block === "end"
+            ? listTop() + y + h - window.innerHeight + 16
+            : listTop() + y + h / 2 - window.innerHeight / 2;
+        window.scrollTo(0, Math.max(0, target));
+      }
+      p.tries += 1;
+      if (!changed || p.tries > 6) {
+        pending.current = null;
+        const done = settled.current;
+        settled.current = undefined;
+        requestAnimationFrame(() => done?.());
+      }
+      computeRef.current();
+      if (changed) setVersion((v) => v + 1);
+      return;
+    }
+    if (above !== 0) window.scrollBy(0, above);
+    if (changed) computeRef.current();
+  });
+
+  useEffect(() => {
+    let frame = 0;
+    const on = () => {
+      if (frame) return;
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        computeRef.current();
+      });
+    };
+    window.addEventListener("scroll", on, { passive: true });
+    window.addEventListener("resize", on);
+    on();
+    return () => {
+      window.removeEventListener("scroll", on);
+      window.removeEventListener("resize", on);
+      cancelAnimationFrame(frame);
+    };
+  }, []);
+
+  return (
+    <ol class="transcript" aria-label={label} ref={list} data-loaded={items.length}>
+      <li class="spacer" aria-hidden="true" style={{ height: `${offsets[start]}px` }} />
+      {shown.map(row)}
+      <li
+        class="spacer"
+        aria-hidden="true"
+        style={{ height: `${offsets[items.length]! - offsets[end]!}px` }}
+      />
+    </ol>
+  );
+}
