@@ -9,6 +9,7 @@ import { textProblem } from "../turn/storable-text.js";
 import type { LoopEvents } from "../turn/tool-loop.js";
 import { callsOf } from "../turn/tool-records.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
+import { clientTools } from "./client-tools.js";
 import { editorAsker } from "./permission.js";
 import { promptText, toolCall, toolResult, toolStarted, updatesOf } from "./updates.js";
 
@@ -37,6 +38,8 @@ export function buildAgent(
 ): { app: acp.AgentApp; settled: () => Promise<void> } {
   const { store } = deps.runtime;
   const inFlight = new Map<string, AbortController>();
+  /** What the editor said it can do at initialize (its files, its terminal). */
+  let clientCapabilities: acp.ClientCapabilities | undefined;
   const running = new Set<Promise<unknown>>();
 
   const replay = async (client: acp.AgentContext, sessionId: string) => {
@@ -55,16 +58,19 @@ export function buildAgent(
 
   const app = acp
     .agent({ name: "hearth" })
-    .onRequest(acp.methods.agent.initialize, () => ({
-      protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { embeddedContext: true },
-        sessionCapabilities: { list: {} },
-      },
-      agentInfo: { name: "hearth", title: "hearth", version },
-      authMethods: [],
-    }))
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      clientCapabilities = params.clientCapabilities;
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { embeddedContext: true },
+          sessionCapabilities: { list: {} },
+        },
+        agentInfo: { name: "hearth", title: "hearth", version },
+        authMethods: [],
+      };
+    })
     .onRequest(acp.methods.agent.session.new, async ({ params }) =>
       guard(async () => {
         // The chat key is the id: the gateway continues it as {platform: "acp", chat: id}.
@@ -152,7 +158,17 @@ export function buildAgent(
           {
             responder: deps.responder(),
             config: deps.config(),
-            tools: deps.tools(),
+            // The editor's files and terminal, when it offers them, as this session's tools.
+            tools: deps
+              .tools()
+              .withSessionTools(
+                clientTools(
+                  client,
+                  sessionId,
+                  clientCapabilities,
+                  (await store.meta.get(cwdKey(sessionId))) ?? "/",
+                ),
+              ),
             signal: controller.signal,
             log: { warn: (event, msg) => deps.log({ level: "warn", ...event, msg }) },
             askPermission: editorAsker(client, sessionId),

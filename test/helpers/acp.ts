@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { CLI } from "./cli.js";
@@ -20,6 +21,15 @@ export class AcpChild {
     outcome: { outcome: "cancelled" },
   });
   readonly connection: acp.ClientConnection;
+  /** The editor's files (fs/read_text_file and fs/write_text_file serve them), by absolute path. */
+  readonly files = new Map<string, string>();
+  /** Every fs/write_text_file the agent sent, in order. */
+  readonly writes: { path: string; content: string }[] = [];
+  /** Commands run through terminal/create (for real, by this test process), by terminal id. */
+  readonly terminals = new Map<
+    string,
+    { argv: string[]; done: Promise<{ code: number; output: string }> }
+  >();
 
   constructor(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
     this.process = spawnNode([CLI, "--home", home, "acp", ...args], { env });
@@ -40,6 +50,42 @@ export class AcpChild {
         this.permissionRequests.push(params);
         return this.answerPermission(params);
       })
+      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+        const content = this.files.get(params.path);
+        if (content === undefined) throw acp.RequestError.resourceNotFound(params.path);
+        return { content };
+      })
+      .onRequest(acp.methods.client.terminal.create, ({ params }) => {
+        const terminalId = `t${this.terminals.size + 1}`;
+        const argv = [params.command, ...(params.args ?? [])];
+        const done = new Promise<{ code: number; output: string }>((resolve) => {
+          execFile(
+            params.command,
+            params.args ?? [],
+            { cwd: params.cwd ?? undefined },
+            (err, out, errOut) =>
+              resolve({
+                code: typeof err?.code === "number" ? err.code : err ? 1 : 0,
+                output: out + errOut,
+              }),
+          );
+        });
+        this.terminals.set(terminalId, { argv, done });
+        return { terminalId };
+      })
+      .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => ({
+        exitCode: (await this.terminals.get(params.terminalId)!.done).code,
+      }))
+      .onRequest(acp.methods.client.terminal.output, async ({ params }) => ({
+        output: (await this.terminals.get(params.terminalId)!.done).output,
+        truncated: false,
+      }))
+      .onRequest(acp.methods.client.terminal.release, () => ({}))
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+        this.writes.push({ path: params.path, content: params.content });
+        this.files.set(params.path, params.content);
+        return {};
+      })
       .connect(acp.ndJsonStream(output, input));
   }
 
@@ -47,10 +93,12 @@ export class AcpChild {
     return this.connection.agent;
   }
 
-  async initialize(): Promise<acp.InitializeResponse> {
+  async initialize(
+    clientCapabilities: acp.ClientCapabilities = {},
+  ): Promise<acp.InitializeResponse> {
     return this.agent.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: {},
+      clientCapabilities,
     });
   }
 

@@ -24,7 +24,24 @@ export class ToolRegistry {
     private readonly all: ReadonlyMap<string, Tool>,
     private readonly config: HearthConfig["tools"],
     readonly mcp?: McpServers,
+    /** Tools one session brings (an ACP editor's files): offered on every profile, after the rest. */
+    private readonly sessionTools: readonly Tool[] = [],
   ) {}
+
+  /**
+   * This registry plus `tools`, for one session's turns (an editor's file
+   * access through ACP). They share this registry's MCP servers, which the
+   * copy never closes. A name another tool has is refused.
+   */
+  withSessionTools(tools: readonly Tool[]): ToolRegistry {
+    if (tools.length === 0) return this;
+    for (const tool of tools) {
+      checkTool(tool, "the session");
+      if (this.all.has(tool.name) || this.sessionTools.some((t) => t.name === tool.name))
+        throw invalid(`tool ${JSON.stringify(tool.name)} from the session is defined twice`);
+    }
+    return new ToolRegistry(this.all, this.config, this.mcp, [...this.sessionTools, ...tools]);
+  }
 
   /** No tools at all (a responder that never calls any, or tools switched off). */
   static empty(config: HearthConfig["tools"]): ToolRegistry {
@@ -86,7 +103,8 @@ export class ToolRegistry {
   /** The tools enabled for `profile`. */
   enabled(profile: string): Tool[] {
     const names = this.config.profiles[profile]?.enabled ?? this.config.enabled;
-    return names.map((n) => this.all.get(n)).filter((t): t is Tool => t !== undefined);
+    const configured = names.map((n) => this.all.get(n)).filter((t): t is Tool => t !== undefined);
+    return this.sessionTools.length === 0 ? configured : [...configured, ...this.sessionTools];
   }
 
   /** What the model is offered on `profile`; its MCP servers start here if they are not running. */
