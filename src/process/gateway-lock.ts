@@ -45,19 +45,32 @@ export async function claimAfterDrain(
   recordPath: string,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<GatewayLock> {
+  // A holder that finished its drain removes its record just before it lets
+  // the lock go: a record gone while the lock is still held is that instant,
+  // so it is asked again for a while (RECORD_GONE_MS), not refused at once.
+  let recordGoneAt: number | undefined;
   for (;;) {
     try {
       return claim();
     } catch (err) {
       if (!(err instanceof HearthError) || err.code !== "HEARTH_GATEWAY_RUNNING") throw err;
       const record = readRecord(recordPath);
-      const until = record?.drainingUntil;
-      if (!record || until === undefined || liveness(record) !== "alive") throw err;
+      if (!record) {
+        recordGoneAt ??= Date.now();
+        if (Date.now() - recordGoneAt > RECORD_GONE_MS) throw err;
+        await sleep(100);
+        continue;
+      }
+      const until = record.drainingUntil;
+      if (until === undefined || liveness(record) !== "alive") throw err;
       if (Date.now() > until + 1_000) throw err;
       await sleep(100);
     }
   }
 }
+
+/** How long a held lock without a record is asked again (its holder between the two steps of its release). */
+const RECORD_GONE_MS = 2_000;
 
 /**
  * Become the one gateway of the store's profile (P3). The kernel decides:

@@ -272,12 +272,14 @@ describe("dashboard in a real browser", () => {
     await page
       .locator(".chat-log .message.assistant .content", { hasText: "echo: Any late-night fado?" })
       .waitFor({ timeout: 10_000 });
-    await withStore(home, async (s) =>
-      expect((await s.messages.load(tripId)).map((m) => m.content).slice(-2)).toEqual([
-        "Any late-night fado?",
-        "echo: Any late-night fado?",
-      ]),
+    // The page shows the reply as it streams, before the gateway commits it: wait for the commit.
+    const last2 = () =>
+      withStore(home, async (s) => (await s.messages.load(tripId)).map((m) => m.content).slice(-2));
+    await until(
+      "the reply committed",
+      async () => (await last2())[1] === "echo: Any late-night fado?",
     );
+    expect(await last2()).toEqual(["Any late-night fado?", "echo: Any late-night fado?"]);
   });
 
   it("sends a logged-out browser to the login page", async () => {

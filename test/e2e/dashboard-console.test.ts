@@ -190,7 +190,10 @@ describe("the operator's console in a real browser", () => {
       .getByRole("link", { name: "Search" })
       .click();
     await page.waitForURL("**/search");
-    expect(await page.evaluate("document.activeElement && document.activeElement.id")).toBe("main");
+    // Focus moves once the new page has rendered, right after the URL changes.
+    await expect
+      .poll(() => page.evaluate("document.activeElement && document.activeElement.id"))
+      .toBe("main");
   });
 
   it("pages search hits past 50, opens a hit at its message, and keeps [ ] in text apart from highlights", async () => {
@@ -205,11 +208,10 @@ describe("the operator's console in a real browser", () => {
     await page.waitForURL((u) => !u.search.includes("offset"));
     await expect.poll(() => page.locator(".pager .muted").textContent()).toContain("1–50");
     // A hit opens its session at that message, highlighted.
-    const hit = page.locator("ul.hits li a").first();
-    const ordinal = new URL(`${dash.address}${await hit.getAttribute("href")}`).searchParams.get(
-      "at",
-    );
-    await hit.click();
+    await page.locator("ul.hits li a").first().click();
+    await page.waitForURL(/[?&]at=\d+/);
+    // The message the link named (read from the URL it opened: the list may re-render under a click).
+    const ordinal = new URL(page.url()).searchParams.get("at");
     const target = page.locator("ol.transcript li.message.target");
     await target.waitFor();
     expect(await target.getAttribute("data-ordinal")).toBe(ordinal);

@@ -15,6 +15,7 @@ import { createResponder } from "../../../src/turn/responder.js";
 import { runTurn } from "../../../src/turn/run.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
+import { until } from "../../helpers/process.js";
 
 const CHATS = 24;
 const stores: Store[] = [];
@@ -42,6 +43,12 @@ it.runIf(pgEnabled)(
         ),
       );
     await turns(); // the chats' sessions exist from here on
+    // Their automatic titles (the first exchange's, written after the reply, not awaited) land
+    // before the count starts: they are not the second turns' round trips.
+    await until("the first exchanges' titles", async () => {
+      const { items } = await store.sessions.list({ limit: 100 });
+      return items.length === CHATS && items.every((s) => s.title !== null);
+    });
     const sent: string[] = [];
     pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
       const q = args[0];

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { get, query, sessionPath } from "../api";
 import { ago } from "../format";
 import { navigate } from "../router";
@@ -49,8 +49,14 @@ export function SearchPage({ search }: { search: URLSearchParams }) {
     `/search${query({ q, history: history || undefined, offset: o || undefined })}`;
   const [error, setError] = useState<unknown>(null);
 
+  // The box follows the URL when the URL's query changes (Back, a link), never on mount: text
+  // typed while the page was still settling would be wiped.
+  const shownQ = useRef(q);
   useEffect(() => {
-    setText(q);
+    if (shownQ.current !== q) {
+      shownQ.current = q;
+      setText(q);
+    }
     if (!q.trim()) {
       setHits([]);
       return;
