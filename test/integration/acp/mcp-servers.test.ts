@@ -48,7 +48,11 @@ function setup() {
     name: "srv",
     command: process.execPath,
     args: [SERVER],
-    env: [{ name: "MCP_LOG", value: log }],
+    // It outlives its stdin: only hearth stopping it ends it.
+    env: [
+      { name: "MCP_LOG", value: log },
+      { name: "MCP_STAY", value: "1" },
+    ],
   };
   return { home, log, srv };
 }
