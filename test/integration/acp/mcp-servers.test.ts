@@ -2,26 +2,22 @@
 // 45.5): a real MCP server process (test/fixtures/mcp-server.mjs) that
 // `hearth acp` starts over stdio for that session alone, its tools offered
 // as <server>__<tool> with the configured servers' permission defaults.
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpChild } from "../../helpers/acp.js";
 import { withStore, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
-import { isRunning, until } from "../../helpers/process.js";
+import { killServers, mcpRuns, MCP_SERVER as SERVER } from "../../helpers/mcp.js";
+import { isRunning, spawnNode, until } from "../../helpers/process.js";
 
-const SERVER = join(import.meta.dirname, "../../fixtures/mcp-server.mjs");
 const PROJECT = "/work/project";
 /** The editor offers its files, so every session has tools (and the script's calls are made). */
 const FILES = { fs: { readTextFile: true } };
 
 /** Server pids the tests saw, killed after each test if still alive. */
 const seen = new Set<number>();
-afterEach(() => {
-  for (const pid of seen) if (isRunning(pid)) process.kill(pid, "SIGKILL");
-  seen.clear();
-});
+afterEach(() => killServers(seen));
 
 /** A home whose turns call srv__pid (read-only) and srv__count, then answer "done". */
 function setup() {
@@ -57,18 +53,8 @@ function setup() {
   return { home, log, srv };
 }
 
-/** One line per real run of a server tool: "<tool> <pid> <note>". */
-function runs(log: string): string[] {
-  if (!existsSync(log)) return [];
-  return readFileSync(log, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => {
-      const [tool, pid, note = ""] = l.split(" ");
-      seen.add(Number(pid));
-      return `${tool} ${note}`;
-    });
-}
+/** The server's tool runs, as "<tool> <note>". */
+const runs = (log: string) => mcpRuns(log, seen).map((r) => `${r.tool} ${r.note}`);
 
 const toolRows = (h: string, sessionId: string) =>
   withStore(h, async (s) =>
@@ -154,6 +140,22 @@ describe("hearth acp connects the editor's MCP servers for their session", () =>
     expect(isRunning(pid)).toBe(true);
     await editor.loadSession(sid, PROJECT, []);
     await until("the dropped server stops", () => !isRunning(pid));
+    expect(await editor.close()).toEqual({ code: 0, signal: null });
+  });
+
+  it("an http server (mcpCapabilities.http) with the editor's headers", async () => {
+    const { home, log } = setup();
+    const http = spawnNode([SERVER, "--http", "0"], { env: { MCP_LOG: log, MCP_TOKEN: "t0k" } });
+    const url = (await http.line((l) => l.startsWith("listening "))).slice("listening ".length);
+    const editor = new AcpChild(home);
+    await editor.initialize(FILES);
+    editor.answerPermission = allowOnce;
+    const headers = [{ name: "Authorization", value: "Bearer t0k" }];
+    const sid = await editor.newSession(PROJECT, [{ type: "http", name: "srv", url, headers }]);
+    expect(await editor.prompt(sid, "count")).toEqual({ stopReason: "end_turn" });
+    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual(["srv__count"]);
+    expect((await toolRows(home, sid)).map((r) => r[1])).toEqual(["ok", "ok"]);
+    expect(runs(log)).toEqual(["count a"]);
     expect(await editor.close()).toEqual({ code: 0, signal: null });
   });
 });
