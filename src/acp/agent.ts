@@ -10,6 +10,7 @@ import type { LoopEvents } from "../turn/tool-loop.js";
 import { callsOf } from "../turn/tool-records.js";
 import type { ToolRegistry } from "../turn/tools/registry.js";
 import { clientTools } from "./client-tools.js";
+import { EditorMcp, editorMcpEntries } from "./mcp-servers.js";
 import { editorAsker } from "./permission.js";
 import { promptText, toolCall, toolResult, toolStarted, updatesOf } from "./updates.js";
 
@@ -35,12 +36,22 @@ const cwdKey = (sessionId: string) => `acp-cwd:${sessionId}`;
 export function buildAgent(
   deps: AcpDeps,
   version: string,
-): { app: acp.AgentApp; settled: () => Promise<void> } {
+): { app: acp.AgentApp; settled: () => Promise<void>; close: () => Promise<void> } {
   const { store } = deps.runtime;
   const inFlight = new Map<string, AbortController>();
   /** What the editor said it can do at initialize (its files, its terminal). */
   let clientCapabilities: acp.ClientCapabilities | undefined;
   const running = new Set<Promise<unknown>>();
+  const editorMcp = new EditorMcp((session) => ({
+    log: (level, fields, msg) => deps.log({ level, session, ...fields, msg }),
+  }));
+  /** The editor's MCP servers, checked before anything changes (invalid params naming the entry). */
+  const mcpEntries = (list: unknown) => {
+    const entries = editorMcpEntries(list);
+    const problem = deps.tools().mcpNameProblem(Object.keys(entries));
+    if (problem) throw acp.RequestError.invalidParams(undefined, problem);
+    return entries;
+  };
 
   const replay = async (client: acp.AgentContext, sessionId: string) => {
     for (let after = -1; ; ) {
@@ -66,6 +77,7 @@ export function buildAgent(
           loadSession: true,
           promptCapabilities: { embeddedContext: true },
           sessionCapabilities: { list: {} },
+          mcpCapabilities: { http: true },
         },
         agentInfo: { name: "hearth", title: "hearth", version },
         authMethods: [],
@@ -76,8 +88,10 @@ export function buildAgent(
         // The chat key is the id: the gateway continues it as {platform: "acp", chat: id}.
         const id = randomUUID();
         checkCwd(params.cwd);
+        const mcp = mcpEntries(params.mcpServers);
         const session = await store.sessions.create({ id, source: "acp", chatKey: id });
         await store.meta.set(cwdKey(session.id), params.cwd);
+        await editorMcp.use(session.id, mcp);
         deps.log({ event: "acp.session_new", session: session.id });
         return { sessionId: session.id };
       }),
@@ -85,8 +99,10 @@ export function buildAgent(
     .onRequest(acp.methods.agent.session.load, async ({ params, client }) =>
       guard(async () => {
         checkCwd(params.cwd);
+        const mcp = mcpEntries(params.mcpServers);
         const session = await store.sessions.require(params.sessionId);
         await store.meta.set(cwdKey(session.id), params.cwd);
+        await editorMcp.use(session.id, mcp);
         await replay(client, session.id);
         deps.log({ event: "acp.session_load", session: session.id });
         return {};
@@ -158,7 +174,7 @@ export function buildAgent(
           {
             responder: deps.responder(),
             config: deps.config(),
-            // The editor's files and terminal, when it offers them, as this session's tools.
+            // The editor's files, terminal and MCP servers, when it offers them, as this session's tools.
             tools: deps
               .tools()
               .withSessionTools(
@@ -168,6 +184,7 @@ export function buildAgent(
                   clientCapabilities,
                   (await store.meta.get(cwdKey(sessionId))) ?? "/",
                 ),
+                editorMcp.get(sessionId),
               ),
             signal: controller.signal,
             log: { warn: (event, msg) => deps.log({ level: "warn", ...event, msg }) },
@@ -200,7 +217,7 @@ export function buildAgent(
   const settled = async () => {
     await Promise.allSettled([...running]);
   };
-  return { app, settled };
+  return { app, settled, close: () => editorMcp.close() };
 }
 
 /** ACP requires an absolute working directory; a relative one is refused, not stored. */

@@ -75,7 +75,7 @@ export async function runAcp(options: AcpOptions): Promise<{ reason: string }> {
   const stream = acp.ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, input, {
     maxMessageBytes: max * 2,
   });
-  const { app, settled } = buildAgent(
+  const { app, settled, close } = buildAgent(
     {
       runtime,
       config: () => config,
@@ -104,6 +104,7 @@ export async function runAcp(options: AcpOptions): Promise<{ reason: string }> {
   // Prompts in flight record their cancellation before the store closes.
   await settled();
   await tools.close();
+  await close();
   await runtime.committer.drain();
   connection.close();
   await parking?.close();

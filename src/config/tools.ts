@@ -47,7 +47,8 @@ export const mcpServerSchema = z
     message: 'needs exactly one of "command" (stdio) or "url" (Streamable HTTP)',
   });
 
-const mcpServers = z.record(
+/** Servers by name (tools.mcpServers; an ACP editor's servers are checked against it too). */
+export const mcpServers = z.record(
   z.string().regex(MCP_SERVER_NAME, "must be 1-32 letters, digits, _ or -, without __"),
   mcpServerSchema,
 );

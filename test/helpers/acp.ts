@@ -102,9 +102,18 @@ export class AcpChild {
     });
   }
 
-  async newSession(cwd = "/tmp/project"): Promise<string> {
-    return (await this.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] }))
-      .sessionId;
+  /** A new session; `mcpServers` are the editor's own, connected for it alone. */
+  async newSession(cwd = "/tmp/project", mcpServers: acp.McpServer[] = []): Promise<string> {
+    return (await this.agent.request(acp.methods.agent.session.new, { cwd, mcpServers })).sessionId;
+  }
+
+  /** session/load (the transcript is replayed as updates) with the editor's `mcpServers`. */
+  async loadSession(
+    sessionId: string,
+    cwd = "/tmp/project",
+    mcpServers: acp.McpServer[] = [],
+  ): Promise<void> {
+    await this.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers });
   }
 
   prompt(sessionId: string, text: string): Promise<acp.PromptResponse> {

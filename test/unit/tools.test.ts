@@ -6,6 +6,7 @@ import type { Message } from "../../src/store/types.js";
 import { readStream, toWire } from "../../src/turn/openai-stream.js";
 import { pendingCalls, uniqueIds } from "../../src/turn/tool-records.js";
 import { cap, executeTool } from "../../src/turn/tools/execute.js";
+import { McpServers } from "../../src/turn/tools/mcp/servers.js";
 import { ToolRegistry } from "../../src/turn/tools/registry.js";
 import type { Tool } from "../../src/turn/tools/types.js";
 
@@ -46,6 +47,35 @@ describe("tools: config, registry, limits, streamed calls", () => {
     const wideRegistry = await ToolRegistry.load(wide.tools);
     expect(wideRegistry.sessionScope("default")).toBe("profile");
     expect(wideRegistry.sessionScope("bot")).toBe("chat");
+  });
+
+  it("adds an ACP session's MCP servers to that session's registry, unless a configured server or a tool has their name", async () => {
+    const config = validateConfig(
+      { tools: { mcpServers: { srv: { command: "/bin/true" } } } },
+      "config.json",
+    );
+    const web: Tool = {
+      name: "web__get",
+      description: "a tool in another server's prefix",
+      parameters: { type: "object" },
+      idempotent: true,
+      run: async () => "",
+    };
+    const registry = await ToolRegistry.load(config.tools, [web]);
+    const session = (name: string) =>
+      new McpServers({ mcpServers: { [name]: config.tools.mcpServers.srv! }, profiles: {} });
+    expect(registry.mcpNameProblem(["srv"])).toMatch(/"srv" is configured already/);
+    expect(registry.mcpNameProblem(["web"])).toMatch(/"web__get" takes the prefix/);
+    expect(registry.mcpNameProblem(["docs"])).toBeUndefined();
+    expect(() => registry.withSessionTools([], session("web"))).toThrow(HearthError);
+    const docs = session("docs");
+    // Not started by being asked for: the same permission default as a configured server's tool.
+    expect(registry.withSessionTools([], docs).get("default", "docs__find")).toMatchObject({
+      requiresPermission: true,
+    });
+    expect(registry.get("default", "docs__find")).toBeUndefined();
+    await registry.close();
+    await docs.close();
   });
 
   it("cuts output on a character boundary and says so", () => {

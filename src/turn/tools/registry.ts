@@ -26,21 +26,43 @@ export class ToolRegistry {
     readonly mcp?: McpServers,
     /** Tools one session brings (an ACP editor's files): offered on every profile, after the rest. */
     private readonly sessionTools: readonly Tool[] = [],
+    /** MCP servers one session brings (an ACP editor's): their owner starts and stops them. */
+    private readonly sessionMcp?: McpServers,
   ) {}
 
   /**
-   * This registry plus `tools`, for one session's turns (an editor's file
-   * access through ACP). They share this registry's MCP servers, which the
-   * copy never closes. A name another tool has is refused.
+   * This registry plus `tools` and the tools of `mcp`'s servers, for one
+   * session's turns (an ACP editor's files and MCP servers). They share this
+   * registry's MCP servers, which the copy never closes, nor `mcp`. A name
+   * another tool has, or a server name taken, is refused.
    */
-  withSessionTools(tools: readonly Tool[]): ToolRegistry {
-    if (tools.length === 0) return this;
+  withSessionTools(tools: readonly Tool[], mcp?: McpServers): ToolRegistry {
+    if (tools.length === 0 && !mcp) return this;
     for (const tool of tools) {
       checkTool(tool, "the session");
       if (this.all.has(tool.name) || this.sessionTools.some((t) => t.name === tool.name))
         throw invalid(`tool ${JSON.stringify(tool.name)} from the session is defined twice`);
     }
-    return new ToolRegistry(this.all, this.config, this.mcp, [...this.sessionTools, ...tools]);
+    const registry = new ToolRegistry(
+      this.all,
+      this.config,
+      this.mcp,
+      [...this.sessionTools, ...tools],
+      mcp ?? this.sessionMcp,
+    );
+    const problem = mcp && registry.mcpNameProblem(mcp.allNames());
+    if (problem) throw invalid(problem);
+    return registry;
+  }
+
+  /**
+   * Why MCP servers called `names` cannot join this registry (a configured
+   * server has the name, or a tool's name has its prefix), or undefined.
+   */
+  mcpNameProblem(names: readonly string[]): string | undefined {
+    const taken = (this.mcp?.allNames() ?? []).find((n) => names.includes(n));
+    if (taken !== undefined) return `MCP server ${JSON.stringify(taken)} is configured already`;
+    return prefixProblem([...this.all.keys(), ...this.sessionTools.map((t) => t.name)], names);
   }
 
   /** No tools at all (a responder that never calls any, or tools switched off). */
@@ -79,13 +101,8 @@ export class ToolRegistry {
       : kept?.sameAs(config)
         ? kept
         : new McpServers(config, options.mcp);
-    for (const name of all.keys()) {
-      const server = mcp && serverOf(name, mcp.allNames());
-      if (server !== undefined)
-        throw invalid(
-          `tool ${JSON.stringify(name)} takes the prefix of MCP server ${JSON.stringify(server)}'s tools (${server}__)`,
-        );
-    }
+    const problem = mcp && prefixProblem(all.keys(), mcp.allNames());
+    if (problem) throw invalid(problem);
     const registry = new ToolRegistry(all, config, mcp);
     const named = [
       ...config.enabled,
@@ -107,22 +124,30 @@ export class ToolRegistry {
     return this.sessionTools.length === 0 ? configured : [...configured, ...this.sessionTools];
   }
 
-  /** What the model is offered on `profile`; its MCP servers start here if they are not running. */
+  /** What the model is offered on `profile`; its MCP servers (and the session's) start here if they are not running. */
   async specs(profile: string): Promise<ToolSpec[]> {
     const own = this.enabled(profile).map(({ name, description, parameters }) => ({
       name,
       description,
       parameters,
     }));
-    return this.mcp ? [...own, ...(await this.mcp.specs(profile))] : own;
+    const [configured, session] = await Promise.all([
+      this.mcp?.specs(profile) ?? [],
+      this.sessionMcp?.specs(profile) ?? [],
+    ]);
+    return [...own, ...configured, ...session];
   }
 
   /** The enabled tool called `name`, if any. */
   get(profile: string, name: string): Tool | undefined {
-    return this.enabled(profile).find((t) => t.name === name) ?? this.mcp?.tool(profile, name);
+    return (
+      this.enabled(profile).find((t) => t.name === name) ??
+      this.mcp?.tool(profile, name) ??
+      this.sessionMcp?.tool(profile, name)
+    );
   }
 
-  /** Stop the MCP servers this registry started (none when there are none). */
+  /** Stop the MCP servers this registry started (none when there are none; never a session's). */
   async close(): Promise<void> {
     await this.mcp?.close();
   }
@@ -150,6 +175,16 @@ export class ToolRegistry {
     const { maxRounds, timeoutMs, maxOutputBytes } = this.config;
     return { maxRounds, timeoutMs, maxOutputBytes };
   }
+}
+
+/** A tool named with an MCP server's prefix (`<server>__`), which only that server's tools may take. */
+function prefixProblem(tools: Iterable<string>, servers: readonly string[]): string | undefined {
+  for (const name of tools) {
+    const server = serverOf(name, servers);
+    if (server !== undefined)
+      return `tool ${JSON.stringify(name)} takes the prefix of MCP server ${JSON.stringify(server)}'s tools (${server}__)`;
+  }
+  return undefined;
 }
 
 function checkTool(tool: Tool, from: string): void {

@@ -5,7 +5,6 @@
 // of the gateway mid-call leaves the call recorded `interrupted`, never run
 // again; a kill -9 of the server mid-call is an error result, the turn
 // finishes, and the next call starts a new server.
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -18,30 +17,18 @@ import {
   writeConfig,
 } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
+import { killServers, mcpRuns, MCP_SERVER as SERVER } from "../../helpers/mcp.js";
 import { isRunning, spawnNode, until } from "../../helpers/process.js";
-
-const SERVER = join(import.meta.dirname, "../../fixtures/mcp-server.mjs");
 
 /** Server processes the tests saw (from the run log), killed after each test if still alive. */
 const seen = new Set<number>();
 afterEach(async () => {
-  for (const pid of seen) if (isRunning(pid)) process.kill(pid, "SIGKILL");
-  seen.clear();
+  killServers(seen);
   await closeFakes();
 });
 
 /** One line per real run of a server tool: "<tool> <pid> <note>". */
-function runs(log: string): { tool: string; pid: number; note: string }[] {
-  if (!existsSync(log)) return [];
-  return readFileSync(log, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => {
-      const [tool, pid, note = ""] = l.split(" ");
-      seen.add(Number(pid));
-      return { tool: tool!, pid: Number(pid), note };
-    });
-}
+const runs = (log: string) => mcpRuns(log, seen);
 
 /** A home whose gateway answers every message with `calls` to server `srv`, then "done". */
 function setup(

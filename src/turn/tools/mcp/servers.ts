@@ -6,6 +6,9 @@ import { McpConnection } from "./connection.js";
 import { exposedName, SEPARATOR, serverOf } from "./names.js";
 import { resultText } from "./result.js";
 
+/** The part of the tools configuration naming servers (an ACP session's own: `profiles` empty). */
+type Servers = Pick<HearthConfig["tools"], "mcpServers" | "profiles">;
+
 /** What the MCP servers tell their process: log lines, and each call's outcome (metrics). */
 export interface McpEvents {
   log?: (level: "info" | "warn", fields: Record<string, unknown>, message: string) => void;
@@ -24,12 +27,12 @@ export class McpServers {
   private closed = false;
 
   constructor(
-    private readonly config: HearthConfig["tools"],
+    private readonly config: Servers,
     private readonly events: McpEvents = {},
   ) {}
 
   /** Whether any profile has a server (else no McpServers is made). */
-  static configured(config: HearthConfig["tools"]): boolean {
+  static configured(config: Servers): boolean {
     return (
       Object.keys(config.mcpServers).length > 0 ||
       Object.values(config.profiles).some((p) => Object.keys(p.mcpServers ?? {}).length > 0)
@@ -37,7 +40,7 @@ export class McpServers {
   }
 
   /** Whether `config` names the same servers with the same settings (a reload keeps them running). */
-  sameAs(config: HearthConfig["tools"]): boolean {
+  sameAs(config: Servers): boolean {
     return serversKey(config) === serversKey(this.config);
   }
 
@@ -146,7 +149,7 @@ function allowed(config: McpServerConfig, tool: string): boolean {
   return config.tools === undefined || config.tools.includes(tool);
 }
 
-function serversKey(config: HearthConfig["tools"]): string {
+function serversKey(config: Servers): string {
   return JSON.stringify([
     config.mcpServers,
     Object.entries(config.profiles).map(([p, s]) => [p, s.mcpServers ?? null]),
