@@ -1,6 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { PERMISSION_ANSWERS, type PermissionAnswer } from "../store/tool-permissions.js";
 import type { PermissionAsker } from "../turn/permission.js";
+import { titleOf } from "./updates.js";
 
 /** The choices an editor shows; each optionId is the hearth decision it records. */
 const OPTIONS: acp.PermissionOption[] = [
@@ -31,7 +32,7 @@ export function editorAsker(client: acp.AgentContext, sessionId: string): Permis
         sessionId,
         toolCall: {
           toolCallId: request.callId,
-          title: request.tool,
+          title: titleOf(request.tool, rawInput),
           status: "pending",
           rawInput,
         },

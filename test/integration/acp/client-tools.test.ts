@@ -52,7 +52,9 @@ describe("hearth acp uses the editor's files (fs/read_text_file, fs/write_text_f
     const sid = await editor.newSession(PROJECT);
     expect(await editor.prompt(sid, "update my notes")).toEqual({ stopReason: "end_turn" });
     // The relative path is the session's cwd's; the write waited for the editor's allow.
-    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual(["editor_write_file"]);
+    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual([
+      'editor_write_file: "notes.txt"',
+    ]);
     expect(editor.writes).toEqual([{ path: NOTES, content: "v2" }]);
     expect(await toolRows(h, sid)).toEqual([
       ["editor_read_file", "ok"],
@@ -126,7 +128,9 @@ describe("hearth acp uses the editor's files (fs/read_text_file, fs/write_text_f
     editor.answerPermission = allowOnce;
     const sid = await editor.newSession("/tmp");
     expect(await editor.prompt(sid, "where am I")).toEqual({ stopReason: "end_turn" });
-    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual(["editor_run_command"]);
+    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual([
+      'editor_run_command: "pwd"',
+    ]);
     expect([...editor.terminals.values()].map((t) => t.argv)).toEqual([["pwd"]]);
     const output = await withStore(h, async (s) =>
       (await s.messages.load(sid)).find((m) => m.role === "tool"),

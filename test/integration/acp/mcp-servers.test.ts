@@ -78,7 +78,7 @@ describe("hearth acp connects the editor's MCP servers for their session", () =>
     const sid = await editor.newSession(PROJECT, [srv]);
     expect(await editor.prompt(sid, "count")).toEqual({ stopReason: "end_turn" });
     // pid says readOnlyHint: no question; count changes something: the editor is asked first.
-    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual(["srv__count"]);
+    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual(['srv__count: "a"']);
     const rows = await toolRows(home, sid);
     expect(rows.map((r) => r.slice(0, 2))).toEqual([
       ["srv__pid", "ok"],
@@ -153,7 +153,7 @@ describe("hearth acp connects the editor's MCP servers for their session", () =>
     const headers = [{ name: "Authorization", value: "Bearer t0k" }];
     const sid = await editor.newSession(PROJECT, [{ type: "http", name: "srv", url, headers }]);
     expect(await editor.prompt(sid, "count")).toEqual({ stopReason: "end_turn" });
-    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual(["srv__count"]);
+    expect(editor.permissionRequests.map((r) => r.toolCall.title)).toEqual(['srv__count: "a"']);
     expect((await toolRows(home, sid)).map((r) => r[1])).toEqual(["ok", "ok"]);
     expect(runs(log)).toEqual(["count a"]);
     expect(await editor.close()).toEqual({ code: 0, signal: null });

@@ -46,7 +46,7 @@ describe("hearth acp asks the editor before a tool acts (session/request_permiss
     const [asked] = editor.permissionRequests;
     expect(asked).toMatchObject({
       sessionId: sid,
-      toolCall: { title: "guarded_tool", status: "pending", rawInput: { note: "acp" } },
+      toolCall: { title: 'guarded_tool: "acp"', status: "pending", rawInput: { note: "acp" } },
     });
     expect(asked!.options.map((o) => [o.optionId, o.kind])).toEqual([
       ["allow_once", "allow_once"],
