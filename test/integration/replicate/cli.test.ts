@@ -76,6 +76,43 @@ describe("hearth restore --from and doctor's replication finding", () => {
     expect(unknown.stderr).toContain("HEARTH_TARGET_UNKNOWN");
   });
 
+  it("restores over the live store (no --into): refused while a process holds it, then the replica replaces what came after", async () => {
+    const home = tempHome();
+    const config = replicaConfig(mkdtempSync(join(tmpdir(), "hearth-target-")), {
+      intervalMs: 50,
+    });
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, "config.json"), JSON.stringify(config), { mode: 0o600 });
+    const setup = await openStore({ home });
+    const session = await setup.sessions.create({ title: "over" });
+    await setup.close();
+    const w = await startWorker();
+    children.push(w.process);
+    await w.call("open", { home });
+    await w.call("replicate", { home });
+    await w.call("appendLoop", { sessionId: session.id, prefix: "r", count: 20 });
+    await w.call("replicationTick");
+    const replicated = rows(join(home, "state.db"));
+    // Offline restore: a live holder refuses it (exit 3), the store untouched.
+    const held = await runCli(["--json", "restore", "--from", "offsite", "--yes"], { home });
+    expect(held.code).toBe(3);
+    await w.call("close");
+    // Written after the last shipment and with nobody replicating: not in the replica.
+    const later = await openStore({ home });
+    await later.messages.append(session.id, { role: "user", content: "never shipped" });
+    await later.close();
+    expect(rows(join(home, "state.db"))).not.toEqual(replicated);
+
+    const restored = await runCli(["--json", "restore", "--from", "offsite", "--yes"], { home });
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(rows(join(home, "state.db"))).toEqual(replicated);
+    const check = await openStore({ home });
+    expect((await check.messages.load(session.id)).map((m) => m.content)).not.toContain(
+      "never shipped",
+    );
+    await check.close();
+  });
+
   it("backup --to copies the verified backup to a target, read back and compared", async () => {
     const home = tempHome();
     const dir = mkdtempSync(join(tmpdir(), "hearth-target-"));
