@@ -4,7 +4,13 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpChild, joined } from "../../helpers/acp.js";
 import { runCli } from "../../helpers/cli.js";
-import { closeFakes, startGateway, withStore, writeConfig } from "../../helpers/gateway.js";
+import {
+  closeFakes,
+  type GatewayChild,
+  startGateway,
+  withStore,
+  writeConfig,
+} from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 import { until } from "../../helpers/process.js";
 
@@ -39,6 +45,20 @@ async function transcript(h: string, sessionId: string) {
   return withStore(h, async (s) =>
     (await s.messages.load(sessionId)).map((m) => [m.role, m.name ?? m.content]),
   );
+}
+
+/** A streaming HTTP message "from http" on the ACP session, read up to its first delta. */
+async function streamingFromHttp(gw: GatewayChild, sid: string) {
+  const streaming = await fetch(gw.url("/v1/messages"), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ platform: "acp", chat: sid, content: "from http", stream: true }),
+  });
+  const reader = streaming.body!.getReader();
+  let seen = "";
+  while (!seen.includes("event: delta"))
+    seen += new TextDecoder().decode((await reader.read()).value);
+  return reader;
 }
 
 describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
@@ -187,15 +207,7 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     const agent = new AcpChild(h);
     await agent.initialize();
     const sid = await agent.newSession();
-    const streaming = await fetch(gw.url("/v1/messages"), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ platform: "acp", chat: sid, content: "from http", stream: true }),
-    });
-    const reader = streaming.body!.getReader();
-    let seen = "";
-    while (!seen.includes("event: delta"))
-      seen += new TextDecoder().decode((await reader.read()).value);
+    const reader = await streamingFromHttp(gw, sid);
     // The HTTP turn holds the session: the editor's prompt waits for it, then is cancelled.
     const prompt = agent.prompt(sid, "waiting");
     await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId: sid });
@@ -240,15 +252,7 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     expect(await prompt).toEqual({ stopReason: "end_turn" });
 
     // Then the gateway: the editor's prompt is refused while the HTTP turn runs.
-    const streaming = await fetch(gw.url("/v1/messages"), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ platform: "acp", chat: sid, content: "from http", stream: true }),
-    });
-    const reader = streaming.body!.getReader();
-    let seen = "";
-    while (!seen.includes("event: delta"))
-      seen += new TextDecoder().decode((await reader.read()).value);
+    const reader = await streamingFromHttp(gw, sid);
     const refused = await agent.prompt(sid, "from the editor, too early").catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(acp.RequestError);
     expect((refused as acp.RequestError).data).toMatchObject({ code: "HEARTH_TURN_BUSY" });

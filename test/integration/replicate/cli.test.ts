@@ -14,24 +14,32 @@ afterEach(async () => {
   for (const c of children.splice(0)) await c.kill("SIGKILL");
 });
 
+/**
+ * A home replicating to the directory target "offsite" (every 50 ms) from a
+ * worker process that appended `count` messages to a session titled `title`
+ * and shipped them.
+ */
+async function replicating(title: string, count: number) {
+  const home = tempHome();
+  const config = replicaConfig(mkdtempSync(join(tmpdir(), "hearth-target-")), { intervalMs: 50 });
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  writeFileSync(join(home, "config.json"), JSON.stringify(config), { mode: 0o600 });
+  const setup = await openStore({ home });
+  const session = await setup.sessions.create({ title });
+  await setup.close();
+  const w = await startWorker();
+  children.push(w.process);
+  await w.call("open", { home });
+  await w.call("replicate", { home });
+  await w.call("appendLoop", { sessionId: session.id, prefix: title[0], count });
+  await w.call("replicationTick");
+  return { home, w, session };
+}
+
 describe("hearth restore --from and doctor's replication finding", () => {
   it("restores into a new home, verified; refuses a non-empty one; --at before the first snapshot finds none", async () => {
-    const home = tempHome();
-    const config = replicaConfig(mkdtempSync(join(tmpdir(), "hearth-target-")), {
-      intervalMs: 50,
-    });
-    mkdirSync(home, { recursive: true, mode: 0o700 });
-    writeFileSync(join(home, "config.json"), JSON.stringify(config), { mode: 0o600 });
-    const setup = await openStore({ home });
-    const session = await setup.sessions.create({ title: "cli" });
-    await setup.close();
     const startedAt = Date.now();
-    const w = await startWorker();
-    children.push(w.process);
-    await w.call("open", { home });
-    await w.call("replicate", { home });
-    await w.call("appendLoop", { sessionId: session.id, prefix: "c", count: 30 });
-    await w.call("replicationTick");
+    const { home, w } = await replicating("cli", 30);
 
     const doctor = await runCli(["--json", "doctor"], { home });
     const finding = doctor.json().findings.find((f: { code: string }) => f.code === "replication");
@@ -77,21 +85,7 @@ describe("hearth restore --from and doctor's replication finding", () => {
   });
 
   it("restores over the live store (no --into): refused while a process holds it, then the replica replaces what came after", async () => {
-    const home = tempHome();
-    const config = replicaConfig(mkdtempSync(join(tmpdir(), "hearth-target-")), {
-      intervalMs: 50,
-    });
-    mkdirSync(home, { recursive: true, mode: 0o700 });
-    writeFileSync(join(home, "config.json"), JSON.stringify(config), { mode: 0o600 });
-    const setup = await openStore({ home });
-    const session = await setup.sessions.create({ title: "over" });
-    await setup.close();
-    const w = await startWorker();
-    children.push(w.process);
-    await w.call("open", { home });
-    await w.call("replicate", { home });
-    await w.call("appendLoop", { sessionId: session.id, prefix: "r", count: 20 });
-    await w.call("replicationTick");
+    const { home, w, session } = await replicating("over", 20);
     const replicated = rows(join(home, "state.db"));
     // Offline restore: a live holder refuses it (exit 3), the store untouched.
     const held = await runCli(["--json", "restore", "--from", "offsite", "--yes"], { home });
