@@ -1,6 +1,12 @@
 import { HearthError } from "../errors.js";
 import { deadline } from "./deadline.js";
-import { readMessage, readStream, toWire, toWireTools } from "./openai-stream.js";
+import {
+  readCompletion,
+  readStream,
+  toWire,
+  toWireTools,
+  type WireCompletion,
+} from "./openai-stream.js";
 import type { Responder, ResponderAnswer, TurnInput } from "./responder.js";
 
 export interface OpenAiOptions {
@@ -49,6 +55,8 @@ export class OpenAiResponder implements Responder {
         body: JSON.stringify({
           model,
           stream,
+          // Endpoints that report usage send it in a last chunk only when asked.
+          ...(stream ? { stream_options: { include_usage: true } } : {}),
           messages: toWire(input.transcript),
           ...(input.tools && input.tools.length > 0 ? { tools: toWireTools(input.tools) } : {}),
         }),
@@ -72,10 +80,7 @@ export class OpenAiResponder implements Responder {
       !response.body ||
       !response.headers.get("content-type")?.includes("text/event-stream")
     ) {
-      const json = (await response.json()) as {
-        choices?: { message?: Parameters<typeof readMessage>[0] }[];
-      };
-      const answer = readMessage(json.choices?.[0]?.message);
+      const answer = readCompletion((await response.json()) as WireCompletion);
       if (answer.content || !answer.toolCalls) input.onDelta?.(answer.content);
       return answer;
     }

@@ -19,6 +19,15 @@ export interface TurnInput {
 export interface ResponderAnswer {
   content: string;
   toolCalls?: ToolCall[];
+  /** What the endpoint reported spending on this answer, when it did. */
+  usage?: Usage;
+}
+
+/** Tokens one answer cost, as the endpoint reported them, and the model that answered. */
+export interface Usage {
+  tokensIn: number;
+  tokensOut: number;
+  model: string | null;
 }
 
 /** The agent turn behind one interface: echo (built in) or an OpenAI-compatible endpoint. */

@@ -20,7 +20,7 @@ import { recordUnfinished } from "./outcome.js";
 import type { PermissionAsker } from "./permission.js";
 import type { Responder } from "./responder.js";
 import { resumeTurn } from "./resume.js";
-import { cancelledError, type LoopEvents, toolLoop } from "./tool-loop.js";
+import { cancelledError, type FinalAnswer, type LoopEvents, toolLoop } from "./tool-loop.js";
 import type { ToolRegistry } from "./tools/registry.js";
 
 /**
@@ -181,10 +181,10 @@ export async function runTurn(
     // A responder that reads only the new message spares the transcript load.
     const transcript =
       deps.responder.context === "last" ? [message] : await store.messages.load(session.id);
-    let content: string;
+    let answer: FinalAnswer;
     const streamed = { text: "" };
     try {
-      content = await toolLoop(
+      answer = await toolLoop(
         {
           runtime,
           turn,
@@ -215,7 +215,7 @@ export async function runTurn(
     // The reply and the release of the lease commit together.
     const stored = await committer.appendReporting(
       session.id,
-      { role: "assistant", content },
+      { role: "assistant", ...answer },
       { metaAfter: release },
     );
     const reply = stored.message;

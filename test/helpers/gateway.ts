@@ -228,10 +228,16 @@ export async function startFakeOpenAi(handler: FakeHandler): Promise<FakeOpenAi>
   return fake;
 }
 
-/** A complete (non-streaming) chat-completions answer. */
-export function answerJson(res: ServerResponse, content: string): void {
+/** A complete (non-streaming) chat-completions answer; `extra` adds top-level fields (usage, model). */
+export function answerJson(
+  res: ServerResponse,
+  content: string,
+  extra: Record<string, unknown> = {},
+): void {
   res.writeHead(200, { "content-type": "application/json" });
-  res.end(JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content } }] }));
+  res.end(
+    JSON.stringify({ ...extra, choices: [{ index: 0, message: { role: "assistant", content } }] }),
+  );
 }
 
 /** A streamed answer: one `data:` chunk per piece, then optionally a final event, then [DONE]. */
