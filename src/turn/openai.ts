@@ -8,6 +8,7 @@ import {
   type WireCompletion,
 } from "./openai-stream.js";
 import type { Responder, ResponderAnswer, TurnInput } from "./responder.js";
+import { cleanTitle, TITLE_TIMEOUT_MS, titlePrompt } from "./title-prompt.js";
 
 export interface OpenAiOptions {
   baseUrl: string;
@@ -43,38 +44,18 @@ export class OpenAiResponder implements Responder {
   }
 
   private async call(input: TurnInput, signal: AbortSignal): Promise<ResponderAnswer> {
-    const { baseUrl, model, apiKey, stream } = this.options;
-    let response: Response;
-    try {
-      response = await fetch(`${baseUrl.replace(/\/$/, "")}/chat/completions`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
-        },
-        body: JSON.stringify({
-          model,
-          stream,
-          // Endpoints that report usage send it in a last chunk only when asked.
-          ...(stream ? { stream_options: { include_usage: true } } : {}),
-          messages: toWire(input.transcript),
-          ...(input.tools && input.tools.length > 0 ? { tools: toWireTools(input.tools) } : {}),
-        }),
-        signal,
-      });
-    } catch (err) {
-      const reason = redact((err as Error).message, apiKey);
-      throw responderError(`cannot reach ${endpointName(baseUrl)}: ${reason}`);
-    }
-    if (!response.ok) {
-      // The body is never relayed: an endpoint (or a proxy in front of it)
-      // may echo the request, key included. Only its error code is kept.
-      const body = await response.text().catch(() => "");
-      const code = upstreamCode(body);
-      throw responderError(
-        `${endpointName(baseUrl)} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${code ? ` (${code})` : ""}`,
-      );
-    }
+    const { model, stream } = this.options;
+    const response = await this.post(
+      {
+        model,
+        stream,
+        // Endpoints that report usage send it in a last chunk only when asked.
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
+        messages: toWire(input.transcript),
+        ...(input.tools && input.tools.length > 0 ? { tools: toWireTools(input.tools) } : {}),
+      },
+      signal,
+    );
     if (
       !stream ||
       !response.body ||
@@ -85,6 +66,64 @@ export class OpenAiResponder implements Responder {
       return answer;
     }
     return readStream(response.body, input.onDelta);
+  }
+
+  /**
+   * A short title for a conversation from its first exchange (issue 47):
+   * one small non-streamed request, at most TITLE_TIMEOUT_MS. Null when
+   * the model gave nothing usable; throws HEARTH_RESPONDER_FAILED when the
+   * endpoint failed. The caller falls back to the heuristic either way.
+   */
+  async title(
+    exchange: { question: string; reply: string },
+    parent: AbortSignal,
+  ): Promise<string | null> {
+    const ms = Math.min(this.options.timeoutMs, TITLE_TIMEOUT_MS);
+    const { signal, done } = deadline(parent, ms, `timed out: no title within ${ms} ms`);
+    try {
+      const response = await this.post(
+        {
+          model: this.options.model,
+          stream: false,
+          max_tokens: 24,
+          messages: titlePrompt(exchange),
+        },
+        signal,
+      );
+      return cleanTitle(readCompletion((await response.json()) as WireCompletion).content);
+    } finally {
+      done();
+    }
+  }
+
+  /** POST a chat completion; an unreachable endpoint or a non-2xx answer is HEARTH_RESPONDER_FAILED. */
+  private async post(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const { baseUrl, apiKey } = this.options;
+    let response: Response;
+    try {
+      response = await fetch(`${baseUrl.replace(/\/$/, "")}/chat/completions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        },
+        body: JSON.stringify(body),
+        signal,
+      });
+    } catch (err) {
+      const reason = redact((err as Error).message, apiKey);
+      throw responderError(`cannot reach ${endpointName(baseUrl)}: ${reason}`);
+    }
+    if (!response.ok) {
+      // The body is never relayed: an endpoint (or a proxy in front of it)
+      // may echo the request, key included. Only its error code is kept.
+      const text = await response.text().catch(() => "");
+      const code = upstreamCode(text);
+      throw responderError(
+        `${endpointName(baseUrl)} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${code ? ` (${code})` : ""}`,
+      );
+    }
+    return response;
   }
 }
 

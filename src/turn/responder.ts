@@ -36,6 +36,11 @@ export interface Responder {
   /** What the turn must load: the whole live transcript, or only the new message. */
   readonly context: "transcript" | "last";
   respond(input: TurnInput): Promise<ResponderAnswer>;
+  /** A short title for a conversation from its first exchange, when the responder is a model (auto-title.ts). */
+  title?(
+    exchange: { question: string; reply: string },
+    signal: AbortSignal,
+  ): Promise<string | null>;
 }
 
 /** Replies with the user's words; works offline. Streams word by word. */
