@@ -91,6 +91,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     livePollMs: 250,
     doctorEveryMs: 900000,
     doctorFreshMs: 300000,
+    prices: {},
   },
   tools: {
     enabled: [],

@@ -304,6 +304,16 @@ const dashboardTls = z
   })
   .strict();
 
+const price = z.number().finite().min(0).max(1_000_000);
+const modelPrice = z
+  .object({
+    /** Currency units (as the operator counts them) per million prompt tokens. */
+    inputPerMTok: price,
+    /** Per million completion tokens. */
+    outputPerMTok: price,
+  })
+  .strict();
+
 const dashboard = z
   .object({
     /** Anything but a loopback address needs dashboard.tls (docs/dashboard.md). */
@@ -348,6 +358,12 @@ const dashboard = z
       .default(900_000),
     /** A health page read re-runs doctor when its last run is older than this. */
     doctorFreshMs: z.number().int().min(1000).max(86_400_000).default(300_000),
+    /**
+     * What a model's tokens cost, per million, keyed by the model name an
+     * endpoint reports (issue 47): the Activity page's cost. A model not
+     * listed is shown with its tokens and no cost.
+     */
+    prices: z.record(z.string().min(1).max(200), modelPrice).default({}),
   })
   .strict();
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { type Prices, priceBuckets } from "./prices.js";
 import { storesOf } from "./profiles.js";
 import { PROFILE } from "./sessions/schemas.js";
 import { profilesOf } from "./sessions/scope.js";
@@ -9,9 +10,10 @@ const BUCKETS = { hour: 3_600_000, day: 86_400_000 } as const;
  * GET /api/activity: per profile, per hour or day and platform, messages,
  * turns, failed turns, tokens and turn latency (p50/p95), aggregated by the
  * store (Browse.activity, the same on SQLite and PostgreSQL) on the
- * read-only connection.
+ * read-only connection; and the cost of the tokens by `prices`
+ * (dashboard.prices).
  */
-export function registerActivityRoutes(app: FastifyInstance): void {
+export function registerActivityRoutes(app: FastifyInstance, prices: Prices = {}): void {
   app.get<{ Querystring: { profile?: string; days?: string; bucket?: "hour" | "day" } }>(
     "/api/activity",
     {
@@ -36,7 +38,7 @@ export function registerActivityRoutes(app: FastifyInstance): void {
       const profiles = [];
       for (const profile of profilesOf(stores, request.query.profile)) {
         const buckets = await stores.reader(profile).browse.activity({ since, bucketMs });
-        profiles.push({ profile, buckets });
+        profiles.push({ profile, buckets: priceBuckets(buckets, prices) });
       }
       return { since, bucketMs, profiles };
     },

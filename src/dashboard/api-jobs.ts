@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { setJobEnabled } from "../config/job-edit.js";
 import { loadConfig } from "../config/load.js";
 import { HearthError } from "../errors.js";
 import { nextDue } from "../ops/jobs/due.js";
@@ -98,6 +99,40 @@ export function registerJobRoutes(app: FastifyInstance): void {
         exitCode: r.exitCode,
         note: r.note === null ? null : r.note.split(stores.home).join("$HEARTH_HOME"),
       };
+    },
+  );
+
+  // Pause or resume a job: `enabled` in config.json, which the scheduler
+  // reads (and re-reads when it changes), as `hearth cron pause|resume`
+  // does. The jobs belong to the whole home: only the operator's own
+  // all-profiles login may change them.
+  app.post<{ Body: { job: string; paused: boolean } }>(
+    "/api/jobs/pause",
+    {
+      schema: {
+        body: {
+          type: "object",
+          required: ["job", "paused"],
+          additionalProperties: false,
+          properties: { job: NAME, paused: { type: "boolean" } },
+        },
+      },
+    },
+    async (request) => {
+      const stores = storesOf(request);
+      if (request.browser?.allProfiles !== true)
+        throw new HearthError(
+          "HEARTH_PROFILE_DENIED",
+          "pausing a job changes every profile's schedule: this login sees one profile",
+          { hint: "log in with the link of `hearth dashboard link`" },
+        );
+      const { job, paused } = request.body;
+      const after = await setJobEnabled(stores.home, job, !paused);
+      request.log.info(
+        { event: "dashboard.job_paused", job, paused },
+        paused ? "job paused" : "job resumed",
+      );
+      return { job, enabled: after.enabled };
     },
   );
 }

@@ -84,6 +84,7 @@ export async function startDashboard(options: {
         redeem: (token) => redeem(stores, token),
         events,
         doctor,
+        prices: config.dashboard.prices,
       },
       {
         level: options.logLevel ?? process.env.HEARTH_LOG_LEVEL ?? "info",

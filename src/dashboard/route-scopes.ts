@@ -16,6 +16,7 @@ const CHANGE_SCOPES: Readonly<Record<string, TokenScope>> = {
   "POST /api/doctor": "admin",
   "POST /api/backup": "admin",
   "POST /api/jobs/run": "admin",
+  "POST /api/jobs/pause": "admin",
 };
 
 /** Reads that need more than `read`: the audit trail says who did what, from where. */

@@ -21,6 +21,7 @@ import type { DoctorRuns } from "./doctor-runs.js";
 import type { GatewayClient } from "./gateway-client.js";
 import type { LiveFeed } from "./live.js";
 import { LOGIN_CSS, loginPage } from "./login-page.js";
+import type { Prices } from "./prices.js";
 import { registerProbeRoutes } from "./probes.js";
 import { type ProfileStores, storesOf } from "./profiles.js";
 import { registerSecurity, requirePage, SECURITY_HEADERS } from "./security.js";
@@ -41,6 +42,8 @@ export interface DashboardDeps {
   events?: EventRing;
   /** The doctor runs the health page shows (kept current: doctor-runs.ts). */
   doctor: DoctorRuns;
+  /** dashboard.prices: the Activity page's cost of tokens. */
+  prices?: Prices;
 }
 
 /** What a redeemed login token grants a browser: its family, profile, scope and reach. */
@@ -59,6 +62,7 @@ const STATUS: Partial<Record<HearthErrorCode, number>> = {
   HEARTH_PROFILE_DENIED: 403,
   HEARTH_SESSION_NOT_FOUND: 404,
   HEARTH_NOT_FOUND: 404,
+  HEARTH_JOB_NOT_FOUND: 404,
   HEARTH_TITLE_TAKEN: 409,
   HEARTH_CONFLICT: 409,
   HEARTH_IDEMPOTENCY_CONFLICT: 409,
@@ -282,7 +286,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     );
     registerSessionRoutes(scope);
     registerHealthRoutes(scope, deps.doctor);
-    registerActivityRoutes(scope);
+    registerActivityRoutes(scope, deps.prices);
     registerServiceRoutes(scope);
     registerLogRoutes(scope);
     registerJobRoutes(scope);

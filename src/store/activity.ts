@@ -35,10 +35,21 @@ export interface ActivityLatency {
   ms: number;
 }
 
+/** Tokens one model spent in one bucket of one platform (the model is the message's metadata.model). */
+export interface ActivityUsage {
+  at: number;
+  source: string;
+  model: string | null;
+  tokensIn: number;
+  tokensOut: number;
+}
+
 export interface ActivityBucket extends ActivityCounts {
   /** Turn latency (the user message to the reply), null without turns. */
   p50Ms: number | null;
   p95Ms: number | null;
+  /** The bucket's tokens per model (what a price table needs); empty when none was reported. */
+  usage: { model: string | null; tokensIn: number; tokensOut: number }[];
 }
 
 type Ph = (value: unknown) => string;
@@ -68,6 +79,34 @@ export function countsSql(ph: Ph, r: ActivityRange): string {
     FROM messages m JOIN sessions s ON s.id = m.session_id
     WHERE m.id > ${startIdSql(ph, r.since)} AND m.created_at >= ${ph(r.since)}
     GROUP BY 1, 2 ORDER BY 1, 2`;
+}
+
+/**
+ * Tokens per (bucket, platform, model); `model` is the backend's SQL for a
+ * message's metadata.model (JSON is read differently by each).
+ */
+export function usageSql(ph: Ph, r: ActivityRange, model: string): string {
+  const b = ph(r.bucketMs);
+  const b2 = ph(r.bucketMs);
+  return `SELECT CAST(m.created_at / ${b} AS BIGINT) * ${b2} AS at, s.source AS source,
+      ${model} AS model,
+      sum(coalesce(m.tokens_in, 0)) AS tokens_in,
+      sum(coalesce(m.tokens_out, 0)) AS tokens_out
+    FROM messages m JOIN sessions s ON s.id = m.session_id
+    WHERE m.id > ${startIdSql(ph, r.since)} AND m.created_at >= ${ph(r.since)}
+      AND m.role = 'assistant' AND (m.tokens_in IS NOT NULL OR m.tokens_out IS NOT NULL)
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
+}
+
+/** A backend's rows of usageSql, as numbers. */
+export function usageFrom(rows: Record<string, unknown>[]): ActivityUsage[] {
+  return rows.map((r) => ({
+    at: Number(r.at),
+    source: String(r.source),
+    model: typeof r.model === "string" ? r.model : null,
+    tokensIn: Number(r.tokens_in),
+    tokensOut: Number(r.tokens_out),
+  }));
 }
 
 /** The newest turns' latencies: each finished turn's reply minus its user message. */
@@ -110,20 +149,38 @@ function percentile(sorted: number[], q: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? null;
 }
 
-/** Counts and latencies into buckets with p50/p95. */
+/** Rows grouped by their (bucket, platform). */
+function byBucket<T extends { at: number; source: string }>(rows: T[]): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = `${r.at}\u0000${r.source}`;
+    const list = map.get(k);
+    if (list) list.push(r);
+    else map.set(k, [r]);
+  }
+  return map;
+}
+
+/** Counts, latencies and usage into buckets with p50/p95 and tokens per model. */
 export function toBuckets(
   counts: ActivityCounts[],
   latencies: ActivityLatency[],
+  usage: ActivityUsage[] = [],
 ): ActivityBucket[] {
-  const byKey = new Map<string, number[]>();
-  for (const l of latencies) {
-    const k = `${l.at}\u0000${l.source}`;
-    const list = byKey.get(k);
-    if (list) list.push(l.ms);
-    else byKey.set(k, [l.ms]);
-  }
+  const ms = byBucket(latencies);
+  const used = byBucket(usage);
   return counts.map((c) => {
-    const ms = (byKey.get(`${c.at}\u0000${c.source}`) ?? []).sort((a, b) => a - b);
-    return { ...c, p50Ms: percentile(ms, 0.5), p95Ms: percentile(ms, 0.95) };
+    const k = `${c.at}\u0000${c.source}`;
+    const sorted = (ms.get(k) ?? []).map((l) => l.ms).sort((a, b) => a - b);
+    return {
+      ...c,
+      p50Ms: percentile(sorted, 0.5),
+      p95Ms: percentile(sorted, 0.95),
+      usage: (used.get(k) ?? []).map(({ model, tokensIn, tokensOut }) => ({
+        model,
+        tokensIn,
+        tokensOut,
+      })),
+    };
   });
 }

@@ -10,6 +10,7 @@ import {
   type ActivityCounts,
   type ActivityLatency,
   type ActivityRange,
+  type ActivityUsage,
   toBuckets,
 } from "./activity.js";
 import { sessionNotFound } from "./session-create.js";
@@ -106,7 +107,7 @@ export interface BrowseSql {
   /** Activity counts and the newest turns' latencies since `range.since` (activity.ts's SQL). */
   activity(
     range: ActivityRange,
-  ): Promise<{ counts: ActivityCounts[]; latencies: ActivityLatency[] }>;
+  ): Promise<{ counts: ActivityCounts[]; latencies: ActivityLatency[]; usage: ActivityUsage[] }>;
 }
 
 /**
@@ -187,8 +188,8 @@ export class Browse {
       range.bucketMs < 60_000
     )
       throw new RangeError("activity: since must be epoch ms and bucketMs at least 60000");
-    const { counts, latencies } = await this.sql.activity(range);
-    return toBuckets(counts, latencies);
+    const { counts, latencies, usage } = await this.sql.activity(range);
+    return toBuckets(counts, latencies, usage);
   }
 
   /** The highest message id (0 for none): where a live view starts. */

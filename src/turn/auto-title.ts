@@ -1,5 +1,6 @@
 import type { Store } from "../store/api.js";
 import type { Session } from "../store/types.js";
+import type { Responder } from "./responder.js";
 
 /** The longest automatic title, in characters (a word boundary before it when there is one). */
 const MAX = 60;
@@ -30,15 +31,60 @@ export function titleFromText(content: unknown): string | null {
   return `${(space > MAX / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.-]+$/, "")}…`;
 }
 
+/** Who wrote an automatic title: the model (one auxiliary request) or the heuristic above. */
+export type TitledBy = "model" | "heuristic";
+
+export interface AutoTitleOptions {
+  /** A responder with `title` (a model) is asked first; the heuristic is the fallback. */
+  responder?: Pick<Responder, "title">;
+  /** The first reply's text, sent with the question to the model. */
+  reply?: string;
+  /** Aborts the model's request (the process stopping). */
+  signal?: AbortSignal;
+  /** Called when the model failed and the heuristic titled the session instead. */
+  onModelFailed?: (err: Error) => void;
+}
+
 /**
  * After a session's first exchange: give it an automatic title (source
- * `auto`) from the first message. Never over a title a user gave (the
- * store's rename keeps a `user` title, titleStays), never blocking or
- * failing the turn: the caller does not wait, and a failure is only logged.
+ * `auto`): the model's when the responder is one (one short request,
+ * recorded as `titledBy: "model"` in the session's metadata), else, or when
+ * that fails, the heuristic's from the first message. Never over a title a
+ * user gave, even one given while the model was asked (the store's rename
+ * keeps a `user` title, titleStays), never blocking or failing the turn:
+ * the caller does not wait, and a failure is only logged. Returns who
+ * titled the session, "kept" when a user's title came first, null when
+ * there was nothing to do.
  */
-export async function autoTitle(store: Store, session: Session, content: unknown): Promise<void> {
-  if (session.title !== null || session.messageCount > 0) return;
-  const title = titleFromText(content);
-  if (title === null) return;
-  await store.sessions.rename(session.id, title, "auto");
+export async function autoTitle(
+  store: Store,
+  session: Session,
+  content: unknown,
+  options: AutoTitleOptions = {},
+): Promise<TitledBy | "kept" | null> {
+  if (session.title !== null || session.messageCount > 0) return null;
+  const { responder, reply, signal, onModelFailed } = options;
+  let title: string | null = null;
+  let by: TitledBy = "heuristic";
+  if (responder?.title && typeof content === "string") {
+    try {
+      title = await responder.title(
+        { question: content, reply: reply ?? "" },
+        signal ?? new AbortController().signal,
+      );
+      by = "model";
+    } catch (err) {
+      onModelFailed?.(err as Error);
+    }
+  }
+  if (title === null) {
+    title = titleFromText(content);
+    by = "heuristic";
+  }
+  if (title === null) return null;
+  const after = await store.sessions.rename(session.id, title, "auto");
+  // A person titled it meanwhile: theirs stays.
+  if (after.titleSource !== "auto" || after.title !== title) return "kept";
+  await store.sessions.setMetadata(session.id, { ...(after.metadata ?? {}), titledBy: by });
+  return by;
 }

@@ -1,6 +1,6 @@
 import { createParser } from "eventsource-parser";
 import type { Message } from "../store/types.js";
-import type { ResponderAnswer } from "./responder.js";
+import type { ResponderAnswer, Usage } from "./responder.js";
 import { callsOf, toolText } from "./tool-records.js";
 import type { ToolCall, ToolSpec } from "./tools/types.js";
 
@@ -14,6 +14,13 @@ interface WireToolCall {
 interface WireChoice {
   delta?: { content?: string | null; tool_calls?: WireToolCall[] };
   message?: { content?: string | null; tool_calls?: WireToolCall[] };
+}
+
+/** A completion or a streamed chunk, as far as hearth reads it. */
+export interface WireCompletion {
+  model?: unknown;
+  choices?: WireChoice[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
 }
 
 /**
@@ -30,15 +37,18 @@ export async function readStream(
   let final: string | undefined;
   const calls = new Map<number, ToolCall>();
   let finalCalls: ToolCall[] | undefined;
+  let usage: Usage | undefined;
   const parser = createParser({
     onEvent: (event) => {
       if (event.data === "[DONE]") return;
-      let chunk: { choices?: WireChoice[] };
+      let chunk: WireCompletion;
       try {
         chunk = JSON.parse(event.data);
       } catch {
         return;
       }
+      // With stream_options.include_usage the last chunk (no choices) carries it.
+      usage = usageOf(chunk) ?? usage;
       const choice = chunk.choices?.[0];
       const delta = choice?.delta?.content;
       if (delta) {
@@ -66,21 +76,38 @@ export async function readStream(
     parser.feed(decoder.decode(part, { stream: true }));
   const content = final && final.length > 0 ? final : streamed;
   const toolCalls = finalCalls ?? [...calls.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
-  return withCalls(content, toolCalls);
+  return withCalls(content, toolCalls, usage);
 }
 
-/** A complete (non-streamed) answer's choice. */
-export function readMessage(message: WireChoice["message"]): ResponderAnswer {
-  return withCalls(message?.content ?? "", toCalls(message?.tool_calls ?? []));
+/** A complete (non-streamed) answer: its first choice and its usage. */
+export function readCompletion(json: WireCompletion): ResponderAnswer {
+  const message = json.choices?.[0]?.message;
+  return withCalls(message?.content ?? "", toCalls(message?.tool_calls ?? []), usageOf(json));
 }
 
-function withCalls(content: string, toolCalls: ToolCall[]): ResponderAnswer {
+/** An OpenAI-style `usage` (prompt_tokens, completion_tokens) and `model`, if well-formed. */
+export function usageOf(json: WireCompletion): Usage | undefined {
+  const u = json.usage;
+  const count = (n: unknown) =>
+    Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : undefined;
+  const tokensIn = count(u?.prompt_tokens);
+  const tokensOut = count(u?.completion_tokens);
+  if (tokensIn === undefined && tokensOut === undefined) return undefined;
+  const model = typeof json.model === "string" && json.model.length <= 200 ? json.model : null;
+  return { tokensIn: tokensIn ?? 0, tokensOut: tokensOut ?? 0, model };
+}
+
+function withCalls(content: string, toolCalls: ToolCall[], usage?: Usage): ResponderAnswer {
   const named = toolCalls.filter((c) => c.function.name !== "");
   // A call the model sent without an id still needs one to pair with its result.
   named.forEach((c, i) => {
     if (!c.id) c.id = `call_${Date.now().toString(36)}_${i}`;
   });
-  return named.length > 0 ? { content, toolCalls: named } : { content };
+  return {
+    content,
+    ...(named.length > 0 ? { toolCalls: named } : {}),
+    ...(usage ? { usage } : {}),
+  };
 }
 
 function toCalls(wire: WireToolCall[]): ToolCall[] {

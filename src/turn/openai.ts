@@ -1,7 +1,14 @@
 import { HearthError } from "../errors.js";
 import { deadline } from "./deadline.js";
-import { readMessage, readStream, toWire, toWireTools } from "./openai-stream.js";
+import {
+  readCompletion,
+  readStream,
+  toWire,
+  toWireTools,
+  type WireCompletion,
+} from "./openai-stream.js";
 import type { Responder, ResponderAnswer, TurnInput } from "./responder.js";
+import { cleanTitle, TITLE_TIMEOUT_MS, titlePrompt } from "./title-prompt.js";
 
 export interface OpenAiOptions {
   baseUrl: string;
@@ -37,7 +44,61 @@ export class OpenAiResponder implements Responder {
   }
 
   private async call(input: TurnInput, signal: AbortSignal): Promise<ResponderAnswer> {
-    const { baseUrl, model, apiKey, stream } = this.options;
+    const { model, stream } = this.options;
+    const response = await this.post(
+      {
+        model,
+        stream,
+        // Endpoints that report usage send it in a last chunk only when asked.
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
+        messages: toWire(input.transcript),
+        ...(input.tools && input.tools.length > 0 ? { tools: toWireTools(input.tools) } : {}),
+      },
+      signal,
+    );
+    if (
+      !stream ||
+      !response.body ||
+      !response.headers.get("content-type")?.includes("text/event-stream")
+    ) {
+      const answer = readCompletion((await response.json()) as WireCompletion);
+      if (answer.content || !answer.toolCalls) input.onDelta?.(answer.content);
+      return answer;
+    }
+    return readStream(response.body, input.onDelta);
+  }
+
+  /**
+   * A short title for a conversation from its first exchange (issue 47):
+   * one small non-streamed request, at most TITLE_TIMEOUT_MS. Null when
+   * the model gave nothing usable; throws HEARTH_RESPONDER_FAILED when the
+   * endpoint failed. The caller falls back to the heuristic either way.
+   */
+  async title(
+    exchange: { question: string; reply: string },
+    parent: AbortSignal,
+  ): Promise<string | null> {
+    const ms = Math.min(this.options.timeoutMs, TITLE_TIMEOUT_MS);
+    const { signal, done } = deadline(parent, ms, `timed out: no title within ${ms} ms`);
+    try {
+      const response = await this.post(
+        {
+          model: this.options.model,
+          stream: false,
+          max_tokens: 24,
+          messages: titlePrompt(exchange),
+        },
+        signal,
+      );
+      return cleanTitle(readCompletion((await response.json()) as WireCompletion).content);
+    } finally {
+      done();
+    }
+  }
+
+  /** POST a chat completion; an unreachable endpoint or a non-2xx answer is HEARTH_RESPONDER_FAILED. */
+  private async post(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const { baseUrl, apiKey } = this.options;
     let response: Response;
     try {
       response = await fetch(`${baseUrl.replace(/\/$/, "")}/chat/completions`, {
@@ -46,12 +107,7 @@ export class OpenAiResponder implements Responder {
           "content-type": "application/json",
           ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
         },
-        body: JSON.stringify({
-          model,
-          stream,
-          messages: toWire(input.transcript),
-          ...(input.tools && input.tools.length > 0 ? { tools: toWireTools(input.tools) } : {}),
-        }),
+        body: JSON.stringify(body),
         signal,
       });
     } catch (err) {
@@ -61,25 +117,13 @@ export class OpenAiResponder implements Responder {
     if (!response.ok) {
       // The body is never relayed: an endpoint (or a proxy in front of it)
       // may echo the request, key included. Only its error code is kept.
-      const body = await response.text().catch(() => "");
-      const code = upstreamCode(body);
+      const text = await response.text().catch(() => "");
+      const code = upstreamCode(text);
       throw responderError(
         `${endpointName(baseUrl)} answered ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${code ? ` (${code})` : ""}`,
       );
     }
-    if (
-      !stream ||
-      !response.body ||
-      !response.headers.get("content-type")?.includes("text/event-stream")
-    ) {
-      const json = (await response.json()) as {
-        choices?: { message?: Parameters<typeof readMessage>[0] }[];
-      };
-      const answer = readMessage(json.choices?.[0]?.message);
-      if (answer.content || !answer.toolCalls) input.onDelta?.(answer.content);
-      return answer;
-    }
-    return readStream(response.body, input.onDelta);
+    return response;
   }
 }
 

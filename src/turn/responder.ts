@@ -19,6 +19,15 @@ export interface TurnInput {
 export interface ResponderAnswer {
   content: string;
   toolCalls?: ToolCall[];
+  /** What the endpoint reported spending on this answer, when it did. */
+  usage?: Usage;
+}
+
+/** Tokens one answer cost, as the endpoint reported them, and the model that answered. */
+export interface Usage {
+  tokensIn: number;
+  tokensOut: number;
+  model: string | null;
 }
 
 /** The agent turn behind one interface: echo (built in) or an OpenAI-compatible endpoint. */
@@ -27,6 +36,11 @@ export interface Responder {
   /** What the turn must load: the whole live transcript, or only the new message. */
   readonly context: "transcript" | "last";
   respond(input: TurnInput): Promise<ResponderAnswer>;
+  /** A short title for a conversation from its first exchange, when the responder is a model (auto-title.ts). */
+  title?(
+    exchange: { question: string; reply: string },
+    signal: AbortSignal,
+  ): Promise<string | null>;
 }
 
 /** Replies with the user's words; works offline. Streams word by word. */

@@ -10,7 +10,7 @@ import {
 } from "./leases.js";
 import { recordUnfinished } from "./outcome.js";
 import type { ProfileRuntime, TurnDeps, TurnEvents } from "./run.js";
-import { toolLoop } from "./tool-loop.js";
+import { type FinalAnswer, toolLoop } from "./tool-loop.js";
 import { endsMidLoop } from "./tool-records.js";
 
 /**
@@ -37,10 +37,10 @@ export async function resumeTurn(
   try {
     const transcript = await store.messages.load(sessionId);
     if (!endsMidLoop(transcript)) return undefined;
-    let content: string;
+    let answer: FinalAnswer;
     const streamed = { text: "" };
     try {
-      content = await toolLoop(
+      answer = await toolLoop(
         {
           runtime,
           turn,
@@ -66,7 +66,7 @@ export async function resumeTurn(
     }
     const reply = await committer.append(
       sessionId,
-      { role: "assistant", content },
+      { role: "assistant", ...answer },
       { metaAfter: release },
     );
     held = false;

@@ -20,7 +20,7 @@ import { recordUnfinished } from "./outcome.js";
 import type { PermissionAsker } from "./permission.js";
 import type { Responder } from "./responder.js";
 import { resumeTurn } from "./resume.js";
-import { cancelledError, type LoopEvents, toolLoop } from "./tool-loop.js";
+import { cancelledError, type FinalAnswer, type LoopEvents, toolLoop } from "./tool-loop.js";
 import type { ToolRegistry } from "./tools/registry.js";
 
 /**
@@ -78,7 +78,10 @@ export interface TurnDeps {
   /** Asks a person for a tool's permission directly (ACP); else the turn waits for a decision in the store. */
   askPermission?: PermissionAsker | undefined;
   /** Where cleanup that failed without failing the turn is reported (warn). */
-  log?: { warn(event: Record<string, unknown>, message: string): void };
+  log?: {
+    warn(event: Record<string, unknown>, message: string): void;
+    info?(event: Record<string, unknown>, message: string): void;
+  };
 }
 
 /**
@@ -181,10 +184,10 @@ export async function runTurn(
     // A responder that reads only the new message spares the transcript load.
     const transcript =
       deps.responder.context === "last" ? [message] : await store.messages.load(session.id);
-    let content: string;
+    let answer: FinalAnswer;
     const streamed = { text: "" };
     try {
-      content = await toolLoop(
+      answer = await toolLoop(
         {
           runtime,
           turn,
@@ -215,7 +218,7 @@ export async function runTurn(
     // The reply and the release of the lease commit together.
     const stored = await committer.appendReporting(
       session.id,
-      { role: "assistant", content },
+      { role: "assistant", ...answer },
       { metaAfter: release },
     );
     const reply = stored.message;
@@ -223,12 +226,7 @@ export async function runTurn(
     deps.metrics?.acknowledged.inc({ profile, role: "assistant" });
     deps.metrics?.turns.inc({ profile, outcome: "ok" });
     // The first exchange names an untitled session (issue 47): after the reply, never awaited.
-    void autoTitle(store, session, inbound.content).catch((err: Error) =>
-      deps.log?.warn(
-        { event: "session.auto_title_failed", profile, session: session.id, error: err.message },
-        "the session keeps no automatic title",
-      ),
-    );
+    void titleSession(deps, runtime, session, inbound.content, answer.content);
     // The session as the reply's commit left it, when the commit read it (no round trip).
     const after = stored.session ?? (await store.sessions.get(session.id)) ?? session;
     return { session: after, message, reply };
@@ -298,4 +296,41 @@ async function replyTo(
     if (m.role === "assistant" && !m.toolCalls?.length && !m.name?.startsWith("hearth.")) return m;
   }
   return undefined;
+}
+
+/**
+ * The first exchange names an untitled session (auto-title.ts), in the
+ * background: a model's title is logged as `session.titled`, a model that
+ * failed as `session.model_title_failed` (the heuristic titles it then).
+ */
+async function titleSession(
+  deps: TurnDeps,
+  runtime: ProfileRuntime,
+  session: Session,
+  question: unknown,
+  reply: string,
+): Promise<void> {
+  const base = { profile: runtime.profile, session: session.id };
+  try {
+    const by = await autoTitle(runtime.store, session, question, {
+      responder: deps.responder,
+      reply,
+      // The process stopping, not the client leaving: the reply is already sent.
+      signal: deps.signal,
+      onModelFailed: (err) =>
+        deps.log?.warn(
+          { event: "session.model_title_failed", ...base, error: err.message },
+          "the model gave no title; the first message's words title the session",
+        ),
+    });
+    if (by === "kept")
+      deps.log?.info?.({ event: "session.title_kept", ...base }, "a person's title stays");
+    else if (by)
+      deps.log?.info?.({ event: "session.titled", ...base, titledBy: by }, "session titled");
+  } catch (err) {
+    deps.log?.warn(
+      { event: "session.auto_title_failed", ...base, error: (err as Error).message },
+      "the session keeps no automatic title",
+    );
+  }
 }

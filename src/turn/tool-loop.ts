@@ -18,6 +18,7 @@ import {
 import { executeTool, type ToolOutcome } from "./tools/execute.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolCall } from "./tools/types.js";
+import { usageFields } from "./usage.js";
 
 export interface LoopEvents {
   onDelta?: (text: string) => void;
@@ -60,9 +61,9 @@ export interface LoopContext {
  * started runs; one that started without a result is reported as interrupted
  * (run again only when the tool declares itself idempotent).
  * `transcript` is the live transcript; committed steps are pushed onto it.
- * Returns the final reply's text; the caller commits it.
+ * Returns the final reply's text and what it cost; the caller commits it.
  */
-export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise<string> {
+export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise<FinalAnswer> {
   const { profile } = ctx.runtime;
   const { maxRounds } = ctx.tools?.limits ?? { maxRounds: 0 };
   let rounds = roundsSoFar(transcript);
@@ -78,7 +79,7 @@ export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise
       ...(specs.length > 0 ? { tools: specs } : {}),
     });
     if (specs.length === 0 || !answer.toolCalls || answer.toolCalls.length === 0)
-      return answer.content;
+      return { content: answer.content, ...usageFields(answer.usage) };
     rounds++;
     stopIfCancelled(ctx);
     const message = await ctx.runtime.committer.append(
@@ -87,6 +88,7 @@ export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise
         role: "assistant",
         content: answer.content,
         toolCalls: uniqueIds(answer.toolCalls, transcript),
+        ...usageFields(answer.usage),
       },
       { metaBefore: renewal(ctx) },
     );
@@ -94,6 +96,9 @@ export async function toolLoop(ctx: LoopContext, transcript: Message[]): Promise
     ctx.events.onToolCalls?.(message);
   }
 }
+
+/** The reply the caller commits: its text, and its tokens and model when reported. */
+export type FinalAnswer = ReturnType<typeof usageFields> & { content: string };
 
 /** The events' onDelta, also kept in ctx.streamed (emptied for the new request). */
 function streamedDeltas(ctx: LoopContext): ((text: string) => void) | undefined {

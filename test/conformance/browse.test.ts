@@ -238,4 +238,32 @@ describe.each(backends)("browse on $name", (backend) => {
     expect(await m.browse.activity({ since: Date.now() + 1000, bucketMs: day })).toEqual([]);
     await expect(m.browse.activity({ since: 0, bucketMs: 10 })).rejects.toBeInstanceOf(RangeError);
   });
+  it("activity: tokens per bucket and per model, from metadata.model (issue 47)", async () => {
+    const m = await backend.open();
+    const [web] = await sessions(m, [{ source: "web" }]);
+    await m.seed.append(web!, "user", "q");
+    await m.seed.append(web!, "assistant", "a", undefined, {
+      tokensIn: 100,
+      tokensOut: 7,
+      model: "a",
+    });
+    await m.seed.append(web!, "user", "q");
+    await m.seed.append(web!, "assistant", "b", undefined, {
+      tokensIn: 50,
+      tokensOut: 3,
+      model: "a",
+    });
+    await m.seed.append(web!, "assistant", "c", undefined, {
+      tokensIn: 9,
+      tokensOut: 1,
+      model: "b",
+    });
+    const day = 86_400_000;
+    const [bucket] = await m.browse.activity({ since: Date.now() - day, bucketMs: day });
+    expect(bucket).toMatchObject({ tokensIn: 159, tokensOut: 11 });
+    expect(bucket!.usage).toEqual([
+      { model: "a", tokensIn: 150, tokensOut: 10 },
+      { model: "b", tokensIn: 9, tokensOut: 1 },
+    ]);
+  });
 });

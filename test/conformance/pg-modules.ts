@@ -40,6 +40,13 @@ export interface SeedSession {
   parentId?: string;
 }
 
+/** Tokens an assistant message reports, and the model (its metadata.model). */
+export interface SeedUsage {
+  tokensIn: number;
+  tokensOut: number;
+  model: string;
+}
+
 /** Sessions and messages for the module tests, written the way each backend's store writes them. */
 export interface Seed {
   session(input?: SeedSession): Promise<string>;
@@ -49,6 +56,7 @@ export interface Seed {
     role: string,
     content: unknown,
     name?: string,
+    usage?: SeedUsage,
   ): Promise<{ id: number; ordinal: number }>;
   set(
     sessionId: string,
@@ -108,11 +116,18 @@ async function sqliteModules(home: string): Promise<Modules> {
       async session(input = {}) {
         return (await store.sessions.create(input)).id;
       },
-      async append(sessionId, role, content, name) {
+      async append(sessionId, role, content, name, usage) {
         const m = await store.messages.append(sessionId, {
           role: role as "user",
           content: content as string,
           ...(name ? { name } : {}),
+          ...(usage
+            ? {
+                tokensIn: usage.tokensIn,
+                tokensOut: usage.tokensOut,
+                metadata: { model: usage.model },
+              }
+            : {}),
         });
         return { id: m.id, ordinal: m.ordinal };
       },
@@ -194,7 +209,7 @@ function pgSeed(db: PgDb): Seed {
       );
       return id;
     },
-    async append(sessionId, role, content, name) {
+    async append(sessionId, role, content, name, usage) {
       return db.transaction("seed a message", async (client) => {
         const now = Date.now();
         const slot = await client.query(
@@ -206,8 +221,9 @@ function pgSeed(db: PgDb): Seed {
         const ordinal = Number(slot.rows[0].ordinal);
         const text = typeof content === "string";
         const { rows } = await client.query(
-          `INSERT INTO messages (session_id, ordinal, role, content, content_type, created_at, name)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+          `INSERT INTO messages (session_id, ordinal, role, content, content_type, created_at, name,
+             tokens_in, tokens_out, metadata)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
           [
             sessionId,
             ordinal,
@@ -216,6 +232,9 @@ function pgSeed(db: PgDb): Seed {
             text ? "text" : "json",
             now,
             name ?? null,
+            usage?.tokensIn ?? null,
+            usage?.tokensOut ?? null,
+            usage ? JSON.stringify({ model: usage.model }) : null,
           ],
         );
         return { id: Number(rows[0].id), ordinal };

@@ -269,6 +269,14 @@ describe("the operator's console in a real browser", () => {
     const run = page.locator("tbody tr", { hasText: "(manual)" }).first();
     await run.waitFor();
     expect(await run.textContent()).toMatch(/ok.*\d+\.\d s/);
+    // Pause and resume: written to config.json, shown as paused with no next due time.
+    await page.getByRole("button", { name: /Pause.*reap/ }).click();
+    await page.getByRole("status").filter({ hasText: "reap paused" }).waitFor();
+    await page.getByRole("button", { name: /Resume.*reap/ }).waitFor();
+    expect(await page.locator("td.next-due time").count()).toBe(0);
+    await page.getByRole("button", { name: /Resume.*reap/ }).click();
+    await page.getByRole("button", { name: /Pause.*reap/ }).waitFor();
+    expect(await page.locator("td.next-due time").count()).toBe(1);
     expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: join(shots.dir, "dashboard-jobs.png") });
   });
@@ -295,6 +303,11 @@ describe("the operator's console in a real browser", () => {
     };
     const sum = api.profiles[0]!.buckets.reduce((n, b) => n + b.messages, 0);
     expect(sum).toBe(20_001);
+    // No endpoint reported usage here: tokens are 0 and no cost is made up.
+    expect(await page.locator("article.card p.muted").first().textContent()).toMatch(
+      /tokens 0 in \/ 0 out/,
+    );
+    expect(cells[8]).toBe("–");
     expect(await axeViolations(page)).toEqual([]);
     await page.screenshot({ path: join(shots.dir, "dashboard-activity.png"), fullPage: true });
   });

@@ -186,11 +186,25 @@ export interface FakeRequest {
   body: { model?: string; stream?: boolean; messages?: { role: string; content: string }[] };
 }
 
+/** A session-title request of the gateway's (title-prompt.ts): non-streamed, with max_tokens. */
+export function isTitleRequest(req: FakeRequest): boolean {
+  const body = req.body as { max_tokens?: unknown; messages?: { content?: unknown }[] };
+  const first = body.messages?.[0]?.content;
+  return (
+    body.max_tokens !== undefined &&
+    typeof first === "string" &&
+    first.startsWith("Write a short title")
+  );
+}
+
 type FakeHandler = (req: FakeRequest, res: ServerResponse) => void | Promise<void>;
 
 /** An OpenAI-compatible chat-completions endpoint on loopback, in this process. */
 export class FakeOpenAi {
   readonly requests: FakeRequest[] = [];
+  /** The session-title requests (src/turn/title-prompt.ts), answered by titleHandler. */
+  readonly titleRequests: FakeRequest[] = [];
+  titleHandler: FakeHandler = (_req, res) => answerJson(res, "Fake title");
   baseUrl = "";
   private readonly server = createServer((req, res) => {
     let raw = "";
@@ -203,8 +217,12 @@ export class FakeOpenAi {
         return;
       }
       const request = { headers: req.headers, body: JSON.parse(raw) as FakeRequest["body"] };
-      this.requests.push(request);
-      void Promise.resolve(this.handler(request, res)).catch(() => res.destroy());
+      // The gateway's title requests (after a session's first exchange) have their own list
+      // and handler, so tests counting turns see turns only.
+      const title = isTitleRequest(request);
+      (title ? this.titleRequests : this.requests).push(request);
+      const handler = title ? this.titleHandler : this.handler;
+      void Promise.resolve(handler(request, res)).catch(() => res.destroy());
     });
   });
 
@@ -228,10 +246,16 @@ export async function startFakeOpenAi(handler: FakeHandler): Promise<FakeOpenAi>
   return fake;
 }
 
-/** A complete (non-streaming) chat-completions answer. */
-export function answerJson(res: ServerResponse, content: string): void {
+/** A complete (non-streaming) chat-completions answer; `extra` adds top-level fields (usage, model). */
+export function answerJson(
+  res: ServerResponse,
+  content: string,
+  extra: Record<string, unknown> = {},
+): void {
   res.writeHead(200, { "content-type": "application/json" });
-  res.end(JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content } }] }));
+  res.end(
+    JSON.stringify({ ...extra, choices: [{ index: 0, message: { role: "assistant", content } }] }),
+  );
 }
 
 /** A streamed answer: one `data:` chunk per piece, then optionally a final event, then [DONE]. */

@@ -50,6 +50,7 @@ let profiles: string[] = [];
 type Scope = "read" | "chat" | "admin";
 const SCOPES: readonly Scope[] = ["read", "chat", "admin"];
 let scope: Scope = "read";
+let allProfiles = false;
 
 /** The session's CSRF token, for changes sent without request() (the chat's stream). */
 export function csrf(): string | undefined {
@@ -58,6 +59,11 @@ export function csrf(): string | undefined {
 
 export function servedProfiles(): string[] {
   return profiles;
+}
+
+/** Whether this is the operator's own all-profiles login (home-wide changes, like pausing a job). */
+export function isAllProfiles(): boolean {
+  return allProfiles;
 }
 
 /**
@@ -71,13 +77,16 @@ export function can(need: Scope): boolean {
 
 /** Fetch /api/me once: the CSRF token for changes, the profiles this login sees, its scope. */
 export async function loadMe(): Promise<void> {
-  const me = await request<{ csrfToken: string; profiles: string[]; scope: Scope }>(
-    "GET",
-    "/api/me",
-  );
+  const me = await request<{
+    csrfToken: string;
+    profiles: string[];
+    scope: Scope;
+    allProfiles?: boolean;
+  }>("GET", "/api/me");
   csrfToken = me.csrfToken;
   profiles = me.profiles;
   scope = SCOPES.includes(me.scope) ? me.scope : "read";
+  allProfiles = me.allProfiles === true;
 }
 
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {

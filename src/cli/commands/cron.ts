@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { jobNotFound, jobsOf, setJobEnabled } from "../../config/job-edit.js";
 import { JOB_KINDS } from "../../config/job-kinds.js";
 import { resolveLocation } from "../../config/paths.js";
 import type { JobConfigInput } from "../../config/schema.js";
@@ -28,25 +29,6 @@ function int(name: string) {
       throw new TypeError(`${name} must be an integer >= 0, got ${JSON.stringify(value)}`);
     return n;
   };
-}
-
-/** The jobs list of the raw config file, created when absent. */
-function jobsOf(raw: Record<string, unknown>): JobConfigInput[] {
-  raw.scheduler ??= {};
-  const scheduler = raw.scheduler as Record<string, unknown>;
-  scheduler.jobs ??= [];
-  return scheduler.jobs as JobConfigInput[];
-}
-
-function notFound(name: string): HearthError {
-  return new HearthError(
-    "HEARTH_JOB_NOT_FOUND",
-    `no scheduled job is named ${JSON.stringify(name)}`,
-    {
-      resource: name,
-      hint: "hearth cron list",
-    },
-  );
 }
 
 async function readHealth(home: string, profile: string): Promise<JobHealth[]> {
@@ -201,12 +183,7 @@ export function registerCron(program: Command, setExit: (code: number) => void):
       .action(async (name: string, _o: unknown, command: Command) => {
         const g = globals(command);
         const { home } = resolveLocation(g);
-        const config = await editConfig(home, (raw) => {
-          const job = jobsOf(raw).find((j) => j.name === name);
-          if (!job) throw notFound(name);
-          job.enabled = enabled;
-        });
-        const job = config.scheduler.jobs.find((j) => j.name === name)!;
+        const job = await setJobEnabled(home, name, enabled);
         if (g.json) return printJson({ job });
         process.stdout.write(`${name} ${enabled ? "resumed" : "paused"}\n`);
       });
@@ -222,7 +199,7 @@ export function registerCron(program: Command, setExit: (code: number) => void):
       await editConfig(home, (raw) => {
         const jobs = jobsOf(raw);
         const i = jobs.findIndex((j) => j.name === name);
-        if (i < 0) throw notFound(name);
+        if (i < 0) throw jobNotFound(name);
         jobs.splice(i, 1);
       });
       if (g.json) return printJson({ removed: name });
@@ -239,7 +216,7 @@ export function registerCron(program: Command, setExit: (code: number) => void):
       const g = globals(command);
       const { home, profile } = resolveLocation(g);
       const job = (await loadConfig({ home })).scheduler.jobs.find((j) => j.name === name);
-      if (!job) throw notFound(name);
+      if (!job) throw jobNotFound(name);
       const report = await launchJob({
         home,
         profile,

@@ -5,6 +5,8 @@ import {
   countsSql,
   latenciesFrom,
   latencySql,
+  usageFrom,
+  usageSql,
 } from "../activity.js";
 import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
 import { MESSAGE_COLUMNS } from "../rows.js";
@@ -155,6 +157,8 @@ export class PgBrowse implements BrowseSql {
     };
     const counts = countsFrom(await run("activity counts", (ph) => countsSql(ph, range)));
     const latencies = latenciesFrom(await run("activity latency", (ph) => latencySql(ph, range)));
-    return { counts, latencies };
+    const model = "(m.metadata::json ->> 'model')";
+    const usage = usageFrom(await run("activity usage", (ph) => usageSql(ph, range, model)));
+    return { counts, latencies, usage };
   }
 }

@@ -4,6 +4,8 @@ import {
   countsSql,
   latenciesFrom,
   latencySql,
+  usageFrom,
+  usageSql,
 } from "../activity.js";
 import type { BrowseSql, MessageRange, SessionFilter, TranscriptPage } from "../browse.js";
 import { type MessageRow, type SessionRow, toMessage, toSession } from "../rows.js";
@@ -138,6 +140,8 @@ export class SqliteBrowse implements BrowseSql {
     };
     const counts = countsFrom(run((ph) => countsSql(ph, range)));
     const latencies = latenciesFrom(run((ph) => latencySql(ph, range)));
-    return { counts, latencies };
+    const model = "json_extract(m.metadata, '$.model')";
+    const usage = usageFrom(run((ph) => usageSql(ph, range, model)));
+    return { counts, latencies, usage };
   }
 }

@@ -13,6 +13,9 @@ interface Bucket {
   tokensOut: number;
   p50Ms: number | null;
   p95Ms: number | null;
+  /** dashboard.prices' cost of the priced models' tokens; null when none was priced. */
+  cost: number | null;
+  unpricedTokens: number;
 }
 
 interface Activity {
@@ -22,13 +25,16 @@ interface Activity {
 }
 
 const seconds = (ms: number | null) => (ms === null ? "–" : `${(ms / 1000).toFixed(1)} s`);
+const money = (n: number) => n.toLocaleString(undefined, { maximumFractionDigits: 4 });
+const costOf = (cost: number | null, unpriced: number) =>
+  cost === null ? "–" : `${money(cost)}${unpriced > 0 ? " + unpriced" : ""}`;
 const dayLabel = (ms: number) =>
   new Date(ms).toLocaleDateString(undefined, { month: "short", day: "numeric" });
 
 /**
  * Activity per profile: messages per day (bars with hover values) and, per
  * day and platform, messages, turns, failed turns, turn latency p50/p95 and
- * tokens, counted by the store (GET /api/activity).
+ * tokens and their cost (dashboard.prices), counted by the store (GET /api/activity).
  */
 export function ActivityPage({ search }: { search: URLSearchParams }) {
   const days = search.get("days") ?? "30";
@@ -60,14 +66,18 @@ export function ActivityPage({ search }: { search: URLSearchParams }) {
           const perDay = new Map<number, number>();
           for (const b of p.buckets) perDay.set(b.at, (perDay.get(b.at) ?? 0) + b.messages);
           const rows = [...p.buckets].sort((a, b) => b.at - a.at || (a.source < b.source ? -1 : 1));
-          const total = (k: "messages" | "turns" | "errors") =>
+          const total = (k: "messages" | "turns" | "errors" | "tokensIn" | "tokensOut") =>
             p.buckets.reduce((n, b) => n + b[k], 0);
+          const priced = p.buckets.filter((b) => b.cost !== null);
+          const cost = priced.length ? priced.reduce((n, b) => n + (b.cost ?? 0), 0) : null;
           return (
             <article class="card" key={p.profile} aria-labelledby={`activity-${p.profile}`}>
               <h2 id={`activity-${p.profile}`}>Profile {p.profile}</h2>
               <p class="muted">
                 {total("messages").toLocaleString()} messages · {total("turns").toLocaleString()}{" "}
-                turns · {total("errors").toLocaleString()} failed
+                turns · {total("errors").toLocaleString()} failed · tokens{" "}
+                {total("tokensIn").toLocaleString()} in / {total("tokensOut").toLocaleString()} out
+                {cost === null ? null : ` · cost ${money(cost)}`}
               </p>
               <MessagesChart
                 days={[...perDay]
@@ -89,6 +99,7 @@ export function ActivityPage({ search }: { search: URLSearchParams }) {
                         <th scope="col">p50</th>
                         <th scope="col">p95</th>
                         <th scope="col">Tokens in/out</th>
+                        <th scope="col">Cost</th>
                       </tr>
                     </thead>
                     <tbody>
@@ -106,6 +117,7 @@ export function ActivityPage({ search }: { search: URLSearchParams }) {
                               ? `${b.tokensIn.toLocaleString()} / ${b.tokensOut.toLocaleString()}`
                               : "–"}
                           </td>
+                          <td>{costOf(b.cost, b.unpricedTokens)}</td>
                         </tr>
                       ))}
                     </tbody>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { can, get, request, servedProfiles } from "../api";
+import { can, get, isAllProfiles, request, servedProfiles } from "../api";
 import { ago, when } from "../format";
 import { Badge, Empty, ErrorBanner, Loading } from "../ui";
 
@@ -59,15 +59,12 @@ export function JobsPage() {
     void load();
   }, []);
   const profile = servedProfiles()[0] ?? "default";
-  const runNow = async (job: string) => {
+  /** One action on a job: the page is busy with it, says what came of it, then reloads. */
+  const act = async (job: string, action: () => Promise<string>) => {
     setBusy(job);
     setNote(null);
     try {
-      const r = await request<{ outcome: string; note: string | null }>("POST", "/api/jobs/run", {
-        job,
-        profile,
-      });
-      setNote(`${job} on ${profile}: ${r.outcome}${r.note ? ` (${r.note})` : ""}`);
+      setNote(await action());
       await load();
     } catch (err) {
       setError(err);
@@ -75,6 +72,20 @@ export function JobsPage() {
       setBusy(null);
     }
   };
+  const runNow = (job: string) =>
+    act(job, async () => {
+      const r = await request<{ outcome: string; note: string | null }>("POST", "/api/jobs/run", {
+        job,
+        profile,
+      });
+      return `${job} on ${profile}: ${r.outcome}${r.note ? ` (${r.note})` : ""}`;
+    });
+  // Pausing lives in config.json, which the scheduler reads: not in this page or the dashboard.
+  const setPaused = (job: string, paused: boolean) =>
+    act(job, async () => {
+      await request("POST", "/api/jobs/pause", { job, paused });
+      return `${job} ${paused ? "paused" : "resumed"}`;
+    });
   return (
     <section aria-labelledby="jobs-title">
       <div class="page-head">
@@ -173,7 +184,17 @@ export function JobsPage() {
                           >
                             {busy === j.name ? "Running…" : "Run now"}
                             <span class="sr-only">: {j.name}</span>
-                          </button>
+                          </button>{" "}
+                          {isAllProfiles() ? (
+                            <button
+                              type="button"
+                              disabled={busy !== null}
+                              onClick={() => void setPaused(j.name, j.enabled)}
+                            >
+                              {j.enabled ? "Pause" : "Resume"}
+                              <span class="sr-only">: {j.name}</span>
+                            </button>
+                          ) : null}
                         </td>
                       ) : null}
                     </tr>
