@@ -43,11 +43,14 @@ it.runIf(pgEnabled)(
         ),
       );
     await turns(); // the chats' sessions exist from here on
-    // Their automatic titles (the first exchange's, written after the reply, not awaited) land
-    // before the count starts: they are not the second turns' round trips.
+    // Their automatic titles (the first exchange's, written after the reply, not awaited, with
+    // `titledBy` in a second write) land before the count starts: not the second turns' trips.
     await until("the first exchanges' titles", async () => {
       const { items } = await store.sessions.list({ limit: 100 });
-      return items.length === CHATS && items.every((s) => s.title !== null);
+      return (
+        items.length === CHATS &&
+        items.every((s) => s.title !== null && (s.metadata as { titledBy?: string })?.titledBy)
+      );
     });
     const sent: string[] = [];
     pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {

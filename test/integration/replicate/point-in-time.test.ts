@@ -27,8 +27,10 @@ describe("continuous replication to a directory target", () => {
       });
       await replication.tick();
       if (i % 10 === 0) points.push({ at: Date.now(), rows: rows(store.path) });
-      // The next commit is read after this instant: a restore to it must not hold it.
-      await new Promise((r) => setTimeout(r, 2));
+      // The next commit is read after this instant: a restore to it must not hold it. Halfway,
+      // wait out snapshotIntervalMs (1 s), so that a second snapshot is due however fast the
+      // machine (an idle one ran the whole loop in under a second: one snapshot only).
+      await new Promise((r) => setTimeout(r, i === 60 ? 1_000 : 2));
     }
     const status = replication.statuses()[0]!;
     expect(status.lastError).toBeNull();
