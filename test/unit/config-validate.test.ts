@@ -75,6 +75,7 @@ describe("validateConfig", () => {
         livePollMs: 250,
         doctorEveryMs: 900000,
         doctorFreshMs: 300000,
+        prices: {},
       },
       scheduler: { port: 8789, drainMs: 30000, alertAfter: 3, jobs: [] },
       tools: {
