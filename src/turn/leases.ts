@@ -102,19 +102,11 @@ export function acquireDecider(
     // (its boot id differs, which here would read as "dead").
     const elsewhere = lease?.host !== undefined && lease.host !== thisHost();
     const now = Date.now();
-    if (
-      options.refuseOrphan &&
-      lease &&
-      lease.turnId !== turn.turnId &&
-      holderGone(lease, now, ownerAlive)
-    )
-      throw orphanedLease(turn.sessionId);
-    if (
-      lease &&
-      lease.turnId !== turn.turnId &&
-      now < lease.expiresAt &&
-      (ownerAlive ?? (elsewhere || liveness(lease.holder) !== "dead"))
-    ) {
+    // One look at the holder (the server's word, /proc, or the expiry elsewhere) decides both.
+    const other = lease !== undefined && lease.turnId !== turn.turnId;
+    const gone = other && holderGone(lease, now, ownerAlive);
+    if (options.refuseOrphan && gone) throw orphanedLease(turn.sessionId);
+    if (lease && other && !gone && now < lease.expiresAt) {
       throw new HearthError(
         "HEARTH_TURN_BUSY",
         `session ${turn.sessionId} is in a turn of pid ${lease.holder.pid} (${lease.kind})${elsewhere ? ` on ${lease.host}` : ""}`,
