@@ -1,7 +1,7 @@
 // The torture run's checker, a short-lived process of its own (so the
 // runner itself never holds the store): PRAGMA integrity_check on a
 // read-only connection, and every user message that carries a clientId
-// (or, for a `hearth chat` turn, which has none, the `tchat <id>` it says).
+// (or, for a `hearth chat` or `hearth acp` turn, which has none, the `tchat <id>` it says).
 // On a quiet store (no -wal and -shm) a read-only connection would create
 // them, so it checks an in-memory copy of the file instead, as doctor does.
 //
@@ -31,7 +31,7 @@ try {
   const rows = db
     .prepare(
       `SELECT coalesce(client_id, substr(content, 7)) AS c, session_id AS s FROM messages
-       WHERE role = 'user' AND (client_id IS NOT NULL OR content GLOB 'tchat k*')`,
+       WHERE role = 'user' AND (client_id IS NOT NULL OR content GLOB 'tchat [ka]*')`,
     )
     .raw()
     .all();

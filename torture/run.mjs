@@ -20,15 +20,19 @@ import { parseArgs } from "node:util";
 import { Actors } from "./lib/actors.mjs";
 import { Checks } from "./lib/checks.mjs";
 import { Disk, mountTmpfs, sweepStaleMounts, unmount } from "./lib/disk.mjs";
+import { finalDebris } from "./lib/debris.mjs";
+import { Faults } from "./lib/faults.mjs";
+import { FLEET_JOBS, Fleet } from "./lib/fleet.mjs";
 import { Ledger } from "./lib/ledger.mjs";
 import { Maintenance } from "./lib/maintenance.mjs";
 import { prng } from "./lib/prng.mjs";
-import { running } from "./lib/proc.mjs";
+import { logs, running } from "./lib/proc.mjs";
 import { makeSchedule } from "./lib/schedule.mjs";
 import { Scratch } from "./lib/scratch.mjs";
 import { printSummary, summarize } from "./lib/summary.mjs";
 
 const GUARD = fileURLToPath(new URL("./guard.mjs", import.meta.url));
+const STRAY_INSIDE = fileURLToPath(new URL("./stray-inside.mjs", import.meta.url));
 const { values } = parseArgs({
   options: {
     seconds: { type: "string", default: "60" },
@@ -64,7 +68,7 @@ mkdirSync(home, { mode: 0o700 });
 // default): a SIGSTOPped gateway would stall the whole schedule that long.
 writeFileSync(
   join(home, "config.json"),
-  `${JSON.stringify({ maintenance: { maxParkMs: 3000 } })}\n`,
+  `${JSON.stringify({ maintenance: { maxParkMs: 3000 }, scheduler: { jobs: FLEET_JOBS } })}\n`,
   {
     mode: 0o600,
   },
@@ -117,6 +121,30 @@ const stats = {
   ghostDescriptors: [],
   forensicOverCap: [],
   deletedAckedSessions: [],
+  // issue 41.5
+  lostReported: [],
+  neverRecovered: [],
+  debris: [],
+  fleet: {
+    starts: 0,
+    refused78: 0,
+    killed: { supervisor: 0, gateway: 0, scheduler: 0, dashboard: 0, worker: 0 },
+    workerKillsMissed: 0,
+    killedWorkerNotRecorded: 0,
+    orphanExitMs: [],
+    childRestartMs: [],
+    runs: {},
+  },
+  faults: {
+    walDeleted: {},
+    walDeleteSkipped: 0,
+    damage: { done: 0, detected: 0, notVisible: 0, repaired: 0, unrepaired: 0, skipped: 0 },
+    strayInside: {},
+    strayInsideMissed: 0,
+    recoverMs: [],
+  },
+  acp: { runs: 0, turns: 0, killed: 0, other: {} },
+  dashboardChat: { sent: 0, acked: 0, answers: {} },
 };
 
 // The guard ends the children and unmounts the tmpfs if this runner is SIGKILLed.
@@ -130,6 +158,13 @@ stats.disk.notExercised = whyNot ? `no tmpfs could be mounted (${whyNot.split("\
 process.stdout.write(`torture: seed ${seed}, ${seconds} s, store ${home}\n`);
 const rng = prng(seed);
 const schedule = makeSchedule(rng, seconds * 1000);
+// Stray descriptors inside the gateways and dashboards: a preload that opens
+// and closes handles on the store when the runner asks (torture/stray-inside.mjs).
+const strayDir = join(dir, "stray");
+mkdirSync(strayDir);
+logs.dir = join(dir, "logs"); // off the store's disk, which may be full
+mkdirSync(logs.dir);
+const daemonEnv = { NODE_OPTIONS: `--import=${STRAY_INSIDE}`, TORTURE_STRAY_DIR: strayDir };
 const actors = new Actors({
   home,
   ledger,
@@ -137,12 +172,15 @@ const actors = new Actors({
   seed,
   clients,
   traceFile: join(dir, "trace.log"),
+  daemonEnv,
 });
 const checks = new Checks({ home, ledger, stats, actors });
 actors.checks = checks;
 actors.maintenance = new Maintenance({ actors, stats, ledger, home });
 actors.scratch = new Scratch({ stats, ledger, home, dir, maintenance: actors.maintenance });
 actors.disk = new Disk({ mnt: whyNot ? undefined : mnt, stats, actors });
+actors.fleet = new Fleet({ actors, stats, ledger, home, seed, env: daemonEnv });
+actors.faults = new Faults({ actors, stats, ledger, home, strayDir });
 const cleanup = () => {
   if (!whyNot) unmount(mnt);
 };
@@ -166,7 +204,9 @@ let sampler;
 try {
   await actors.startGateway();
   await actors.startDashboard();
+  await actors.fleet.start();
   actors.startLoad();
+  actors.fleet.startLoad();
   // Sidecar inodes and ghost descriptors are sampled between checks too.
   sampler = setInterval(() => {
     checks.ghosts("sample");
@@ -188,9 +228,13 @@ try {
   const wait = started + seconds * 1000 - Date.now();
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   await actors.stopLoad();
+  await actors.fleet.loop;
   await checks.run("end, holders live");
   await actors.stopAll();
+  await actors.fleet.stop();
   await checks.run("end, quiet store");
+  await actors.fleet.verifyRuns();
+  await finalDebris({ home, stats, profiles: checks.profiles(), checks, faults: actors.faults });
 } catch (err) {
   failed = err;
   stats.staleLockBlocks.push(String(err.message ?? err).slice(0, 2000));

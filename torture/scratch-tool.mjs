@@ -3,9 +3,52 @@
 //
 //   node torture/scratch-tool.mjs damage-fts <state.db>   overwrite FTS index blocks
 //   node torture/scratch-tool.mjs version <state.db>      print user_version
+//   node torture/scratch-tool.mjs damage-index <state.db> overwrite a page of the
+//       largest index in the file, one with no copy in the WAL (the live store: it reads
+//       through a read-only connection, closes it, then writes the bytes); exit 2 when
+//       every index page has a copy in the WAL
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
 import Database from "better-sqlite3";
 
 const [op, path] = process.argv.slice(2);
+if (op === "damage-index") {
+  const ro = new Database(path, { readonly: true, fileMustExist: true });
+  let leaf;
+  let pageSize;
+  try {
+    ro.pragma("busy_timeout = 10000");
+    pageSize = ro.pragma("page_size", { simple: true });
+    const leaves = ro
+      .prepare(
+        `SELECT name, pageno FROM dbstat WHERE name IN
+          (SELECT name FROM sqlite_master WHERE type = 'index')`,
+      )
+      .all();
+    const byIndex = new Map();
+    for (const l of leaves) byIndex.set(l.name, [...(byIndex.get(l.name) ?? []), l]);
+    const best = [...byIndex.values()].sort((a, b) => b.length - a.length)[0];
+    // A leaf with no copy in the WAL (a checkpoint would write that copy over the
+    // damage): the page numbers of every frame, valid or not, a superset.
+    const inWal = new Set();
+    if (existsSync(`${path}-wal`)) {
+      const wal = readFileSync(`${path}-wal`);
+      for (let at = 32; at + 24 <= wal.length; at += 24 + pageSize) inWal.add(wal.readUInt32BE(at));
+    }
+    leaf = best?.find((l) => !inWal.has(l.pageno));
+  } finally {
+    ro.close();
+  }
+  if (!leaf) process.exit(2);
+  const fd = openSync(path, "r+");
+  try {
+    const junk = Buffer.alloc(pageSize - 8, 0xa5);
+    writeSync(fd, junk, 0, junk.length, (leaf.pageno - 1) * pageSize + 8);
+  } finally {
+    closeSync(fd);
+  }
+  process.stdout.write(`${JSON.stringify({ index: leaf.name, page: leaf.pageno })}\n`);
+  process.exit(0);
+}
 const db = new Database(path, { fileMustExist: true });
 try {
   if (op === "damage-fts") {

@@ -3,6 +3,7 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runChat } from "./chat.mjs";
+import { acpRun, dashboardChat } from "./writers.mjs";
 import { prng } from "./prng.mjs";
 import { Proc, runNode } from "./proc.mjs";
 
@@ -16,7 +17,11 @@ const START_MS = 30_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class Actors {
-  constructor({ home, ledger, stats, seed, clients, traceFile }) {
+  constructor({ home, ledger, stats, seed, clients, traceFile, daemonEnv = {} }) {
+    this.daemonEnv = daemonEnv; // the stray-inside preload for the gateway and the dashboard
+    this.acps = new Set();
+    this.acpSeq = 0;
+    this.dashChatSeq = 0;
     this.home = home;
     this.db = join(home, "state.db");
     this.ledger = ledger;
@@ -55,6 +60,7 @@ export class Actors {
     if (this.gateway?.proc.alive) list.push(this.gateway.proc);
     if (this.dashboard?.proc.alive) list.push(this.dashboard.proc);
     for (const w of this.workers) if (w.alive) list.push(w);
+    for (const a of this.acps) if (a.alive) list.push(a);
     return list;
   }
 
@@ -63,7 +69,7 @@ export class Actors {
   async startGateway(env = {}) {
     const t0 = Date.now();
     const proc = new Proc([CLI, "--home", this.home, "gateway", "run"], {
-      env: { ...PORTS, ...env },
+      env: { ...PORTS, ...this.daemonEnv, ...env },
       name: "gateway",
     });
     const gw = { proc, address: "", expected: false, armed: env.HEARTH_FAILPOINTS?.split("=")[0] };
@@ -140,7 +146,7 @@ export class Actors {
     this.stopping = true;
     await Promise.all(this.loops);
     this.loops = [];
-    await Promise.all([...this.workers].map((w) => w.exited));
+    await Promise.all([...this.workers, ...this.acps].map((w) => w.exited));
   }
 
   async clientLoop(c) {
@@ -196,7 +202,7 @@ export class Actors {
   async startDashboard() {
     const t0 = Date.now();
     const proc = new Proc([CLI, "--home", this.home, "dashboard", "run"], {
-      env: PORTS,
+      env: { ...PORTS, ...this.daemonEnv },
       name: "dashboard",
     });
     const d = { proc, address: "", cookie: "", expected: false };
@@ -332,6 +338,20 @@ export class Actors {
       }
       case "stop":
         return this.stop(event);
+      case "fleet-kill":
+        return this.fleet.kill(event.target, event.pick);
+      case "wal-delete":
+        return this.faults.walDelete(event.profile);
+      case "damage":
+        return this.faults.damageAndRepair(event.profile);
+      case "stray-daemon":
+        return this.faults.strayInside(event.pick);
+      case "acp":
+        return void acpRun(this, event.profile, this.acpSeq++, event.turns, event.kill);
+      case "dash-chat":
+        for (let i = 0; i < event.count; i++)
+          if (!(await dashboardChat(this, event.profile, this.dashChatSeq++))) break;
+        return undefined;
     }
   }
 

@@ -99,7 +99,7 @@ export class Maintenance {
   }
 
   async perform(command) {
-    const ackedBefore = this.ledger.read();
+    const ackedBefore = this.ledger.read("default");
     const gw = this.actors.gateway;
     const gwBefore = gw?.address ? gw.proc : undefined;
     const dbIno = statOrNull(this.db)?.ino;

@@ -8,10 +8,15 @@
 // SIGSTOPped when the runner dies is in an orphaned group with a stopped
 // member, which the kernel sends SIGHUP and SIGCONT.
 import { spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 /** Every child still running, so the runner can end exactly what it started. */
 export const running = new Set();
+/** Called with (proc, chunk) for every child's stderr (the runner looks for loud reports). */
+export const stderrWatchers = new Set();
+/** Where the long-lived children's stderr (their JSON logs) is kept, when set. */
+export const logs = { dir: undefined, names: new Set(["gateway", "dashboard", "start", "acp"]) };
 
 export class Proc {
   constructor(args, { env = {}, name = "child" } = {}) {
@@ -31,6 +36,13 @@ export class Proc {
     this.child.stderr.setEncoding("utf8").on("data", (d) => {
       this.stderr = (this.stderr + d).slice(-20_000);
       this.onStderr?.(d);
+      for (const w of stderrWatchers) w(this, d);
+      if (logs.dir && logs.names.has(this.name))
+        try {
+          appendFileSync(`${logs.dir}/${this.name}-${this.pid}.log`, d);
+        } catch {
+          // the log is a convenience (the disk may be full)
+        }
     });
     createInterface({ input: this.child.stdout }).on("line", (line) => {
       this.lines.push(line);

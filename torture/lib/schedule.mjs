@@ -13,7 +13,16 @@ const WEIGHTS = {
   "stopped-window": 0.4,
   stray: 2,
   stop: 2,
+  // issue 41.5: the supervisor, the scheduler's workers, more writers, more profiles.
+  "fleet-kill": 2.5,
+  "wal-delete": 0.5,
+  damage: 0.4,
+  "stray-daemon": 1.5,
+  acp: 1.2,
+  "dash-chat": 1.2,
 };
+const PROFILES = ["default", "p1", "p2"];
+const FLEET_TARGETS = ["supervisor", "gateway", "scheduler", "dashboard", "worker", "worker"];
 const CLI = Object.keys(COMMANDS);
 const TARGETS = ["gateway", "gateway", "dashboard", "worker"];
 /** Failpoints fired in the gateway (at its Kth commit) or on the live store's backup. */
@@ -25,9 +34,33 @@ const FAILPOINTS = [
 ];
 const WORKER_FAILPOINTS = ["write.after-commit", "write.before-commit"];
 
+/**
+ * The run opens with one of each fault kind of issue 41.5, so that even a
+ * short run fires each (a kind that never fired fails the run); the rest
+ * of the schedule is drawn at random.
+ */
+const TOUR = [
+  { action: "fleet-kill", target: "worker" },
+  { action: "stray-daemon", pick: 0 },
+  { action: "dash-chat", profile: "default", count: 3 },
+  { action: "wal-delete", profile: "p1" },
+  { action: "acp", profile: "p2", turns: 2, kill: false },
+  { action: "fleet-kill", target: "gateway" },
+  { action: "stray-daemon", pick: 0.3 },
+  { action: "damage", profile: "p2" },
+  { action: "fleet-kill", target: "supervisor" },
+  { action: "wal-delete", profile: "default" },
+  { action: "dash-chat", profile: "p1", count: 3 },
+  { action: "fleet-kill", target: "scheduler" },
+  { action: "stray-daemon", pick: 0.6 },
+  { action: "fleet-kill", target: "dashboard" },
+  { action: "stray-daemon", pick: 0.9 },
+];
+
 export function makeSchedule(rng, totalMs) {
   const events = [];
   let at = 1_000;
+  const tour = [...TOUR];
   while (at < totalMs - 2_000) {
     const action = rng.weighted(WEIGHTS);
     const event = { at, action };
@@ -57,8 +90,22 @@ export function makeSchedule(rng, totalMs) {
       event.target = rng.pick(TARGETS);
       event.ms = rng.int(100, 1_500);
     }
+    if (action === "fleet-kill") event.target = rng.pick(FLEET_TARGETS);
+    if (action === "wal-delete") event.profile = rng.pick(PROFILES);
+    if (action === "damage") event.profile = rng.pick(["p1", "p2"]);
+    if (action === "acp") {
+      event.profile = rng.pick(PROFILES);
+      event.turns = rng.int(1, 4);
+      event.kill = rng.next() < 0.25;
+    }
+    if (action === "dash-chat") {
+      event.profile = rng.pick(PROFILES);
+      event.count = rng.int(1, 5);
+    }
     event.pick = rng.next(); // which process, when there are several
     events.push(event);
+    // The tour's events interleave with the first drawn ones (and shift nothing drawn).
+    if (tour.length > 0) events.push({ pick: 0.5, ...tour.shift(), at: at + 1 });
     at += rng.int(150, 1_500);
   }
   return events;

@@ -42,7 +42,7 @@ export class Scratch {
 
   /** Backup, restore into a scratch home, verify, then one failpoint drill there. */
   async drill(kind) {
-    const ackedBefore = this.ledger.read();
+    const ackedBefore = this.ledger.read("default");
     const b = await this.hearth(this.home, ["backup"]);
     if (b.code !== 0) {
       if (b.code !== 3 && !/HEARTH_NO_SPACE/.test(b.stderr))

@@ -25,11 +25,25 @@ export function summarize(stats, ledger) {
     dashboard500s: Object.entries(stats.dashboard.errors)
       .filter(([key]) => key.startsWith("500"))
       .reduce((n, [, count]) => n + count, 0),
+    // issue 41.5: a gateway's 500 (either gateway), a process or profile that
+    // never came back after a fault, debris left at the end, a fault kind that never fired.
+    gateway500s: Object.entries(stats.gatewayStatus)
+      .filter(([key]) => /^(start\/gateway )?500/.test(key))
+      .reduce((n, [, count]) => n + count, 0),
+    neverRecovered: stats.neverRecovered.length,
+    debris: stats.debris.length,
+    faultKindsNotFired: faultsNotFired(stats).length,
   };
   const acknowledged = {
     gateway: ledger.count("gateway"),
     worker: ledger.count("worker"),
     chat: ledger.count("chat"),
+    fleet: ledger.count("fleet"),
+    dashboard: ledger.count("dashboard"),
+    acp: ledger.count("acp"),
+    byProfile: Object.fromEntries(
+      ["default", "p1", "p2"].map((p) => [p, ledger.count(undefined, p)]),
+    ),
     total: ledger.count(),
   };
   const killed = stats.killed.gateway + stats.killed.dashboard + stats.killed.worker;
@@ -78,10 +92,36 @@ export function summarize(stats, ledger) {
     },
     gatewayStatus: stats.gatewayStatus,
     dashboard: stats.dashboard,
+    fleet: stats.fleet,
+    faults: stats.faults,
+    faultKindsNotFired: faultsNotFired(stats),
+    lostReported: stats.lostReported.length,
+    acp: stats.acp,
+    dashboardChat: stats.dashboardChat,
     unexpectedExits: stats.unexpectedExits.length,
     actions: stats.actions,
     actionsDropped: stats.actionsDropped,
   };
+}
+
+/** The fault kinds of issue 41.5 that never fired in this run: each one fails it. */
+export function faultsNotFired(stats) {
+  const f = stats.fleet;
+  const x = stats.faults;
+  const out = [];
+  if (f.killed.supervisor === 0) out.push("kill -9 of hearth start");
+  if (f.killed.gateway + f.killed.scheduler + f.killed.dashboard === 0)
+    out.push("kill -9 of a child of hearth start");
+  if (f.killed.worker === 0) out.push("kill -9 of a scheduler worker mid-job");
+  if (!x.strayInside.gateway) out.push("stray descriptor inside a gateway");
+  if (!x.strayInside.dashboard) out.push("stray descriptor inside a dashboard");
+  if (Object.values(x.walDeleted).reduce((a, b) => a + b, 0) === 0)
+    out.push("-wal and -shm deleted under live processes");
+  if (x.damage.detected === 0) out.push("a page damaged for real (seen by integrity_check)");
+  if (x.damage.repaired === 0) out.push("repair of a damaged store");
+  if (stats.acp.turns === 0) out.push("an acknowledged hearth acp prompt");
+  if (stats.dashboardChat.acked === 0) out.push("an acknowledged dashboard chat message");
+  return out;
 }
 
 /** What this run did not exercise, each with why: a zero here is not a pass of that row. */
@@ -106,7 +146,7 @@ export function printSummary(summary, stats, _ledger) {
   w("");
   w(`torture summary (seed ${summary.seed}, ${(summary.elapsedMs / 1000).toFixed(1)} s)`);
   w(
-    `  acknowledged writes     ${summary.acknowledged.total} (gateway ${summary.acknowledged.gateway}, workers ${summary.acknowledged.worker}, chat ${summary.acknowledged.chat})`,
+    `  acknowledged writes     ${summary.acknowledged.total} (gateway ${summary.acknowledged.gateway}, workers ${summary.acknowledged.worker}, chat ${summary.acknowledged.chat}, start's gateway ${summary.acknowledged.fleet}, dashboard chat ${summary.acknowledged.dashboard}, acp ${summary.acknowledged.acp}; by profile ${JSON.stringify(summary.acknowledged.byProfile)})`,
   );
   w(
     `  processes killed        ${summary.processesKilled.total} (gateway ${stats.killed.gateway}, dashboard ${stats.killed.dashboard}, worker ${stats.killed.worker}, by failpoint ${summary.processesKilled.byFailpoint})`,
@@ -154,6 +194,21 @@ export function printSummary(summary, stats, _ledger) {
     w(`    its log for the first 500 HEARTH_INTERNAL: ${summary.dashboard.firstFailureLog}`);
   w(`  cli exits               ${JSON.stringify(summary.cli)}`);
   w(`  gateway answers         ${JSON.stringify(summary.gatewayStatus)}`);
+  const f = stats.fleet;
+  const x = stats.faults;
+  w(
+    `  hearth start            ${f.starts} starts (${f.refused78} after a loud exit 78); kill -9 of supervisor ${f.killed.supervisor}, its gateway ${f.killed.gateway}, scheduler ${f.killed.scheduler}, dashboard ${f.killed.dashboard}, scheduler workers mid-job ${f.killed.worker} (${f.workerKillsMissed} found none)`,
+  );
+  w(`  scheduler runs          ${JSON.stringify(f.runs)}; killed workers not recorded ${f.killedWorkerNotRecorded}`);
+  w(
+    `  WAL deleted             ${JSON.stringify(x.walDeleted)} (${x.walDeleteSkipped} skipped, no -wal); loud loss reports ${stats.lostReported.length} writes`,
+  );
+  w(`  damage + repair         ${JSON.stringify(x.damage)}`);
+  w(`  stray inside daemons    ${JSON.stringify(x.strayInside)} (${x.strayInsideMissed} not answered)`);
+  w(`  hearth acp              ${stats.acp.runs} runs, ${stats.acp.turns} prompts acknowledged, ${stats.acp.killed} killed mid-prompt ${JSON.stringify(stats.acp.other)}`);
+  w(`  dashboard chat          ${stats.dashboardChat.sent} sent, ${stats.dashboardChat.acked} acknowledged ${JSON.stringify(stats.dashboardChat.answers)}`);
+  w(`  recovery after faults   n=${x.recoverMs.length} max ${pct(x.recoverMs, 100) ?? "-"} ms`);
+  for (const k of summary.faultKindsNotFired) w(`  NOT FIRED: ${k}`);
   w(`  unexpected exits        ${summary.unexpectedExits} (not a must-be-0 row; listed below)`);
   for (const [row, n] of Object.entries(summary.mustBeZero))
     w(`  ${row.padEnd(27)}${n}${n ? "   <-- MUST BE 0" : ""}`);
@@ -174,6 +229,9 @@ export function printSummary(summary, stats, _ledger) {
     diskOverBound: stats.diskOverBound,
     diskLeaks: stats.diskLeaks,
     writesNotResumedAfterFree: stats.writesNotResumed,
+    neverRecovered: stats.neverRecovered,
+    debris: stats.debris,
+    lostReported: stats.lostReported,
     unexpectedExits: stats.unexpectedExits,
   };
   for (const [row, items] of Object.entries(detail)) {
