@@ -24,6 +24,7 @@ import { LOGIN_CSS, loginPage } from "./login-page.js";
 import type { Prices } from "./prices.js";
 import { registerProbeRoutes } from "./probes.js";
 import { type ProfileStores, storesOf } from "./profiles.js";
+import { ReaderReattach } from "./reattach.js";
 import { registerSecurity, requirePage, SECURITY_HEADERS } from "./security.js";
 
 export interface DashboardDeps {
@@ -117,8 +118,25 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     });
   });
 
+  const readers = new ReaderReattach(() => deps.stores.stores, app.log);
   app.setErrorHandler(async (err, request, reply) => {
-    const error = toHearthError(err);
+    let error = toHearthError(err);
+    // A reader on removed files fails every request: reattach it, answer 503 once (F3).
+    if (
+      (error.code === "HEARTH_SQLITE" ||
+        error.code === "HEARTH_INTERNAL" ||
+        error.code === "HEARTH_GENERATION_CHANGED") &&
+      (await readers.reattach())
+    ) {
+      request.log.warn({ err }, "request met a changed store generation; reattached");
+      error = new HearthError(
+        "HEARTH_GENERATION_CHANGED",
+        "the store's files changed under the dashboard; it reattached to the current ones: retry",
+        { hint: "retry the request" },
+      );
+      void reply.header("retry-after", "0");
+      return reply.status(503).send({ error: error.toJSON() });
+    }
     const status = STATUS[error.code] ?? 500;
     if (status >= 500) request.log.error({ err, code: error.code }, "request failed");
     const body =
@@ -150,6 +168,8 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
   // through storesOf(request).
   app.addHook("preHandler", async (request) => {
     if (request.browser) request.stores = deps.stores.forLogin(request.browser);
+    // A reader on removed files reads a past the writers left (F3): reattach first.
+    if (request.browser && request.url.startsWith("/api/")) await readers.reattach();
   });
 
   app.register(async (scope) => {
