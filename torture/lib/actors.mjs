@@ -266,7 +266,8 @@ export class Actors {
           const body = await res.json().catch(() => undefined);
           if (res.status === 200) this.stats.dashboard.ok++;
           else {
-            const key = `${res.status} ${body?.error?.code ?? ""}`.trim();
+            // A damaged store (p1/p2, before its repair) may answer 500: counted apart.
+            const key = this.faults.label(`${res.status} ${body?.error?.code ?? ""}`.trim());
             this.stats.dashboard.errors[key] = (this.stats.dashboard.errors[key] ?? 0) + 1;
             // The first answer of each kind, so that an unexpected one can be diagnosed.
             this.stats.dashboard.firstMessages[key] ??= `${path}: ${body?.error?.message ?? ""}`;

@@ -128,6 +128,8 @@ export class Checks {
         if (!hit) continue;
         // A WAL deleted on purpose: a holder has GHOST_GRACE_MS to let go of it.
         if (this.actors.faults?.inGrace(hit[0])) continue;
+        // A window that replaces the database (repair): parked holders keep the old file until they resume.
+        if (target === `${hit[1]} (deleted)` && this.actors.windows.active > 0) continue;
         this.stats.ghostDescriptors.push(`${label}: ${p.name} ${p.pid} holds ${target}`);
       }
     }

@@ -35,6 +35,7 @@ export class Faults {
     this.home = home;
     this.strayDir = strayDir;
     this.deletedAt = new Map(); // profile -> ms
+    this.damaged = new Set(); // profiles damaged and not yet repaired
     this.loud = []; // stderr lines reporting HEARTH_GENERATION_LOST
     this.ghostRows = new Map(); // ghost copy path -> Set of clientIds
     stderrWatchers.add((proc, chunk) => {
@@ -123,9 +124,28 @@ export class Faults {
     await this.actors.checks.run(`after ${profile} was damaged and repaired`);
   }
 
+  /** A key for an answer: those while a store is damaged on purpose are counted apart. */
+  label(key) {
+    return this.damaged.size > 0 ? `while damaged: ${key}` : key;
+  }
+
   async damageExclusive(profile) {
+    this.damaged.add(profile);
+    try {
+      await this.damageRepair(profile);
+    } finally {
+      this.damaged.delete(profile);
+    }
+  }
+
+  async damageRepair(profile) {
     const db = this.dbOf(profile);
-    const d = await runNode([SCRATCH_TOOL, "damage-index", db]);
+    // Every index page may have a newer copy in the WAL for a while: try again until one has none.
+    let d;
+    for (let t0 = Date.now(); Date.now() - t0 < 20_000; await sleep(500)) {
+      d = await runNode([SCRATCH_TOOL, "damage-index", db]);
+      if (d.code !== 2) break;
+    }
     if (d.code === 2) return void this.stats.faults.damage.skipped++;
     if (d.code !== 0)
       return void this.stats.unexpectedExits.push(`damage-index exited ${d.code}: ${d.stderr}`);
@@ -136,6 +156,18 @@ export class Faults {
       // A newer copy of the page sat in the WAL: a checkpoint writes it over the damage.
       this.stats.faults.damage.notVisible++;
     } else this.stats.faults.damage.detected++;
+    // The repair's window renames the repaired file over the database: the parked
+    // holders keep the old one until they resume (the descriptor check allows that
+    // while a window runs).
+    this.actors.windows.begin();
+    try {
+      await this.repair(profile, db);
+    } finally {
+      this.actors.windows.end();
+    }
+  }
+
+  async repair(profile, db) {
     for (let attempt = 0; attempt < 10; attempt++) {
       const r = await runNode([
         CLI,

@@ -178,7 +178,7 @@ export class Fleet {
       } catch (err) {
         status = `error ${err.cause?.code ?? err.name}`;
       }
-      const key = `start/gateway ${status}`;
+      const key = this.actors.faults.label(`start/gateway ${status}`);
       this.stats.gatewayStatus[key] = (this.stats.gatewayStatus[key] ?? 0) + 1;
       if (pending && ++attempts > 200) pending = undefined;
       await sleep(rng.int(5, 60));

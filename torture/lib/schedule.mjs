@@ -41,6 +41,7 @@ const WORKER_FAILPOINTS = ["write.after-commit", "write.before-commit"];
  */
 const TOUR = [
   { action: "fleet-kill", target: "worker" },
+  { action: "fleet-kill", target: "supervisor" },
   { action: "stray-daemon", pick: 0 },
   { action: "dash-chat", profile: "default", count: 3 },
   { action: "wal-delete", profile: "p1" },
@@ -48,7 +49,6 @@ const TOUR = [
   { action: "fleet-kill", target: "gateway" },
   { action: "stray-daemon", pick: 0.3 },
   { action: "damage", profile: "p2" },
-  { action: "fleet-kill", target: "supervisor" },
   { action: "wal-delete", profile: "default" },
   { action: "dash-chat", profile: "p1", count: 3 },
   { action: "fleet-kill", target: "scheduler" },
@@ -104,8 +104,9 @@ export function makeSchedule(rng, totalMs) {
     }
     event.pick = rng.next(); // which process, when there are several
     events.push(event);
-    // The tour's events interleave with the first drawn ones (and shift nothing drawn).
-    if (tour.length > 0) events.push({ pick: 0.5, ...tour.shift(), at: at + 1 });
+    // The tour's events interleave with the first drawn ones, two after each (they shift nothing drawn).
+    for (let i = 0; i < 2 && tour.length > 0; i++)
+      events.push({ pick: 0.5, ...tour.shift(), at: at + 1 + i });
     at += rng.int(150, 1_500);
   }
   return events;

@@ -78,6 +78,7 @@ export async function dashboardChat(actors, profile, n) {
   } catch (err) {
     status = `error ${err.cause?.code ?? err.name}`;
   }
+  status = actors.faults.label(status);
   stats.dashboardChat.answers[status] = (stats.dashboardChat.answers[status] ?? 0) + 1;
   // A dashboard 500 is counted by the must-be-0 row dashboard500s.
   if (status.startsWith("500"))
