@@ -3,9 +3,9 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runChat } from "./chat.mjs";
-import { acpRun, dashboardChat } from "./writers.mjs";
 import { prng } from "./prng.mjs";
 import { Proc, runNode } from "./proc.mjs";
+import { acpRun, dashboardChat } from "./writers.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(root, "dist/cli/main.js");

@@ -96,7 +96,13 @@ export class Checks {
       const sessions = stored.get(clientId) ?? [];
       if (!sessions.includes(e.session) && !this.lost.has(clientId)) {
         this.lost.add(clientId);
-        const entry = { label: where, clientId, session: e.session, source: e.source, foundIn: sessions };
+        const entry = {
+          label: where,
+          clientId,
+          session: e.session,
+          source: e.source,
+          foundIn: sessions,
+        };
         // Lost to a removed WAL and reported loudly as designed (HEARTH_GENERATION_LOST,
         // the commits kept in a ghost copy): counted apart, not as a silent loss.
         const copy = await this.actors.faults?.reportedLoss(profile, clientId);

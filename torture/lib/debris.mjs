@@ -16,13 +16,17 @@ export async function finalDebris({ home, stats, profiles, checks, faults }) {
     const base = [CLI, "--home", home, "--profile", profile, "--json"];
     const b = await runNode([...base, "backup"]);
     if (b.code !== 0)
-      stats.unexpectedExits.push(`final backup of ${profile} exited ${b.code}: ${b.stderr.slice(0, 400)}`);
+      stats.unexpectedExits.push(
+        `final backup of ${profile} exited ${b.code}: ${b.stderr.slice(0, 400)}`,
+      );
     const r = await runNode([...base, "doctor"]);
     let findings = [];
     try {
       findings = JSON.parse(r.stdout).findings ?? [];
     } catch {
-      stats.unexpectedExits.push(`final doctor of ${profile} exited ${r.code}: ${r.stderr.slice(0, 400)}`);
+      stats.unexpectedExits.push(
+        `final doctor of ${profile} exited ${r.code}: ${r.stderr.slice(0, 400)}`,
+      );
     }
     for (const f of findings) {
       if (f.severity === "ok") continue;

@@ -117,9 +117,9 @@ export class Faults {
   async damageAndRepair(profile) {
     if (!this.actors.fleet.startedOnce) return;
     // No check may run between the damage and its repair: they would count the damage itself.
-    await (this.actors.checks.queue = this.actors.checks.queue.then(() =>
-      this.damageExclusive(profile),
-    ));
+    const job = this.actors.checks.queue.then(() => this.damageExclusive(profile));
+    this.actors.checks.queue = job;
+    await job;
     await this.waitProgress(profile, `after the repair of ${profile}`);
     await this.actors.checks.run(`after ${profile} was damaged and repaired`);
   }

@@ -11,8 +11,8 @@
 // A client loop writes to both profiles through the supervised gateway;
 // every acknowledged write goes to the ledger with its profile.
 import { readdirSync, readFileSync } from "node:fs";
-import { prng } from "./prng.mjs";
 import { CLI } from "./maintenance.mjs";
+import { prng } from "./prng.mjs";
 import { Proc, runNode } from "./proc.mjs";
 
 const PORTS = { HEARTH_GATEWAY_PORT: "0", HEARTH_DASHBOARD_PORT: "0", HEARTH_SCHEDULER_PORT: "0" };

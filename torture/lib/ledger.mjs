@@ -29,7 +29,10 @@ export class Ledger {
   count(source, profile) {
     let n = 0;
     for (const e of this.acked.values())
-      if ((source === undefined || e.source === source) && (profile === undefined || e.profile === profile))
+      if (
+        (source === undefined || e.source === source) &&
+        (profile === undefined || e.profile === profile)
+      )
         n++;
     return n;
   }

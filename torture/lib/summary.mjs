@@ -204,17 +204,27 @@ export function printSummary(summary, stats, _ledger) {
   w(
     `  hearth start            ${f.starts} starts (${f.refused78} after a loud exit 78); kill -9 of supervisor ${f.killed.supervisor}, its gateway ${f.killed.gateway}, scheduler ${f.killed.scheduler}, dashboard ${f.killed.dashboard}, scheduler workers mid-job ${f.killed.worker} (${f.workerKillsMissed} found none)`,
   );
-  w(`  scheduler runs          ${JSON.stringify(f.runs)}; killed workers not recorded ${f.killedWorkerNotRecorded}`);
+  w(
+    `  scheduler runs          ${JSON.stringify(f.runs)}; killed workers not recorded ${f.killedWorkerNotRecorded}`,
+  );
   w(
     `  WAL deleted             ${JSON.stringify(x.walDeleted)} (${x.walDeleteSkipped} skipped, no -wal); loud loss reports ${stats.lostReported.length} writes`,
   );
   w(`  damage + repair         ${JSON.stringify(x.damage)}`);
-  w(`  stray inside daemons    ${JSON.stringify(x.strayInside)} (${x.strayInsideMissed} not answered)`);
-  w(`  hearth acp              ${stats.acp.runs} runs, ${stats.acp.turns} prompts acknowledged, ${stats.acp.killed} killed mid-prompt ${JSON.stringify(stats.acp.other)}`);
-  w(`  dashboard chat          ${stats.dashboardChat.sent} sent, ${stats.dashboardChat.acked} acknowledged ${JSON.stringify(stats.dashboardChat.answers)}`);
+  w(
+    `  stray inside daemons    ${JSON.stringify(x.strayInside)} (${x.strayInsideMissed} not answered)`,
+  );
+  w(
+    `  hearth acp              ${stats.acp.runs} runs, ${stats.acp.turns} prompts acknowledged, ${stats.acp.killed} killed mid-prompt ${JSON.stringify(stats.acp.other)}`,
+  );
+  w(
+    `  dashboard chat          ${stats.dashboardChat.sent} sent, ${stats.dashboardChat.acked} acknowledged ${JSON.stringify(stats.dashboardChat.answers)}`,
+  );
   w(`  recovery after faults   n=${x.recoverMs.length} max ${pct(x.recoverMs, 100) ?? "-"} ms`);
   for (const k of summary.faultKindsNotFired)
-    w(`  NOT FIRED: ${k}${stats.seconds < REQUIRE_ALL_FAULTS_S ? " (a short run: not a failure)" : ""}`);
+    w(
+      `  NOT FIRED: ${k}${stats.seconds < REQUIRE_ALL_FAULTS_S ? " (a short run: not a failure)" : ""}`,
+    );
   w(`  unexpected exits        ${summary.unexpectedExits} (not a must-be-0 row; listed below)`);
   for (const [row, n] of Object.entries(summary.mustBeZero))
     w(`  ${row.padEnd(27)}${n}${n ? "   <-- MUST BE 0" : ""}`);

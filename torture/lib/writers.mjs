@@ -54,7 +54,8 @@ export async function dashboardChat(actors, profile, n) {
         }
       });
       const stored = events.find((e) => e.ev === "stored");
-      const session = stored?.data?.session?.id ?? stored?.data?.sessionId ?? stored?.data?.message?.sessionId;
+      const session =
+        stored?.data?.session?.id ?? stored?.data?.sessionId ?? stored?.data?.message?.sessionId;
       if (stored && session) {
         ledger.ack(clientId, session, "dashboard", profile);
         stats.dashboardChat.acked++;
@@ -82,7 +83,8 @@ export async function dashboardChat(actors, profile, n) {
   stats.dashboardChat.answers[status] = (stats.dashboardChat.answers[status] ?? 0) + 1;
   // A dashboard 500 is counted by the must-be-0 row dashboard500s.
   if (status.startsWith("500"))
-    stats.dashboard.errors[`${status} (chat)`] = (stats.dashboard.errors[`${status} (chat)`] ?? 0) + 1;
+    stats.dashboard.errors[`${status} (chat)`] =
+      (stats.dashboard.errors[`${status} (chat)`] ?? 0) + 1;
   return status === "200 stored";
 }
 
@@ -98,7 +100,11 @@ export async function acpRun(actors, profile, n, turns, kill) {
   let id = 0;
   const call = async (method, params, ms = 60_000) => {
     const mine = ++id;
-    const reply = proc.json((m) => m.id === mine && m.method === undefined, ms, `reply to ${method}`);
+    const reply = proc.json(
+      (m) => m.id === mine && m.method === undefined,
+      ms,
+      `reply to ${method}`,
+    );
     proc.send({ jsonrpc: "2.0", id: mine, method, params });
     const r = await reply;
     if (r.error) throw Object.assign(new Error(r.error.message), { rpc: r.error });
