@@ -7,7 +7,11 @@ import { run } from "../helpers/process.js";
 
 // The torture run (torture/run.mjs, docs/reliability.md) for 50 seconds with
 // a fixed seed: a gateway under load, a dashboard, workers, maintenance,
-// kill -9, failpoints, stray descriptors and SIGSTOP on one store. The
+// kill -9, failpoints, stray descriptors and SIGSTOP on one store, and
+// `hearth start` supervising two more profiles with a scheduler, with the
+// first faults of issue 41.5 (kill -9 of the supervisor, its children and
+// scheduler workers; stray descriptors inside the daemons; a WAL deleted
+// under them; dashboard chat and `hearth acp` writes). The
 // must-be-0 rows are counts, never times, so a loaded machine only makes it
 // do less work, which the "did real work" assertions bound from below.
 const SCRIPT = fileURLToPath(new URL("../../torture/run.mjs", import.meta.url));
@@ -43,6 +47,9 @@ describe("torture run (short)", () => {
       expect(summary.processesKilled.total).toBeGreaterThan(0);
       expect(summary.checks).toBeGreaterThan(1);
       expect(summary.dashboard.ok).toBeGreaterThan(0);
+      // The supervised profiles were written through hearth start's gateway.
+      expect(summary.acknowledged.fleet).toBeGreaterThan(0);
+      expect(summary.fleet.starts).toBeGreaterThanOrEqual(1);
       expect(summary.pass).toBe(true);
       expect(r.code, r.stderr).toBe(0);
     },
