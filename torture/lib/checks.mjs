@@ -133,7 +133,13 @@ export class Checks {
         const hit = dbs.find(([, db]) => target.startsWith(db));
         if (!hit) continue;
         // A WAL deleted on purpose: a holder has GHOST_GRACE_MS to let go of it.
-        if (this.actors.faults?.inGrace(hit[0])) continue;
+        let ino;
+        try {
+          ino = statSync(`/proc/${p.pid}/fd/${fd}`).ino;
+        } catch {
+          continue; // closed meanwhile
+        }
+        if (this.actors.faults?.inGrace(hit[0], ino)) continue;
         // A window that replaces the database (repair): parked holders keep the old file until they resume.
         if (target === `${hit[1]} (deleted)` && this.actors.windows.active > 0) continue;
         this.stats.ghostDescriptors.push(`${label}: ${p.name} ${p.pid} holds ${target}`);

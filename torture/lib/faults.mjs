@@ -16,7 +16,7 @@
 //   holds nothing a rebuild cannot restore).
 // - stray-inside: the gateway or dashboard itself opens and closes a
 //   handle on state.db and its sidecars (torture/stray-inside.mjs).
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CLI, checkFile } from "./maintenance.mjs";
@@ -26,6 +26,13 @@ const SCRATCH_TOOL = fileURLToPath(new URL("../scratch-tool.mjs", import.meta.ur
 const GHOST_GRACE_MS = 30_000;
 const RECOVER_MS = 30_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const inode = (path) => {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
+};
 
 export class Faults {
   constructor({ actors, stats, ledger, home, strayDir }) {
@@ -36,6 +43,7 @@ export class Faults {
     this.strayDir = strayDir;
     this.deletedAt = new Map(); // profile -> ms
     this.damaged = new Set(); // profiles damaged and not yet repaired
+    this.removedInodes = new Set(); // the -wal/-shm inodes this run deleted
     this.loud = []; // stderr lines reporting HEARTH_GENERATION_LOST
     this.ghostRows = new Map(); // ghost copy path -> Set of clientIds
     stderrWatchers.add((proc, chunk) => {
@@ -50,9 +58,10 @@ export class Faults {
     return this.actors.checks.dbOf(profile);
   }
 
-  inGrace(profile) {
+  /** A descriptor on a file this run deleted, within GHOST_GRACE_MS of the deletion. */
+  inGrace(profile, ino) {
     const at = this.deletedAt.get(profile);
-    return at !== undefined && Date.now() - at < GHOST_GRACE_MS;
+    return at !== undefined && Date.now() - at < GHOST_GRACE_MS && this.removedInodes.has(ino);
   }
 
   /** The ghost copy holding `clientId` when a loss was reported loudly, else undefined. */
@@ -101,6 +110,12 @@ export class Faults {
     this.actors.windows.begin();
     try {
       this.deletedAt.set(profile, Date.now());
+      // Only the removed files get the grace: a descriptor on a newer -wal/-shm
+      // that is deleted too (someone unlinked the new generation) is a ghost at once.
+      for (const x of ["-wal", "-shm"]) {
+        const ino = inode(db + x);
+        if (ino !== undefined) this.removedInodes.add(ino);
+      }
       rmSync(`${db}-wal`, { force: true });
       rmSync(`${db}-shm`, { force: true });
       this.stats.faults.walDeleted[profile] = (this.stats.faults.walDeleted[profile] ?? 0) + 1;
