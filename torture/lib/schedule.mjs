@@ -40,6 +40,8 @@ const WORKER_FAILPOINTS = ["write.after-commit", "write.before-commit"];
  * of the schedule is drawn at random.
  */
 const TOUR = [
+  // A short writer first: a short run also has workers' acknowledged writes to check.
+  { action: "worker", messages: 5, variant: "plain" },
   { action: "fleet-kill", target: "worker" },
   { action: "fleet-kill", target: "supervisor" },
   { action: "stray-daemon", pick: 0 },
