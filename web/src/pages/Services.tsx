@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { get } from "../api";
 import { ago } from "../format";
-import { Badge, ErrorBanner, Loading } from "../ui";
+import { Badge, ErrorBanner, Loading, TableWrap } from "../ui";
 import { SupervisorCard, type SupervisorView } from "./Supervisor";
 
 interface Proc {
@@ -39,7 +39,7 @@ const OUTCOME: Record<string, string> = { ok: "ok", running: "info", refused: "w
 function WorkerRuns({ runs, profile }: { runs: Run[]; profile: string }) {
   if (runs.length === 0) return <p class="muted">No job runs recorded yet.</p>;
   return (
-    <div class="table-wrap">
+    <TableWrap label={`Recent worker runs of ${profile}`}>
       <table class="worker-runs dense" aria-label={`Recent worker runs of ${profile}`}>
         <thead>
           <tr>
@@ -74,7 +74,7 @@ function WorkerRuns({ runs, profile }: { runs: Run[]; profile: string }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
@@ -112,7 +112,7 @@ export function ServicesPage() {
           {data.profiles.map((p) => (
             <article class="card" key={p.profile} aria-labelledby={`services-${p.profile}`}>
               <h2 id={`services-${p.profile}`}>Profile {p.profile}</h2>
-              <div class="table-wrap">
+              <TableWrap label={`Processes of ${p.profile}`}>
                 <table class="services dense">
                   <thead>
                     <tr>
@@ -154,7 +154,7 @@ export function ServicesPage() {
                     })}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
               <h3>Recent worker runs</h3>
               <WorkerRuns runs={p.runs ?? []} profile={p.profile} />
             </article>

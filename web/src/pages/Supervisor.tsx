@@ -1,5 +1,5 @@
 import { ago, bytes } from "../format";
-import { Badge } from "../ui";
+import { Badge, TableWrap } from "../ui";
 
 export interface Child {
   name: string;
@@ -65,7 +65,7 @@ export function SupervisorCard({ view }: { view: SupervisorView }) {
       <h2 id="supervisor-title">
         Supervisor <span class="muted">hearth start, pid {view.pid}</span>
       </h2>
-      <div class="table-wrap">
+      <TableWrap label="Supervised processes">
         <table class="children dense">
           <thead>
             <tr>
@@ -105,7 +105,7 @@ export function SupervisorCard({ view }: { view: SupervisorView }) {
             })}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {view.events.length > 0 ? (
         <details class="supervisor-events">
           <summary>Supervisor events ({view.events.length})</summary>
