@@ -185,11 +185,12 @@ describe("the operator's console in a real browser", () => {
       const inView = (await page.evaluate(`[...document.querySelectorAll("ul.sessions li")]
         .filter((li) => { const r = li.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })
         .length`)) as number;
+      console.log(`session rows in view at 1280x900: ${inView}`);
       expect(inView).toBeGreaterThanOrEqual(20);
       expect(await axeViolations(page)).toEqual([]);
-      await page.screenshot({ path: join(shots.dir, "dashboard-sessions.png") });
+      await page.screenshot({ path: join(shots.dir, "dashboard-sessions-dense.png") });
       await page.emulateMedia({ colorScheme: "dark" });
-      await page.screenshot({ path: join(shots.dir, "dashboard-sessions-dark.png") });
+      await page.screenshot({ path: join(shots.dir, "dashboard-sessions-dense-dark.png") });
     } finally {
       await page.emulateMedia({ colorScheme: "light" });
       await page.setViewportSize({ width: 1280, height: 800 });
