@@ -28,6 +28,8 @@ export async function dashboardProcess(home) {
   const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
   return {
     pid: child.pid,
+    // The session cookie of the login (name=value): a browser context can carry it.
+    cookie,
     address: ready.address,
     get: async (path) => {
       const res = await fetch(`${ready.address}${path}`, { headers: { cookie } });

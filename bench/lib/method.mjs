@@ -146,8 +146,8 @@ Workloads (sizes of this ${s.mode} run):
    the ${gw.top}-client run (warm-up and window) at WAL+FULL. MB = 10^6 bytes.
 
 9. **dashboard** (bench/workloads/dashboard.mjs): a store of ${n(s.dashSessions ?? 0)} sessions /
-   ${n(s.dashMessages ?? 0)} messages (bulk, as above) plus one 10,000-message session written through
-   the store API. (a) The JSON API in the bench process: \`startDashboard\` from dist/
+   ${n(s.dashMessages ?? 0)} messages (bulk, as above) plus a 10,000-message and a 20,000-message
+   session written through the store API. (a) The JSON API in the bench process: \`startDashboard\` from dist/
    answering through Fastify's \`inject\` (Host, session and CSRF hooks, validation,
    handler, JSON; no socket), ${s.dashCalls ?? 0} calls per page and round, p95; the
    ceiling is the store's own calls doing the same work on a reader store of the
@@ -165,7 +165,19 @@ Workloads (sizes of this ${s.mode} run):
    the same store and one browser on its sessions list (the live stream, and the first
    page refetched after each change, as the web app does), against the same gateway
    alone; order rotated every round. The dashboard's CPU per turn against the
-   gateway's is logged too (less noisy than msg/s on a shared machine).
+   gateway's is logged too (less noisy than msg/s on a shared machine). (d) The web
+   app in headless Chromium (playwright-core, the browser tests' Chromium, 1280×900)
+   on a real \`hearth dashboard run\` of the same store: first load, a fresh browser
+   profile (empty cache) opening the sessions list, timed from navigation to its first
+   row, with every byte over the wire counted from Chromium's network events
+   (\`Network.loadingFinished\` \`encodedDataLength\`: compressed bodies and headers);
+   the 20,000-message session's scroll frames, 60 px per frame, 200 frames at its
+   newest page and 200 more after scrolling up through every older page to the
+   first message, as gaps between \`requestAnimationFrame\` callbacks with Chromium's
+   frame-rate limit and vsync off (a gap is the frame's own work, not the 60 Hz
+   clock; p95 over both sets); and the JS heap after a forced GC
+   (\`HeapProfiler.collectGarbage\`, \`Runtime.getHeapUsage\`) with the newest 100
+   and with all 20,000 scrolled through (the baseline column), with the DOM nodes logged.
 
 10. **readers** (bench/workloads/readers.mjs): workload 3's gateway (WAL+FULL, group
    commit, 8 clients in 2 processes, ${n(s.readerMs ?? 0)} ms windows) on a copy of a store holding one
@@ -189,11 +201,16 @@ Workloads (sizes of this ${s.mode} run):
    channel grows a user message and an answer per turn (3 checkpoints and 2
    pending-write batches a turn) on \`hearth/langgraph\`'s \`HearthSaver\` and on
    \`@langchain/langgraph-checkpoint-sqlite\`'s \`SqliteSaver\` (the baseline), both
-   WAL + synchronous=FULL: ${n(s.langgraphTurns ?? 0)} graph turns per round on a new thread, the latest
+   WAL + synchronous=FULL: ${n(s.langgraphTurns ?? 100)} graph turns per round on a new thread, the latest
    \`getTuple\` of a 168-turn (504-checkpoint) thread, and \`list\` of 500 of it; time
    and CPU per call (\`process.cpuUsage()\`, every thread of the process, run phase
    only), and hearth's writer statements per turn (counted). Target: CPU per call
-   <= 1.0x SqliteSaver (median).
+   <= 1.0x SqliteSaver (median).${
+     s.langgraphTurns === undefined
+       ? ` Not yet in a full run (issue 44 in
+   [benchmarks-history.md](benchmarks-history.md)).`
+       : ""
+   }
 
 12. **CLI latency** (bench/workloads/cli.mjs): \`hearth --help\`, \`ps\`,
    \`sessions list\`, \`doctor\` from dist/ on a 20-session store, each spawned

@@ -14,6 +14,10 @@
 // 9c. Gateway turn throughput (8 clients, WAL+FULL, group commit) with a
 //     dashboard on the same store streaming every message live to one
 //     browser, against the same gateway without a dashboard.
+// 9d. The web app in a real Chromium on the same store (dashboard-browser.mjs):
+//     first load (time, bytes over the wire), a 20,000-message transcript's
+//     scroll frames, and the JS heap after 100 and 20,000 messages scrolled.
+import os from "node:os";
 import { openStore } from "../../dist/index.js";
 import { queries } from "../lib/corpus.mjs";
 import { dashboardProcess } from "../lib/dashboard-process.mjs";
@@ -23,9 +27,12 @@ import { quietMachine } from "../lib/quiet-machine.mjs";
 import { row } from "../lib/rows.mjs";
 import { quantile, rotate } from "../lib/stats.mjs";
 import { bulkFill, newStore, storeSize } from "../lib/stores.mjs";
+import { browserRounds, browserRows } from "./dashboard-browser.mjs";
 import { measureWindow, TURNS_PER_CHAT } from "./gateway.mjs";
 
 const LONG = 10_000;
+/** The transcript the browser scrolls through (9d). */
+const BROWSER_LONG = 20_000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Build the dashboard's store: bulk sessions and messages, and one 10,000-message session. */
@@ -46,6 +53,7 @@ async function buildStore({ sessions, messages, log }) {
   });
   const store = await openStore({ home });
   let longId;
+  let browserId;
   try {
     longId = (await store.sessions.create({ source: "bench", title: "long" })).id;
     for (let i = 0; i < LONG; i += 1000) {
@@ -57,14 +65,24 @@ async function buildStore({ sessions, messages, log }) {
         })),
       );
     }
+    browserId = (await store.sessions.create({ source: "bench", title: "twenty thousand" })).id;
+    for (let i = 0; i < BROWSER_LONG; i += 1000) {
+      await store.messages.appendBatch(
+        browserId,
+        Array.from({ length: 1000 }, (_, j) => ({
+          role: (i + j) % 2 ? "assistant" : "user",
+          content: `message ${i + j}: ${"lorem ipsum dolor sit amet\n".repeat(1 + ((i + j) % 7))}`,
+        })),
+      );
+    }
   } finally {
     await store.close();
   }
   const seconds = (performance.now() - t0) / 1000;
   log(
-    `  dashboard store: ${sessions.toLocaleString("en-US")} sessions, ${(messages + LONG).toLocaleString("en-US")} messages, ${(storeSize(path) / 2 ** 20).toFixed(0)} MiB, built in ${seconds.toFixed(1)} s`,
+    `  dashboard store: ${sessions.toLocaleString("en-US")} sessions, ${(messages + LONG + BROWSER_LONG).toLocaleString("en-US")} messages, ${(storeSize(path) / 2 ** 20).toFixed(0)} MiB, built in ${seconds.toFixed(1)} s`,
   );
-  return { home, path, longId, seconds };
+  return { home, path, longId, browserId, seconds };
 }
 
 const cursorOf = (s) => Buffer.from(JSON.stringify([s.lastActivityAt, s.id])).toString("base64url");
@@ -293,9 +311,18 @@ export async function dashboardWorkload({ sizes, rounds, log }) {
     warmMs: sizes.gatewayWarmMs,
     log,
   });
+  const load0 = os.loadavg()[0];
+  const browser = await browserRounds({
+    home: built.home,
+    longId: built.browserId,
+    long: BROWSER_LONG,
+    rounds,
+    log,
+  });
+  const loadNote = `load average (1 min) ${load0.toFixed(1)} before the browser rounds, ${os.loadavg()[0].toFixed(1)} after, on ${os.cpus().length} CPUs`;
   const full = sessions >= 100_000 && messages >= 1_000_000;
   const scope = full ? "" : " at 100k sessions / 1M messages (not judged here)";
-  const workload = `9. dashboard (${sessions.toLocaleString("en-US")} sessions, ${(messages + LONG).toLocaleString("en-US")} messages)`;
+  const workload = `9. dashboard (${sessions.toLocaleString("en-US")} sessions, ${(messages + LONG + BROWSER_LONG).toLocaleString("en-US")} messages)`;
   const baselines = { ceiling: "the store's own calls, same process" };
   const apiRow = (name, metric, target) =>
     row({
@@ -353,5 +380,6 @@ export async function dashboardWorkload({ sizes, rounds, log }) {
         basis: "median",
       },
     }),
+    ...browserRows({ workload, browser, long: BROWSER_LONG, note: loadNote }),
   ];
 }

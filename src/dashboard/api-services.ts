@@ -5,6 +5,10 @@ import { gatewayRecordPath, readRecord } from "../process/gateway-lock.js";
 import { liveness } from "../process/identity.js";
 import { readInstanceRecord } from "../process/instance-lock.js";
 import { storesOf } from "./profiles.js";
+import { supervisorView } from "./supervisor-status.js";
+
+/** How many recent job runs (the scheduler's workers) each profile shows. */
+const RUNS_SHOWN = 8;
 
 /** How long the dashboard waits for a process's own /v1/ready, /metrics or events. */
 const ASK_MS = 1500;
@@ -41,12 +45,20 @@ async function inFlight(address: string): Promise<number | null> {
  * GET /api/services: per served profile, the gateway and the scheduler as
  * their own records say (run/gateway.json, run/scheduler.lock.json: pid,
  * start, P1 liveness), and for a live gateway its /v1/ready, in-flight
- * turns and recent warn/error events. Reads files and asks loopback
- * processes; never the store.
+ * turns and recent warn/error events; the scheduler's workers as their
+ * runs are recorded (the newest few, with outcome, exit and duration) and
+ * the scheduler's own warn/error events when its address is known. Then
+ * the supervisor of this home (`hearth start`, its control socket): each
+ * child's restarts, uptime, RSS, last exit and last error, or
+ * `supervised: false` when none runs.
  */
 export function registerServiceRoutes(app: FastifyInstance): void {
   app.get("/api/services", async (request) => {
     const stores = storesOf(request);
+    const supervisor = await supervisorView(stores.home);
+    const schedulerAddress = supervisor.supervised
+      ? (supervisor.children.find((c) => c.name === "scheduler")?.address ?? null)
+      : null;
     const out = [];
     for (const profile of stores.profiles) {
       const g = readRecord(gatewayRecordPath(stores.home, profile));
@@ -62,6 +74,20 @@ export function registerServiceRoutes(app: FastifyInstance): void {
       const s = readInstanceRecord(
         join(profileDir(stores.home, profile), "run", "scheduler.lock.json"),
       );
+      const sAlive = s ? liveness(s) !== "dead" : false;
+      const runs = (await stores.reader(profile).runs.list({ limit: RUNS_SHOWN })).map((r) => ({
+        id: r.id,
+        job: r.job,
+        trigger: r.trigger,
+        scheduledAt: r.scheduledAt,
+        finishedAt: r.finishedAt,
+        outcome: r.outcome,
+        exitCode: r.exitCode,
+        signal: r.signal,
+        durationMs: r.durationMs,
+        errorCode: r.errorCode,
+        workerPid: r.worker?.pid ?? null,
+      }));
       out.push({
         profile,
         gateway: g
@@ -76,10 +102,18 @@ export function registerServiceRoutes(app: FastifyInstance): void {
               events,
             }
           : null,
-        scheduler: s ? { pid: s.pid, since: s.since, up: liveness(s) !== "dead" } : null,
+        scheduler: s
+          ? {
+              pid: s.pid,
+              since: s.since,
+              up: sAlive,
+              events: sAlive && schedulerAddress ? await recentEvents(schedulerAddress) : null,
+            }
+          : null,
+        runs,
       });
     }
-    return { profiles: out };
+    return { profiles: out, supervisor };
   });
 }
 

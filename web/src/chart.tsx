@@ -1,3 +1,4 @@
+import { useState } from "preact/hooks";
 import { bytes } from "./format";
 
 export interface Sample {
@@ -70,19 +71,32 @@ export function SizeChart({ samples }: { samples: Sample[] }) {
   );
 }
 
-/** Messages stored per day: bars. */
+/**
+ * Messages stored per day: bars. Pointing at a day shows its value above
+ * the chart (and highlights the bar); the page's table has every figure.
+ */
 export function MessagesChart({ days }: { days: Day[] }) {
+  const [hover, setHover] = useState<number | null>(null);
   if (days.length === 0) return <p class="muted">No samples yet.</p>;
   const top = Math.max(1, ...days.map((d) => d.messages));
   const slot = (W - PAD.left - PAD.right) / days.length;
   const barW = Math.max(2, Math.min(40, slot * 0.7));
   const y = (v: number) => PAD.top + (1 - v / top) * (H - PAD.top - PAD.bottom);
   const total = days.reduce((a, d) => a + d.messages, 0);
+  // The day under the pointer: its column, from the pointer's x in the chart's own units.
+  const point = (e: MouseEvent) => {
+    const box = (e.currentTarget as SVGSVGElement).getBoundingClientRect();
+    const at = ((e.clientX - box.left) / box.width) * W;
+    const i = Math.floor((at - PAD.left) / slot);
+    setHover(i >= 0 && i < days.length ? i : null);
+  };
   return (
     <figure class="chart">
       <svg
         viewBox={`0 0 ${W} ${H}`}
         role="img"
+        onMouseMove={point}
+        onMouseLeave={() => setHover(null)}
         aria-label={`Messages stored per day over ${days.length} day(s): ${total} in all, at most ${top} in a day`}
       >
         <line class="axis" x1={PAD.left} y1={y(0)} x2={W - PAD.right} y2={y(0)} />
@@ -95,18 +109,27 @@ export function MessagesChart({ days }: { days: Day[] }) {
         {days.map((d, i) => {
           const cx = PAD.left + slot * (i + 0.5);
           return (
-            <rect
-              key={d.day}
-              class="bar"
-              x={cx - barW / 2}
-              y={y(d.messages)}
-              width={barW}
-              height={Math.max(0, y(0) - y(d.messages))}
-            >
-              <title>
-                {dayLabel(d.day)}: {d.messages.toLocaleString()} messages
-              </title>
-            </rect>
+            <g key={d.day} class={hover === i ? "day hover" : "day"}>
+              {/* The whole day's column answers the pointer, not only its bar. */}
+              <rect
+                class="hit"
+                x={cx - slot / 2}
+                y={PAD.top}
+                width={slot}
+                height={H - PAD.top - PAD.bottom}
+              />
+              <rect
+                class="bar"
+                x={cx - barW / 2}
+                y={y(d.messages)}
+                width={barW}
+                height={Math.max(0, y(0) - y(d.messages))}
+              >
+                <title>
+                  {dayLabel(d.day)}: {d.messages.toLocaleString()} messages
+                </title>
+              </rect>
+            </g>
           );
         })}
         <text class="tick" x={PAD.left} y={H - 6}>
@@ -116,7 +139,14 @@ export function MessagesChart({ days }: { days: Day[] }) {
           {dayLabel(days[days.length - 1]!.day)}
         </text>
       </svg>
-      <figcaption>Messages stored per day · {total.toLocaleString()} in all</figcaption>
+      <figcaption>
+        Messages stored per day · {total.toLocaleString()} in all
+        <output class="readout">
+          {hover !== null && days[hover]
+            ? ` · ${dayLabel(days[hover]!.day)}: ${days[hover]!.messages.toLocaleString()} messages`
+            : ""}
+        </output>
+      </figcaption>
     </figure>
   );
 }

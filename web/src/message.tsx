@@ -1,3 +1,4 @@
+import { Component } from "preact";
 import { useMemo } from "preact/hooks";
 import type { Message } from "./api";
 import { ago, contentText, when } from "./format";
@@ -46,7 +47,7 @@ export function MessageBody({ content }: { content: unknown }) {
 }
 
 /** One transcript row: role, time (a permalink to the message), text, tool calls and results folded. */
-export function MessageItem({
+function MessageRow({
   m,
   permalink,
   target,
@@ -108,4 +109,26 @@ export function MessageItem({
       ) : null}
     </li>
   );
+}
+
+interface RowProps {
+  m: Message;
+  permalink?: string;
+  target?: boolean;
+}
+
+/**
+ * One transcript row, rendered again only when its message, link or
+ * highlight changes: scrolling the virtual list renders the rows that come
+ * into view, not every row in view again.
+ */
+export class MessageItem extends Component<RowProps> {
+  override shouldComponentUpdate(next: RowProps): boolean {
+    const p = this.props;
+    return next.m !== p.m || next.permalink !== p.permalink || next.target !== p.target;
+  }
+
+  override render() {
+    return <MessageRow {...this.props} />;
+  }
 }

@@ -2,6 +2,12 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { get, type Message, query } from "./api";
 
 export const PAGE = 100;
+/**
+ * Messages kept in memory at most. Reading on past them drops the far end
+ * (the newest when reading up, the oldest when reading down), loaded again
+ * on the way back: memory is the same after 100 or 20,000 messages.
+ */
+export const KEEP = 1000;
 
 interface Page {
   items: Message[];
@@ -13,12 +19,19 @@ interface Page {
  * server): opened at its newest page, or around one message (`at`, an
  * ordinal: a permalink or a search hit). Older pages load on `loadOlder`,
  * newer ones (after a permalink) on `loadNewer`. Messages are kept oldest
- * first; only the rows in view are rendered (virtual.tsx).
+ * first, at most KEEP of them; only the rows in view are rendered
+ * (virtual.tsx).
  */
 export function useTranscript(base: string, history: boolean, at: number | null) {
-  const [messages, setMessages] = useState<Message[]>([]);
+  const [messages, setMessagesState] = useState<Message[]>([]);
+  // The messages as last set: each change is computed from it (a page may land between renders).
+  const kept = useRef<Message[]>([]);
+  const setMessages = (next: Message[]) => {
+    kept.current = next;
+    setMessagesState(next);
+  };
   const [older, setOlder] = useState<number | null>(null);
-  /** Whether messages newer than the loaded ones exist (opened at a permalink). */
+  /** Whether messages newer than the loaded ones exist (opened at a permalink, or dropped past KEEP). */
   const [newer, setNewerState] = useState(false);
   const newerRef = useRef(false);
   const setNewer = (v: boolean) => {
@@ -57,13 +70,19 @@ export function useTranscript(base: string, history: boolean, at: number | null)
     );
   }, [base, history, at]);
 
-  const merge = (mine: Message[]) =>
-    setMessages((prev) => {
-      const seen = new Set(prev.map((m) => m.id));
-      const add = mine.filter((m) => !seen.has(m.id));
-      if (add.length === 0) return prev;
-      return [...prev, ...add].sort((a, b) => a.ordinal - b.ordinal);
-    });
+  /** Add newer messages; past KEEP, the oldest go (and are older again). */
+  const merge = (mine: Message[]) => {
+    const prev = kept.current;
+    const seen = new Set(prev.map((m) => m.id));
+    const add = mine.filter((m) => !seen.has(m.id));
+    if (add.length === 0) return;
+    let next = [...prev, ...add].sort((a, b) => a.ordinal - b.ordinal);
+    if (next.length > KEEP) {
+      next = next.slice(-KEEP);
+      setOlder(next[0]!.ordinal);
+    }
+    setMessages(next);
+  };
 
   /** New messages (live, or the newest page again): merged only when the newest page is loaded. */
   const mergeNewest = (mine: Message[]) => {
@@ -89,13 +108,17 @@ export function useTranscript(base: string, history: boolean, at: number | null)
     guard(async () => {
       if (older === null) return;
       const p = await page(older);
-      setMessages((prev) => [...[...p.items].reverse(), ...prev]);
+      const next = [...[...p.items].reverse(), ...kept.current];
       setOlder(p.nextBefore);
+      if (next.length <= KEEP) return setMessages(next);
+      // Past KEEP: the newest go, loaded again on reaching the bottom.
+      setMessages(next.slice(0, KEEP));
+      setNewer(true);
     });
 
   const loadNewer = () =>
     guard(async () => {
-      const last = messages[messages.length - 1]?.ordinal ?? 0;
+      const last = kept.current[kept.current.length - 1]?.ordinal ?? 0;
       // The newest page below last+101 holds every message after `last` up to 100 ordinals on.
       const p = await page(last + PAGE + 1);
       const mine = p.items.filter((m) => m.ordinal > last);

@@ -47,3 +47,16 @@ export function Loading({ what }: { what: string }) {
 export function Badge({ kind, children }: { kind: string; children: ComponentChildren }) {
   return <span class={`badge ${kind}`}>{children}</span>;
 }
+
+/**
+ * A table that may scroll sideways (phones): focusable, so a keyboard can
+ * scroll it, and named (axe: scrollable-region-focusable).
+ */
+export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
+      {children}
+    </div>
+  );
+}

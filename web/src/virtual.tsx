@@ -29,8 +29,8 @@ interface Props<T> {
  * MARGIN pixels either side; the rest are two spacers whose heights are the
  * measured (or estimated) heights of the rows they stand for. So a
  * transcript of 20,000 loaded messages keeps a few dozen rows in the DOM.
- * Rows added at the top (older pages) keep the reader's place: the page
- * scrolls by their height in the same frame.
+ * Rows added at the top (older pages) or dropped there keep the reader's
+ * place: the page scrolls by their height in the same frame.
  */
 export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSettled }: Props<T>) {
   const list = useRef<HTMLOListElement>(null);
@@ -42,6 +42,7 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   });
   const [, setVersion] = useState(0);
   const firstKey = useRef<number | undefined>(undefined);
+  const previous = useRef<T[]>(items);
   const pending = useRef<{ key: number; block: "end" | "center"; tries: number } | null>(
     initial ? { ...initial, tries: 0 } : null,
   );
@@ -81,20 +82,39 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   }
 
   // Older rows added above: shift the window and scroll by their height, before paint.
+  // Rows dropped above (the transcript keeps a bounded number): shift back, scroll up by theirs.
   const head = items.length > 0 ? keyOf(items[0]!) : undefined;
   let shift = 0;
+  let dropped = 0;
   if (firstKey.current !== undefined && head !== firstKey.current) {
     const at = items.findIndex((it) => keyOf(it) === firstKey.current);
     if (at > 0) shift = at;
+    else if (head !== undefined) {
+      const before = previous.current;
+      const gone = before.findIndex((it) => keyOf(it) === head);
+      if (gone > 0) {
+        shift = -gone;
+        for (let i = 0; i < gone; i++)
+          dropped += heights.current.get(keyOf(before[i]!)) ?? ESTIMATE;
+      }
+    }
   }
   firstKey.current = head;
-  const start = Math.min(range.start + shift, items.length);
+  if (previous.current !== items) {
+    previous.current = items;
+    // Forget the heights of rows no longer held (a long read would keep every one).
+    if (heights.current.size > 2 * items.length + 200) {
+      const held = new Set(items.map(keyOf));
+      for (const k of heights.current.keys()) if (!held.has(k)) heights.current.delete(k);
+    }
+  }
+  const start = Math.max(0, Math.min(range.start + shift, items.length));
   const end = Math.min(Math.max(range.end + shift, start), items.length);
   const shown = items.slice(start, end);
 
   useLayoutEffect(() => {
-    if (shift > 0) {
-      window.scrollBy(0, offsets[shift]!);
+    if (shift !== 0) {
+      window.scrollBy(0, shift > 0 ? offsets[shift]! : -dropped);
       setRange({ start, end });
     }
     // Measure the rendered rows: a row's height is the distance to the next one (margins included).

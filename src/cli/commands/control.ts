@@ -5,7 +5,7 @@ import { globals } from "../globals.js";
 import { EXIT, printJson, reportError } from "../output.js";
 import { renderStatus, type StatusAnswer } from "./status-render.js";
 
-const client = () => import("../../supervisor/control-client.js");
+const client = () => import("../../process/control-client.js");
 
 /**
  * The commands that talk to the running `hearth start` over its control

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { get, query } from "../api";
 import { MessagesChart } from "../chart";
-import { ErrorBanner, Loading } from "../ui";
+import { ErrorBanner, Loading, TableWrap } from "../ui";
 
 interface Bucket {
   at: number;
@@ -87,7 +87,7 @@ export function ActivityPage({ search }: { search: URLSearchParams }) {
               {rows.length === 0 ? (
                 <p class="muted">Nothing stored in this period.</p>
               ) : (
-                <div class="table-wrap">
+                <TableWrap label={`Activity of ${p.profile} per day and platform`}>
                   <table class="activity dense">
                     <thead>
                       <tr>
@@ -122,7 +122,7 @@ export function ActivityPage({ search }: { search: URLSearchParams }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableWrap>
               )}
             </article>
           );

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { get } from "../api";
 import { when } from "../format";
-import { Badge, Empty, ErrorBanner, Loading } from "../ui";
+import { Badge, Empty, ErrorBanner, Loading, TableWrap } from "../ui";
 
 interface Entry {
   id: number;
@@ -40,39 +40,42 @@ export function AuditPage() {
         </Empty>
       ) : (
         <div class="card">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Profile</th>
-                <th scope="col">Action</th>
-                <th scope="col">Who</th>
-                <th scope="col">Targets</th>
-                <th scope="col">Detail</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((e) => (
-                <tr key={`${e.profile}:${e.id}`}>
-                  <td>{when(e.at)}</td>
-                  <td>{e.profile}</td>
-                  <td>
-                    {e.action} {e.outcome === "ok" ? null : <Badge kind="error">{e.outcome}</Badge>}
-                  </td>
-                  <td>
-                    {`${e.actor.kind}:${e.actor.id} via ${e.actor.via}`}
-                    {e.actor.address ? ` from ${e.actor.address}` : null}
-                  </td>
-                  <td>
-                    {e.targets.length > 3
-                      ? `${e.targets.slice(0, 3).join(", ")} and ${e.targets.length - 3} more`
-                      : e.targets.join(", ")}
-                  </td>
-                  <td>{e.detail ? JSON.stringify(e.detail) : null}</td>
+          <TableWrap label="Audit events">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Profile</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">Targets</th>
+                  <th scope="col">Detail</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {entries.map((e) => (
+                  <tr key={`${e.profile}:${e.id}`}>
+                    <td>{when(e.at)}</td>
+                    <td>{e.profile}</td>
+                    <td>
+                      {e.action}{" "}
+                      {e.outcome === "ok" ? null : <Badge kind="error">{e.outcome}</Badge>}
+                    </td>
+                    <td>
+                      {`${e.actor.kind}:${e.actor.id} via ${e.actor.via}`}
+                      {e.actor.address ? ` from ${e.actor.address}` : null}
+                    </td>
+                    <td>
+                      {e.targets.length > 3
+                        ? `${e.targets.slice(0, 3).join(", ")} and ${e.targets.length - 3} more`
+                        : e.targets.join(", ")}
+                    </td>
+                    <td>{e.detail ? JSON.stringify(e.detail) : null}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
         </div>
       )}
     </section>

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { can, get, request } from "../api";
 import { type Day, MessagesChart, type Sample, SizeChart } from "../chart";
 import { ago, bytes, when } from "../format";
-import { Badge, ErrorBanner, Loading } from "../ui";
+import { Badge, ErrorBanner, Loading, TableWrap } from "../ui";
 
 interface Finding {
   code: string;
@@ -144,7 +144,7 @@ export function HealthPage() {
             {p.holders.length === 0 ? (
               <p class="muted">No process holds it.</p>
             ) : (
-              <div class="table-wrap">
+              <TableWrap label="Holders">
                 <table class="holders">
                   <thead>
                     <tr>
@@ -172,7 +172,7 @@ export function HealthPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
             )}
             {p.ghosts.map((g) => (
               <div class="banner warning" key={g.pid} role="status">

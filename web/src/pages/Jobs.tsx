@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { can, get, isAllProfiles, request, servedProfiles } from "../api";
 import { ago, when } from "../format";
-import { Badge, Empty, ErrorBanner, Loading } from "../ui";
+import { Badge, Empty, ErrorBanner, Loading, TableWrap } from "../ui";
 
 interface Job {
   name: string;
@@ -114,132 +114,138 @@ export function JobsPage() {
         <>
           <div class="card">
             <h2>Scheduled jobs</h2>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Job</th>
-                  <th scope="col">Schedule</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Last outcome</th>
-                  <th scope="col">Last success</th>
-                  <th scope="col">Next due</th>
-                  {can("admin") ? (
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  ) : null}
-                </tr>
-              </thead>
-              <tbody>
-                {data.jobs.map((j) => {
-                  const h = data.health.filter((x) => x.job === j.name);
-                  return (
-                    <tr key={j.name}>
-                      <td>
-                        {j.name} {j.enabled ? null : <Badge kind="info">paused</Badge>}
-                      </td>
-                      <td>
-                        <code>{j.schedule}</code>
-                        {j.timezone ? ` (${j.timezone})` : null}
-                      </td>
-                      <td>
-                        {j.kind}
-                        {j.window ? " (in a window)" : null}
-                      </td>
-                      <td>
-                        {h.length === 0
-                          ? "not run yet"
-                          : h.map((x) => (
-                              <span key={x.profile}>
-                                <Badge kind={outcomeKind(x.lastOutcome)}>{x.lastOutcome}</Badge>
-                                {x.consecutiveFailures > 1
-                                  ? ` ${x.consecutiveFailures} in a row`
-                                  : null}
-                              </span>
-                            ))}
-                      </td>
-                      <td>
-                        {h.map((x) =>
-                          x.lastSuccessAt ? when(Date.parse(x.lastSuccessAt)) : "never",
-                        )}
-                      </td>
-                      <td class="next-due">
-                        {j.nextDueAt !== null ? (
-                          <time
-                            dateTime={new Date(j.nextDueAt).toISOString()}
-                            title={when(j.nextDueAt)}
-                          >
-                            {ago(j.nextDueAt)}
-                          </time>
-                        ) : (
-                          "paused"
-                        )}
-                      </td>
-                      {can("admin") ? (
+            <TableWrap label="Scheduled jobs">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Job</th>
+                    <th scope="col">Schedule</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">Last outcome</th>
+                    <th scope="col">Last success</th>
+                    <th scope="col">Next due</th>
+                    {can("admin") ? (
+                      <th scope="col">
+                        <span class="sr-only">Actions</span>
+                      </th>
+                    ) : null}
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.jobs.map((j) => {
+                    const h = data.health.filter((x) => x.job === j.name);
+                    return (
+                      <tr key={j.name}>
                         <td>
-                          <button
-                            type="button"
-                            disabled={busy !== null}
-                            onClick={() => void runNow(j.name)}
-                          >
-                            {busy === j.name ? "Running…" : "Run now"}
-                            <span class="sr-only">: {j.name}</span>
-                          </button>{" "}
-                          {isAllProfiles() ? (
+                          {j.name} {j.enabled ? null : <Badge kind="info">paused</Badge>}
+                        </td>
+                        <td>
+                          <code>{j.schedule}</code>
+                          {j.timezone ? ` (${j.timezone})` : null}
+                        </td>
+                        <td>
+                          {j.kind}
+                          {j.window ? " (in a window)" : null}
+                        </td>
+                        <td>
+                          {h.length === 0
+                            ? "not run yet"
+                            : h.map((x) => (
+                                <span key={x.profile}>
+                                  <Badge kind={outcomeKind(x.lastOutcome)}>{x.lastOutcome}</Badge>
+                                  {x.consecutiveFailures > 1
+                                    ? ` ${x.consecutiveFailures} in a row`
+                                    : null}
+                                </span>
+                              ))}
+                        </td>
+                        <td>
+                          {h.map((x) =>
+                            x.lastSuccessAt ? when(Date.parse(x.lastSuccessAt)) : "never",
+                          )}
+                        </td>
+                        <td class="next-due">
+                          {j.nextDueAt !== null ? (
+                            <time
+                              dateTime={new Date(j.nextDueAt).toISOString()}
+                              title={when(j.nextDueAt)}
+                            >
+                              {ago(j.nextDueAt)}
+                            </time>
+                          ) : (
+                            "paused"
+                          )}
+                        </td>
+                        {can("admin") ? (
+                          <td>
                             <button
                               type="button"
                               disabled={busy !== null}
-                              onClick={() => void setPaused(j.name, j.enabled)}
+                              onClick={() => void runNow(j.name)}
                             >
-                              {j.enabled ? "Pause" : "Resume"}
+                              {busy === j.name ? "Running…" : "Run now"}
                               <span class="sr-only">: {j.name}</span>
-                            </button>
-                          ) : null}
-                        </td>
-                      ) : null}
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+                            </button>{" "}
+                            {isAllProfiles() ? (
+                              <button
+                                type="button"
+                                disabled={busy !== null}
+                                onClick={() => void setPaused(j.name, j.enabled)}
+                              >
+                                {j.enabled ? "Pause" : "Resume"}
+                                <span class="sr-only">: {j.name}</span>
+                              </button>
+                            ) : null}
+                          </td>
+                        ) : null}
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </TableWrap>
           </div>
           <div class="card">
             <h2>Recent runs</h2>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Due</th>
-                  <th scope="col">Job</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Exit</th>
-                  <th scope="col">Took</th>
-                  <th scope="col">Detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.runs.map((r) => (
-                  <tr key={r.id}>
-                    <td>{when(Date.parse(r.scheduledAt))}</td>
-                    <td>
-                      {r.job}
-                      {r.trigger !== "schedule" ? ` (${r.trigger})` : null}
-                    </td>
-                    <td>
-                      <Badge kind={outcomeKind(r.outcome)}>{r.outcome}</Badge>
-                    </td>
-                    <td>{r.exitCode ?? ""}</td>
-                    <td>{r.durationMs === null ? "" : `${(r.durationMs / 1000).toFixed(1)} s`}</td>
-                    <td>
-                      {r.errorCode ? <code>{r.errorCode}</code> : null}
-                      {r.holders.length > 0
-                        ? ` held by ${r.holders.map((h) => `${h.kind} pid ${h.pid}`).join(", ")}`
-                        : null}
-                      {r.note ? ` ${r.note}` : null}
-                    </td>
+            <TableWrap label="Recent runs">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Due</th>
+                    <th scope="col">Job</th>
+                    <th scope="col">Outcome</th>
+                    <th scope="col">Exit</th>
+                    <th scope="col">Took</th>
+                    <th scope="col">Detail</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {data.runs.map((r) => (
+                    <tr key={r.id}>
+                      <td>{when(Date.parse(r.scheduledAt))}</td>
+                      <td>
+                        {r.job}
+                        {r.trigger !== "schedule" ? ` (${r.trigger})` : null}
+                      </td>
+                      <td>
+                        <Badge kind={outcomeKind(r.outcome)}>{r.outcome}</Badge>
+                      </td>
+                      <td>{r.exitCode ?? ""}</td>
+                      <td>
+                        {r.durationMs === null ? "" : `${(r.durationMs / 1000).toFixed(1)} s`}
+                      </td>
+                      <td>
+                        {r.errorCode ? <code>{r.errorCode}</code> : null}
+                        {r.holders.length > 0
+                          ? ` held by ${r.holders.map((h) => `${h.kind} pid ${h.pid}`).join(", ")}`
+                          : null}
+                        {r.note ? ` ${r.note}` : null}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
           </div>
         </>
       )}

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { get, query } from "../api";
 import { navigate } from "../router";
-import { Empty, ErrorBanner, Loading } from "../ui";
+import { Empty, ErrorBanner, Loading, TableWrap } from "../ui";
 
 interface LogEvent {
   level?: number | string;
@@ -84,7 +84,7 @@ export function LogsPage({ search }: { search: URLSearchParams }) {
           </p>
         </Empty>
       ) : (
-        <div class="table-wrap">
+        <TableWrap label="Events">
           <table class="dense logs">
             <thead>
               <tr>
@@ -109,7 +109,7 @@ export function LogsPage({ search }: { search: URLSearchParams }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );
