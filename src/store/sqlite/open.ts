@@ -162,9 +162,9 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
     entry,
     warnings,
     readerThreads: readerThreadCount(options.readerThreads, config.store.readerThreads),
-    reattach: () => {
+    reattach: async () => {
       checkPath(path);
-      const ghost = entry.reopen(config);
+      const ghost = await entry.reopen(config);
       if (ghost.kind === "saved")
         options.logger?.warn(
           { event: "store.ghost_wal_saved", path, commits: ghost.commits, frames: ghost.frames },

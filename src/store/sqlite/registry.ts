@@ -8,6 +8,7 @@ import { Connection } from "./connection.js";
 import { MergeDebt } from "./fts-merge.js";
 import { type GhostFiles, type GhostOutcome, GhostWalKeeper } from "./ghost-wal.js";
 import { ReaderPool } from "./reader-pool/pool.js";
+import { assertNoRemovedIndex } from "./removed-index.js";
 import { type WalSync, walSyncFor } from "./wal-sync/sync.js";
 
 /**
@@ -36,6 +37,8 @@ export class DatabaseEntry {
 
   /** Saves what a removed WAL holds before reopen() and before the writer closes. */
   private readonly ghosts = new GhostWalKeeper();
+  /** A reopen() under way: concurrent callers share it. */
+  private reopening: Promise<GhostOutcome> | undefined;
 
   /** fsync and checkpoints of the writer's commits, off the event loop (undefined: SQLite does both in the commit). */
   walSync: WalSync | undefined;
@@ -275,13 +278,14 @@ export class DatabaseEntry {
    * Throws HEARTH_GENERATION_CHANGED when the database file itself is no
    * longer the inode this process holds: that store cannot be reattached.
    */
-  reopen(config: HearthConfig): GhostOutcome {
-    // Commits only a removed -wal holds are saved first, through the
-    // connections that still see it (src/store/sqlite/ghost-wal.ts). When
-    // they cannot be, the error names them and the copy kept; the next
-    // reopen() goes on without them.
-    // A database file replaced as a whole cannot be reattached at all
-    // (assertSameInode below says so): there is nothing to save into.
+  reopen(config: HearthConfig): Promise<GhostOutcome> {
+    this.reopening ??= this.reattachAll(config).finally(() => {
+      this.reopening = undefined;
+    });
+    return this.reopening;
+  }
+
+  private async reattachAll(config: HearthConfig): Promise<GhostOutcome> {
     const writer = this.slots.writer?.conn;
     const ghost = this.ghosts.beforeReopen(
       this.sameInode() ? this.ghostFiles(writer, writer ?? this.slots.reader?.conn) : undefined,
@@ -293,9 +297,17 @@ export class DatabaseEntry {
       slot.conn = undefined;
       if (conn) this.closeConnection(conn);
     }
-    // The reader threads' connections go too: they reopen on the current files on demand.
-    this.pool?.restart();
+    // Every connection of this process on the removed files is closed before
+    // a new one opens. SQLite's unix VFS keeps one -shm mapping per database
+    // inode per process: a connection opened while an old one (a reader
+    // thread's, the checkpoint thread's) still lived would share the removed
+    // wal-index and write the new -wal behind it, unseen by every other
+    // process, which then wrote over those frames (the torture run's silent
+    // loss of 1,999 acknowledged writes, issue 41.5).
+    await this.walSync?.settled();
+    await this.pool?.restart();
     this.assertSameInode();
+    assertNoRemovedIndex(this.path);
     for (const role of roles) this.acquire(role, config, undefined, true);
     return ghost;
   }

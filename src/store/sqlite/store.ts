@@ -58,7 +58,7 @@ export interface StoreInit {
   entry: DatabaseEntry;
   warnings: string[];
   /** Re-runs the path checks and reattaches the entry to the current files. */
-  reattach: () => void;
+  reattach: () => Promise<void>;
   /** Reader threads for large reads (search, export, whole transcripts); 0: none. */
   readerThreads: number;
 }
@@ -75,7 +75,7 @@ export interface SqliteStore extends StoreLocation, StoreParts {}
 export class SqliteStore implements Store {
   readonly backend = "sqlite" as const;
   private readonly entry: DatabaseEntry;
-  private readonly reattach: () => void;
+  private readonly reattach: () => Promise<void>;
   private closed = false;
   private closing: Promise<void> | undefined;
   /** The calls of this store in flight: close() waits for them. */
@@ -262,7 +262,7 @@ export class SqliteStore implements Store {
    */
   async reopen(): Promise<void> {
     this.assertOpen();
-    this.reattach();
+    await this.reattach();
   }
 
   /**

@@ -115,11 +115,12 @@ export class ReaderPool {
 
   /**
    * Stop the threads running now (their connections are on files that were
-   * replaced: F3 recovery); jobs they held are refused, queued jobs go to
-   * new threads, which open the current files.
+   * replaced: F3 recovery) and wait until each has closed its connection or
+   * ended; jobs they held are refused, queued jobs go to new threads, which
+   * open the current files.
    */
-  restart(): void {
-    for (const thread of this.threads.splice(0)) void this.stop(thread);
+  async restart(): Promise<void> {
+    await Promise.all(this.threads.splice(0).map((t) => this.stop(t)));
     this.dispatch();
   }
 

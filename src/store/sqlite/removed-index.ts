@@ -1,0 +1,40 @@
+import { readFileSync, realpathSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { HearthError } from "../../errors.js";
+import { lstatOrNull } from "../../files/inspect.js";
+
+/**
+ * Refuse to open connections on new files while this process still maps a
+ * removed -shm of the database (F3). SQLite's unix VFS shares one wal-index
+ * mapping per database inode within a process: a connection opened then
+ * would read and write the new -wal through the removed index, and every
+ * other process, on the new -shm, would neither see its commits nor stop
+ * writing over them. /proc/self/maps is the truth about what is mapped;
+ * when it cannot be read, that counts as mapped (cannot tell: refuse).
+ */
+export function assertNoRemovedIndex(path: string): void {
+  let maps: string;
+  let shm: string;
+  try {
+    maps = readFileSync("/proc/self/maps", "utf8");
+    shm = `${join(realpathSync(dirname(path)), basename(path))}-shm`;
+  } catch (err) {
+    throw refusal(path, `its mappings cannot be read (${(err as Error).message})`);
+  }
+  const current = lstatOrNull(shm)?.ino;
+  for (const line of maps.split("\n")) {
+    const fields = /^\S+\s+\S+\s+\S+\s+\S+\s+(\d+)\s+(.+)$/.exec(line);
+    if (!fields) continue;
+    const [, inode, name] = fields;
+    if (name === `${shm} (deleted)` || (name === shm && Number(inode) !== current))
+      throw refusal(path, "a connection of this process still maps the removed -shm");
+  }
+}
+
+function refusal(path: string, why: string): HearthError {
+  return new HearthError(
+    "HEARTH_GENERATION_CHANGED",
+    `${path}: cannot reattach to the current files yet: ${why}, and a new connection would share its wal-index`,
+    { resource: path, hint: "retry store.reopen() in a moment; the old connections close by themselves" },
+  );
+}
