@@ -66,7 +66,7 @@ export class DirTarget implements Target {
     return names
       .filter((n) => !n.split(sep).some((part) => part.startsWith(".")))
       .map((n) => relative(this.root, join(dir, n)).split(sep).join("/"))
-      .filter((k) => /\.(db|wal|json)$/.test(k));
+      .filter((k) => /\.(db|walz?|json)$/.test(k));
   }
 
   async remove(keys: string[]): Promise<void> {

@@ -5,11 +5,13 @@ import { inodeLocks } from "../../process/inode-locks.js";
 import type { SqliteStore } from "../../store/sqlite/store.js";
 import { WalSource } from "../../store/sqlite/wal-ship/source.js";
 import {
+  FRAME_HEADER_BYTES,
   type WalHeader,
   type WalPosition,
   walStart,
 } from "../../store/sqlite/wal-ship/wal-file.js";
 import { newGeneration, segmentKey, snapshotKey } from "./layout.js";
+import { resumable } from "./resume.js";
 import { applyRetention } from "./retention.js";
 import type { ReplicationStatus } from "./status.js";
 import { sha256, type Target } from "./target.js";
@@ -25,6 +27,22 @@ const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
 const RETENTION_EVERY_MS = 60_000;
 /** The WAL is let start over (restart()) once this many checkpoint thresholds long. */
 const RESTART_THRESHOLDS = 2;
+
+/** What the replicator shipped since it started (bench/workloads/replicate.mjs reads them). */
+export interface ShipCounters {
+  segments: number;
+  /** Frames read as committed, and their bytes in the WAL. */
+  frames: number;
+  walBytes: number;
+  /** Frames kept (each page's last version per segment), and the bytes put (deflated). */
+  kept: number;
+  bytes: number;
+  snapshots: number;
+  snapshotBytes: number;
+  /** Generations continued after a start, and started anew. */
+  resumed: number;
+  started: number;
+}
 
 interface Generation {
   id: string;
@@ -56,6 +74,17 @@ export class Replicator {
   private paused = false;
   private lastRetention = 0;
   private readonly status: ReplicationStatus;
+  readonly counters: ShipCounters = {
+    segments: 0,
+    frames: 0,
+    walBytes: 0,
+    kept: 0,
+    bytes: 0,
+    snapshots: 0,
+    snapshotBytes: 0,
+    resumed: 0,
+    started: 0,
+  };
 
   constructor(
     private readonly store: SqliteStore,
@@ -206,6 +235,7 @@ export class Replicator {
     const source = this.source;
     source.hold.begin();
     try {
+      if (await this.continueGeneration()) return;
       const header = await source.header();
       const gen: Generation = {
         id: newGeneration(),
@@ -220,6 +250,7 @@ export class Replicator {
       if (header) await this.shipFrames(gen, header);
       await this.putSnapshot(gen, data);
       this.gen = gen;
+      this.counters.started++;
       this.log.info(
         { event: "replicate.generation", profile: this.store.profile, generation: gen.id },
         `replicating to ${this.target.name} (${this.target.where}), generation ${gen.id}`,
@@ -228,6 +259,41 @@ export class Replicator {
       this.endGeneration();
       throw err;
     }
+  }
+
+  /**
+   * Continue the target's newest generation when the WAL, read under the
+   * hold begun, still continues it (resume.ts): ship the frames past its
+   * last segment, then check that the WAL did not start over while they
+   * were read (the hold begun here may be one that does not keep it from
+   * starting over: a reader of a WAL copied whole reads the database file
+   * only). False, having changed nothing the restore depends on, when it
+   * cannot tell: a new generation starts.
+   */
+  private async continueGeneration(): Promise<boolean> {
+    const source = this.source!;
+    const header = await source.header();
+    if (!header) return false;
+    const found = await resumable(this.target, this.store.profile, source, header);
+    if (!found) return false;
+    const gen: Generation = {
+      id: found.id,
+      key: source.key(),
+      walSeq: found.walSeq,
+      checkpointSeq: header.checkpointSeq,
+      pos: found.pos,
+      snapshotAt: found.snapshotAt,
+    };
+    await this.shipFrames(gen, header);
+    const after = await source.header();
+    if (!after || after.salt1 !== header.salt1 || after.salt2 !== header.salt2) return false;
+    this.gen = gen;
+    this.counters.resumed++;
+    this.log.info(
+      { event: "replicate.resumed", profile: this.store.profile, generation: gen.id },
+      `replicating to ${this.target.name} (${this.target.where}), continuing generation ${gen.id} at WAL ${gen.walSeq} frame ${found.pos.frame}`,
+    );
+    return true;
   }
 
   /**
@@ -245,6 +311,8 @@ export class Replicator {
     const item = { generation: gen.id, walSeq: gen.walSeq, frame: gen.pos?.frame ?? 0, at };
     await this.target.put(snapshotKey(this.store.profile, { ...item, sha: sha256(data) }), data);
     gen.snapshotAt = at;
+    this.counters.snapshots++;
+    this.counters.snapshotBytes += data.length;
   }
 
   /** A new hold, every committed frame shipped, then the older hold let go (hold.ts). */
@@ -281,22 +349,26 @@ export class Replicator {
       gen.pos = walStart(header);
     }
     for (;;) {
-      const read = await this.source!.read(header, gen.pos, SEGMENT_MAX_BYTES);
-      if (read.data.length === 0) return;
-      const at = Date.now();
+      const packed = await this.source!.pack(header, gen.pos, SEGMENT_MAX_BYTES);
+      if (packed.frames === 0) return;
       const seg = {
         generation: gen.id,
         walSeq: gen.walSeq,
-        from: read.from.frame,
-        to: read.to.frame,
-        at,
+        from: gen.pos.frame,
+        to: packed.to.frame,
+        at: Date.now(),
+        sha: packed.sha,
+        packed: true,
       };
-      await this.target.put(
-        segmentKey(this.store.profile, { ...seg, sha: sha256(read.data) }),
-        read.data,
-      );
-      gen.pos = read.to;
-      if (read.data.length < SEGMENT_MAX_BYTES) return;
+      await this.target.put(segmentKey(this.store.profile, seg), packed.data);
+      gen.pos = packed.to;
+      const c = this.counters;
+      c.segments++;
+      c.frames += packed.frames;
+      c.walBytes += packed.walBytes;
+      c.kept += packed.kept;
+      c.bytes += packed.data.length;
+      if (packed.walBytes + header.pageSize + FRAME_HEADER_BYTES <= SEGMENT_MAX_BYTES) return;
     }
   }
 
