@@ -14,7 +14,7 @@ import { newGeneration, segmentKey, snapshotKey } from "./layout.js";
 import { resumable } from "./resume.js";
 import { applyRetention } from "./retention.js";
 import type { ReplicationStatus } from "./status.js";
-import { sha256, type Target } from "./target.js";
+import type { Staged, Target } from "./target.js";
 
 export interface ReplicatorLog {
   info(event: object, message: string): void;
@@ -246,9 +246,14 @@ export class Replicator {
         snapshotAt: 0,
       };
       // Read first, put after the frames: its time is then past every frame whose pages it may hold.
-      const data = await source.readDatabase();
-      if (header) await this.shipFrames(gen, header);
-      await this.putSnapshot(gen, data);
+      const staged = await this.target.stage(this.store.path);
+      try {
+        if (header) await this.shipFrames(gen, header);
+      } catch (err) {
+        await staged.discard().catch(() => {});
+        throw err;
+      }
+      await this.putSnapshot(gen, staged);
       this.gen = gen;
       this.counters.started++;
       this.log.info(
@@ -303,16 +308,17 @@ export class Replicator {
    * checkpoint was writing while it was read.
    */
   private async snapshot(gen: Generation): Promise<void> {
-    await this.putSnapshot(gen, await this.source!.readDatabase());
+    await this.putSnapshot(gen, await this.target.stage(this.store.path));
   }
 
-  private async putSnapshot(gen: Generation, data: Buffer): Promise<void> {
+  /** A snapshot staged (streamed and hashed, never whole in memory: Target.stage) put in place. */
+  private async putSnapshot(gen: Generation, staged: Staged): Promise<void> {
     const at = Date.now();
     const item = { generation: gen.id, walSeq: gen.walSeq, frame: gen.pos?.frame ?? 0, at };
-    await this.target.put(snapshotKey(this.store.profile, { ...item, sha: sha256(data) }), data);
+    await staged.publish(snapshotKey(this.store.profile, { ...item, sha: staged.sha }));
     gen.snapshotAt = at;
     this.counters.snapshots++;
-    this.counters.snapshotBytes += data.length;
+    this.counters.snapshotBytes += staged.bytes;
   }
 
   /** A new hold, every committed frame shipped, then the older hold let go (hold.ts). */

@@ -74,16 +74,6 @@ export class WalSource {
     }
   }
 
-  /** The database file as it is (a snapshot is only ever read under a hold: hold.ts). */
-  async readDatabase(): Promise<Buffer> {
-    const file = await open(this.options.path, "r");
-    try {
-      return await file.readFile();
-    } finally {
-      await file.close();
-    }
-  }
-
   /**
    * Let the WAL start over: under the write lock (no hearth process
    * commits), `shipTail` ships what was committed since the last read, the
