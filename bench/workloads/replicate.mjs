@@ -63,6 +63,9 @@ async function once(replicate, appends) {
       lagMs: lagMax,
       walBytesPerAppend: (after.walBytes - shippedBefore.walBytes) / appends,
       bytesPerAppend: (after.bytes - shippedBefore.bytes) / appends,
+      restarts: after.restarts - shippedBefore.restarts,
+      restartLockedMs: after.restartLockedMs - shippedBefore.restartLockedMs,
+      seconds: (performance.now() - started) / 1000,
     };
   } finally {
     clearInterval(sampler);
@@ -75,7 +78,12 @@ async function once(replicate, appends) {
 
 function shipped(replication) {
   const c = replication.counters()[0];
-  return { walBytes: c?.walBytes ?? 0, bytes: (c?.bytes ?? 0) + (c?.snapshotBytes ?? 0) };
+  return {
+    walBytes: c?.walBytes ?? 0,
+    bytes: (c?.bytes ?? 0) + (c?.snapshotBytes ?? 0),
+    restarts: c?.restarts ?? 0,
+    restartLockedMs: c?.restartLockedMs ?? 0,
+  };
 }
 
 export async function replicateWorkload({ sizes, rounds, log }) {
@@ -88,7 +96,7 @@ export async function replicateWorkload({ sizes, rounds, log }) {
       const result = await once(replicate, appends);
       (replicate ? on : off).push(result);
       log(
-        `17. replicate: round ${r + 1}/${rounds} ${replicate ? "with" : "without"}: writer ${result.writerUsPerAppend.toFixed(1)} µs, total ${result.cpuUsPerAppend.toFixed(1)} µs CPU/append, ${result.appendsPerSecond.toFixed(0)} appends/s${replicate ? `, lag ${result.lagMs} ms, ${(result.walBytesPerAppend / 1024).toFixed(1)} KB WAL -> ${(result.bytesPerAppend / 1024).toFixed(2)} KB shipped per append` : ""}`,
+        `17. replicate: round ${r + 1}/${rounds} ${replicate ? "with" : "without"}: writer ${result.writerUsPerAppend.toFixed(1)} µs, total ${result.cpuUsPerAppend.toFixed(1)} µs CPU/append, ${result.appendsPerSecond.toFixed(0)} appends/s${replicate ? `, lag ${result.lagMs} ms, ${(result.walBytesPerAppend / 1024).toFixed(1)} KB WAL -> ${(result.bytesPerAppend / 1024).toFixed(2)} KB shipped per append, ${result.restarts} WAL restarts holding the write lock ${result.restartLockedMs} ms of ${result.seconds.toFixed(1)} s` : ""}`,
       );
     }
   }

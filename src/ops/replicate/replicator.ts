@@ -42,6 +42,9 @@ export interface ShipCounters {
   /** Generations continued after a start, and started anew. */
   resumed: number;
   started: number;
+  /** WAL restarts let happen (source.restart), and the time they held the write lock. */
+  restarts: number;
+  restartLockedMs: number;
 }
 
 interface Generation {
@@ -84,6 +87,8 @@ export class Replicator {
     snapshotBytes: 0,
     resumed: 0,
     started: 0,
+    restarts: 0,
+    restartLockedMs: 0,
   };
 
   constructor(
@@ -382,10 +387,16 @@ export class Replicator {
     const pages = this.config.durability.walAutocheckpointPages;
     if (!gen.pos || gen.pos.frame < RESTART_THRESHOLDS * pages) return;
     const source = this.source!;
+    let locked = 0;
     await source.restart(async () => {
+      locked = Date.now();
       const header = await source.header();
       if (header) await this.shipFrames(gen, header);
     });
+    if (locked) {
+      this.counters.restarts++;
+      this.counters.restartLockedMs += Date.now() - locked;
+    }
   }
 }
 

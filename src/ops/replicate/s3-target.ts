@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import {
   DeleteObjectCommand,
@@ -58,6 +58,7 @@ export class S3Target implements Target {
    * that way (a larger snapshot fails, HEARTH_TARGET_FAILED).
    */
   async stage(file: string): Promise<Staged> {
+    await removeStaleCopies(file);
     const copy = join(
       dirname(file),
       `.${basename(file)}.put-${process.pid}-${randomBytes(4).toString("hex")}`,
@@ -161,4 +162,25 @@ function credentials(
       },
     );
   return { accessKeyId, secretAccessKey };
+}
+
+/** Copies left beside `file` by a process that died uploading (its pid gone). */
+async function removeStaleCopies(file: string): Promise<void> {
+  const prefix = `.${basename(file)}.put-`;
+  const names = await readdir(dirname(file)).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    await rm(join(dirname(file), name), { force: true }).catch(() => {});
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

@@ -35,8 +35,11 @@ const waiting = new Map<
   number,
   { resolve: (p: PackedSegment) => void; reject: (e: Error) => void }
 >();
-/** Packs done inline since the thread last failed (for tests and the status). */
+/** Packs done on the thread and inline (the bench and tests look). */
 export const packStats = { inline: 0, thread: 0 };
+/** After a thread failed, packs run inline until then (Date.now()): no spawn per tick while it cannot start. */
+let inlineUntil = 0;
+const INLINE_AFTER_FAILURE_MS = 60_000;
 
 /** The committed frames of the WAL past `from`, packed (segment.ts), on the replication thread. */
 export async function packOffLoop(
@@ -46,6 +49,7 @@ export async function packOffLoop(
   maxBytes: number,
 ): Promise<PackedSegment> {
   try {
+    if (Date.now() < inlineUntil) throw new Error("the replication thread failed lately");
     const packed = await post({ walPath, header, from, maxBytes });
     packStats.thread++;
     return packed;
@@ -87,6 +91,7 @@ function spawn(): Worker {
   const fail = (why: string) => {
     if (worker !== thread) return;
     worker = undefined;
+    inlineUntil = Date.now() + INLINE_AFTER_FAILURE_MS;
     for (const job of waiting.values()) job.reject(new Error(why));
     waiting.clear();
   };
