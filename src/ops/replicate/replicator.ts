@@ -10,6 +10,7 @@ import {
   type WalPosition,
   walStart,
 } from "../../store/sqlite/wal-ship/wal-file.js";
+import { newCounters, type ShipCounters } from "./counters.js";
 import { newGeneration, segmentKey, snapshotKey } from "./layout.js";
 import { resumable } from "./resume.js";
 import { applyRetention } from "./retention.js";
@@ -27,25 +28,6 @@ const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
 const RETENTION_EVERY_MS = 60_000;
 /** The WAL is let start over (restart()) once this many checkpoint thresholds long. */
 const RESTART_THRESHOLDS = 2;
-
-/** What the replicator shipped since it started (bench/workloads/replicate.mjs reads them). */
-export interface ShipCounters {
-  segments: number;
-  /** Frames read as committed, and their bytes in the WAL. */
-  frames: number;
-  walBytes: number;
-  /** Frames kept (each page's last version per segment), and the bytes put (deflated). */
-  kept: number;
-  bytes: number;
-  snapshots: number;
-  snapshotBytes: number;
-  /** Generations continued after a start, and started anew. */
-  resumed: number;
-  started: number;
-  /** WAL restarts let happen (source.restart), and the time they held the write lock. */
-  restarts: number;
-  restartLockedMs: number;
-}
 
 interface Generation {
   id: string;
@@ -75,21 +57,11 @@ export class Replicator {
   private running: Promise<void> | undefined;
   private stopped = false;
   private paused = false;
+  /** A maintenance window parked the store since the last generation began: the file may have been replaced, so the next generation is new. */
+  private parkedSince = false;
   private lastRetention = 0;
   private readonly status: ReplicationStatus;
-  readonly counters: ShipCounters = {
-    segments: 0,
-    frames: 0,
-    walBytes: 0,
-    kept: 0,
-    bytes: 0,
-    snapshots: 0,
-    snapshotBytes: 0,
-    resumed: 0,
-    started: 0,
-    restarts: 0,
-    restartLockedMs: 0,
-  };
+  readonly counters: ShipCounters = newCounters();
 
   constructor(
     private readonly store: SqliteStore,
@@ -133,6 +105,7 @@ export class Replicator {
   /** Stop holding the WAL (a maintenance window parks the store): ship what is committed first. */
   async pause(): Promise<void> {
     this.paused = true;
+    this.parkedSince = true;
     await this.running;
     if (this.gen) await this.ship().catch(() => {});
     this.endGeneration();
@@ -160,6 +133,7 @@ export class Replicator {
 
   private async run(): Promise<void> {
     if (this.stopped || this.paused || this.store.isClosed || this.store.isParked) {
+      if (this.store.isParked) this.parkedSince = true;
       this.endGeneration();
       return;
     }
@@ -240,7 +214,7 @@ export class Replicator {
     const source = this.source;
     source.hold.begin();
     try {
-      if (await this.continueGeneration()) return;
+      if (!this.parkedSince && (await this.continueGeneration())) return;
       const header = await source.header();
       const gen: Generation = {
         id: newGeneration(),
@@ -260,6 +234,7 @@ export class Replicator {
       }
       await this.putSnapshot(gen, staged);
       this.gen = gen;
+      this.parkedSince = false;
       this.counters.started++;
       this.log.info(
         { event: "replicate.generation", profile: this.store.profile, generation: gen.id },

@@ -1,6 +1,7 @@
 import type { HearthConfig } from "../../config/schema.js";
 import { isSqliteStore, type Store } from "../../store/api.js";
-import { Replicator, type ReplicatorLog, type ShipCounters } from "./replicator.js";
+import type { ShipCounters } from "./counters.js";
+import { Replicator, type ReplicatorLog } from "./replicator.js";
 import { type ReplicationStatus, writeStatus } from "./status.js";
 import { openTarget, targetConfig } from "./target.js";
 

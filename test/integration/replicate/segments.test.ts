@@ -1,7 +1,21 @@
-import { openSync, readFileSync, readSync, writeSync } from "node:fs";
+import {
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inflateRawSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
+import { listReplica, segmentKey } from "../../../src/ops/replicate/layout.js";
+import { restoreIntoNewHome } from "../../../src/ops/replicate/restore-from.js";
+import { openTarget, sha256, targetConfig } from "../../../src/ops/replicate/target.js";
 import { packByScan, packSegment } from "../../../src/store/sqlite/wal-ship/segment.js";
 import { packFromIndex } from "../../../src/store/sqlite/wal-ship/segment-index.js";
 import {
@@ -10,6 +24,7 @@ import {
   walStart,
 } from "../../../src/store/sqlite/wal-ship/wal-file.js";
 import { tempHome } from "../../helpers/home.js";
+import { replicaConfig, replicating, rows } from "../../helpers/replica.js";
 
 /** A store with a WAL of `appends` commits, held (no checkpoint copies or restarts it). */
 async function heldWal(appends: number) {
@@ -84,5 +99,39 @@ describe("WAL segments", () => {
     b.writeUInt32LE(scanned.to.frame, 48 + 16);
     writeSync(shm, b, 0, 96, 0);
     await close();
+  });
+
+  it("a replica of plain .wal segments (written before packing) still restores", async () => {
+    const home = tempHome();
+    const dir = mkdtempSync(join(tmpdir(), "hearth-target-"));
+    const store = await openStore({ home, config: replicaConfig(dir) });
+    const replication = await replicating(store, home);
+    const session = await store.sessions.create({ title: "legacy" });
+    for (let i = 0; i < 60; i++) {
+      await store.messages.append(session.id, {
+        role: "user",
+        content: `m${i} ${"w".repeat(400)}`,
+      });
+      if (i % 7 === 0) await replication.tick();
+    }
+    await replication.stop();
+    const expected = rows(store.path);
+    await store.close();
+    const target = await openTarget(targetConfig(store.config, "offsite"), home);
+    const { segments } = await listReplica(target, "default");
+    expect(segments.length).toBeGreaterThan(3);
+    // Each segment rewritten as the older format: its frames as they are, named .wal.
+    for (const seg of segments) {
+      expect(seg.packed).toBe(true);
+      const frames = inflateRawSync(readFileSync(join(dir, ...seg.key.split("/"))));
+      const plain = segmentKey("default", { ...seg, sha: sha256(frames), packed: false });
+      writeFileSync(join(dir, ...plain.split("/")), frames);
+      renameSync(join(dir, ...seg.key.split("/")), join(tmpdir(), `gone-${seg.sha}`));
+    }
+    const after = await listReplica(target, "default");
+    expect(after.segments.map((s) => s.packed)).toEqual(segments.map(() => false));
+    const into = join(mkdtempSync(join(tmpdir(), "hearth-legacy-")), "home");
+    const restored = await restoreIntoNewHome(target, "default", undefined, into, store.config);
+    expect(rows(restored.path)).toEqual(expected);
   });
 });
