@@ -2,15 +2,24 @@
 // The same appends (600-byte messages, one transaction each, at
 // synchronous FULL) with and without replication of the store to a
 // directory target (replicate.intervalMs 1000, the default), in the same
-// process, rounds interleaved. CPU per append is the process's user +
-// system time over the appends and the last tick's shipment, divided by
-// the appends: the replicator's reads, checksums and writes included.
-// Target: <= 1.05x the CPU per append without replication. Also the
-// replication lag seen under that load (the largest a tick reported).
+// process, rounds interleaved. Everything involved runs in this process
+// (the writer, its checkpoint thread, the replicator and its packing
+// thread, the libuv pool doing their file I/O), so two CPU figures per
+// append over the appends and the last tick's shipment:
+//   - the writer's: the main thread's user + system time (where
+//     better-sqlite3 runs each statement and, at FULL, the commit's fsync,
+//     and where the replicator's own code runs), /proc/self/task/<pid>/stat;
+//   - the total: process.cpuUsage(), every thread of the process.
+// Target (issue 46, "replication overhead on the writer"): the writer's
+// CPU per append <= 1.05x without replication. Also the volume shipped per
+// append and the replication lag under that load: the largest age, sampled
+// every 50 ms, of the newest write known shipped (intervalMs plus a tick).
 import { openStore } from "../../dist/index.js";
 import { startReplication } from "../../dist/ops/replicate/run.js";
+import { lagAt } from "../../dist/ops/replicate/status.js";
 import { row } from "../lib/rows.mjs";
 import { newStore, removeDir, tempDir } from "../lib/stores.mjs";
+import { mainThreadCpuUs } from "../lib/thread-cpu.mjs";
 
 const CONTENT = "r".repeat(600);
 
@@ -32,20 +41,31 @@ async function once(replicate, appends) {
   });
   let lagMax = 0;
   const sampler = setInterval(() => {
-    for (const s of replication.statuses()) lagMax = Math.max(lagMax, s.lagMs ?? 0);
+    for (const s of replication.statuses()) lagMax = Math.max(lagMax, lagAt(s) ?? 0);
   }, 50);
   try {
     const session = await store.sessions.create({ title: "bench" });
+    await replication.tick(); // the generation's snapshot, outside the measured span
+    const shippedBefore = shipped(replication);
     const before = process.cpuUsage();
+    const writerBefore = mainThreadCpuUs();
     const started = performance.now();
     for (let i = 0; i < appends; i++)
       await store.messages.append(session.id, { role: "user", content: CONTENT });
     await replication.tick();
     const cpu = process.cpuUsage(before);
+    const writer = mainThreadCpuUs() - writerBefore;
+    const after = shipped(replication);
     return {
       cpuUsPerAppend: (cpu.user + cpu.system) / appends,
+      writerUsPerAppend: writer / appends,
       appendsPerSecond: appends / ((performance.now() - started) / 1000),
       lagMs: lagMax,
+      walBytesPerAppend: (after.walBytes - shippedBefore.walBytes) / appends,
+      bytesPerAppend: (after.bytes - shippedBefore.bytes) / appends,
+      restarts: after.restarts - shippedBefore.restarts,
+      restartLockedMs: after.restartLockedMs - shippedBefore.restartLockedMs,
+      seconds: (performance.now() - started) / 1000,
     };
   } finally {
     clearInterval(sampler);
@@ -54,6 +74,16 @@ async function once(replicate, appends) {
     removeDir(home);
     removeDir(target);
   }
+}
+
+function shipped(replication) {
+  const c = replication.counters()[0];
+  return {
+    walBytes: c?.walBytes ?? 0,
+    bytes: (c?.bytes ?? 0) + (c?.snapshotBytes ?? 0),
+    restarts: c?.restarts ?? 0,
+    restartLockedMs: c?.restartLockedMs ?? 0,
+  };
 }
 
 export async function replicateWorkload({ sizes, rounds, log }) {
@@ -66,7 +96,7 @@ export async function replicateWorkload({ sizes, rounds, log }) {
       const result = await once(replicate, appends);
       (replicate ? on : off).push(result);
       log(
-        `17. replicate: round ${r + 1}/${rounds} ${replicate ? "with" : "without"}: ${result.cpuUsPerAppend.toFixed(1)} µs CPU/append, lag ${result.lagMs} ms`,
+        `17. replicate: round ${r + 1}/${rounds} ${replicate ? "with" : "without"}: writer ${result.writerUsPerAppend.toFixed(1)} µs, total ${result.cpuUsPerAppend.toFixed(1)} µs CPU/append, ${result.appendsPerSecond.toFixed(0)} appends/s${replicate ? `, lag ${result.lagMs} ms, ${(result.walBytesPerAppend / 1024).toFixed(1)} KB WAL -> ${(result.bytesPerAppend / 1024).toFixed(2)} KB shipped per append, ${result.restarts} WAL restarts holding the write lock ${result.restartLockedMs} ms of ${result.seconds.toFixed(1)} s` : ""}`,
       );
     }
   }
@@ -75,13 +105,29 @@ export async function replicateWorkload({ sizes, rounds, log }) {
   return [
     row({
       workload,
-      metric: "CPU per append",
+      metric: "writer's CPU per append (its thread)",
+      unit: "µs",
+      better: "lower",
+      hearth: on.map((r) => r.writerUsPerAppend),
+      ceiling: off.map((r) => r.writerUsPerAppend),
+      baselines,
+      target: { text: "<= 1.05x without", kind: "ceiling", op: "<=", value: 1.05, basis: "median" },
+    }),
+    row({
+      workload,
+      metric: "total CPU per append (every thread)",
       unit: "µs",
       better: "lower",
       hearth: on.map((r) => r.cpuUsPerAppend),
       ceiling: off.map((r) => r.cpuUsPerAppend),
       baselines,
-      target: { text: "<= 1.05x without", kind: "ceiling", op: "<=", value: 1.05, basis: "median" },
+    }),
+    row({
+      workload,
+      metric: "bytes put on the target per append",
+      unit: "B",
+      better: "lower",
+      hearth: on.map((r) => r.bytesPerAppend),
     }),
     row({
       workload,

@@ -12,6 +12,7 @@ describe("builtFile", () => {
       "cli/main.js",
       "store/sqlite/reader-pool/thread.js",
       "store/sqlite/backup-worker.js",
+      "store/sqlite/wal-ship/ship-thread.js",
       "web/index.html",
       "../package.json",
     ])

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { failpoint } from "../../failpoints.js";
-import { type Target, targetFailed } from "./target.js";
+import { copyHashed, type Staged, type Target, targetFailed } from "./target.js";
 
 /**
  * A directory target: another disk or a mount. An object is written to a
@@ -34,15 +34,38 @@ export class DirTarget implements Target {
       }
       failpoint("replicate.mid-put");
       await rename(staging, path);
-      const dir = await open(dirname(path), "r");
-      try {
-        await dir.sync();
-      } finally {
-        await dir.close();
-      }
+      await syncDir(dirname(path));
     } catch (err) {
       await rm(staging, { force: true }).catch(() => {});
       throw targetFailed(this, `writing ${key}`, err);
+    }
+  }
+
+  async stage(file: string): Promise<Staged> {
+    const staging = join(this.root, `.stage-${process.pid}-${randomBytes(4).toString("hex")}`);
+    try {
+      await mkdir(this.root, { recursive: true, mode: 0o700 });
+      const { sha, bytes } = await copyHashed(file, staging);
+      return {
+        sha,
+        bytes,
+        publish: async (key) => {
+          const path = this.path(key);
+          try {
+            await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+            failpoint("replicate.mid-put");
+            await rename(staging, path);
+            await syncDir(dirname(path));
+          } catch (err) {
+            await rm(staging, { force: true }).catch(() => {});
+            throw targetFailed(this, `writing ${key}`, err);
+          }
+        },
+        discard: () => rm(staging, { force: true }),
+      };
+    } catch (err) {
+      await rm(staging, { force: true }).catch(() => {});
+      throw targetFailed(this, `copying ${file}`, err);
     }
   }
 
@@ -66,7 +89,7 @@ export class DirTarget implements Target {
     return names
       .filter((n) => !n.split(sep).some((part) => part.startsWith(".")))
       .map((n) => relative(this.root, join(dir, n)).split(sep).join("/"))
-      .filter((k) => /\.(db|wal|json)$/.test(k));
+      .filter((k) => /\.(db|walz?|json)$/.test(k));
   }
 
   async remove(keys: string[]): Promise<void> {
@@ -81,5 +104,14 @@ export class DirTarget implements Target {
     if (key.split("/").some((part) => part === ".." || part.startsWith(".")))
       throw new Error(`refusing object key ${key}`);
     return join(this.root, ...key.split("/"));
+  }
+}
+
+async function syncDir(path: string): Promise<void> {
+  const dir = await open(path, "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
   }
 }

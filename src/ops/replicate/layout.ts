@@ -6,7 +6,7 @@ import { sha256, type Target } from "./target.js";
  * How a profile's replica is laid out on a target (litestream's model):
  *
  *     <profile>/generations/<generation>/snapshots/<walSeq>-<frame>-<ms>-<sha256>.db
- *     <profile>/generations/<generation>/wal/<walSeq>-<from>-<to>-<ms>-<sha256>.wal
+ *     <profile>/generations/<generation>/wal/<walSeq>-<from>-<to>-<ms>-<sha256>.walz
  *
  * A generation is one unbroken stream of WAL: it starts with a snapshot
  * (the database file) and every committed frame after it, in segments.
@@ -14,7 +14,10 @@ import { sha256, type Target } from "./target.js";
  * a segment holds frames [from, to) of that WAL. A snapshot taken while
  * frames 0..frame of WAL walSeq were shipped is the database file at that
  * time; a restore applies to it every segment of walSeq and after, in
- * order (some pages of those frames may already be in it). `ms` is when the
+ * order (some pages of those frames may already be in it). A `.walz`
+segment holds each page's last version among those frames, deflated
+(src/store/sqlite/wal-ship/segment.ts); a `.wal` one (written before
+that) every frame as it was. `ms` is when the
  * object's content was read; the hex digest is its content's SHA-256,
  * checked on every read back. Objects are never changed, only added and
  * removed, so a reader needs no lock and a crash leaves no half object.
@@ -36,13 +39,15 @@ export interface Segment {
   to: number;
   at: number;
   sha: string;
+  /** A `.walz` segment: the last version of each page, deflated. */
+  packed: boolean;
 }
 
 const hex8 = (n: number) => n.toString(16).padStart(8, "0");
 const time = (ms: number) => String(ms).padStart(13, "0");
 const GENERATION = /^\d{13}-[0-9a-f]{8}$/;
 const SNAPSHOT = /^([0-9a-f]{8})-([0-9a-f]{8})-(\d{13})-([0-9a-f]{64})\.db$/;
-const SEGMENT = /^([0-9a-f]{8})-([0-9a-f]{8})-([0-9a-f]{8})-(\d{13})-([0-9a-f]{64})\.wal$/;
+const SEGMENT = /^([0-9a-f]{8})-([0-9a-f]{8})-([0-9a-f]{8})-(\d{13})-([0-9a-f]{64})\.wal(z?)$/;
 
 export const generationsOf = (profile: string) => `${profile}/generations/`;
 
@@ -55,7 +60,7 @@ export function snapshotKey(profile: string, s: Omit<Snapshot, "key">): string {
 }
 
 export function segmentKey(profile: string, s: Omit<Segment, "key">): string {
-  return `${generationsOf(profile)}${s.generation}/wal/${hex8(s.walSeq)}-${hex8(s.from)}-${hex8(s.to)}-${time(s.at)}-${s.sha}.wal`;
+  return `${generationsOf(profile)}${s.generation}/wal/${hex8(s.walSeq)}-${hex8(s.from)}-${hex8(s.to)}-${time(s.at)}-${s.sha}.wal${s.packed ? "z" : ""}`;
 }
 
 /** The snapshots and segments of every generation of `profile` on the target, oldest first. */
@@ -89,6 +94,7 @@ export async function listReplica(
         to: Number.parseInt(seg[3]!, 16),
         at: Number(seg[4]),
         sha: seg[5]!,
+        packed: seg[6] === "z",
       });
   }
   const order = (a: { generation: string; at: number }, b: { generation: string; at: number }) =>

@@ -5,14 +5,17 @@ import { inodeLocks } from "../../process/inode-locks.js";
 import type { SqliteStore } from "../../store/sqlite/store.js";
 import { WalSource } from "../../store/sqlite/wal-ship/source.js";
 import {
+  FRAME_HEADER_BYTES,
   type WalHeader,
   type WalPosition,
   walStart,
 } from "../../store/sqlite/wal-ship/wal-file.js";
+import { newCounters, type ShipCounters } from "./counters.js";
 import { newGeneration, segmentKey, snapshotKey } from "./layout.js";
+import { resumable } from "./resume.js";
 import { applyRetention } from "./retention.js";
 import type { ReplicationStatus } from "./status.js";
-import { sha256, type Target } from "./target.js";
+import type { Staged, Target } from "./target.js";
 
 export interface ReplicatorLog {
   info(event: object, message: string): void;
@@ -54,8 +57,11 @@ export class Replicator {
   private running: Promise<void> | undefined;
   private stopped = false;
   private paused = false;
+  /** A maintenance window parked the store since the last generation began: the file may have been replaced, so the next generation is new. */
+  private parkedSince = false;
   private lastRetention = 0;
   private readonly status: ReplicationStatus;
+  readonly counters: ShipCounters = newCounters();
 
   constructor(
     private readonly store: SqliteStore,
@@ -99,6 +105,7 @@ export class Replicator {
   /** Stop holding the WAL (a maintenance window parks the store): ship what is committed first. */
   async pause(): Promise<void> {
     this.paused = true;
+    this.parkedSince = true;
     await this.running;
     if (this.gen) await this.ship().catch(() => {});
     this.endGeneration();
@@ -126,6 +133,7 @@ export class Replicator {
 
   private async run(): Promise<void> {
     if (this.stopped || this.paused || this.store.isClosed || this.store.isParked) {
+      if (this.store.isParked) this.parkedSince = true;
       this.endGeneration();
       return;
     }
@@ -206,6 +214,7 @@ export class Replicator {
     const source = this.source;
     source.hold.begin();
     try {
+      if (!this.parkedSince && (await this.continueGeneration())) return;
       const header = await source.header();
       const gen: Generation = {
         id: newGeneration(),
@@ -216,10 +225,17 @@ export class Replicator {
         snapshotAt: 0,
       };
       // Read first, put after the frames: its time is then past every frame whose pages it may hold.
-      const data = await source.readDatabase();
-      if (header) await this.shipFrames(gen, header);
-      await this.putSnapshot(gen, data);
+      const staged = await this.target.stage(this.store.path);
+      try {
+        if (header) await this.shipFrames(gen, header);
+      } catch (err) {
+        await staged.discard().catch(() => {});
+        throw err;
+      }
+      await this.putSnapshot(gen, staged);
       this.gen = gen;
+      this.parkedSince = false;
+      this.counters.started++;
       this.log.info(
         { event: "replicate.generation", profile: this.store.profile, generation: gen.id },
         `replicating to ${this.target.name} (${this.target.where}), generation ${gen.id}`,
@@ -231,20 +247,58 @@ export class Replicator {
   }
 
   /**
+   * Continue the target's newest generation when the WAL, read under the
+   * hold begun, still continues it (resume.ts): ship the frames past its
+   * last segment, then check that the WAL did not start over while they
+   * were read (the hold begun here may be one that does not keep it from
+   * starting over: a reader of a WAL copied whole reads the database file
+   * only). False, having changed nothing the restore depends on, when it
+   * cannot tell: a new generation starts.
+   */
+  private async continueGeneration(): Promise<boolean> {
+    const source = this.source!;
+    const header = await source.header();
+    if (!header) return false;
+    const found = await resumable(this.target, this.store.profile, source, header);
+    if (!found) return false;
+    const gen: Generation = {
+      id: found.id,
+      key: source.key(),
+      walSeq: found.walSeq,
+      checkpointSeq: header.checkpointSeq,
+      pos: found.pos,
+      snapshotAt: found.snapshotAt,
+    };
+    await this.shipFrames(gen, header);
+    const after = await source.header();
+    if (!after || after.salt1 !== header.salt1 || after.salt2 !== header.salt2) return false;
+    this.gen = gen;
+    this.counters.resumed++;
+    this.log.info(
+      { event: "replicate.resumed", profile: this.store.profile, generation: gen.id },
+      `replicating to ${this.target.name} (${this.target.where}), continuing generation ${gen.id} at WAL ${gen.walSeq} frame ${found.pos.frame}`,
+    );
+    return true;
+  }
+
+  /**
    * The database file, read under the hold: it holds no page of a frame
    * not yet shipped (a checkpoint copies none past the hold). A restore
    * applies every frame of its walSeq to it, which mends a page a
    * checkpoint was writing while it was read.
    */
   private async snapshot(gen: Generation): Promise<void> {
-    await this.putSnapshot(gen, await this.source!.readDatabase());
+    await this.putSnapshot(gen, await this.target.stage(this.store.path));
   }
 
-  private async putSnapshot(gen: Generation, data: Buffer): Promise<void> {
+  /** A snapshot staged (streamed and hashed, never whole in memory: Target.stage) put in place. */
+  private async putSnapshot(gen: Generation, staged: Staged): Promise<void> {
     const at = Date.now();
     const item = { generation: gen.id, walSeq: gen.walSeq, frame: gen.pos?.frame ?? 0, at };
-    await this.target.put(snapshotKey(this.store.profile, { ...item, sha: sha256(data) }), data);
+    await staged.publish(snapshotKey(this.store.profile, { ...item, sha: staged.sha }));
     gen.snapshotAt = at;
+    this.counters.snapshots++;
+    this.counters.snapshotBytes += staged.bytes;
   }
 
   /** A new hold, every committed frame shipped, then the older hold let go (hold.ts). */
@@ -281,22 +335,26 @@ export class Replicator {
       gen.pos = walStart(header);
     }
     for (;;) {
-      const read = await this.source!.read(header, gen.pos, SEGMENT_MAX_BYTES);
-      if (read.data.length === 0) return;
-      const at = Date.now();
+      const packed = await this.source!.pack(header, gen.pos, SEGMENT_MAX_BYTES);
+      if (packed.frames === 0) return;
       const seg = {
         generation: gen.id,
         walSeq: gen.walSeq,
-        from: read.from.frame,
-        to: read.to.frame,
-        at,
+        from: gen.pos.frame,
+        to: packed.to.frame,
+        at: Date.now(),
+        sha: packed.sha,
+        packed: true,
       };
-      await this.target.put(
-        segmentKey(this.store.profile, { ...seg, sha: sha256(read.data) }),
-        read.data,
-      );
-      gen.pos = read.to;
-      if (read.data.length < SEGMENT_MAX_BYTES) return;
+      await this.target.put(segmentKey(this.store.profile, seg), packed.data);
+      gen.pos = packed.to;
+      const c = this.counters;
+      c.segments++;
+      c.frames += packed.frames;
+      c.walBytes += packed.walBytes;
+      c.kept += packed.kept;
+      c.bytes += packed.data.length;
+      if (packed.walBytes + header.pageSize + FRAME_HEADER_BYTES <= SEGMENT_MAX_BYTES) return;
     }
   }
 
@@ -304,10 +362,16 @@ export class Replicator {
     const pages = this.config.durability.walAutocheckpointPages;
     if (!gen.pos || gen.pos.frame < RESTART_THRESHOLDS * pages) return;
     const source = this.source!;
+    let locked = 0;
     await source.restart(async () => {
+      locked = Date.now();
       const header = await source.header();
       if (header) await this.shipFrames(gen, header);
     });
+    if (locked) {
+      this.counters.restarts++;
+      this.counters.restartLockedMs += Date.now() - locked;
+    }
   }
 }
 

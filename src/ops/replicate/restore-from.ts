@@ -7,6 +7,7 @@ import { HearthError } from "../../errors.js";
 import { ensurePrivateDir } from "../../files/create.js";
 import { sqliteMaintenance } from "../../store/sqlite/maintenance.js";
 import { verifyRestored } from "../../store/sqlite/wal-ship/hold.js";
+import { segmentFrames } from "../../store/sqlite/wal-ship/segment.js";
 import { applyFrames } from "../../store/sqlite/wal-ship/wal-file.js";
 import { getVerified, listReplica, type Segment, type Snapshot } from "./layout.js";
 import type { Target } from "./target.js";
@@ -60,7 +61,8 @@ export async function buildPointInTime(
     const image = await getVerified(target, snapshot);
     await db.writeFile(image);
     const pageSize = pageSizeOf(image);
-    for (const seg of chain) await applyFrames(db, await getVerified(target, seg), pageSize);
+    for (const seg of chain)
+      await applyFrames(db, segmentFrames(await getVerified(target, seg), seg.packed), pageSize);
     await db.sync();
   } catch (err) {
     await db.close();

@@ -1,5 +1,6 @@
 import type { HearthConfig } from "../../config/schema.js";
 import { isSqliteStore, type Store } from "../../store/api.js";
+import type { ShipCounters } from "./counters.js";
 import { Replicator, type ReplicatorLog } from "./replicator.js";
 import { type ReplicationStatus, writeStatus } from "./status.js";
 import { openTarget, targetConfig } from "./target.js";
@@ -9,6 +10,8 @@ const running = new Map<string, Replicator>();
 
 export interface Replication {
   statuses(): ReplicationStatus[];
+  /** What each replicator shipped since it started (volume, for the bench). */
+  counters(): ShipCounters[];
   /** Ship now, on every replicator (each tick also runs on its timer). */
   tick(): Promise<void>;
   stop(): Promise<void>;
@@ -50,6 +53,7 @@ export async function startReplication(options: {
   }
   return {
     statuses: () => mine.map((r) => r.current),
+    counters: () => mine.map((r) => ({ ...r.counters })),
     tick: async () => {
       await Promise.all(mine.map((r) => r.tick()));
     },

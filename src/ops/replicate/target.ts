@@ -1,5 +1,9 @@
 import { createHash } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { open } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { HearthConfig } from "../../config/schema.js";
 import type { TargetConfig } from "../../config/targets.js";
 import { HearthError } from "../../errors.js";
@@ -15,10 +19,25 @@ export interface Target {
   /** Where, for messages (no credentials). */
   readonly where: string;
   put(key: string, data: Buffer): Promise<void>;
+  /**
+   * Copy `file` towards the target, streamed (never whole in memory) and
+   * hashed as it is read, under no listed name yet; `publish` then puts it
+   * under a key that may carry its SHA-256 (a snapshot's), `discard` drops
+   * it. The copy is what was read: a file that changes meanwhile is not
+   * read twice.
+   */
+  stage(file: string): Promise<Staged>;
   get(key: string): Promise<Buffer>;
   /** Keys under `prefix` (a folder: ends with "/"), in no particular order. */
   list(prefix: string): Promise<string[]>;
   remove(keys: string[]): Promise<void>;
+}
+
+export interface Staged {
+  sha: string;
+  bytes: number;
+  publish(key: string): Promise<void>;
+  discard(): Promise<void>;
 }
 
 export const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
@@ -65,4 +84,32 @@ export function targetFailed(target: Target, what: string, err: unknown): Hearth
       hint: "check that the target is reachable, writable and has space; replication catches up once it is",
     },
   );
+}
+
+/** `from` copied to the new file `to` (created 0600, fsynced), hashed as it streams: its SHA-256 and size. */
+export async function copyHashed(
+  from: string,
+  to: string,
+): Promise<{ sha: string; bytes: number }> {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  await pipeline(
+    createReadStream(from, { highWaterMark: 1 << 20 }),
+    tap,
+    createWriteStream(to, { flags: "wx", mode: 0o600 }),
+  );
+  const file = await open(to, "r");
+  try {
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  return { sha: hash.digest("hex"), bytes };
 }

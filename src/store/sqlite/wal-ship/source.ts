@@ -3,13 +3,14 @@ import { open } from "node:fs/promises";
 import type { FairWriteLock } from "../../../process/write-lock.js";
 import { checkpointOffLoop, checkpointThreadUp } from "../wal-sync/checkpointer.js";
 import { WalHold } from "./hold.js";
+import type { PackedSegment } from "./segment.js";
+import { packOffLoop } from "./shipper.js";
 import {
+  FRAME_HEADER_BYTES,
   parseWalHeader,
-  readCommitted,
   WAL_HEADER_BYTES,
   type WalHeader,
   type WalPosition,
-  type WalRead,
 } from "./wal-file.js";
 
 export interface WalSourceOptions {
@@ -54,21 +55,20 @@ export class WalSource {
     }
   }
 
-  /** Committed frames past `from` (at most about `maxBytes`). */
-  async read(header: WalHeader, from: WalPosition, maxBytes: number): Promise<WalRead> {
-    const file = await open(`${this.options.path}-wal`, "r");
-    try {
-      return await readCommitted(file, header, from, maxBytes);
-    } finally {
-      await file.close();
-    }
+  /** Committed frames past `from` (at most about `maxBytes` of WAL), packed on the replication thread (segment.ts). */
+  pack(header: WalHeader, from: WalPosition, maxBytes: number): Promise<PackedSegment> {
+    return packOffLoop(`${this.options.path}-wal`, header, from, maxBytes);
   }
 
-  /** The database file as it is (a snapshot is only ever read under a hold: hold.ts). */
-  async readDatabase(): Promise<Buffer> {
-    const file = await open(this.options.path, "r");
+  /** The 24-byte header of WAL frame `frame` (0-based), undefined past the file's end. */
+  async frameHeader(header: WalHeader, frame: number): Promise<Buffer | undefined> {
+    const file = await open(`${this.options.path}-wal`, "r").catch(() => undefined);
+    if (!file) return undefined;
     try {
-      return await file.readFile();
+      const b = Buffer.alloc(FRAME_HEADER_BYTES);
+      const at = WAL_HEADER_BYTES + frame * (FRAME_HEADER_BYTES + header.pageSize);
+      const { bytesRead } = await file.read(b, 0, FRAME_HEADER_BYTES, at);
+      return bytesRead === FRAME_HEADER_BYTES ? b : undefined;
     } finally {
       await file.close();
     }

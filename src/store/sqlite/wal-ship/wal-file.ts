@@ -83,35 +83,21 @@ export function walChecksum(
   return [s1, s2];
 }
 
-/** Committed frames read past a position: their bytes (frame headers included) and the new position. */
-export interface WalRead {
-  data: Buffer;
-  from: WalPosition;
-  to: WalPosition;
-}
-
 /**
- * The committed frames of the WAL behind `file` past `from` (same salts),
- * at most `maxBytes` of them (whole transactions; at least one). Reads with
- * the async file API, on the libuv pool: the writer's loop only checksums.
+ * How many of the frames in `buffer` (whole frames read from the WAL past
+ * `from`) are committed, and the running checksum after them: frames count
+ * while their salts are the WAL's and their checksums continue the running
+ * one, up to the last commit frame among them.
  */
-export async function readCommitted(
-  file: FileHandle,
+export function scanCommitted(
+  buffer: Buffer,
   header: WalHeader,
   from: WalPosition,
-  maxBytes: number,
-): Promise<WalRead> {
+): { frames: number; to: WalPosition } {
   const frameBytes = FRAME_HEADER_BYTES + header.pageSize;
-  const start = WAL_HEADER_BYTES + from.frame * frameBytes;
-  const size = (await file.stat()).size;
-  const wanted = Math.max(0, Math.min(size - start, Math.max(maxBytes, frameBytes)));
-  const buffer = Buffer.alloc(Math.floor(wanted / frameBytes) * frameBytes);
-  const { bytesRead } = buffer.length
-    ? await file.read(buffer, 0, buffer.length, start)
-    : { bytesRead: 0 };
   let checksum = from.checksum;
-  let committed = { bytes: 0, frames: 0, checksum };
-  for (let at = 0, n = 0; at + frameBytes <= bytesRead; at += frameBytes) {
+  let committed = { frames: 0, checksum };
+  for (let at = 0, n = 0; at + frameBytes <= buffer.length; at += frameBytes) {
     if (buffer.readUInt32BE(at + 8) !== from.salt1 || buffer.readUInt32BE(at + 12) !== from.salt2)
       break;
     checksum = walChecksum(buffer, at, at + 8, checksum, header.bigEndian);
@@ -128,12 +114,10 @@ export async function readCommitted(
     )
       break;
     n++;
-    if (buffer.readUInt32BE(at + 4) !== 0)
-      committed = { bytes: at + frameBytes, frames: n, checksum };
+    if (buffer.readUInt32BE(at + 4) !== 0) committed = { frames: n, checksum };
   }
   return {
-    data: buffer.subarray(0, committed.bytes),
-    from,
+    frames: committed.frames,
     to: { ...from, frame: from.frame + committed.frames, checksum: committed.checksum },
   };
 }
