@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { FsyncPolicy, othersOnLoop } from "../../src/store/sqlite/wal-sync/policy.js";
+import { FsyncPolicy } from "../../src/store/sqlite/wal-sync/policy.js";
 
 // The policy that decides where a commit's fsync runs (src/store/sqlite/wal-sync/policy.ts),
 // against this process's real event loop and clock.
@@ -111,7 +111,9 @@ describe("FsyncPolicy: where a commit's fsync runs", () => {
 
   it("othersOnLoop: a lone process's own file work does not want the loop; a ref'd timer or a server does", () => {
     // In a process of its own: the test runner's channels and timers would answer for it here.
-    const policy = pathToFileURL(join(import.meta.dirname, "../../dist/store/sqlite/wal-sync/policy.js"));
+    const policy = pathToFileURL(
+      join(import.meta.dirname, "../../dist/store/sqlite/wal-sync/policy.js"),
+    );
     const script = `
       import { fsync, openSync } from "node:fs";
       import { createServer } from "node:net";

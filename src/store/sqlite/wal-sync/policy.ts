@@ -21,7 +21,13 @@ export interface FsyncPolicyOptions {
  * FULL would delay it just as much), a close, an open file, the checkpoint
  * thread's port.
  */
-const NOT_WAITING = new Set(["FSReqCallback", "FSReqPromise", "CloseReq", "FileHandle", "MessagePort"]);
+const NOT_WAITING = new Set([
+  "FSReqCallback",
+  "FSReqPromise",
+  "CloseReq",
+  "FileHandle",
+  "MessagePort",
+]);
 
 /**
  * Whether anything besides this store's writes can want the event loop
@@ -33,18 +39,27 @@ const NOT_WAITING = new Set(["FSReqCallback", "FSReqPromise", "CloseReq", "FileH
  * they count, as the hand-off did before.
  */
 export function othersOnLoop(): boolean {
-  let stdio = 0;
-  const handles = (process as { _getActiveHandles?: () => unknown[] })._getActiveHandles?.() ?? [];
-  for (const handle of handles) if (isStdOutput(handle)) stdio++;
+  let stdio: number | undefined; // counted only when a pipe or terminal is up (a gateway stops at its server)
   for (const kind of process.getActiveResourcesInfo()) {
     if (NOT_WAITING.has(kind)) continue;
-    if (stdio > 0 && (kind === "PipeWrap" || kind === "TTYWrap")) {
-      stdio--;
-      continue;
+    if (kind === "PipeWrap" || kind === "TTYWrap") {
+      stdio ??= stdOutputs();
+      if (stdio > 0) {
+        stdio--;
+        continue;
+      }
     }
     return true;
   }
   return false;
+}
+
+/** How many of this process's active handles are its standard output and error. */
+function stdOutputs(): number {
+  const handles = (process as { _getActiveHandles?: () => unknown[] })._getActiveHandles?.() ?? [];
+  let n = 0;
+  for (const handle of handles) if (isStdOutput(handle)) n++;
+  return n;
 }
 
 /** process.stdout or process.stderr (a pipe or terminal stream on fd 1 or 2, not reading). */
@@ -106,6 +121,17 @@ export class FsyncPolicy {
   lastCommit: { on: "loop" | "pool"; reason: OffLoopReason } | undefined;
   /** Write-path commits since the writer opened, by where their fsync ran ("loop") or why it left. */
   readonly commits: Partial<Record<"loop" | NonNullable<OffLoopReason>, number>> = {};
+  /** fsyncs of the WAL run on the pool (commits that left the loop share them). */
+  poolFsyncs = 0;
+
+  /**
+   * fsyncs of the WAL for write-path commits since the writer opened: one
+   * inside each commit that kept it on the loop (SQLite's, at FULL), and
+   * those run on the pool. Checkpoints' own syncs are not counted.
+   */
+  get walFsyncs(): number {
+    return (this.commits.loop ?? 0) + this.poolFsyncs;
+  }
 
   constructor(
     private readonly options: FsyncPolicyOptions,

@@ -196,6 +196,7 @@ export class WalSync {
   private sync(guard: FileGuard): Promise<void> {
     if (!this.running) {
       const started = performance.now();
+      if (this.policy) this.policy.poolFsyncs++;
       this.running = fsyncWal(guard).finally(() => {
         this.running = undefined;
         this.policy?.synced(performance.now() - started);
