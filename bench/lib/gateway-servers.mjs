@@ -132,9 +132,21 @@ export async function commitBatches(address) {
     const m = /^hearth_write_commits_total\{profile="default",fsync="([^"]+)"\} (\S+)$/.exec(l);
     if (m) commits[m[1] === "loop" ? "loop" : "pool"] += Number(m[2]);
   }
+  // hearth_wal_fsyncs_total: the WAL fsyncs of the store's write-path commits (the
+  // raw SQL ceiling has none: each of its commits fsyncs inside itself, one per batch).
+  const fsyncLine = lines.find((l) => l.startsWith('hearth_wal_fsyncs_total{profile="default"} '));
+  let acked = 0;
+  for (const l of lines) {
+    const m = /^hearth_messages_acknowledged_total\{profile="default",role="[^"]+"\} (\S+)$/.exec(
+      l,
+    );
+    if (m) acked += Number(m[1]);
+  }
   return {
     sum: value("hearth_commit_batch_size_sum"),
     count: value("hearth_commit_batch_size_count"),
     commits,
+    fsyncs: fsyncLine ? Number(fsyncLine.slice(fsyncLine.lastIndexOf(" ") + 1)) : undefined,
+    acked,
   };
 }

@@ -8,6 +8,7 @@ import { targetsOf } from "./rows.mjs";
 import { SCALING_CHARTS, SCALING_WHY, writeScalingCharts } from "./scaling-charts.mjs";
 import { fmt, fmtRatio } from "./stats.mjs";
 import { ratioChart } from "./svg.mjs";
+import { turnCpuSection } from "./turn-cpu.mjs";
 
 const root = (p) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 
@@ -190,7 +191,7 @@ ${markdownTable(result.rows.filter((r) => !r.workload.startsWith("18.")))}
 
 ![hearth/baseline ratios](benchmarks.svg)
 
-${scalingSection(result)}${partialSection(partials)}${pgCostSection(pgCost, markdownTable)}## Earlier partial runs
+${scalingSection(result)}${partialSection(partials)}${pgCostSection(pgCost, markdownTable)}${turnCpuSection()}## Earlier partial runs
 
 What each change of issues 15 and 18 measured when it was made (before this
 full run) is in [benchmarks-history.md](benchmarks-history.md); so are the

@@ -88,6 +88,10 @@ const committer = {
     if (m.role === "user") lastUser.set(sessionId, m);
     return m;
   },
+  // What runTurn calls since the group commit may answer with the session (GroupCommitter).
+  async appendReporting(sessionId, message) {
+    return { message: await this.append(sessionId, message) };
+  },
   async drain() {},
 };
 

@@ -66,6 +66,15 @@ function pooledShare(before, after) {
   return all > 0 ? pool / all : undefined;
 }
 
+function fsyncsPerMessage(before, after) {
+  if (after.fsyncs !== undefined && before.fsyncs !== undefined) {
+    const acked = after.acked - before.acked;
+    return acked > 0 ? (after.fsyncs - before.fsyncs) / acked : undefined;
+  }
+  const messages = after.sum - before.sum;
+  return messages > 0 ? (after.count - before.count) / messages : undefined;
+}
+
 /** A window's pooled share in %: never a 0 made up for a count /metrics did not give. */
 function pooledPercent(w) {
   if (w.pooledShare === undefined)
@@ -116,6 +125,10 @@ export async function measureWindow(
       after && after.count > before.count
         ? (after.sum - before.sum) / (after.count - before.count)
         : undefined,
+    // WAL fsyncs per acknowledged message over the same span, counted: the
+    // store's own count (hearth_wal_fsyncs_total), or for the raw SQL
+    // ceiling one per commit (each fsyncs inside itself at FULL).
+    fsyncsPerMessage: after ? fsyncsPerMessage(before, after) : undefined,
     // The store's commits over the same span whose fsync left the loop (shared on the pool), 0–1.
     pooledShare: after ? pooledShare(before.commits, after.commits) : undefined,
     errors: results.reduce((s, r) => s + r.errors, 0),
@@ -293,6 +306,16 @@ function buildRows({ res, counts, top, failures }) {
       baselines,
       hearth: res.full.byN.get(top).map((w) => w.meanBatch),
       ceiling: res.sqlFull.byN.get(top).map((w) => w.meanBatch),
+    }),
+    // Group commit's efficiency, counted (issue 44): WAL fsyncs per acknowledged message.
+    row({
+      workload,
+      metric: `WAL+FULL, ${top} clients: WAL fsyncs per acknowledged message`,
+      unit: "fsyncs",
+      better: "lower",
+      baselines,
+      ...series("full", top, "fsyncsPerMessage"),
+      target: { text: "<= 1/20", kind: "absolute", op: "<=", value: 0.05, basis: "median" },
     }),
     // Whether group commit off shared fsyncs on the pool (the policy moves
     // them off a busy loop), which would bring it closer to group commit.

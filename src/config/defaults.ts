@@ -15,7 +15,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     journalSizeLimitBytes: 67108864,
     walAutocheckpointPages: 1000,
     syncOffLoop: true,
-    checkpointOffLoop: "with-fsync",
+    checkpointOffLoop: "always",
   },
   store: {
     busyTimeoutMs: 5000,

@@ -35,12 +35,15 @@ const durability = z
      */
     syncOffLoop: z.boolean().default(true),
     /**
-     * With syncOffLoop at FULL: "with-fsync" checkpoints inside the commit,
-     * as SQLite would, whenever the fsync policy keeps that commit's fsync
-     * there too (a quiet loop, a fast disk, no backup), and on the thread
-     * otherwise; "always" always on the thread.
+     * With syncOffLoop: "always" (the default) runs every automatic
+     * checkpoint on the checkpoint thread, never inside a commit on the
+     * writer's thread while that thread is up; "with-fsync" (at FULL)
+     * checkpoints inside the commit, as SQLite would, whenever the fsync
+     * policy keeps that commit's fsync there too (a quiet loop, a fast disk,
+     * no backup): less CPU for a lone writer, a stall of the loop at each
+     * checkpoint (docs/durability.md).
      */
-    checkpointOffLoop: z.enum(["with-fsync", "always"]).default("with-fsync"),
+    checkpointOffLoop: z.enum(["with-fsync", "always"]).default("always"),
   })
   .strict();
 

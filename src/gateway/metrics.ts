@@ -66,7 +66,9 @@ export class GatewayMetrics {
    * "slow-disk", "backup", "fsync-running": those share an fsync on the
    * libuv pool). The store's own count (`durability().offLoop.commits`),
    * read from its memory at every scrape, never counted here; PostgreSQL
-   * stores have none.
+   * stores have none. hearth_wal_fsyncs_total{profile}: the fsyncs those
+   * commits made (store.walFsyncs()): one inside each commit on the loop,
+   * one per shared fsync on the pool.
    */
   watchCommits(stores: () => Iterable<{ profile: string; store: Store }>): void {
     new Counter({
@@ -82,6 +84,21 @@ export class GatewayMetrics {
           for (const [fsync, count] of Object.entries(store.offLoopCommits())) {
             if (count) this.inc({ profile, fsync }, count);
           }
+        }
+      },
+    });
+    // Group commit's efficiency, counted: fsyncs per acknowledged message (issue 44).
+    new Counter({
+      name: "hearth_wal_fsyncs_total",
+      help: "fsyncs of the WAL for write-path commits since the store's writer opened (inside commits on the loop, and on the libuv pool)",
+      labelNames: ["profile"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { profile, store } of stores()) {
+          if (!isSqliteStore(store) || store.isClosed) continue;
+          const count = store.walFsyncs();
+          if (count) this.inc({ profile }, count);
         }
       },
     });

@@ -34,6 +34,11 @@ export class FairWriteLock {
     private readonly onTimeout: () => Error,
   ) {}
 
+  /** Writers of this process waiting behind the one holding the lock. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   /** Run `fn` while holding the write lock; give up after `patienceMs` of waiting. */
   async run<T>(fn: () => T | Promise<T>, patienceMs: number): Promise<T> {
     const deadline = Date.now() + patienceMs;

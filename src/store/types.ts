@@ -226,7 +226,7 @@ export interface DurabilityReport {
     /**
      * Where the last write-path commit left its checkpoint (null before the
      * first): "commit", inside it as SQLite would (a commit whose fsync stayed
-     * on a quiet loop, durability.checkpointOffLoop "with-fsync"), or "thread".
+     * on a quiet loop, with durability.checkpointOffLoop "with-fsync", not the default), or "thread".
      */
     lastCheckpoint: "commit" | "thread" | null;
     /**

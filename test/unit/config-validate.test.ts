@@ -22,7 +22,7 @@ describe("validateConfig", () => {
         journalSizeLimitBytes: 64 * 1024 * 1024,
         walAutocheckpointPages: 1000,
         syncOffLoop: true,
-        checkpointOffLoop: "with-fsync",
+        checkpointOffLoop: "always",
       },
       store: {
         busyTimeoutMs: 5000,
@@ -104,7 +104,7 @@ describe("validateConfig", () => {
       journalSizeLimitBytes: 64 * 1024 * 1024,
       walAutocheckpointPages: 1000,
       syncOffLoop: true,
-      checkpointOffLoop: "with-fsync",
+      checkpointOffLoop: "always",
     });
     expect(config.store.busyTimeoutMs).toBe(5000);
   });

@@ -1,4 +1,7 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { FsyncPolicy } from "../../src/store/sqlite/wal-sync/policy.js";
 
@@ -87,5 +90,60 @@ describe("FsyncPolicy: where a commit's fsync runs", () => {
     policy.synced(options.slowMs);
     expect(policy.offLoop()).toBe(true);
     expect(policy.last).toBe("backup");
+  });
+
+  it("keeps the fsync in the commit, whatever the reason, while nothing else can want the loop (issue 44)", async () => {
+    let others = false;
+    const policy = new FsyncPolicy(options, () => others);
+    policy.watchBackups(() => true);
+    policy.synced(options.slowMs);
+    // A lone writer: a hand-off to the pool would only cost two thread wake-ups.
+    expect(policy.offLoop()).toBe(false);
+    expect(policy.last).toBeNull();
+    // Another write of this store queued behind this one in this process.
+    expect(policy.offLoop(undefined, true)).toBe(true);
+    expect(policy.last).toBe("backup");
+    // A timer, socket or server appears: judged again at the next window.
+    others = true;
+    await sleep(60);
+    expect(policy.offLoop()).toBe(true);
+  });
+
+  it("othersOnLoop: a lone process's own file work does not want the loop; a ref'd timer or a server does", () => {
+    // In a process of its own: the test runner's channels and timers would answer for it here.
+    const policy = pathToFileURL(
+      join(import.meta.dirname, "../../dist/store/sqlite/wal-sync/policy.js"),
+    );
+    const script = `
+      import { fsync, openSync } from "node:fs";
+      import { createServer } from "node:net";
+      const { othersOnLoop } = await import(${JSON.stringify(policy.href)});
+      const fd = openSync(process.execPath, "r");
+      console.log("standard output and error are synchronous");
+      console.error("on Linux");
+      const seen = [othersOnLoop()];
+      fsync(fd, () => {});
+      seen.push(othersOnLoop()); // its own fsync in flight
+      const timer = setInterval(() => {}, 1000);
+      seen.push(othersOnLoop());
+      clearInterval(timer);
+      const unref = setInterval(() => {}, 1000).unref();
+      seen.push(othersOnLoop());
+      clearInterval(unref);
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        seen.push(othersOnLoop());
+        server.close();
+        console.log(JSON.stringify(seen));
+        process.stdin.resume(); // reading stdin waits for the loop
+        console.log(JSON.stringify(othersOnLoop()));
+        process.stdin.pause();
+        process.stdin.destroy();
+      });`;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      stdio: ["pipe", "pipe", "pipe"],
+    }).split("\n");
+    expect(JSON.parse(out[1]!)).toEqual([false, false, true, false, true]);
+    expect(JSON.parse(out[2]!)).toBe(true);
   });
 });

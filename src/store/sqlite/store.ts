@@ -189,6 +189,18 @@ export class SqliteStore implements Store {
     return offLoopCommits(writer, this.entry.walSync);
   }
 
+  /**
+   * fsyncs of the WAL for this process's write-path commits since its
+   * writer opened (FsyncPolicy.walFsyncs), from memory; 0 when its commits
+   * leave no fsync to hearth (no WalSync, or not at FULL). With
+   * offLoopCommits(): how many commits shared one fsync.
+   */
+  walFsyncs(): number {
+    this.assertOpen();
+    const writer = this.role === "writer" ? this.entry.connection("writer") : undefined;
+    return writer?.offLoop ? (this.entry.walSync?.policy?.walFsyncs ?? 0) : 0;
+  }
+
   /** Schema version and application_id as stored in the database. */
   async schema(): Promise<{ version: number; applicationId: number }> {
     return this.through(async () => readSchema(this.access.read()));

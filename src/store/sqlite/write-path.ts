@@ -37,7 +37,7 @@ export function writeTransaction<T>(
       try {
         begun = true;
         const walSync = conn.offLoop ? entry.walSync : undefined;
-        const how = walSync?.commitMode();
+        const how = walSync?.commitMode(entry.locks.writeLock.queued > 0);
         const started = performance.now();
         const result = conn.transaction(() => {
           const prepare = (sql: string) => conn.stmt(sql);

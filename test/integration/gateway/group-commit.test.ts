@@ -144,5 +144,19 @@ describe("group commit at synchronous=FULL", () => {
     expect(sc.total).toBeGreaterThanOrEqual(2 * single.acks.length);
     for (const where of [...gc.fsync, ...sc.fsync])
       expect(["loop", "busy-loop", "slow-disk", "backup", "fsync-running"]).toContain(where);
+    // The WAL fsyncs those commits made, counted by the store: one per
+    // commit on the loop, one per shared fsync on the pool, so never more
+    // than the commits; with group commit, fewer than the messages.
+    const fsyncs = (text: string) =>
+      metric(text, 'hearth_wal_fsyncs_total{profile="default"}') ?? 0;
+    const [gf, sf] = [fsyncs(gm), fsyncs(sm)];
+    console.log(
+      `WAL fsyncs per acknowledged message: ${(gf / (2 * grouped.acks.length)).toFixed(3)} with group commit, ${(sf / (2 * single.acks.length)).toFixed(3)} without`,
+    );
+    expect(gf).toBeGreaterThan(0);
+    expect(gf).toBeLessThanOrEqual(gc.total);
+    expect(gf).toBeLessThan(grouped.acks.length);
+    expect(sf).toBeGreaterThan(0);
+    expect(sf).toBeLessThanOrEqual(sc.total);
   });
 });

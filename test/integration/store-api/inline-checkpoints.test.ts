@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
-// durability.checkpointOffLoop "with-fsync" (the default, src/store/sqlite/wal-sync/sync.ts):
+// durability.checkpointOffLoop "with-fsync" (not the default since issue 44, src/store/sqlite/wal-sync/sync.ts):
 // a commit whose fsync the policy keeps on a quiet loop checkpoints inside
 // itself too, as SQLite would, unless the database or its WAL is large.
 // The syscall traces of this behaviour (and of the busy loop that never
@@ -15,7 +15,7 @@ describe("checkpoints inside a quiet commit (issue 15)", () => {
       home: tempHome(),
       // The default journal size limit: past 256 KiB (under two thresholds of
       // 100 pages) a WAL counts as grown, which sends checkpoints to the thread.
-      config: { durability: { walAutocheckpointPages: 100 } },
+      config: { durability: { walAutocheckpointPages: 100, checkpointOffLoop: "with-fsync" } },
     });
     try {
       const session = await store.sessions.create({ title: "bounded inline" });
@@ -54,7 +54,7 @@ describe("checkpoints inside a quiet commit (issue 15)", () => {
     raw.close();
     const store = await openSqliteStore({
       home,
-      config: { durability: { walAutocheckpointPages: 100 } },
+      config: { durability: { walAutocheckpointPages: 100, checkpointOffLoop: "with-fsync" } },
     });
     try {
       const session = await store.sessions.create({ title: "large" });

@@ -16,11 +16,16 @@ const FIXTURE = join(import.meta.dirname, "../../fixtures/off-loop-writer.mjs");
 async function traceWriter(
   syncOffLoop: boolean,
   count: number,
-  { busy = false, checkpointOffLoop = "with-fsync", home = tempHome() } = {},
+  {
+    busy = false,
+    // null: the configured default
+    checkpointOffLoop = "with-fsync" as string | null,
+    home = tempHome(),
+  } = {},
 ) {
   const { result, calls, acks, main } = await traceFixture(
     FIXTURE,
-    { home, syncOffLoop, count, busy, checkpointOffLoop },
+    { home, syncOffLoop, count, busy, checkpointOffLoop: checkpointOffLoop ?? undefined },
     "pwrite64,fsync,fdatasync",
   );
   const start = calls.find((c) => c.name === "write" && c.text.includes('"start')!)!.done;
@@ -87,12 +92,12 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
   );
 
   /** A quiet writer's trace: its commits' fsyncs stayed in SQLite's commit, on the loop's thread. */
-  async function quietWriter(checkpointOffLoop: string) {
+  async function quietWriter(checkpointOffLoop: string | null, count = 300) {
     // On tmpfs, where an fsync never takes 20 ms: under strace in a loaded
     // CI run on disk, one fsync that slow sent every commit of the run off
     // the loop ("slow-disk": 3 of 301 commits stayed), and nothing was left to judge.
     const home = tempHome(existsSync("/dev/shm") ? "/dev/shm" : undefined);
-    const trace = await traceWriter(true, 300, { checkpointOffLoop, home });
+    const trace = await traceWriter(true, count, { checkpointOffLoop, home });
     const { calls, main, commits } = trace;
     const syncs = calls.filter(isSync);
     // A loop that only writes is not judged busy: its commits' own time is
@@ -106,15 +111,18 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     // (a loaded test machine can do that): then the next ones leave it for a
     // while ("slow-disk").
     const busy = commits["busy-loop"] ?? 0;
-    expect((commits.loop ?? 0) + (commits["slow-disk"] ?? 0) + busy).toBe(301); // the session, 300 writes
+    expect((commits.loop ?? 0) + (commits["slow-disk"] ?? 0) + busy).toBe(count + 1); // the session, the writes
     expect(commits.loop).toBeGreaterThan(0);
     // Each commit on the loop fsynced inside the commit, on the loop's thread.
     const walOnLoop = syncs.filter((c) => c.tid === main && c.file.endsWith("-wal"));
     expect(walOnLoop.length).toBeGreaterThanOrEqual(commits.loop - 1); // the session's came before the trace window
     // The checkpoints' fsyncs of the database file, by thread.
     const dbSyncs = syncs.filter((c) => c.file.endsWith("state.db"));
+    // From the thread's first checkpoint on, the thread is up.
+    const threadUp = dbSyncs.find((c) => c.tid !== main)?.done ?? Number.POSITIVE_INFINITY;
     return {
       onLoop: dbSyncs.filter((c) => c.tid === main).length,
+      onLoopWhileUp: dbSyncs.filter((c) => c.tid === main && c.done > threadUp).length,
       elsewhere: dbSyncs.filter((c) => c.tid !== main).length,
       quietCommits: commits.loop ?? 0,
     };
@@ -155,6 +163,22 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       // WAL past OVERDUE_THRESHOLDS is checkpointed by the writer itself.
       const { onLoop, elsewhere } = await quietWriter("always");
       expect(elsewhere).toBeGreaterThan(onLoop);
+    },
+  );
+
+  it(
+    "by default no checkpoint runs on the writer's thread once the checkpoint thread is up, however quiet the loop (issue 44)",
+    { timeout: 60_000 },
+    async () => {
+      // 600 writes of 3 KB cross the 64-page threshold about 50 times. A
+      // checkpoint on the writer's connection fsyncs the database file on
+      // the loop's thread (SQLite's automatic one inside a commit, or the
+      // fallback of an overdue WAL); the thread's on another. Before the
+      // thread is up the fallback may run there; never after.
+      const { onLoop, onLoopWhileUp, elsewhere } = await quietWriter(null, 600);
+      const where = `${onLoop} fsyncs of the database file on the writer's thread, ${elsewhere} on others`;
+      expect(elsewhere, where).toBeGreaterThan(10);
+      expect(onLoopWhileUp).toBe(0);
     },
   );
 

@@ -15,6 +15,60 @@ export interface FsyncPolicyOptions {
   holdMs: number;
 }
 
+/**
+ * Pending work of these kinds is a completion, not something waiting for
+ * the loop to be free: a file operation's callback (SQLite's own fsync at
+ * FULL would delay it just as much), a close, an open file, the checkpoint
+ * thread's port.
+ */
+const NOT_WAITING = new Set([
+  "FSReqCallback",
+  "FSReqPromise",
+  "CloseReq",
+  "FileHandle",
+  "MessagePort",
+]);
+
+/**
+ * Whether anything besides this store's writes can want the event loop
+ * while a commit holds it: a ref'd timer, immediate, socket, server, pipe,
+ * child process, worker (process.getActiveResourcesInfo(), ~0.2 µs, asked
+ * once per window). Standard output and error are not: on Linux their
+ * writes to a pipe or terminal are synchronous, nothing of theirs waits for
+ * the loop. When they cannot be told apart (no process._getActiveHandles),
+ * they count, as the hand-off did before.
+ */
+export function othersOnLoop(): boolean {
+  let stdio: number | undefined; // counted only when a pipe or terminal is up (a gateway stops at its server)
+  for (const kind of process.getActiveResourcesInfo()) {
+    if (NOT_WAITING.has(kind)) continue;
+    if (kind === "PipeWrap" || kind === "TTYWrap") {
+      stdio ??= stdOutputs();
+      if (stdio > 0) {
+        stdio--;
+        continue;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+/** How many of this process's active handles are its standard output and error. */
+function stdOutputs(): number {
+  const handles = (process as { _getActiveHandles?: () => unknown[] })._getActiveHandles?.() ?? [];
+  let n = 0;
+  for (const handle of handles) if (isStdOutput(handle)) n++;
+  return n;
+}
+
+/** process.stdout or process.stderr (a pipe or terminal stream on fd 1 or 2, not reading). */
+function isStdOutput(handle: unknown): boolean {
+  const h = handle as { fd?: number; _handle?: { fd?: number; reading?: boolean } } | null;
+  const fd = h?.fd ?? h?._handle?.fd;
+  return (fd === 1 || fd === 2) && h?._handle?.reading !== true;
+}
+
 /** The policy every writer uses (figures: docs/benchmarks-history.md). */
 export const FSYNC_POLICY: FsyncPolicyOptions = {
   windowMs: 100,
@@ -39,7 +93,14 @@ export const FSYNC_POLICY: FsyncPolicyOptions = {
  *   utilisation, minus the time the commits themselves took);
  * - the disk is slow: a commit's fsync took `slowMs` or more in the last
  *   `holdMs`;
- * - a backup of the database runs, which is when fsyncs turn slow.
+ * - a backup of the database runs, which is when fsyncs turn slow;
+ *
+ * and only while something else can want the loop meanwhile: another
+ * writer of this store queued in this process, or (othersOnLoop, judged
+ * once per window) a timer, socket, server, pipe, child process. A process
+ * whose loop has nothing but its own writes (a script appending in a loop,
+ * an import) gains nothing from the hand-off, whatever the disk: it cost a
+ * lone writer 25 µs of CPU per append on its own (docs/benchmarks-history.md).
  *
  * Otherwise SQLite fsyncs inside the commit, exactly as at FULL without
  * hearth.
@@ -52,18 +113,44 @@ export class FsyncPolicy {
   private backup = false;
   private slowUntil = Number.NEGATIVE_INFINITY;
   private backupRunning: (() => boolean) | undefined;
+  /** Something besides this store's writes could want the loop, as of the last window. */
+  private others: boolean;
   /** Why the last decision moved the fsync off the loop (null: it stayed). */
   last: OffLoopReason = null;
   /** Where the last write-path commit's fsync ran, and why (durability().offLoop.lastFsync). */
   lastCommit: { on: "loop" | "pool"; reason: OffLoopReason } | undefined;
   /** Write-path commits since the writer opened, by where their fsync ran ("loop") or why it left. */
   readonly commits: Partial<Record<"loop" | NonNullable<OffLoopReason>, number>> = {};
+  /** fsyncs of the WAL run on the pool (commits that left the loop share them). */
+  poolFsyncs = 0;
 
-  constructor(private readonly options: FsyncPolicyOptions) {}
+  /**
+   * fsyncs of the WAL for write-path commits since the writer opened: one
+   * inside each commit that kept it on the loop (SQLite's, at FULL), and
+   * those run on the pool. Checkpoints' own syncs are not counted.
+   */
+  get walFsyncs(): number {
+    return (this.commits.loop ?? 0) + this.poolFsyncs;
+  }
 
-  /** Whether the commit about to run leaves its fsync to the pool. */
-  offLoop(now = performance.now()): boolean {
+  constructor(
+    private readonly options: FsyncPolicyOptions,
+    private readonly othersWait: () => boolean = othersOnLoop,
+  ) {
+    this.others = othersWait();
+  }
+
+  /**
+   * Whether the commit about to run leaves its fsync to the pool;
+   * `queued`: other writes of this store wait in this process behind it.
+   */
+  offLoop(now = performance.now(), queued = false): boolean {
     if (now - this.windowStart >= this.options.windowMs) this.closeWindow(now);
+    if (!queued && !this.others) {
+      // Nothing else wants the loop: a hand-off would only cost (two thread wake-ups).
+      this.last = null;
+      return false;
+    }
     // A running backup is named first: it is a cause the operator can see
     // (the flag), and slow fsyncs and a busy loop are what it brings.
     this.last = this.backup
@@ -118,5 +205,6 @@ export class FsyncPolicy {
     this.commitMs = 0;
     this.windowStart = now;
     this.backup = this.backupRunning?.() ?? false;
+    this.others = this.othersWait();
   }
 }

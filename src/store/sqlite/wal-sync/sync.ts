@@ -96,12 +96,16 @@ export class WalSync {
    * SQLite's would queue behind it on the loop), and why; else "inline"
    * when its checkpoint may stay in the commit too (inlineFits, judged after
    * the last commit, and still no checkpoint of the thread's under way),
-   * else "loop".
+   * else "loop". `queued`: other writes wait in this process behind this one.
    */
-  commitMode(): CommitHow {
+  commitMode(queued = false): CommitHow {
     const policy = this.policy;
     if (!policy) return { mode: "loop", reason: null };
-    const reason = this.running ? "fsync-running" : policy.offLoop() ? policy.last : null;
+    const reason = this.running
+      ? "fsync-running"
+      : policy.offLoop(undefined, queued)
+        ? policy.last
+        : null;
     if (reason) return { mode: "pool", reason };
     return { mode: this.inlineNext && this.checkpoints.idle ? "inline" : "loop", reason };
   }
@@ -192,6 +196,7 @@ export class WalSync {
   private sync(guard: FileGuard): Promise<void> {
     if (!this.running) {
       const started = performance.now();
+      if (this.policy) this.policy.poolFsyncs++;
       this.running = fsyncWal(guard).finally(() => {
         this.running = undefined;
         this.policy?.synced(performance.now() - started);
