@@ -113,7 +113,8 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
     async () => {
       // The thread takes 600 ms to come up (a loaded machine): the writer's
       // WAL is overdue long before, and it checkpoints on its own
-      // connection. It must not cut the grown file there (an ftruncate on
+      // connection. (START_GRACE_MS is 3 s: at 1 s, a CI host whose CPUs
+      // were taken added the rest, and the thread counted as down.) It must not cut the grown file there (an ftruncate on
       // the loop): the thread does, once up. A thread that is down for
       // good is the next test's case.
       const { main, wal, stdout, stderr } = await traceWriter(600, false, false, "full", true, {
@@ -137,12 +138,13 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
       // them), so that checkpoint must: ~30 MB grew while the reader held
       // the WAL, and 600 appends later it must be back near the limit.
       // Only once the thread is known down: it exited, or has not come up
-      // within START_GRACE_MS (1 s); before, a thread slow to start cuts
-      // the file itself (the test above). The writer pauses 1.5 s once the
-      // reader lets go, so that is known whatever the machine's speed.
+      // within START_GRACE_MS (3 s); before, a thread slow to start cuts
+      // the file itself (the test above). The writer pauses 3.5 s once the
+      // reader lets go (its loop free: the exit is heard, or the grace has
+      // passed), so that is known whatever the machine's speed.
       const result = await run(
         process.execPath,
-        [FIXTURE, JSON.stringify({ home: tempHome(), count: 1200, pin: true, pauseMs: 1500 })],
+        [FIXTURE, JSON.stringify({ home: tempHome(), count: 1200, pin: true, pauseMs: 3500 })],
         { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.thread-start=fail" } },
       );
       expect(result.code).toBe(0);

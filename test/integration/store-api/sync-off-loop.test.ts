@@ -106,23 +106,26 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     // (a loaded test machine can do that): then the next ones leave it for a
     // while ("slow-disk").
     const busy = commits["busy-loop"] ?? 0;
-    expect((commits.loop ?? 0) + (commits["slow-disk"] ?? 0) + busy).toBe(301); // the session, 300 writes
-    expect(commits.loop).toBeGreaterThan(0);
+    const quietCommits = commits.loop ?? 0;
+    expect(quietCommits + (commits["slow-disk"] ?? 0) + busy).toBe(301); // the session, 300 writes
     // Each commit on the loop fsynced inside the commit, on the loop's thread.
+    // (None may have stayed on a machine whose CPUs other processes took: the
+    // callers judge how many did, not this run alone.)
     const walOnLoop = syncs.filter((c) => c.tid === main && c.file.endsWith("-wal"));
-    expect(walOnLoop.length).toBeGreaterThanOrEqual(commits.loop - 1); // the session's came before the trace window
+    expect(walOnLoop.length).toBeGreaterThanOrEqual(quietCommits - 1); // the session's came before the trace window
     // The checkpoints' fsyncs of the database file, by thread.
     const dbSyncs = syncs.filter((c) => c.file.endsWith("state.db"));
     return {
       onLoop: dbSyncs.filter((c) => c.tid === main).length,
       elsewhere: dbSyncs.filter((c) => c.tid !== main).length,
-      quietCommits: commits.loop ?? 0,
+      quietCommits,
     };
   }
 
   it(
     'on a quiet event loop SQLite fsyncs and checkpoints inside the commit, as without hearth (checkpointOffLoop "with-fsync")',
-    { timeout: 60_000 },
+    // Up to three traced runs: one took 15–25 s with two busy loops beside.
+    { timeout: 180_000 },
     async (ctx) => {
       // 300 writes of 3 KB cross the 64-page threshold about 25 times. A
       // commit whose fsync the policy sends off the loop (a busy window, or
