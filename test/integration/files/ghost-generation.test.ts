@@ -159,11 +159,11 @@ describe("the generation guard (F3)", () => {
         expect.objectContaining({ code: "HEARTH_GENERATION_CHANGED" }),
       );
       // The second write reached the moved file (its check before BEGIN
-      // leaned on the first's): the file's bytes changed. Not its size: the
-      // checkpoint thread, on its own connection to the moved file, may copy
-      // the whole WAL between the two commits, and the second then starts
-      // it over from its first frame (new salts, same length: CI saw
-      // 193672 not > 193672).
+      // leaned on the first's): the file's bytes changed. (CI's 193672 not
+      // > 193672 was the check before BEGIN running instead, on a thread
+      // preempted past the 1 ms window: the frozen clock above ends that.
+      // The bytes, not the size, so that a write that starts the WAL over,
+      // in place, would count too.)
       expect(readFileSync(`${home}/moved-wal`).equals(before)).toBe(false);
     } finally {
       clock.mockRestore();
