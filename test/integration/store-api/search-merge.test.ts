@@ -147,7 +147,9 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
         [FIXTURE, JSON.stringify({ home: tempHome(), count: 1200, pin: true, pauseMs: 3500 })],
         { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.thread-start=fail" } },
       );
-      expect(result.code).toBe(0);
+      // A CI run saw exit 1 here once, cause unknown (32 runs beside two busy
+      // loops at load ~24 all ended 0): its stderr goes with the failure.
+      expect(result.code, `stderr: ${result.stderr}`).toBe(0);
       expect(result.stdout).toMatch(/^index ok [1-9]\d*$/m);
       const wal = Number(/^wal bytes (\d+)$/m.exec(result.stdout)?.[1]);
       // Four thresholds of 64 pages (4 KiB) and the last append: never the grown file.
