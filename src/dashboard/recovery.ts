@@ -22,7 +22,9 @@ const RETRY_AFTER_FAILURE_MS = 1_000;
  * they did, reattached once (store.reopen(), which also saves commits only
  * a removed -wal held), however many callers ask at the same time.
  * HEARTH_GENERATION_LOST (commits lost with a removed -wal) is logged as
- * an error with its copy named; the next reopen goes on without them.
+ * an error with its copy named; the next reopen goes on without them. A
+ * store parked for a maintenance window is left alone (its resume
+ * reattaches it).
  */
 export class ReaderRecovery {
   private readonly pending = new Map<Store, Promise<void>>();
@@ -47,10 +49,13 @@ export class ReaderRecovery {
   }
 
   private async reattach(store: Store): Promise<void> {
-    if (!isSqliteStore(store)) return;
+    // Parked for a maintenance window (M5): its connections are closed on
+    // purpose, and its resume reattaches it to the files as they are then.
+    // A reopen here would take them back in the middle of the window.
+    if (!isSqliteStore(store) || store.isParked) return;
     const { profile } = store;
     try {
-      if (!(await store.generationChanged())) return;
+      if (!(await store.generationChanged()) || store.isParked) return;
       await store.reopen();
       this.failedAt.delete(store);
       this.log()?.warn(
