@@ -14,6 +14,7 @@ import { traceFixture } from "../../helpers/strace.js";
 // and how much, between two acknowledgements.
 
 const FIXTURE = join(import.meta.dirname, "../../fixtures/merge-writer.mjs");
+// Traced runs take 10–90 s beside two busy loops on 2 CPUs (load ~25): 240 s each.
 
 async function traceWriter(
   count: number,
@@ -51,7 +52,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
 
   it(
     "the checkpoint thread merges the search index, which stays whole; the loop's thread writes only its appends' pages",
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       const { acks, main, wal, merges } = await traceWriter(2000, false);
       // The WAL writes of the loop's thread between two acknowledgements:
@@ -78,7 +79,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
 
   it.each(["normal", "full"])(
     "a WAL that grew past journal_size_limit while a reader held it is truncated by the checkpoint thread, never by a commit on the loop (%s)",
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async (synchronous) => {
       // The stall lets the thread copy the whole WAL between two commits:
       // the next commit starts the WAL over, where SQLite cuts it back. At
@@ -94,7 +95,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
 
   it(
     "a WAL file another connection grew and started over is cut by the checkpoint thread too, never by a quiet commit at FULL",
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       // The writer's own frames never show this growth: the file's size is
       // read when a commit is about to start the WAL over (inlineFits).
@@ -109,7 +110,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
 
   it(
     "a checkpoint thread slow to start leaves the cut of a grown WAL file to itself: the writer's overdue checkpoint is PASSIVE",
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       // The thread takes 600 ms to come up (a loaded machine): the writer's
       // WAL is overdue long before, and it checkpoints on its own
@@ -130,7 +131,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
 
   it(
     "with the checkpoint thread down, the writer's own checkpoint cuts a WAL that grew past journal_size_limit",
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       // Every checkpoint thread exits before it is up (failpoint): past
       // OVERDUE_THRESHOLDS the writer checkpoints on its own connection. Its
