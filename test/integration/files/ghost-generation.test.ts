@@ -1,11 +1,4 @@
-import {
-  copyFileSync,
-  existsSync,
-  linkSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-} from "node:fs";
+import { copyFileSync, existsSync, linkSync, readFileSync, renameSync, unlinkSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { internals } from "../../../src/store/sqlite/store.js";
