@@ -53,13 +53,16 @@ export async function startDashboard(options: {
   const { host, port, tls, allowedHosts } = config.dashboard;
   assertSafeBind(host, tls !== undefined);
   const tlsFiles = tls ? readTls(tls.certFile, tls.keyFile) : undefined;
-  const stores = await ProfileStores.open(home, options.profiles);
+  let app: FastifyInstance | undefined;
+  const stores = await ProfileStores.open(home, options.profiles, () => {
+    const log = app?.log;
+    return log && { warn: (e, m) => log.warn(e, m), error: (e, m) => log.error(e, m) };
+  });
   const idleMs = config.dashboard.sessionIdleMinutes * 60_000;
   // On PostgreSQL every dashboard of the database shares its logins (hosts
   // behind a load balancer); on SQLite (one host) they stay in memory.
   const shared = stores.stores[0]?.backend === "postgres";
   const sessions = shared ? new StoredSessions(stores, idleMs) : new MemorySessions(idleMs);
-  let app: FastifyInstance | undefined;
   const events = warningRing();
   const parking: ParkServer[] = [];
   const live = new LiveFeed(stores, config.dashboard.livePollMs, (err) =>

@@ -97,6 +97,11 @@ export class LiveFeed {
     if (this.polling) return;
     this.polling = true;
     try {
+      try {
+        await this.stores.reattachChanged();
+      } catch (err) {
+        this.onError(err);
+      }
       for (const [profile, cursor] of this.cursors) {
         try {
           await this.pollProfile(profile, cursor);

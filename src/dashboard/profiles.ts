@@ -3,6 +3,7 @@ import { HearthError, isHearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
 import { openStore } from "../store/open.js";
 import { profileDenied } from "../store/token-scopes.js";
+import { ReaderRecovery, type RecoveryLog } from "./recovery.js";
 
 /**
  * The dashboard's stores: one read-only store per served profile for every
@@ -15,16 +16,26 @@ import { profileDenied } from "../store/token-scopes.js";
  * A login of one profile sees the stores through `forLogin()`: a view of
  * that profile alone, which refuses every other with HEARTH_PROFILE_DENIED
  * (403). Routes reach stores only through `storesOf(request)`.
+ *
+ * Every reader is kept on the current files (ReaderRecovery): the
+ * dashboard's preHandler, the live feed and withWriter() reattach one whose
+ * -wal/-shm were removed or replaced first.
  */
 export class ProfileStores {
   private constructor(
     readonly home: string,
     private readonly readers: Map<string, Store>,
+    private readonly recovery: ReaderRecovery,
     /** A view's one profile; undefined: every served profile. */
     private readonly only?: string,
   ) {}
 
-  static async open(home: string, profiles: string[]): Promise<ProfileStores> {
+  /** `log`: where reattachments are told (read when one happens: the server's logger comes later). */
+  static async open(
+    home: string,
+    profiles: string[],
+    log: () => RecoveryLog | undefined = () => undefined,
+  ): Promise<ProfileStores> {
     const readers = new Map<string, Store>();
     try {
       for (const profile of profiles) {
@@ -35,7 +46,12 @@ export class ProfileStores {
       for (const store of readers.values()) await store.close();
       throw err;
     }
-    return new ProfileStores(home, readers);
+    return new ProfileStores(home, readers, new ReaderRecovery(log));
+  }
+
+  /** Reattach the readers of this view whose files changed under this process (F3). */
+  reattachChanged(): Promise<void> {
+    return this.recovery.reattachChanged(this.stores);
   }
 
   /** The read-only stores, one per profile this view shows. */
@@ -54,7 +70,7 @@ export class ProfileStores {
    */
   forLogin(login: { profile: string; allProfiles: boolean }): ProfileStores {
     if (login.allProfiles) return this;
-    return new ProfileStores(this.home, this.readers, login.profile);
+    return new ProfileStores(this.home, this.readers, this.recovery, login.profile);
   }
 
   /**
@@ -76,12 +92,24 @@ export class ProfileStores {
     return store;
   }
 
-  /** Run one ordinary write on a writer opened for it and closed after. */
+  /**
+   * Run one ordinary write on a writer opened for it and closed after. It
+   * shares the reader's connection to the database (one per process), so
+   * that is reattached first when its files changed; a write refused by the
+   * generation guard all the same (they changed meanwhile) is not tried
+   * again (it may have committed into the removed -wal, which the reattach
+   * saves), but the next one is served on the current files.
+   */
   async withWriter<T>(profile: string, fn: (store: Store) => Promise<T>): Promise<T> {
-    this.reader(profile);
+    const reader = this.reader(profile);
+    await this.recovery.reattachChanged([reader]);
     const store = await openStore({ home: this.home, profile });
     try {
       return await fn(store);
+    } catch (err) {
+      if (isHearthError(err, "HEARTH_GENERATION_CHANGED"))
+        await this.recovery.reattachChanged([reader]);
+      throw err;
     } finally {
       await store.close();
     }

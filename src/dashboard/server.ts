@@ -167,6 +167,8 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
   // profile, or all for the operator's link); routes reach them only
   // through storesOf(request).
   app.addHook("preHandler", async (request) => {
+    // Served from the current files, whoever removed or replaced them (F3).
+    await deps.stores.reattachChanged();
     if (request.browser) request.stores = deps.stores.forLogin(request.browser);
     // A reader on removed files reads a past the writers left (F3): reattach first.
     if (request.browser && request.url.startsWith("/api/")) await readers.reattach();

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, linkSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, readFileSync, renameSync, unlinkSync } from "node:fs";
 import { describe, expect, it, vi } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { internals } from "../../../src/store/sqlite/store.js";
@@ -147,11 +147,17 @@ describe("the generation guard (F3)", () => {
       });
       frozen = true;
       renameSync(`${path}-wal`, `${home}/moved-wal`);
-      const before = statSync(`${home}/moved-wal`).size;
+      const before = readFileSync(`${home}/moved-wal`);
       expect(() => conn.transaction(() => insert("second"))).toThrow(
         expect.objectContaining({ code: "HEARTH_GENERATION_CHANGED" }),
       );
-      expect(statSync(`${home}/moved-wal`).size).toBeGreaterThan(before);
+      // The second write reached the moved file (its check before BEGIN
+      // leaned on the first's): the file's bytes changed. (CI's 193672 not
+      // > 193672 was the check before BEGIN running instead, on a thread
+      // preempted past the 1 ms window: the frozen clock above ends that.
+      // The bytes, not the size, so that a write that starts the WAL over,
+      // in place, would count too.)
+      expect(readFileSync(`${home}/moved-wal`).equals(before)).toBe(false);
     } finally {
       clock.mockRestore();
     }

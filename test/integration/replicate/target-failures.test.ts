@@ -99,55 +99,69 @@ describe("replication across crashes and failing targets", () => {
     expect(before).toEqual(live.slice(0, before.length));
   });
 
-  it("an S3 target that stops: lag grows, writes go on, and it catches up once back", async () => {
-    const home = tempHome();
-    const bucketDir = mkdtempSync(join(tmpdir(), "hearth-s3-"));
-    const s3 = await startS3rver(bucketDir);
-    const config = {
-      ...replicaConfig("/unused"),
-      backup: {
-        targets: [
-          {
-            name: "offsite",
-            type: "s3" as const,
-            bucket: "hearth",
-            prefix: "replicas",
-            endpoint: `http://127.0.0.1:${s3.port}`,
-            forcePathStyle: true,
-          },
-        ],
-      },
-      replicate: { target: "offsite", intervalMs: 50, snapshotIntervalMs: 60_000 },
-    };
-    process.env.AWS_ACCESS_KEY_ID = CREDENTIALS.AWS_ACCESS_KEY_ID;
-    process.env.AWS_SECRET_ACCESS_KEY = CREDENTIALS.AWS_SECRET_ACCESS_KEY;
-    const sessionId = await session(home, config);
-    const w = await writer(home, config, CREDENTIALS);
-    void w
-      .call("appendLoop", { sessionId, prefix: "s", content: "y".repeat(300), forever: true })
-      .catch(() => {});
-    await w.waitForAcks(30);
-    await until("a first shipment", async () => (await status(w)).shippedThrough !== null, 20_000);
+  // Five waits on real processes in a row (a first shipment, the failure
+  // seen, 200 more acks, lag past 1 s, the catch-up of a writer that never
+  // stops): 46 s in all with two busy loops beside on 2 CPUs at load ~24,
+  // and twice over the default 60 s there (each wait has its own deadline).
+  it(
+    "an S3 target that stops: lag grows, writes go on, and it catches up once back",
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      const home = tempHome();
+      const bucketDir = mkdtempSync(join(tmpdir(), "hearth-s3-"));
+      const s3 = await startS3rver(bucketDir);
+      const config = {
+        ...replicaConfig("/unused"),
+        backup: {
+          targets: [
+            {
+              name: "offsite",
+              type: "s3" as const,
+              bucket: "hearth",
+              prefix: "replicas",
+              endpoint: `http://127.0.0.1:${s3.port}`,
+              forcePathStyle: true,
+            },
+          ],
+        },
+        replicate: { target: "offsite", intervalMs: 50, snapshotIntervalMs: 60_000 },
+      };
+      process.env.AWS_ACCESS_KEY_ID = CREDENTIALS.AWS_ACCESS_KEY_ID;
+      process.env.AWS_SECRET_ACCESS_KEY = CREDENTIALS.AWS_SECRET_ACCESS_KEY;
+      const sessionId = await session(home, config);
+      const w = await writer(home, config, CREDENTIALS);
+      void w
+        .call("appendLoop", { sessionId, prefix: "s", content: "y".repeat(300), forever: true })
+        .catch(() => {});
+      await w.waitForAcks(30);
+      await until(
+        "a first shipment",
+        async () => (await status(w)).shippedThrough !== null,
+        20_000,
+      );
 
-    await s3.child.kill("SIGKILL");
-    const down = w.acks.length;
-    await until("the failure reported", async () => (await status(w)).lastError !== null, 20_000);
-    // The writer is not held up: appends go on being acknowledged while the target is down.
-    await w.waitForAcks(down + 200);
-    const failing = await status(w);
-    expect(failing.lastError?.code).toBe("HEARTH_TARGET_FAILED");
-    await until("lag past 1 s", async () => ((await status(w)).lagMs ?? 0) > 1_000, 20_000);
+      await s3.child.kill("SIGKILL");
+      const down = w.acks.length;
+      await until("the failure reported", async () => (await status(w)).lastError !== null, 20_000);
+      // The writer is not held up: appends go on being acknowledged while the target is down.
+      await w.waitForAcks(down + 200);
+      const failing = await status(w);
+      expect(failing.lastError?.code).toBe("HEARTH_TARGET_FAILED");
+      await until("lag past 1 s", async () => ((await status(w)).lagMs ?? 0) > 1_000, 20_000);
 
-    const backAt = Date.now();
-    await startS3rver(bucketDir, s3.port);
-    await caughtUp(w, backAt);
-    await w.kill("SIGKILL");
-    const live = rows(join(home, "state.db"));
-    const restored = await restoredRows(home, config);
-    // Everything up to the last tick is there, as the store has it.
-    expect(restored.length).toBeGreaterThan(down + 200);
-    expect(restored).toEqual(live.slice(0, restored.length));
-  });
+      const backAt = Date.now();
+      await startS3rver(bucketDir, s3.port);
+      await caughtUp(w, backAt);
+      await w.kill("SIGKILL");
+      const live = rows(join(home, "state.db"));
+      const restored = await restoredRows(home, config);
+      // Everything up to the last tick is there, as the store has it.
+      expect(restored.length).toBeGreaterThan(down + 200);
+      expect(restored).toEqual(live.slice(0, restored.length));
+    },
+  );
 
   it("a directory target that fills: lag reported, writes go on, catch-up once space is freed", async (ctx) => {
     const home = tempHome();

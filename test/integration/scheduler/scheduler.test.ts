@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { liveness, readBootId } from "../../../src/process/identity.js";
@@ -179,12 +179,17 @@ describe("hearth scheduler run", () => {
   it("marks a run unknown when its scheduler died, never replays it, and starts no run while its worker lives", async () => {
     const home = tempHome();
     const file = join(home, "..", "overlap.log");
+    // The worker lives until the test lets it go (a file), not for a fixed
+    // 3 s: on a loaded machine the kill, the second scheduler's start and
+    // its first skip took longer than that, and the orphan was gone before
+    // it could be seen alive or named (60 s at most, should the test die).
+    const release = join(home, "..", "release");
     writeJobs(home, [
       {
         name: "slow",
         schedule: EVERY_SECOND,
         kind: "command",
-        command: `echo "begin $$" >> ${file}; sleep 3; echo "end $$" >> ${file}`,
+        command: `echo "begin $$" >> ${file}; for i in $(seq 600); do [ -e ${release} ] && break; sleep 0.1; done; echo "end $$" >> ${file}`,
       },
     ]);
     const a = await startScheduler(home);
@@ -212,6 +217,7 @@ describe("hearth scheduler run", () => {
     runs = await untilRuns(home, "a skip naming the orphan", (r) =>
       r.some((x) => x.outcome === "skipped" && x.note!.includes(`pid ${worker.pid}`)),
     );
+    writeFileSync(release, "");
     await until("the orphaned worker's end", () => liveness(worker) === "dead");
     runs = await untilRuns(home, "a later run ok", (r) => r.some((x) => x.outcome === "ok"));
     await b.process.stop();

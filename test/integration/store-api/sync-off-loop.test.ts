@@ -111,11 +111,13 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     // (a loaded test machine can do that): then the next ones leave it for a
     // while ("slow-disk").
     const busy = commits["busy-loop"] ?? 0;
-    expect((commits.loop ?? 0) + (commits["slow-disk"] ?? 0) + busy).toBe(count + 1); // the session, the writes
-    expect(commits.loop).toBeGreaterThan(0);
+    const quietCommits = commits.loop ?? 0;
+    expect(quietCommits + (commits["slow-disk"] ?? 0) + busy).toBe(count + 1); // the session, the writes
     // Each commit on the loop fsynced inside the commit, on the loop's thread.
+    // (None may have stayed on a machine whose CPUs other processes took: the
+    // callers judge how many did, not this run alone.)
     const walOnLoop = syncs.filter((c) => c.tid === main && c.file.endsWith("-wal"));
-    expect(walOnLoop.length).toBeGreaterThanOrEqual(commits.loop - 1); // the session's came before the trace window
+    expect(walOnLoop.length).toBeGreaterThanOrEqual(quietCommits - 1); // the session's came before the trace window
     // The checkpoints' fsyncs of the database file, by thread.
     const dbSyncs = syncs.filter((c) => c.file.endsWith("state.db"));
     // From the thread's first checkpoint on, the thread is up.
@@ -124,13 +126,14 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
       onLoop: dbSyncs.filter((c) => c.tid === main).length,
       onLoopWhileUp: dbSyncs.filter((c) => c.tid === main && c.done > threadUp).length,
       elsewhere: dbSyncs.filter((c) => c.tid !== main).length,
-      quietCommits: commits.loop ?? 0,
+      quietCommits,
     };
   }
 
   it(
     'on a quiet event loop SQLite fsyncs and checkpoints inside the commit, as without hearth (checkpointOffLoop "with-fsync")',
-    { timeout: 60_000 },
+    // Up to three traced runs: one took 15–25 s with two busy loops beside.
+    { timeout: 180_000 },
     async (ctx) => {
       // 300 writes of 3 KB cross the 64-page threshold about 25 times. A
       // commit whose fsync the policy sends off the loop (a busy window, or
@@ -156,7 +159,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
 
   it(
     'with checkpointOffLoop "always", a quiet loop fsyncs inside the commit and every checkpoint still leaves the loop',
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       // The writer never yields to the event loop here, and still sees the
       // thread come up (an atomic flag, not an event). Until it is up, a
@@ -168,7 +171,7 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
 
   it(
     "by default no checkpoint runs on the writer's thread once the checkpoint thread is up, however quiet the loop (issue 44)",
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async () => {
       // 600 writes of 3 KB cross the 64-page threshold about 50 times. A
       // checkpoint on the writer's connection fsyncs the database file on
@@ -192,85 +195,107 @@ describe("durability.syncOffLoop: fsync and checkpoints off the event loop (issu
     },
   );
 
-  it("close() right after the first checkpoint was asked for completes while the thread is still starting", async () => {
-    // 30 writes cross the 64-page threshold a few writes before close(),
-    // which awaits that checkpoint while its thread starts. A thread
-    // unref'd during its start left nothing holding the process open: the
-    // process ended with exit 13 (unsettled top-level await) before close()
-    // was done.
-    for (let i = 0; i < 3; i++) {
+  // Timeouts of 180 s on the tests of several fixture runs each: 17–59 s
+  // beside two busy loops on 2 CPUs (load ~25), the last one a second short
+  // of the default 60 s.
+  it(
+    "close() right after the first checkpoint was asked for completes while the thread is still starting",
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      // 30 writes cross the 64-page threshold a few writes before close(),
+      // which awaits that checkpoint while its thread starts. A thread
+      // unref'd during its start left nothing holding the process open: the
+      // process ended with exit 13 (unsettled top-level await) before close()
+      // was done.
+      for (let i = 0; i < 3; i++) {
+        const home = tempHome();
+        const result = await run(process.execPath, [
+          FIXTURE,
+          JSON.stringify({ home, syncOffLoop: true, count: 30, checkpointOffLoop: "always" }),
+        ]);
+        expect(result.stderr).toBe("");
+        expect(result.code).toBe(0);
+        expect(result.stdout.trim().split("\n").at(-1)).toBe("closed");
+      }
+    },
+  );
+
+  it(
+    "a writer that never yields to the event loop still keeps its WAL bounded while the thread starts",
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      // At NORMAL a write resolves without an fsync to wait for, so a loop of
+      // appends runs on resolved promises alone and never lets the thread's
+      // "ready" event in: its checkpoint never ran, and these 2,000 writes grew
+      // the WAL to 124 MiB. Past OVERDUE_THRESHOLDS × 64 pages the writer now
+      // checkpoints on its own connection.
       const home = tempHome();
       const result = await run(process.execPath, [
-        FIXTURE,
-        JSON.stringify({ home, syncOffLoop: true, count: 30, checkpointOffLoop: "always" }),
-      ]);
-      expect(result.stderr).toBe("");
-      expect(result.code).toBe(0);
-      expect(result.stdout.trim().split("\n").at(-1)).toBe("closed");
-    }
-  });
-
-  it("a writer that never yields to the event loop still keeps its WAL bounded while the thread starts", async () => {
-    // At NORMAL a write resolves without an fsync to wait for, so a loop of
-    // appends runs on resolved promises alone and never lets the thread's
-    // "ready" event in: its checkpoint never ran, and these 2,000 writes grew
-    // the WAL to 124 MiB. Past OVERDUE_THRESHOLDS × 64 pages the writer now
-    // checkpoints on its own connection.
-    const home = tempHome();
-    const result = await run(process.execPath, [
-      FIXTURE,
-      JSON.stringify({
-        home,
-        syncOffLoop: true,
-        count: 2000,
-        synchronous: "normal",
-        measureWal: true,
-      }),
-    ]);
-    expect(result.stderr).toBe("");
-    expectBoundedWal(result);
-  });
-
-  it("a checkpoint thread that never comes up does not let the WAL grow: the writer checkpoints itself", async () => {
-    // Every checkpoint thread exits before it says it is up (failpoint).
-    // Without the writer's own checkpoint past OVERDUE_THRESHOLDS, these
-    // 2,000 writes grew the WAL without bound. The writer takes the merges
-    // over once the thread has died twice, and a thread is started again at
-    // most once a second: the run lasts 2.5 s at least (on an idle machine
-    // 2,000 writes took under one, so only one thread had started).
-    const home = tempHome();
-    const result = await run(
-      process.execPath,
-      [
         FIXTURE,
         JSON.stringify({
           home,
           syncOffLoop: true,
           count: 2000,
-          minMs: 2500,
+          synchronous: "normal",
           measureWal: true,
-          ...THREAD,
         }),
-      ],
-      { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.thread-start=fail" } },
-    );
-    // Each thread said so on its way out (a line per start, a second apart at most).
-    const lines = result.stderr.trim().split("\n");
-    expect(lines.length).toBeGreaterThan(0);
-    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ event: "failpoint.fired" });
-    expectBoundedWal(result);
-    // Nor the search index's merge debt: without a thread to merge it, the writer does.
-    const merges = printedJson(result.stdout, "merges");
-    expect(merges).toMatchObject({ by: "writer", failed: 0, lastError: null });
-    expect(merges.merged).toBeGreaterThan(0);
-  });
+      ]);
+      expect(result.stderr).toBe("");
+      expectBoundedWal(result);
+    },
+  );
+
+  it(
+    "a checkpoint thread that never comes up does not let the WAL grow: the writer checkpoints itself",
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      // Every checkpoint thread exits before it says it is up (failpoint).
+      // Without the writer's own checkpoint past OVERDUE_THRESHOLDS, these
+      // 2,000 writes grew the WAL without bound. The writer takes the merges
+      // over once the thread has died twice, and a thread is started again at
+      // most once a second: the run lasts 2.5 s at least (on an idle machine
+      // 2,000 writes took under one, so only one thread had started).
+      const home = tempHome();
+      const result = await run(
+        process.execPath,
+        [
+          FIXTURE,
+          JSON.stringify({
+            home,
+            syncOffLoop: true,
+            count: 2000,
+            minMs: 2500,
+            measureWal: true,
+            ...THREAD,
+          }),
+        ],
+        { env: { ...process.env, HEARTH_FAILPOINTS: "checkpoint.thread-start=fail" } },
+      );
+      // Each thread said so on its way out (a line per start, a second apart at most).
+      const lines = result.stderr.trim().split("\n");
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines)
+        expect(JSON.parse(line)).toMatchObject({ event: "failpoint.fired" });
+      expectBoundedWal(result);
+      // Nor the search index's merge debt: without a thread to merge it, the writer does.
+      const merges = printedJson(result.stdout, "merges");
+      expect(merges).toMatchObject({ by: "writer", failed: 0, lastError: null });
+      expect(merges.merged).toBeGreaterThan(0);
+    },
+  );
 
   it.each([
     ["in the middle of their passes", "checkpoint.mid-passes"],
     ["in their final job, under the write lock", "checkpoint.in-final"],
   ])(
     "checkpoint threads that die %s lose no write, hold no close, leave the WAL bounded and the merges to the writer",
-    { timeout: 60_000 },
+    { timeout: 180_000 },
     async (_where, point) => {
       // Each checkpoint thread exits there (failpoint; a thread counts its
       // own hits), holding a connection and a checkpoint half done. The

@@ -113,8 +113,17 @@ let startFailed = false;
 /** When the current thread was started (Date.now()). */
 let startedAt = 0;
 const RESTART_AFTER_MS = 1_000;
-/** A thread not up this long after its start counts as failing (they come up in tens of ms). */
-const START_GRACE_MS = 1_000;
+/**
+ * A thread not up this long after its start counts as failing. They come
+ * up in tens of ms on a quiet machine, but in hundreds when other
+ * processes take the CPUs; at 1 s a start that only waited for a CPU (a
+ * 2-CPU CI host, plus a failpoint's 600 ms) was taken for a dead thread,
+ * and the writer cut a grown WAL file on its loop. Only a thread alive but
+ * stuck in its start waits this long to be judged: one that exits is
+ * failing at once. Meanwhile the writer's own PASSIVE checkpoints bound
+ * the WAL all the same; only the cut of a grown file waits.
+ */
+const START_GRACE_MS = 3_000;
 /**
  * Threads that came up and then died with a job in flight, since a final
  * job last succeeded. From CRASHES_FAILING on the thread counts as failing:
@@ -129,7 +138,7 @@ const waiting = new Map<number, (reply: CheckpointResult) => void>();
 
 /**
  * True while the thread fails: the last one ended before it came up and
- * none has come up since, or the current one is not up a second after its
+ * none has come up since, or the current one is not up START_GRACE_MS after its
  * start (read without an event: a writer that never yields to the loop
  * never sees the exit), or threads keep dying in their jobs
  * (CRASHES_FAILING). Its final jobs, which merge the search index, do not
