@@ -221,7 +221,8 @@ export class DatabaseEntry {
       if (!this.guard) {
         this.walMode =
           String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase() === "wal";
-        this.guard = new FileGuard(this.path, this.walMode);
+        // The guard borrows the kernel locks' descriptor on the database (open until retire()).
+        this.guard = new FileGuard(this.path, this.walMode, this.locks.readable());
       }
       // In WAL mode BEGIN IMMEDIATE never waits inside SQLite: the store's
       // write path waits asynchronously instead (rollback journals still need
