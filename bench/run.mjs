@@ -23,6 +23,7 @@ import { mixedWorkload } from "./workloads/mixed.mjs";
 import { pgCostWorkload } from "./workloads/pg-cost.mjs";
 import { postgresWorkload } from "./workloads/postgres.mjs";
 import { postgresGatewayWorkload } from "./workloads/postgres-gateway.mjs";
+import { profilesWorkload } from "./workloads/profiles.mjs";
 import { readersWorkload } from "./workloads/readers.mjs";
 import { replicateWorkload } from "./workloads/replicate.mjs";
 import { resumeWorkload } from "./workloads/resume.mjs";
@@ -72,6 +73,8 @@ const SIZES = {
     scalingQueries: 150,
     scalingTails: 300,
     scalingAppends: 500,
+    profileCounts: [1, 10, 50, 100, 200, 500],
+    profileRounds: 2,
     pgAppends: 1_000,
     pgBatchTotal: 6_000,
     pgTailMessages: 10_000,
@@ -127,6 +130,8 @@ const SIZES = {
     scalingQueries: 30,
     scalingTails: 50,
     scalingAppends: 50,
+    profileCounts: [1, 10, 50],
+    profileRounds: 1,
     pgAppends: 30,
     pgBatchTotal: 200,
     pgTailMessages: 2_000,
@@ -157,6 +162,7 @@ const ALL = [
   "tail",
   "memory",
   "scaling",
+  "profiles",
   "postgres",
   "pg-cost",
   "import",
@@ -288,6 +294,9 @@ async function main() {
   );
   await step("scaling", () =>
     scalingWorkload({ sizes, rounds: Math.min(rounds, sizes.scalingRounds), log }),
+  );
+  await step("profiles", () =>
+    profilesWorkload({ sizes, rounds: Math.min(rounds, sizes.profileRounds), log }),
   );
   await step("postgres", async () => [
     ...(await postgresWorkload({ sizes, rounds, log })),

@@ -251,6 +251,14 @@ Workloads (sizes of this ${s.mode} run):
    single-message appends to random sessions (WAL+FULL, one transaction each), hearth
    against raw better-sqlite3 on the same store (the ceiling); then the database and
    WAL sizes. \`node bench/charts.mjs\` draws them (docs/charts/).
+16b. **profiles in one gateway** (bench/workloads/profiles.mjs): for each of
+   ${(s.profileCounts ?? []).map(n).join(", ")} profiles, a fresh home with that many
+   profiles created beforehand (\`openStore\`, migrated, closed; default configuration),
+   then ${s.profileRounds ?? 0} round(s) of one \`hearth gateway run --profiles p0,…\` child:
+   wall time from spawn to its \`gateway.ready\` line and its CPU time to then (/proc),
+   then after 2 s its RSS, threads and open descriptors (/proc/<pid>/fd, by target:
+   database, -wal, -shm, sockets, pipes), per served profile over a gateway serving one
+   profile. Counted from the kernel; the 1-minute load average is a row of its own.
 17. **postgres** (bench/workloads/postgres.mjs, postgres-gateway.mjs): hearth on
    PostgreSQL (\`openStore({ url })\`) on a fresh database created for the run on the
    server of \`$HEARTH_TEST_PG_URL\` (default: the local cluster, role hearth_test;

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { machineMarkdown } from "./machine.mjs";
 import { pgCostSection } from "./pg-cost-report.mjs";
+import { profilesSection } from "./profiles-report.mjs";
 import { targetsOf } from "./rows.mjs";
 import { SCALING_CHARTS, SCALING_WHY, writeScalingCharts } from "./scaling-charts.mjs";
 import { fmt, fmtRatio } from "./stats.mjs";
@@ -191,7 +192,7 @@ ${markdownTable(result.rows.filter((r) => !r.workload.startsWith("18.")))}
 
 ![hearth/baseline ratios](benchmarks.svg)
 
-${scalingSection(result)}${partialSection(partials)}${pgCostSection(pgCost, markdownTable)}${turnCpuSection()}## Earlier partial runs
+${scalingSection(result)}${profilesSection(result)}${partialSection(partials)}${pgCostSection(pgCost, markdownTable)}${turnCpuSection()}## Earlier partial runs
 
 What each change of issues 15 and 18 measured when it was made (before this
 full run) is in [benchmarks-history.md](benchmarks-history.md); so are the

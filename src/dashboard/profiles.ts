@@ -49,8 +49,8 @@ export class ProfileStores {
     return new ProfileStores(home, readers, new ReaderRecovery(log));
   }
 
-  /** Reattach the readers of this view whose files changed under this process (F3). */
-  reattachChanged(): Promise<void> {
+  /** Reattach the readers of this view whose files changed under this process (F3); true when one was. */
+  reattachChanged(): Promise<boolean> {
     return this.recovery.reattachChanged(this.stores);
   }
 

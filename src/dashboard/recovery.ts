@@ -27,14 +27,14 @@ const RETRY_AFTER_FAILURE_MS = 1_000;
  * reattaches it).
  */
 export class ReaderRecovery {
-  private readonly pending = new Map<Store, Promise<void>>();
+  private readonly pending = new Map<Store, Promise<boolean>>();
   private readonly failedAt = new Map<Store, number>();
 
   constructor(private readonly log: () => RecoveryLog | undefined) {}
 
-  /** Reattach every store of `stores` whose files changed under this process. */
-  async reattachChanged(stores: Iterable<Store>): Promise<void> {
-    const jobs: Promise<void>[] = [];
+  /** Reattach every store of `stores` whose files changed under this process; true when one was. */
+  async reattachChanged(stores: Iterable<Store>): Promise<boolean> {
+    const jobs: Promise<boolean>[] = [];
     for (const store of stores) {
       if (!isSqliteStore(store)) continue;
       if (Date.now() - (this.failedAt.get(store) ?? -Infinity) < RETRY_AFTER_FAILURE_MS) continue;
@@ -45,33 +45,35 @@ export class ReaderRecovery {
       }
       jobs.push(job);
     }
-    await Promise.all(jobs);
+    return (await Promise.all(jobs)).some(Boolean);
   }
 
-  private async reattach(store: Store): Promise<void> {
+  private async reattach(store: Store): Promise<boolean> {
     // Parked for a maintenance window (M5): its connections are closed on
     // purpose, and its resume reattaches it to the files as they are then.
     // A reopen here would take them back in the middle of the window.
-    if (!isSqliteStore(store) || store.isParked) return;
+    if (!isSqliteStore(store) || store.isParked) return false;
     const { profile } = store;
     try {
-      if (!(await store.generationChanged()) || store.isParked) return;
+      if (!(await store.generationChanged()) || store.isParked) return false;
       await store.reopen();
       this.failedAt.delete(store);
       this.log()?.warn(
         { event: "store.reopened", profile },
         "the store's files changed under the dashboard; reattached to the current ones",
       );
+      return true;
     } catch (err) {
       this.failedAt.set(store, Date.now());
       if (isHearthError(err, "HEARTH_GENERATION_LOST")) {
         this.log()?.error({ event: "store.generation_lost", profile, err }, err.message);
-        return;
+        return false;
       }
       this.log()?.error(
         { event: "store.reopen_failed", profile, err },
         "the store's files changed under the dashboard and it could not reattach; restart it",
       );
+      return false;
     }
   }
 }

@@ -24,7 +24,6 @@ import { LOGIN_CSS, loginPage } from "./login-page.js";
 import type { Prices } from "./prices.js";
 import { registerProbeRoutes } from "./probes.js";
 import { type ProfileStores, storesOf } from "./profiles.js";
-import { ReaderReattach } from "./reattach.js";
 import { registerSecurity, requirePage, SECURITY_HEADERS } from "./security.js";
 
 export interface DashboardDeps {
@@ -118,7 +117,6 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     });
   });
 
-  const readers = new ReaderReattach(() => deps.stores.stores, app.log);
   app.setErrorHandler(async (err, request, reply) => {
     let error = toHearthError(err);
     // A reader on removed files fails every request: reattach it, answer 503 once (F3).
@@ -126,7 +124,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       (error.code === "HEARTH_SQLITE" ||
         error.code === "HEARTH_INTERNAL" ||
         error.code === "HEARTH_GENERATION_CHANGED") &&
-      (await readers.reattach())
+      (await deps.stores.reattachChanged())
     ) {
       request.log.warn({ err }, "request met a changed store generation; reattached");
       error = new HearthError(
@@ -170,8 +168,6 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
     // Served from the current files, whoever removed or replaced them (F3).
     await deps.stores.reattachChanged();
     if (request.browser) request.stores = deps.stores.forLogin(request.browser);
-    // A reader on removed files reads a past the writers left (F3): reattach first.
-    if (request.browser && request.url.startsWith("/api/")) await readers.reattach();
   });
 
   app.register(async (scope) => {

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import fsx from "fs-native-extensions";
 import { HearthError } from "../errors.js";
@@ -53,6 +53,20 @@ function watchFor(fd: number, path: string): Watched["gone"] {
   return noLinks(fd);
 }
 
+/** `fd` when `path` names its file now (lstat, no symlink followed); else HEARTH_GENERATION_CHANGED. */
+function namedBy(fd: number, path: string): number {
+  const held = fstatSync(fd);
+  const named = lstatSync(path);
+  if (named.isSymbolicLink() || named.dev !== held.dev || named.ino !== held.ino) {
+    throw new HearthError(
+      "HEARTH_GENERATION_CHANGED",
+      `${path} is no longer the database this process holds (it was replaced)`,
+      { resource: path, hint: "reopen the store (or restart the process)" },
+    );
+  }
+  return fd;
+}
+
 /**
  * Guards one database inode for this whole process (F2, F3).
  *
@@ -87,15 +101,30 @@ export class FileGuard {
   /** The files' directory: unchanged since a check by file, it answers for them (src/files/quiet-dir.ts). */
   private readonly dir: QuietDir;
 
-  constructor(dbPath: string, walMode: boolean) {
+  /** The database descriptor when it is borrowed (its owner closes it, never the guard). */
+  private readonly borrowed: number | undefined;
+
+  /**
+   * `dbFd`: a descriptor on the database that another owner keeps open for
+   * at least as long as this guard (the process's kernel locks on the inode,
+   * src/process/inode-locks.ts): the guard takes its locks and its checks
+   * through it instead of opening one more (one descriptor per served
+   * profile fewer; locks at other offsets of one open file never conflict).
+   * It must be the file the path names now, else HEARTH_GENERATION_CHANGED.
+   */
+  constructor(dbPath: string, walMode: boolean, dbFd?: number) {
     this.dbPath = dbPath;
     this.walMode = walMode;
+    this.borrowed = dbFd;
     this.dir = new QuietDir(dirname(dbPath));
     const suffixes = walMode ? ["", "-wal", "-shm"] : [""];
     try {
       for (const suffix of suffixes) {
         const path = dbPath + suffix;
-        const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+        const fd =
+          suffix === "" && dbFd !== undefined
+            ? namedBy(dbFd, path)
+            : openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
         const gone = suffix === "-wal" ? watchFor(fd, path) : noLinks(fd);
         this.files.push({ path, fd, ino: fstatSync(fd).ino, gone });
       }
@@ -228,7 +257,7 @@ export class FileGuard {
 
   /** Close the descriptors. Only call once no connection to the inode is open in this process. */
   closeDescriptors(): void {
-    for (const file of this.files.splice(0)) closeSync(file.fd);
+    for (const file of this.files.splice(0)) if (file.fd !== this.borrowed) closeSync(file.fd);
     if (this.writable !== undefined) closeSync(this.writable);
     this.writable = undefined;
   }

@@ -61,7 +61,7 @@ export async function withWindow<T>(
   }
   if (cannot.length > 0) throw refusal(op, path, cannot);
 
-  const request = { op, by: process.pid, maxParkMs };
+  const request = { op, by: process.pid, maxParkMs, dir };
   const asked = await Promise.allSettled(
     askable.map(async ({ holder, socket }) => {
       const handle = await askToPark(socket, request);

@@ -250,8 +250,9 @@ export class InodeLocks {
    * The descriptor the reader presence lives on: the read-write one when this
    * process already has it (a writer: one descriptor per database, not two;
    * locks at other offsets of one open file never conflict), else read-only.
+   * The file guard (F2/F3) borrows it too: open until close().
    */
-  private readable(): number {
+  readable(): number {
     this.readFd ??= this.writeFd ?? this.open(constants.O_RDONLY);
     return this.readFd;
   }

@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { linkSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -10,7 +10,8 @@ import { runDir } from "./markers.js";
 /**
  * The request channel of maintenance windows (M5). Each long-lived hearth
  * process (gateway, dashboard) listens on a Unix socket in the profile's
- * run/ directory (0700: only this user can ask). A structural operation
+ * run/ directory (0700: only this user can ask); one socket per process,
+ * linked into every profile's run/ directory it serves. A structural operation
  * connects and asks it to park; the process finishes in-flight calls,
  * closes its connections, answers "parked" and stays parked for as long as
  * that connection is open. The kernel closes the connection when the
@@ -26,6 +27,8 @@ export interface ParkRequest {
   by: number;
   /** How long the surgeon waits for the answer; the parked process waits as long for it to finish. */
   maxParkMs: number;
+  /** The profile directory to park (one socket serves every profile of a process). */
+  dir?: string;
 }
 
 export interface ParkAnswer {
@@ -54,11 +57,36 @@ export interface ParkServer {
   close(): Promise<void>;
 }
 
+/** One served profile's handlers and its window state (one window at a time per profile). */
+interface Served {
+  handlers: ParkHandlers;
+  busy: boolean;
+}
+
+/**
+ * The process's one listening socket (a descriptor per process, not per
+ * served profile: a gateway of 200 profiles held 200). It is bound at the
+ * first served profile's path; every other profile's path is a hard link to
+ * that socket file (a Unix socket is found by its inode), so surgeons find
+ * it where they always did. A request names its profile directory (`dir`).
+ */
+interface Hub {
+  server: Server;
+  /** Where the socket was bound. */
+  bound: string;
+  /** The names that reach it now (bound and linked): a new link is made from any of them. */
+  names: Set<string>;
+  served: Map<string, Served>;
+}
+let hub: Hub | undefined;
+
 /**
  * Listen for park requests on `parkSocketPath(profileDir, pid)`. One window
- * at a time: a second request while parked is refused. Returns undefined
- * when the path is too long for a Unix socket (windows then refuse, naming
- * this process).
+ * at a time per profile: a second request while parked is refused. Returns
+ * undefined when the path is too long for a Unix socket (windows then
+ * refuse, naming this process). Every profile of the process shares one
+ * socket (a hard link per profile); where a link cannot be made (another
+ * filesystem), that profile gets a socket of its own.
  */
 export async function serveParking(
   profileDir: string,
@@ -68,13 +96,56 @@ export async function serveParking(
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) return undefined;
   ensurePrivateDir(runDir(profileDir));
   rmSync(path, { force: true }); // a socket file left by a process with this pid before a reboot
+  const served: Served = { handlers, busy: false };
+  const shared = hub && linked(hub, path) ? hub : undefined;
+  const own = shared ?? (await listenAt(path));
+  if (!shared) hub ??= own;
+  own.served.set(profileDir, served);
+  own.names.add(path);
+  return {
+    path,
+    close: async () => {
+      if (own.served.get(profileDir) === served) own.served.delete(profileDir);
+      own.names.delete(path);
+      rmSync(path, { force: true });
+      if (own.served.size > 0) return;
+      if (hub === own) hub = undefined;
+      await new Promise<void>((resolve) => own.server.close(() => resolve()));
+      rmSync(own.bound, { force: true });
+    },
+  };
+}
+
+/** Link `path` to the hub's socket; false when it cannot be (another filesystem, its names gone). */
+function linked(h: Hub, path: string): boolean {
+  for (const name of h.names) {
+    try {
+      linkSync(name, path);
+      return true;
+    } catch {
+      // another filesystem, or this name was removed: try the next
+    }
+  }
+  return false;
+}
+
+async function listenAt(path: string): Promise<Hub> {
   const identity = currentIdentity();
   const answer = (socket: Socket, value: Omit<ParkAnswer, "pid" | "startTicks">) =>
     socket.write(
       `${JSON.stringify({ ...value, pid: process.pid, startTicks: identity?.startTicks ?? null })}\n`,
     );
-  let busy = false;
-  const server: Server = createServer((socket) => {
+  const h: Hub = {
+    server: undefined as unknown as Server,
+    bound: path,
+    names: new Set(),
+    served: new Map(),
+  };
+  const refuse = (socket: Socket, error: string) => {
+    answer(socket, { parked: false, error });
+    socket.end();
+  };
+  h.server = createServer((socket) => {
     socket.on("error", () => undefined);
     const lines = createInterface({ input: socket });
     lines.once("line", (line) => {
@@ -85,25 +156,21 @@ export async function serveParking(
         if (typeof request.op !== "string" || !Number.isInteger(request.maxParkMs))
           throw new TypeError("not a park request");
       } catch (err) {
-        answer(socket, { parked: false, error: (err as Error).message });
-        socket.end();
-        return;
+        return refuse(socket, (err as Error).message);
       }
-      if (busy) {
-        answer(socket, { parked: false, error: "already parked for another window" });
-        socket.end();
-        return;
-      }
-      busy = true;
+      // Fail closed: a request that names no profile served here parks nothing.
+      const only = h.served.size === 1 ? [...h.served.values()][0] : undefined;
+      const served = request.dir === undefined ? only : h.served.get(request.dir);
+      if (!served) return refuse(socket, `does not serve ${request.dir ?? "an unnamed profile"}`);
+      if (served.busy) return refuse(socket, "already parked for another window");
+      served.busy = true;
       const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
       void (async () => {
         try {
-          await handlers.park(request);
+          await served.handlers.park(request);
         } catch (err) {
-          busy = false;
-          answer(socket, { parked: false, error: (err as Error).message });
-          socket.end();
-          return;
+          served.busy = false;
+          return refuse(socket, (err as Error).message);
         }
         if (socket.destroyed) {
           // The surgeon gave up before we were parked: resume at once.
@@ -112,25 +179,18 @@ export async function serveParking(
           await closed;
         }
         try {
-          await handlers.resume(request);
+          await served.handlers.resume(request);
         } finally {
-          busy = false;
+          served.busy = false;
         }
       })();
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(path, () => resolve());
+    h.server.once("error", reject);
+    h.server.listen(path, () => resolve());
   });
-  return {
-    path,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        rmSync(path, { force: true });
-      }),
-  };
+  return h;
 }
 
 export interface ParkHandle {

@@ -10,6 +10,17 @@ export interface Access {
   readonly path: string;
   /** The read-only connection (C1): reads never run on the writer. */
   read(): Connection;
+  /**
+   * For the small reads a gateway runs on every profile it serves, at
+   * start and on timers (is a handoff running, a session idle, which
+   * handoffs are pending, the newest health sample): the read-only
+   * connection when it is open, else, in a writer store whose reads have
+   * not begun, the writer's, outside any transaction and without the write
+   * lock (reads in WAL mode take no lock another process waits on). An
+   * idle profile then never opens its read-only connection (2 descriptors
+   * and ~280 KiB each; docs/benchmarks-history.md).
+   */
+  probe(): Connection;
   /** The shared writer connection; throws HEARTH_READ_ONLY for reader stores. */
   write(): Connection;
   /**
@@ -49,7 +60,7 @@ export function storeAccess(o: {
   const { entry, path } = o;
   const connection = (role: ConnectionRole): Connection => {
     o.assertOpen();
-    const conn = entry.connection(role);
+    const conn = entry.connection(role) ?? entry.openLazily(role);
     if (!conn && !entry.hasSlot(role)) {
       throw new HearthError("HEARTH_INTERNAL", `internal: no ${role} connection for ${path}`);
     }
@@ -80,6 +91,12 @@ export function storeAccess(o: {
     path,
     connection,
     read: () => connection("reader"),
+    probe: () => {
+      if (o.role !== "writer" || entry.connection("reader")) return connection("reader");
+      const writer = connection("writer");
+      // Never inside a transaction the writer has open: it would read uncommitted rows.
+      return writer.db.inTransaction ? connection("reader") : writer;
+    },
     write,
     writeTransaction: (fn, signal) => {
       write();

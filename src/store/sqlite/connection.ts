@@ -43,6 +43,8 @@ export class Connection {
   /** The synchronous level of this connection, as SQLite reports it after hearth set it (C2). */
   readonly synchronous: SynchronousLevel | string;
   uses = 0;
+  /** Write transactions begun on this connection (tests count them: a probe must begin none). */
+  transactions = 0;
   private readonly statements = new Map<string, Statement>();
   private readonly begin: Statement | undefined;
   private readonly commit: Statement | undefined;
@@ -240,6 +242,7 @@ export class Connection {
   private commitOrRollback<T>(fn: () => T, started: number): T {
     // transaction() checked that the writer's statements exist.
     const [begin, commit, rollback] = [this.begin!, this.commit!, this.rollback!];
+    this.transactions++;
     try {
       begin.run();
     } catch (err) {

@@ -26,8 +26,9 @@ export class SqliteHandoffs implements HandoffsSql {
   }
 
   async list(state: HandoffState, limit: number): Promise<Session[]> {
+    // The gateway's handoff watcher polls every profile with it: a probe.
     const rows = this.access
-      .read()
+      .probe()
       .stmt(`SELECT * FROM sessions WHERE handoff_state = ? ORDER BY handoff_updated_at LIMIT +?`)
       .all(state, limit) as SessionRow[];
     return rows.map(toSession);
@@ -40,7 +41,7 @@ export class SqliteHandoffs implements HandoffsSql {
     // The common case at a gateway's start, nothing running, is one read: no
     // write lock, no commit (a row claimed after it has a live owner anyway).
     const running = "FROM sessions WHERE handoff_state = 'running'";
-    if (!this.access.read().stmt(`SELECT 1 ${running} LIMIT 1`).get()) return [];
+    if (!this.access.probe().stmt(`SELECT 1 ${running} LIMIT 1`).get()) return [];
     return this.access.writeTransaction((conn) => {
       const rows = conn.stmt(`SELECT id, handoff_owner ${running}`).all() as {
         id: string;

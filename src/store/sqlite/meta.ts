@@ -33,7 +33,8 @@ export class SqliteMeta implements MetaSql {
   }
 
   async entries(): Promise<{ key: string; value: string }[]> {
-    return this.access.read().stmt("SELECT key, value FROM meta ORDER BY key").all() as {
+    // A gateway reads them on every profile it serves at start (turns left mid-loop): a probe.
+    return this.access.probe().stmt("SELECT key, value FROM meta ORDER BY key").all() as {
       key: string;
       value: string;
     }[];

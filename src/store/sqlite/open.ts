@@ -227,7 +227,11 @@ function attach(
     });
   }
   try {
-    entry.acquire("reader", config, (conn) => assertReadable(conn));
+    // A writer store has just opened (and migrated) the database through its
+    // writer: its read-only connection opens on its first read. A reader
+    // store reads at once, and its open reports what it cannot read.
+    if (role === "writer") entry.reserveReader(config, (conn) => assertReadable(conn));
+    else entry.acquire("reader", config, (conn) => assertReadable(conn));
   } catch (err) {
     if (role === "writer") entry.release("writer");
     throw err;

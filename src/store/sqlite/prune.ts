@@ -64,7 +64,7 @@ const IDLE_SESSIONS = "FROM sessions WHERE ended_at IS NULL AND last_activity_at
 export async function endIdle(access: Access, cutoff: number): Promise<string[]> {
   // The common case, nothing idle, is one read: no write lock, no commit, no
   // fsync (a gateway sweeps every profile it serves each minute).
-  if (!access.read().stmt(`SELECT 1 ${IDLE_SESSIONS} LIMIT 1`).get(cutoff)) return [];
+  if (!access.probe().stmt(`SELECT 1 ${IDLE_SESSIONS} LIMIT 1`).get(cutoff)) return [];
   return access.writeTransaction((conn) => {
     const ids = (conn.stmt(`SELECT id ${IDLE_SESSIONS}`).all(cutoff) as { id: string }[]).map(
       (r) => r.id,

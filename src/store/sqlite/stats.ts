@@ -54,7 +54,7 @@ export class SqliteStats implements StatsSql {
 
   async latest(): Promise<HealthSample | null> {
     const row = this.access
-      .read()
+      .probe()
       .stmt(`SELECT ${SAMPLE} FROM health_samples ORDER BY at DESC LIMIT 1`)
       .get() as HealthSample | undefined;
     return row ?? null;

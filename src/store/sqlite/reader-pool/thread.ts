@@ -76,6 +76,7 @@ function access(key: string): Access {
     profile: init.profile,
     path: init.path,
     read: () => connection(key),
+    probe: () => connection(key),
     write: readOnly,
     writeTransaction: async () => readOnly(),
     now: () => Date.now(),
