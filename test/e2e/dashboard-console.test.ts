@@ -328,7 +328,8 @@ describe("the operator's console in a real browser", () => {
       "0",
     ]);
     expect(cells[5]).toMatch(/\d+\.\d s/);
-    expect(await page.locator("figure.chart rect.bar").count()).toBeGreaterThanOrEqual(1);
+    // Every day of the 30-day period has its column, not only the days with messages.
+    expect(await page.locator("figure.chart rect.bar").count()).toBeGreaterThanOrEqual(30);
     expect(await page.locator("figure.chart rect.bar title").first().textContent()).toMatch(
       /messages/,
     );

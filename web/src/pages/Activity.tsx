@@ -32,6 +32,17 @@ const dayLabel = (ms: number) =>
   new Date(ms).toLocaleDateString(undefined, { month: "short", day: "numeric" });
 
 /**
+ * Every bucket of the period, from `since` to now, at 0 (the chart's axis
+ * spans the whole period, not only the days that have messages).
+ */
+function everyBucket(since: number, bucketMs: number): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!(bucketMs > 0)) return out;
+  for (let at = since; at <= Date.now() && out.size < 1000; at += bucketMs) out.set(at, 0);
+  return out;
+}
+
+/**
  * Activity per profile: messages per day (bars with hover values) and, per
  * day and platform, messages, turns, failed turns, turn latency p50/p95 and
  * tokens and their cost (dashboard.prices), counted by the store (GET /api/activity).
@@ -63,7 +74,7 @@ export function ActivityPage({ search }: { search: URLSearchParams }) {
         )
       ) : (
         data.profiles.map((p) => {
-          const perDay = new Map<number, number>();
+          const perDay = everyBucket(data.since, data.bucketMs);
           for (const b of p.buckets) perDay.set(b.at, (perDay.get(b.at) ?? 0) + b.messages);
           const rows = [...p.buckets].sort((a, b) => b.at - a.at || (a.source < b.source ? -1 : 1));
           const total = (k: "messages" | "turns" | "errors" | "tokensIn" | "tokensOut") =>
