@@ -54,6 +54,8 @@ export const FAILPOINTS = {
     "hearth import asked which filesystem holds its source; `fail` makes the answer a network filesystem (nfs)",
   "replicate.mid-put":
     "a replicator wrote a WAL segment or snapshot to a directory target's staging name, not yet renamed into place",
+  "replicate.after-put":
+    "a WAL segment is on the target (put returned), the replicator has not yet recorded its position; `fail` makes the put's answer lost (the segment stays, the next tick ships from the same frame)",
 } as const;
 
 export type FailpointName = keyof typeof FAILPOINTS;
@@ -65,6 +67,7 @@ const FAILABLE: ReadonlySet<string> = new Set([
   "checkpoint.mid-passes",
   "checkpoint.in-final",
   "import.source-fs",
+  "replicate.after-put",
 ]);
 
 interface Armed {

@@ -101,7 +101,11 @@ export async function listReplica(
     a.generation.localeCompare(b.generation) || a.at - b.at;
   snapshots.sort(order);
   segments.sort(
-    (a, b) => a.generation.localeCompare(b.generation) || a.walSeq - b.walSeq || a.from - b.from,
+    (a, b) =>
+      a.generation.localeCompare(b.generation) ||
+      a.walSeq - b.walSeq ||
+      a.from - b.from ||
+      a.to - b.to,
   );
   return { snapshots, segments };
 }

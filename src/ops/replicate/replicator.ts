@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
+import { failpointFails } from "../../failpoints.js";
 import { inodeLocks } from "../../process/inode-locks.js";
 import type { SqliteStore } from "../../store/sqlite/store.js";
 import { WalSource } from "../../store/sqlite/wal-ship/source.js";
@@ -346,7 +347,14 @@ export class Replicator {
         sha: packed.sha,
         packed: true,
       };
-      await this.target.put(segmentKey(this.store.profile, seg), packed.data);
+      const key = segmentKey(this.store.profile, seg);
+      await this.target.put(key, packed.data);
+      if (failpointFails("replicate.after-put"))
+        throw new HearthError(
+          "HEARTH_TARGET_FAILED",
+          `backup target ${this.target.name} took ${key} but its answer was lost`,
+          { resource: this.target.where },
+        );
       gen.pos = packed.to;
       const c = this.counters;
       c.segments++;

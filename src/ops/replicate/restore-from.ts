@@ -10,6 +10,7 @@ import { verifyRestored } from "../../store/sqlite/wal-ship/hold.js";
 import { segmentFrames } from "../../store/sqlite/wal-ship/segment.js";
 import { applyFrames } from "../../store/sqlite/wal-ship/wal-file.js";
 import { getVerified, listReplica, type Segment, type Snapshot } from "./layout.js";
+import { checkSameRun, supersede } from "./overlap.js";
 import type { Target } from "./target.js";
 
 export interface PointInTime {
@@ -52,15 +53,18 @@ export async function buildPointInTime(
           : "is replicate.target set, and has the gateway run since?",
       },
     );
-  const chain = unbroken(
-    snapshot,
+  // A segment re-shipped from the same frame with more (overlap.ts) supersedes its shorter twin.
+  const { kept, superseded } = supersede(
     segments.filter((s) => s.generation === snapshot.generation && s.at <= until),
   );
+  const chain = unbroken(snapshot, kept);
   const db = await open(file, "wx", 0o600);
   try {
     const image = await getVerified(target, snapshot);
-    await db.writeFile(image);
     const pageSize = pageSizeOf(image);
+    for (const pair of superseded)
+      if (chain.includes(pair.long)) await checkSameRun(target, pair, pageSize);
+    await db.writeFile(image);
     for (const seg of chain)
       await applyFrames(db, segmentFrames(await getVerified(target, seg), seg.packed), pageSize);
     await db.sync();
@@ -99,7 +103,11 @@ export async function buildPointInTime(
   }
 }
 
-/** The segments to apply after `snapshot`: from frame 0 of its walSeq on, each walSeq whole and the next. */
+/**
+ * The segments to apply after `snapshot`: from frame 0 of its walSeq on,
+ * each walSeq whole and the next. Any other overlap than a superseded twin
+ * (a segment starting inside the one before it) is refused, naming both.
+ */
 function unbroken(snapshot: Snapshot, segments: Segment[]): Segment[] {
   const chain: Segment[] = [];
   let walSeq = snapshot.walSeq;
@@ -110,6 +118,13 @@ function unbroken(snapshot: Snapshot, segments: Segment[]): Segment[] {
       walSeq = seg.walSeq;
       frame = 0;
     }
+    const before = chain.at(-1);
+    if (seg.walSeq === walSeq && seg.from < frame && before)
+      throw new HearthError(
+        "HEARTH_REPLICA_GAP",
+        `generation ${snapshot.generation} holds overlapping segments ${before.key} and ${seg.key} (expected WAL ${walSeq} frame ${frame})`,
+        { resource: seg.key, hint: "restore to a time before the later of the two (--at)" },
+      );
     if (seg.walSeq !== walSeq || seg.from !== frame)
       throw new HearthError(
         "HEARTH_REPLICA_GAP",

@@ -1,5 +1,6 @@
 import type { HearthConfig } from "../../config/schema.js";
 import { listReplica } from "./layout.js";
+import { checkSameRun, supersede } from "./overlap.js";
 import type { Target } from "./target.js";
 
 /**
@@ -7,8 +8,12 @@ import type { Target } from "./target.js";
  * current one goes once its newest object is older than the retention;
  * in the current one, snapshots older than it go (never the newest), and
  * with them the WAL segments no remaining snapshot needs (those of an
- * earlier walSeq than the oldest snapshot kept). What a restore to any time
- * inside the retention needs stays.
+ * earlier walSeq than the oldest snapshot kept). A segment superseded by a
+ * longer one re-shipped from the same frame (overlap.ts) goes once the
+ * longer one is older than the retention: every restore inside it then
+ * applies the longer one. Not when the two are of different WAL runs: a
+ * restore refuses those, and both stay as the evidence. What a restore to
+ * any time inside the retention needs stays.
  */
 export async function applyRetention(
   target: Target,
@@ -36,6 +41,14 @@ export async function applyRetention(
     const oldestSeq = Math.min(...kept.map((s) => s.walSeq));
     for (const seg of segments)
       if (seg.generation === current && seg.walSeq < oldestSeq) doomed.push(seg.key);
+  }
+  for (const pair of supersede(segments).superseded) {
+    if (pair.long.at > cutoff || doomed.includes(pair.short.key)) continue;
+    const same = await checkSameRun(target, pair).then(
+      () => true,
+      () => false,
+    );
+    if (same) doomed.push(pair.short.key);
   }
   if (doomed.length > 0) await target.remove(doomed);
   return doomed;
