@@ -99,9 +99,12 @@ describe("hearth status, restart, stop and logs", () => {
         "-n",
         "0",
       ]);
+      // Subscribed once the supervisor says so (with -n 0, a crash before that is not shown:
+      // a fixed 200 ms wait lost the race on a loaded machine and the test waited out its timeout).
       await until(
-        "the follower connected",
-        async () => follower.running && (await new Promise((r) => setTimeout(r, 200, true))),
+        "the follower subscribed",
+        async () => follower.stderr.includes("following new events"),
+        60_000,
       );
 
       // kill -9: the supervisor restarts it, and counts it.
