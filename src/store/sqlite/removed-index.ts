@@ -35,6 +35,9 @@ function refusal(path: string, why: string): HearthError {
   return new HearthError(
     "HEARTH_GENERATION_CHANGED",
     `${path}: cannot reattach to the current files yet: ${why}, and a new connection would share its wal-index`,
-    { resource: path, hint: "retry store.reopen() in a moment; the old connections close by themselves" },
+    {
+      resource: path,
+      hint: "retry store.reopen() in a moment; the old connections close by themselves",
+    },
   );
 }

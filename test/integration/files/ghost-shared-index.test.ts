@@ -45,8 +45,13 @@ describe("reopen() with reader threads on the removed files (F3)", () => {
     const other = await startWorker();
     try {
       await other.call("open", { home });
-      const tail = await other.call<{ content: string }[]>("tail", { sessionId: session.id, n: 20 });
-      expect(tail.map((m) => m.content)).toEqual(Array.from({ length: 20 }, (_, i) => `after-${i}`));
+      const tail = await other.call<{ content: string }[]>("tail", {
+        sessionId: session.id,
+        n: 20,
+      });
+      expect(tail.map((m) => m.content)).toEqual(
+        Array.from({ length: 20 }, (_, i) => `after-${i}`),
+      );
       await other.call("append", { sessionId: session.id, content: "from the other" });
     } finally {
       await other.kill();
