@@ -11,15 +11,19 @@ import { lstatOrNull } from "../../files/inspect.js";
  * other process, on the new -shm, would neither see its commits nor stop
  * writing over them. /proc/self/maps is the truth about what is mapped;
  * when it cannot be read, that counts as mapped (cannot tell: refuse).
+ * Checked by reopen() before it opens new connections, and by an open that
+ * starts this process's first store on the database (a store closed just
+ * before may still have reader threads closing; other code of the process
+ * may hold its own connection on the removed files).
  */
-export function assertNoRemovedIndex(path: string): void {
+export function assertNoRemovedIndex(path: string, doing: "reopen" | "open" = "reopen"): void {
   let maps: string;
   let shm: string;
   try {
     maps = readFileSync("/proc/self/maps", "utf8");
     shm = `${join(realpathSync(dirname(path)), basename(path))}-shm`;
   } catch (err) {
-    throw refusal(path, `its mappings cannot be read (${(err as Error).message})`);
+    throw refusal(path, `its mappings cannot be read (${(err as Error).message})`, doing);
   }
   const current = lstatOrNull(shm)?.ino;
   for (const line of maps.split("\n")) {
@@ -27,17 +31,21 @@ export function assertNoRemovedIndex(path: string): void {
     if (!fields) continue;
     const [, inode, name] = fields;
     if (name === `${shm} (deleted)` || (name === shm && Number(inode) !== current))
-      throw refusal(path, "a connection of this process still maps the removed -shm");
+      throw refusal(path, "a connection of this process still maps the removed -shm", doing);
   }
 }
 
-function refusal(path: string, why: string): HearthError {
+function refusal(path: string, why: string, doing: "reopen" | "open"): HearthError {
+  const what = doing === "reopen" ? "reattach to" : "open";
   return new HearthError(
     "HEARTH_GENERATION_CHANGED",
-    `${path}: cannot reattach to the current files yet: ${why}, and a new connection would share its wal-index`,
+    `${path}: cannot ${what} the current files yet: ${why}, and a new connection would share its wal-index`,
     {
       resource: path,
-      hint: "retry store.reopen() in a moment; the old connections close by themselves",
+      hint:
+        doing === "reopen"
+          ? "retry store.reopen() in a moment; the old connections close by themselves"
+          : "retry the open in a moment (the connections of a store closed a moment ago end by themselves), or close the connection this process still has on the removed files",
     },
   );
 }

@@ -83,4 +83,52 @@ describe("reattach after -wal and -shm were removed, a connection of the process
       await Promise.all([gateway, dashboard, next].map((w) => w?.kill()));
     }
   });
+
+  it("an open after a close (the first store of the process again) waits for it too, and nothing acknowledged is lost", async () => {
+    const home = tempHome();
+    const [gateway, dashboard] = await Promise.all([startWorker(), startWorker()]);
+    let next: Worker | undefined;
+    try {
+      const { path } = await gateway.call<{ path: string }>("open", { home });
+      const session = await gateway.call<{ id: string }>("create", { title: "41.5 open" });
+      await gateway.call("appendLoop", { sessionId: session.id, count: 40, prefix: "before" });
+      await gateway.call("rawOpen", { path });
+      await dashboard.call("open", { home });
+
+      unlinkSync(`${path}-wal`);
+      unlinkSync(`${path}-shm`);
+      await dashboard.call("reopen");
+      // The gateway gives up its store and opens a new one, as the hint of a
+      // replaced database file says to; its other connection is still there.
+      await gateway.call("close");
+      const refused = await gateway.request("open", { home });
+      expect(refused.ok).toBe(false);
+      expect(refused.error?.code).toBe("HEARTH_GENERATION_CHANGED");
+      expect(refused.error?.message).toContain("cannot open the current files yet");
+      await gateway.call("rawClose");
+      await gateway.call("open", { home });
+
+      await gateway.call("appendLoop", { sessionId: session.id, count: 30, prefix: "after" });
+      const seen = await dashboard.call<{ clientId: string }[]>("tail", {
+        sessionId: session.id,
+        n: 1,
+      });
+      expect(seen.map((m) => m.clientId)).toEqual(["after-29"]);
+      await gateway.kill("SIGKILL");
+      next = await startWorker();
+      await next.call("open", { home });
+      await next.call("append", {
+        sessionId: session.id,
+        content: "restarted",
+        clientId: "next-0",
+      });
+      const ids = (
+        await next.call<{ clientId: string }[]>("tail", { sessionId: session.id, n: 200 })
+      ).map((m) => m.clientId);
+      expect(ids.filter((id) => id.startsWith("before-"))).toHaveLength(40);
+      expect(ids.filter((id) => id.startsWith("after-"))).toHaveLength(30);
+    } finally {
+      await Promise.all([gateway, dashboard, next].map((w) => w?.kill()));
+    }
+  });
 });
