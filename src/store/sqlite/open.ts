@@ -110,7 +110,7 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
   // The first store of this process on the database: no connection of the
   // process may still be on removed -wal/-shm (src/store/sqlite/removed-index.ts).
   let entry = findEntry(key);
-  if (!entry) assertNoRemovedIndex(path, "open");
+  if (!entry) assertNoRemovedIndex(path, key, "open");
   entry ??= createEntry(key, path);
   try {
     // A writer holds the structural gate shared from here until close (P4).
