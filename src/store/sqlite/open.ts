@@ -21,6 +21,7 @@ import { applyJournalMode, assertWalAllowed } from "./durability.js";
 import { migrate, schemaTooNew, userVersion } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations.js";
 import { createEntry, type DatabaseEntry, dropEntryIfIdle, findEntry } from "./registry.js";
+import { assertNoRemovedIndex } from "./removed-index.js";
 import { SqliteStore } from "./store.js";
 
 const warned = new Set<string>();
@@ -106,7 +107,11 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
   }
   const key = `${stats.dev}:${stats.ino}`;
   const warnings: string[] = [];
-  const entry = findEntry(key) ?? createEntry(key, path);
+  // The first store of this process on the database: no connection of the
+  // process may still be on removed -wal/-shm (src/store/sqlite/removed-index.ts).
+  let entry = findEntry(key);
+  if (!entry) assertNoRemovedIndex(path, key, "open");
+  entry ??= createEntry(key, path);
   try {
     // A writer holds the structural gate shared from here until close (P4).
     if (role === "writer") await entry.locks.enterWriter(config.store.gateWaitMs);

@@ -8,7 +8,7 @@ import { Connection } from "./connection.js";
 import { MergeDebt } from "./fts-merge.js";
 import { type GhostFiles, type GhostOutcome, GhostWalKeeper } from "./ghost-wal.js";
 import { ReaderPool } from "./reader-pool/pool.js";
-import { assertNoRemovedIndex } from "./removed-index.js";
+import { assertNoRemovedIndex, rememberIndex } from "./removed-index.js";
 import { type WalSync, walSyncFor } from "./wal-sync/sync.js";
 
 /**
@@ -271,6 +271,7 @@ export class DatabaseEntry {
           String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase() === "wal";
         // The guard borrows the kernel locks' descriptor on the database (open until retire()).
         this.guard = new FileGuard(this.path, this.walMode, this.locks.readable());
+        if (this.walMode) rememberIndex(this.key, this.guard.identity("-shm"));
       }
       // In WAL mode BEGIN IMMEDIATE never waits inside SQLite: the store's
       // write path waits asynchronously instead (rollback journals still need
@@ -357,7 +358,7 @@ export class DatabaseEntry {
     await this.walSync?.settled();
     await this.pool?.restart();
     this.assertSameInode();
-    assertNoRemovedIndex(this.path);
+    assertNoRemovedIndex(this.path, this.key);
     for (const role of roles) this.acquire(role, config, undefined, true);
     return ghost;
   }
