@@ -5,20 +5,48 @@
 import type { ServerResponse } from "node:http";
 import type { JsonParts } from "../store/transcript-json.js";
 
+/** What followDrain stops: an AbortController, or a turn's TurnStop. */
+interface Abortable {
+  abort(reason?: unknown): void;
+}
+
+/** The turns following each draining signal, and its one listener (present while any follows). */
+const followers = new WeakMap<AbortSignal, { turns: Set<Abortable>; onDrain: () => void }>();
+
+const NOTHING = () => {};
+
 /**
  * Abort `turn` when `draining` aborts, until the returned function is
- * called (the listener is removed then: the draining signal lives as long
- * as the gateway and must not collect one entry per turn).
+ * called. The draining signal lives as long as the gateway and must not
+ * collect one entry per turn: the turns in flight share one listener on it,
+ * added when the first follows and removed when the last lets go (adding
+ * and removing an EventTarget listener per request was a measurable share
+ * of a turn's CPU).
  */
-export function followDrain(draining: AbortSignal | undefined, turn: AbortController): () => void {
-  if (!draining) return () => {};
+export function followDrain(draining: AbortSignal | undefined, turn: Abortable): () => void {
+  if (!draining) return NOTHING;
   if (draining.aborted) {
     turn.abort(draining.reason);
-    return () => {};
+    return NOTHING;
   }
-  const onDrain = () => turn.abort(draining.reason);
-  draining.addEventListener("abort", onDrain, { once: true });
-  return () => draining.removeEventListener("abort", onDrain);
+  let entry = followers.get(draining);
+  if (!entry) {
+    const turns = new Set<Abortable>();
+    const onDrain = () => {
+      followers.delete(draining);
+      for (const t of turns) t.abort(draining.reason);
+      turns.clear();
+    };
+    entry = { turns, onDrain };
+    followers.set(draining, entry);
+  }
+  const { turns, onDrain } = entry;
+  if (turns.size === 0) draining.addEventListener("abort", onDrain, { once: true });
+  turns.add(turn);
+  return () => {
+    if (!turns.delete(turn) || turns.size > 0 || draining.aborted) return;
+    draining.removeEventListener("abort", onDrain);
+  };
 }
 
 /**

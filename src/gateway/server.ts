@@ -55,7 +55,7 @@ export function buildServer(deps: GatewayDeps, logger: boolean | object): Fastif
   });
   app.server.maxConnections = g.maxConnections;
   capConnectionsPerClient(app.server, g.maxConnectionsPerClient);
-  // One drain listener per turn in flight (followDrain): as many as connections.
+  // The turns in flight share one drain listener (followDrain); other listeners stay unbounded.
   if (deps.draining) setMaxListeners(0, deps.draining);
   app.decorateRequest("hearthProfile", "");
   app.decorateRequest("authProfile", undefined);

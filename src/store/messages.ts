@@ -50,6 +50,13 @@ export interface AppendItem {
   /** A meta compare-and-set applied in the same savepoint, before or after the insert (turn leases). */
   metaBefore?: MetaCas;
   metaAfter?: MetaCas;
+  /**
+   * Answer with the session as this append left it (`session` of the
+   * result), read in the commit itself: a caller that returns the session
+   * needs no read after it. PostgreSQL reports it always; SQLite when asked
+   * (a replayed clientId, which changes no session, reports none).
+   */
+  withSession?: boolean;
 }
 
 /** A group-commit item whose message was prepared; `i` is its place in the call's items. */
@@ -58,6 +65,7 @@ export interface ReadyItem {
   message: PreparedMessage;
   metaBefore?: MetaCas | undefined;
   metaAfter?: MetaCas | undefined;
+  withSession?: boolean | undefined;
   i: number;
 }
 
@@ -145,6 +153,7 @@ export class Messages {
           message,
           metaBefore: item.metaBefore,
           metaAfter: item.metaAfter,
+          withSession: item.withSession,
           i,
         });
       } catch (err) {

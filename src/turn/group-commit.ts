@@ -8,6 +8,8 @@ import type { Message, NewMessage } from "../store/types.js";
 export interface AppendExtras {
   metaBefore?: MetaCas;
   metaAfter?: MetaCas;
+  /** Answer with the session as the commit left it (no read after it; AppendItem.withSession). */
+  withSession?: boolean;
 }
 
 /** A committed append: the message, and the session when the backend read it in the commit. */
@@ -43,7 +45,7 @@ export class GroupCommitter {
     return this.appendReporting(sessionId, message, extras).then((r) => r.message);
   }
 
-  /** append(), answered with the session too where the commit read it (PostgreSQL). */
+  /** append(), answered with the session too where the commit read it (PostgreSQL; SQLite with `withSession`). */
   appendReporting(
     sessionId: string,
     message: NewMessage,
@@ -87,11 +89,12 @@ export class GroupCommitter {
     let results: AppendResult[];
     try {
       results = await this.store.messages.appendMany(
-        batch.map(({ sessionId, message, metaBefore, metaAfter }) => ({
+        batch.map(({ sessionId, message, metaBefore, metaAfter, withSession }) => ({
           sessionId,
           message,
           ...(metaBefore ? { metaBefore } : {}),
           ...(metaAfter ? { metaAfter } : {}),
+          ...(withSession ? { withSession } : {}),
         })),
       );
     } catch (err) {

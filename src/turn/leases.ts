@@ -6,6 +6,7 @@ import { currentIdentity, liveness, type ProcessIdentity } from "../process/iden
 import { processKind } from "../process/kind.js";
 import type { Store } from "../store/api.js";
 import type { MetaCas, MetaPresence } from "../store/meta.js";
+import type { StopSignal } from "./stop.js";
 
 interface LeaseRecord {
   holder: ProcessIdentity;
@@ -173,11 +174,11 @@ export function releaseDecider(turn: Turn): (current: string | null) => null | u
 export async function waitForTurn<T>(
   waitMs: number,
   attempt: () => Promise<T>,
-  signals: readonly (AbortSignal | undefined)[] = [],
+  signals: readonly (StopSignal | undefined)[] = [],
   onAbort: () => Error = () => new Error("aborted"),
 ): Promise<T> {
   const deadline = Date.now() + waitMs;
-  const live = signals.filter((s): s is AbortSignal => s !== undefined);
+  const live = signals.filter((s): s is StopSignal => s !== undefined);
   const aborted = () => live.some((s) => s.aborted);
   for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
     try {

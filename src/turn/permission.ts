@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { PermissionAnswer, PermissionRow } from "../store/tool-permissions.js";
 import { acquireDecider, leasePresence } from "./leases.js";
+import type { StopSignal } from "./stop.js";
 import type { LoopContext } from "./tool-loop.js";
 import { cap, type ToolOutcome } from "./tools/execute.js";
 import type { Tool, ToolCall } from "./tools/types.js";
@@ -139,7 +140,7 @@ async function waitForDecision(ctx: LoopContext, pending: PermissionRow): Promis
 function wake(ctx: LoopContext, sessionId: string, callId: string, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const key = wakeKey(sessionId, callId);
-    const signals = [ctx.signal, ctx.stop].filter((s): s is AbortSignal => s !== undefined);
+    const signals = [ctx.signal, ctx.stop].filter((s): s is StopSignal => s !== undefined);
     const done = () => {
       clearTimeout(timer);
       decided.off(key, done);

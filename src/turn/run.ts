@@ -20,6 +20,7 @@ import { recordUnfinished } from "./outcome.js";
 import type { PermissionAsker } from "./permission.js";
 import type { Responder } from "./responder.js";
 import { resumeTurn } from "./resume.js";
+import type { StopSignal } from "./stop.js";
 import { cancelledError, type FinalAnswer, type LoopEvents, toolLoop } from "./tool-loop.js";
 import type { ToolRegistry } from "./tools/registry.js";
 
@@ -74,7 +75,7 @@ export interface TurnDeps {
   /** Aborts the turn where it is (shutdown, a cancelled editor prompt). */
   signal: AbortSignal;
   /** Stops the turn at its next step (a client that disconnected, a drain). */
-  stop?: AbortSignal | undefined;
+  stop?: StopSignal | undefined;
   /** Asks a person for a tool's permission directly (ACP); else the turn waits for a decision in the store. */
   askPermission?: PermissionAsker | undefined;
   /** Where cleanup that failed without failing the turn is reported (warn). */
@@ -219,7 +220,7 @@ export async function runTurn(
     const stored = await committer.appendReporting(
       session.id,
       { role: "assistant", ...answer },
-      { metaAfter: release },
+      { metaAfter: release, withSession: true },
     );
     const reply = stored.message;
     held = false;

@@ -6,6 +6,7 @@ import { acquireCas, type Turn } from "./leases.js";
 import { type PermissionAsker, permissionGate } from "./permission.js";
 import type { Responder } from "./responder.js";
 import type { ProfileRuntime } from "./run.js";
+import type { StopSignal } from "./stop.js";
 import {
   callsOf,
   clearStart,
@@ -41,7 +42,7 @@ export interface LoopContext {
   /** Aborts whatever runs (the model request, a tool). */
   signal: AbortSignal;
   /** Stops the loop at the next step boundary (a client gone, a drain). */
-  stop?: AbortSignal | undefined;
+  stop?: StopSignal | undefined;
   events: LoopEvents;
   /**
    * The text streamed (onDelta) by the model request in progress, reset at

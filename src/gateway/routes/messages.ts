@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { runTurn } from "../../turn/run.js";
+import { TurnStop } from "../../turn/stop.js";
 import type { RouteContext } from "../gateway-deps.js";
 import { checkText, type MessageBody, messageBody } from "../message-body.js";
 import { followDrain } from "../response-parts.js";
@@ -22,13 +23,13 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: RouteContext): 
         clientId: body.clientId,
       };
       // A client that goes away, or a drain, stops the turn at its next step.
-      const gone = new AbortController();
+      const gone = new TurnStop();
       reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
       // Not AbortSignal.any([gone, draining]): on Node 20 every call leaves a
       // WeakRef in the long-lived draining signal for good (the gateway
-      // grew ~60 bytes a turn). A listener, removed when the turn ends.
+      // grew ~60 bytes a turn). Followed in a set (one listener for every turn), left when the turn ends.
       const stopOnDrain = followDrain(deps.draining, gone);
       const turnDeps = {
         responder: deps.responder(),
@@ -36,7 +37,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: RouteContext): 
         tools: deps.tools?.(),
         metrics: deps.metrics,
         signal: deps.shutdown,
-        stop: gone.signal,
+        stop: gone,
         log: request.log,
       };
       const wantsStream =

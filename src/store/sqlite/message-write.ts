@@ -1,8 +1,8 @@
 import type { PreparedMessage } from "../message-input.js";
 import { messageTokens, messageValues, replayOf, storedMessage } from "../message-write.js";
-import type { MessageRow } from "../rows.js";
+import { type MessageRow, type SessionRow, toSession } from "../rows.js";
 import { sessionNotFound } from "../session-create.js";
-import type { Message } from "../types.js";
+import type { Message, Session } from "../types.js";
 import type { Connection } from "./connection.js";
 
 /**
@@ -16,21 +16,28 @@ import type { Connection } from "./connection.js";
  * archived) when the content is the same, and refuses with
  * HEARTH_IDEMPOTENCY_CONFLICT when it is not (replayOf).
  */
-export function insertMessage(conn: Connection, sessionId: string, m: PreparedMessage): Message {
+export function insertMessage(
+  conn: Connection,
+  sessionId: string,
+  m: PreparedMessage,
+  report?: { session?: Session },
+): Message {
   if (m.clientId !== null) {
     const existing = conn
       .stmt("SELECT * FROM messages WHERE session_id = ? AND client_id = ?")
       .get(sessionId, m.clientId) as MessageRow | undefined;
     if (existing) return replayOf(existing, m, sessionId);
   }
+  // With `report`, the UPDATE returns the whole session row as it leaves it:
+  // the caller needs no read of the session after the commit (a statement
+  // and a read transaction on the read-only connection per turn).
   const slot = conn
-    .stmt(
-      `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
-         token_count = token_count + ?, last_activity_at = max(last_activity_at, ?), updated_at = ?
-       WHERE id = ? RETURNING next_ordinal - 1 AS ordinal`,
-    )
-    .get(messageTokens(m), m.createdAt, m.createdAt, sessionId) as { ordinal: number } | undefined;
+    .stmt(report ? SLOT_SQL_SESSION : SLOT_SQL)
+    .get(messageTokens(m), m.createdAt, m.createdAt, sessionId) as
+    | (Partial<SessionRow> & { ordinal: number })
+    | undefined;
   if (!slot) throw sessionNotFound(sessionId);
+  if (report) report.session = toSession(slot as SessionRow);
   const { lastInsertRowid } = conn
     .stmt(
       `INSERT INTO messages (session_id, ordinal, role, content, content_type, name, tool_calls,
@@ -40,6 +47,12 @@ export function insertMessage(conn: Connection, sessionId: string, m: PreparedMe
     .run(sessionId, slot.ordinal, ...messageValues(m));
   return storedMessage(m, sessionId, Number(lastInsertRowid), slot.ordinal);
 }
+
+const SLOT_UPDATE = `UPDATE sessions SET next_ordinal = next_ordinal + 1, message_count = message_count + 1,
+         token_count = token_count + ?, last_activity_at = max(last_activity_at, ?), updated_at = ?
+       WHERE id = ?`;
+const SLOT_SQL = `${SLOT_UPDATE} RETURNING next_ordinal - 1 AS ordinal`;
+const SLOT_SQL_SESSION = `${SLOT_UPDATE} RETURNING *, next_ordinal - 1 AS ordinal`;
 
 /**
  * Archive (never delete, D2) every live message after `afterOrdinal` as

@@ -19,7 +19,7 @@ import {
   MESSAGE_JSON,
   type MessageTexts,
 } from "../transcript-json.js";
-import type { Message } from "../types.js";
+import type { Message, Session } from "../types.js";
 import type { Access } from "./access.js";
 import type { Connection } from "./connection.js";
 import { SqliteEdits } from "./edits.js";
@@ -51,9 +51,13 @@ export class SqliteMessages extends SqliteEdits implements MessagesSql {
         conn.stmt("SAVEPOINT hearth_item").run();
         try {
           if (item.metaBefore) casOn(conn, item.metaBefore.key, item.metaBefore.decide, now);
-          results[i] = { ok: true, message: insertMessage(conn, item.sessionId, item.message) };
+          const report: { session?: Session } | undefined = item.withSession ? {} : undefined;
+          const message = insertMessage(conn, item.sessionId, item.message, report);
           if (item.metaAfter) casOn(conn, item.metaAfter.key, item.metaAfter.decide, now);
           conn.stmt("RELEASE hearth_item").run();
+          results[i] = report?.session
+            ? { ok: true, message, session: report.session }
+            : { ok: true, message };
         } catch (err) {
           conn.stmt("ROLLBACK TO hearth_item").run();
           conn.stmt("RELEASE hearth_item").run();

@@ -7,6 +7,7 @@ import { buildServer } from "../../../src/gateway/server.js";
 import { openStore, type Store } from "../../../src/index.js";
 import { GroupCommitter } from "../../../src/turn/group-commit.js";
 import { EchoResponder } from "../../../src/turn/responder.js";
+import { TurnStop } from "../../../src/turn/stop.js";
 import { tempHome } from "../../helpers/home.js";
 
 /**
@@ -89,5 +90,28 @@ describe("gateway: nothing grows per turn", () => {
     const after = new AbortController();
     followDrain(draining.signal, after);
     expect(after.signal.aborted).toBe(true);
+  });
+
+  it("the turns in flight share one drain listener, gone when the last turn ends; a drain stops each", () => {
+    const draining = new AbortController();
+    const turns = Array.from({ length: 5 }, () => new TurnStop());
+    const leave = turns.map((t) => followDrain(draining.signal, t));
+    expect(getEventListeners(draining.signal, "abort")).toHaveLength(1);
+    for (const l of leave.slice(0, 4)) l();
+    expect(getEventListeners(draining.signal, "abort")).toHaveLength(1);
+    leave[4]!();
+    expect(getEventListeners(draining.signal, "abort")).toHaveLength(0);
+
+    const live = [new TurnStop(), new TurnStop()];
+    const gone = new TurnStop();
+    for (const t of live) followDrain(draining.signal, t);
+    followDrain(draining.signal, gone)();
+    let woken = 0;
+    live[0]!.addEventListener("abort", () => woken++);
+    draining.abort(new Error("draining"));
+    expect(live.map((t) => t.aborted)).toEqual([true, true]);
+    expect(gone.aborted).toBe(false);
+    expect(woken).toBe(1);
+    expect(getEventListeners(draining.signal, "abort")).toHaveLength(0);
   });
 });
