@@ -25,6 +25,14 @@ const cases = [
   { first: "the dashboard", removal: "renamed away" },
 ] as const;
 
+/** A new process after the kill: it writes once, and every clientId it then sees. */
+async function restartedSees(next: Worker, home: string, sessionId: string): Promise<string[]> {
+  await next.call("open", { home });
+  await next.call("append", { sessionId, content: "restarted", clientId: "next-0" });
+  const tail = await next.call<{ clientId: string }[]>("tail", { sessionId, n: 200 });
+  return tail.map((m) => m.clientId);
+}
+
 describe("reattach after -wal and -shm were removed, a connection of the process still on them (F3, issue 41.5)", () => {
   it.each(
     cases,
@@ -72,15 +80,7 @@ describe("reattach after -wal and -shm were removed, a connection of the process
 
       await gateway.kill("SIGKILL");
       next = await startWorker();
-      await next.call("open", { home });
-      await next.call("append", {
-        sessionId: session.id,
-        content: "restarted",
-        clientId: "next-0",
-      });
-      const ids = (
-        await next.call<{ clientId: string }[]>("tail", { sessionId: session.id, n: 200 })
-      ).map((m) => m.clientId);
+      const ids = await restartedSees(next, home, session.id);
       expect(ids.filter((id) => id.startsWith("before-"))).toHaveLength(40);
       expect(ids.filter((id) => id.startsWith("after-"))).toHaveLength(30);
       expect(ids.at(-1)).toBe("next-0");
@@ -121,15 +121,7 @@ describe("reattach after -wal and -shm were removed, a connection of the process
       expect(seen.map((m) => m.clientId)).toEqual(["after-29"]);
       await gateway.kill("SIGKILL");
       next = await startWorker();
-      await next.call("open", { home });
-      await next.call("append", {
-        sessionId: session.id,
-        content: "restarted",
-        clientId: "next-0",
-      });
-      const ids = (
-        await next.call<{ clientId: string }[]>("tail", { sessionId: session.id, n: 200 })
-      ).map((m) => m.clientId);
+      const ids = await restartedSees(next, home, session.id);
       expect(ids.filter((id) => id.startsWith("before-"))).toHaveLength(40);
       expect(ids.filter((id) => id.startsWith("after-"))).toHaveLength(30);
     } finally {
