@@ -106,13 +106,15 @@ export class SqliteGraphCheckpoints implements GraphCheckpointsSql {
   }
 
   /**
-   * The parent's blob_refs ({channel: checkpoint id}) and, for each ref
+   * The parent's blob_refs ({channel: checkpoint id}) of the channels
+   * `input` has (the only ones blobRefs asks about) and, for each ref
    * whose row holds the channel at the version `input` gives it, that
    * version: one statement. The versions are checked on
    * graph_blobs_by_version alone (every column of it given): a search of
    * the table itself would read the large values of the rows it passes
-   * (WITHOUT ROWID keeps them in its b-tree's cells), ~80 µs a lookup on a
-   * 150 KB messages channel against ~5 µs.
+   * (WITHOUT ROWID keeps them in its b-tree's cells). On a 150 KB
+   * messages channel: 8.5 µs for this statement, 142 µs for the blob_refs
+   * read and a primary-key lookup per ref it replaced.
    */
   private parentRefs(
     conn: Connection,
@@ -245,19 +247,20 @@ function snapshot<T>(conn: Connection, fn: () => T): T {
 }
 
 /**
- * A parent checkpoint's refs, each with the version its row holds when that
- * is the version the new checkpoint gives the channel (null otherwise).
+ * A parent checkpoint's refs of the channels the new checkpoint has, each
+ * with the version its row holds when that is the version the new
+ * checkpoint gives the channel (null otherwise). A join, not a correlated
+ * subquery per ref: that one took 62 µs against 8.5 µs.
  * Parameters: the new checkpoint's {channel: version} as JSON, then the
  * parent's thread, namespace and id. The version is found on the covering
  * index alone (see SqliteGraphCheckpoints.parentRefs).
  */
-export const PARENT_REFS = `SELECT r.key AS channel, r.value AS ref,
-    (SELECT b.version FROM json_each(?) v
-       CROSS JOIN graph_blobs b INDEXED BY graph_blobs_by_version
-     WHERE v.key = r.key AND b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-       AND b.channel = r.key AND b.version = v.value AND b.checkpoint_id = r.value) AS version
-  FROM graph_checkpoints c CROSS JOIN json_each(c.blob_refs) r
-  WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ?`;
+export const PARENT_REFS = `SELECT r.key AS channel, r.value AS ref, b.version
+  FROM graph_checkpoints c CROSS JOIN json_each(c.blob_refs) r CROSS JOIN json_each(?) v
+    LEFT JOIN graph_blobs b INDEXED BY graph_blobs_by_version
+      ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = r.key
+        AND b.version = v.value AND b.checkpoint_id = r.value
+  WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ? AND v.key = r.key`;
 
 /**
  * Each channel's value, looked up by its whole primary key from the refs

@@ -87,7 +87,7 @@ it("a LangGraph thread costs a bounded number of statements per put and getTuple
     "SEARCH b USING PRIMARY KEY (thread_id=? AND checkpoint_ns=? AND checkpoint_id=? AND channel=?)",
   ]);
   expect(parentPlan.filter((d) => / b /.test(d))).toEqual([
-    "SEARCH b USING COVERING INDEX graph_blobs_by_version (thread_id=? AND checkpoint_ns=? AND channel=? AND version=? AND checkpoint_id=?)",
+    "SEARCH b USING COVERING INDEX graph_blobs_by_version (thread_id=? AND checkpoint_ns=? AND channel=? AND version=? AND checkpoint_id=?) LEFT-JOIN",
   ]);
   await saver.close();
 });
