@@ -2,7 +2,7 @@ import { HearthError } from "../../errors.js";
 import type { ConnectionRole } from "../types.js";
 import type { Connection } from "./connection.js";
 import type { DatabaseEntry } from "./registry.js";
-import { writeTransaction } from "./write-path.js";
+import { type WriteOptions, writeTransaction } from "./write-path.js";
 
 /** What the store's parts need: a connection for reads, one for writes, a clock. */
 export interface Access {
@@ -29,8 +29,13 @@ export interface Access {
    * reopen() in between never hands it a closed one), after waiting (never
    * blocking the event loop) for this process's turn at the fair write lock.
    * An aborted `signal` ends the wait with HEARTH_ABORTED; nothing is written.
+   * `options.searchIndex` false: `fn` changes no table the search index covers.
    */
-  writeTransaction<T>(fn: (conn: Connection) => T, signal?: AbortSignal): Promise<T>;
+  writeTransaction<T>(
+    fn: (conn: Connection) => T,
+    signal?: AbortSignal,
+    options?: WriteOptions,
+  ): Promise<T>;
   now(): number;
 }
 
@@ -98,9 +103,16 @@ export function storeAccess(o: {
       return writer.db.inTransaction ? connection("reader") : writer;
     },
     write,
-    writeTransaction: (fn, signal) => {
+    writeTransaction: (fn, signal, options) => {
       write();
-      return writeTransaction(entry, () => connection("writer"), fn, o.busyTimeoutMs, signal);
+      return writeTransaction(
+        entry,
+        () => connection("writer"),
+        fn,
+        o.busyTimeoutMs,
+        signal,
+        options,
+      );
     },
     now: () => Date.now(),
   };

@@ -21,7 +21,9 @@ export function writeTransaction<T>(
   fn: (conn: Connection) => T,
   patienceMs: number,
   signal?: AbortSignal,
+  options: WriteOptions = {},
 ): Promise<T> {
+  const counted = options.searchIndex !== false;
   if (signal?.aborted) return Promise.reject(abortedError(signal));
   const deadline = Date.now() + patienceMs;
   // Once a transaction has begun, an abort no longer ends the call: the
@@ -41,9 +43,10 @@ export function writeTransaction<T>(
         const started = performance.now();
         const result = conn.transaction(() => {
           const prepare = (sql: string) => conn.stmt(sql);
-          const before = totalChanges(prepare);
+          // Rows changed owe merge work on the search index; a write that touches none of its tables owes none.
+          const before = counted ? totalChanges(prepare) : 0;
           const value = fn(conn);
-          entry.searchMerges.add(totalChanges(prepare) - before);
+          if (counted) entry.searchMerges.add(totalChanges(prepare) - before);
           // With a WalSync its checkpoint thread merges (unless the thread fails, or this commit checkpoints inline); otherwise here, as FTS5 would have.
           const threadMerges = walSync?.threadMerges && how?.mode !== "inline";
           const pages = threadMerges ? 0 : entry.searchMerges.take();
@@ -96,6 +99,16 @@ export function writeTransaction<T>(
       },
     );
   });
+}
+
+/** How a write-path call writes. */
+export interface WriteOptions {
+  /**
+   * false: the transaction changes no table the search index covers
+   * (messages and their triggers), so its changed rows owe no merge work
+   * and are not counted (two total_changes() statements saved).
+   */
+  searchIndex?: false;
 }
 
 /** The commit's OffLoopMode for Connection.transaction: none (SQLite's own behaviour) when inline. */
