@@ -65,6 +65,18 @@ export class GenerationRecovery {
         this.onLost?.(err);
         return false;
       }
+      if (
+        isHearthError(err, "HEARTH_GENERATION_CHANGED") &&
+        err.details?.waitingFor === "old-connections"
+      ) {
+        // Refused for now (a connection of this process still on the removed
+        // files: src/store/sqlite/removed-index.ts): the next request tries again.
+        this.log.warn(
+          { event: "store.reopen_deferred", profile, err },
+          "the store's files changed under the gateway; reattaching waits for its old connections to close",
+        );
+        return false;
+      }
       this.log.error(
         { event: "store.reopen_failed", profile, err },
         "the store's files changed under the gateway and it could not reattach; restart it",

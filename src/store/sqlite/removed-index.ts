@@ -72,6 +72,8 @@ function refusal(path: string, why: string, doing: "reopen" | "open"): HearthErr
     `${path}: cannot ${what} the current files yet: ${why}, and a new connection would share its wal-index`,
     {
       resource: path,
+      // Not a lasting state: the connections that hold it close by themselves.
+      details: { waitingFor: "old-connections" },
       hint:
         doing === "reopen"
           ? "retry store.reopen() in a moment; the old connections close by themselves"
