@@ -7,6 +7,7 @@ import type { ConnectionRole } from "../types.js";
 import { Connection } from "./connection.js";
 import { MergeDebt } from "./fts-merge.js";
 import { type GhostFiles, type GhostOutcome, GhostWalKeeper } from "./ghost-wal.js";
+import { ParkDoor } from "./park-door.js";
 import { ReaderPool } from "./reader-pool/pool.js";
 import { assertNoRemovedIndex, rememberIndex } from "./removed-index.js";
 import { type WalSync, walSyncFor } from "./wal-sync/sync.js";
@@ -75,54 +76,20 @@ export class DatabaseEntry {
     return this.slots[role]?.conn;
   }
 
-  // Maintenance windows (M5): calls in flight, and the promise new calls wait on while parked.
-  private inFlight = 0;
-  private drainWaiters: (() => void)[] = [];
-  private parked: { promise: Promise<void>; resolve: () => void } | undefined;
+  // Maintenance windows (M5): the door every store call passes.
+  private readonly door = new ParkDoor(() => this.path);
 
-  /**
-   * Every store call passes this door. Returns undefined (no wait) unless
-   * the process is parked for a window; then a promise that resolves when
-   * it resumes, or rejects with HEARTH_MAINTENANCE_RUNNING after `maxWaitMs`.
-   * A call that entered must leave().
-   */
+  /** See ParkDoor.enter(). */
   enter(maxWaitMs: number): Promise<void> | undefined {
-    if (!this.parked) {
-      this.inFlight++;
-      return undefined;
-    }
-    const parked = this.parked.promise;
-    return new Promise<void>((resolve, reject) => {
-      let gaveUp = false;
-      const timer = setTimeout(() => {
-        // A call that gave up is never counted in flight, even when the window ends later.
-        gaveUp = true;
-        reject(
-          new HearthError(
-            "HEARTH_MAINTENANCE_RUNNING",
-            `${this.path} is parked for maintenance; this call waited ${maxWaitMs} ms (maintenance.maxParkMs)`,
-            { resource: this.path, hint: "retry shortly; the maintenance window ends by itself" },
-          ),
-        );
-      }, maxWaitMs);
-      void parked.then(() => {
-        clearTimeout(timer);
-        if (gaveUp) return;
-        // Parked again meanwhile? Wait for that window too.
-        const again = this.enter(maxWaitMs);
-        if (again) again.then(resolve, reject);
-        else resolve();
-      });
-    });
+    return this.door.enter(maxWaitMs);
   }
 
   leave(): void {
-    if (--this.inFlight > 0) return;
-    for (const wake of this.drainWaiters.splice(0)) wake();
+    this.door.leave();
   }
 
   get isParked(): boolean {
-    return this.parked !== undefined;
+    return this.door.isShut;
   }
 
   /**
@@ -132,30 +99,7 @@ export class DatabaseEntry {
    * back but the gateway lock (the process shows as "parked").
    */
   async park(maxWaitMs: number): Promise<void> {
-    if (this.parked) return;
-    let resolve!: () => void;
-    const promise = new Promise<void>((r) => {
-      resolve = r;
-    });
-    this.parked = { promise, resolve };
-    if (this.inFlight > 0) {
-      const drained = await new Promise<boolean>((done) => {
-        const timer = setTimeout(() => done(false), maxWaitMs);
-        this.drainWaiters.push(() => {
-          clearTimeout(timer);
-          done(true);
-        });
-      });
-      if (!drained) {
-        this.parked = undefined;
-        resolve();
-        throw new HearthError(
-          "HEARTH_STORE_HELD",
-          `${this.inFlight} call(s) on ${this.path} were still running after ${maxWaitMs} ms`,
-          { resource: this.path, hint: "retry the maintenance when the process is less busy" },
-        );
-      }
-    }
+    if (!(await this.door.shut(maxWaitMs))) return;
     await this.pool?.close();
     await this.walSync?.settled();
     for (const role of ["writer", "reader"] as const) {
@@ -176,7 +120,7 @@ export class DatabaseEntry {
    * On failure it stays parked; call it again.
    */
   async unpark(config: HearthConfig): Promise<void> {
-    if (!this.parked) return;
+    if (!this.door.isShut) return;
     const stats = lstatOrNull(this.path);
     if (!stats || !stats.isFile()) {
       throw new HearthError("HEARTH_STORE_NOT_FOUND", `${this.path} is gone after maintenance`, {
@@ -195,9 +139,7 @@ export class DatabaseEntry {
       if (slot && !slot.conn && !slot.lazy) this.acquire(role, config, undefined, true);
     }
     this.pool?.reopen();
-    const { resolve } = this.parked;
-    this.parked = undefined;
-    resolve();
+    this.door.open();
   }
 
   /** A store of this process holds `role` (its connection may be detached after a failed reopen). */
@@ -228,7 +170,7 @@ export class DatabaseEntry {
    */
   openLazily(role: ConnectionRole): Connection | undefined {
     const slot = this.slots[role];
-    if (!slot?.lazy || slot.conn || this.parked) return undefined;
+    if (!slot?.lazy || slot.conn || this.door.isShut) return undefined;
     const { config, setup } = slot.lazy;
     const conn = this.acquire(role, config, setup, true);
     try {
