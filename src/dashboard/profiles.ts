@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { HearthError, isHearthError } from "../errors.js";
-import type { Store } from "../store/api.js";
+import { isSqliteStore, type Store } from "../store/api.js";
 import { openStore } from "../store/open.js";
 import { profileDenied } from "../store/token-scopes.js";
 import { ReaderRecovery, type RecoveryLog } from "./recovery.js";
@@ -47,6 +47,19 @@ export class ProfileStores {
       throw err;
     }
     return new ProfileStores(home, readers, new ReaderRecovery(log));
+  }
+
+  /** True when some reader of this view is on files that were removed or replaced (F3). */
+  async generationChanged(): Promise<boolean> {
+    for (const store of this.stores) {
+      if (!isSqliteStore(store)) continue;
+      try {
+        if (await store.generationChanged()) return true;
+      } catch {
+        return true; // cannot tell: count it as changed
+      }
+    }
+    return false;
   }
 
   /** Reattach the readers of this view whose files changed under this process (F3); true when one was. */

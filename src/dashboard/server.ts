@@ -124,15 +124,17 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       (error.code === "HEARTH_SQLITE" ||
         error.code === "HEARTH_INTERNAL" ||
         error.code === "HEARTH_GENERATION_CHANGED") &&
-      (await deps.stores.reattachChanged())
+      ((await deps.stores.reattachChanged()) || (await deps.stores.generationChanged()))
     ) {
-      request.log.warn({ err }, "request met a changed store generation; reattached");
+      // Reattached, or the reattach waits (its old connections still close, or
+      // a failed try a second ago): either way a retry is the way out, not a 500.
+      request.log.warn({ err }, "request met a changed store generation");
       error = new HearthError(
         "HEARTH_GENERATION_CHANGED",
-        "the store's files changed under the dashboard; it reattached to the current ones: retry",
+        "the store's files changed under the dashboard; it reattaches to the current ones: retry",
         { hint: "retry the request" },
       );
-      void reply.header("retry-after", "0");
+      void reply.header("retry-after", "1");
       return reply.status(503).send({ error: error.toJSON() });
     }
     const status = STATUS[error.code] ?? 500;
