@@ -233,6 +233,7 @@ try {
   await actors.stopAll();
   await actors.fleet.stop();
   await checks.run("end, quiet store");
+  await checks.recheckLost();
   await actors.fleet.verifyRuns();
   await finalDebris({ home, stats, profiles: checks.profiles(), checks, faults: actors.faults });
 } catch (err) {

@@ -99,6 +99,7 @@ export class Checks {
         const entry = {
           label: where,
           clientId,
+          profile,
           session: e.session,
           source: e.source,
           foundIn: sessions,
@@ -109,6 +110,19 @@ export class Checks {
         if (copy) this.stats.lostReported.push({ ...entry, copy });
         else this.stats.lost.push(entry);
       }
+    }
+  }
+
+  /**
+   * At the end: a write counted lost at a check that ran while its ghost copy
+   * was still being written is looked for again in every ghost copy; one found
+   * there was lost loudly, as designed, not silently.
+   */
+  async recheckLost() {
+    for (const entry of this.stats.lost.splice(0)) {
+      const copy = await this.actors.faults?.reportedLoss(entry.profile, entry.clientId);
+      if (copy) this.stats.lostReported.push({ ...entry, copy });
+      else this.stats.lost.push(entry);
     }
   }
 

@@ -72,7 +72,10 @@ export class Faults {
       const path = join(dir, name);
       if (!this.ghostRows.has(path)) {
         const report = await checkFile(path);
-        this.ghostRows.set(path, new Set(report.ok ? report.rows.map(([c]) => c) : []));
+        // A copy still being written (VACUUM INTO of the process that reports the loss) does
+        // not read: it is read again at the next check, never remembered as empty.
+        if (!report.ok) continue;
+        this.ghostRows.set(path, new Set(report.rows.map(([c]) => c)));
       }
       if (this.ghostRows.get(path).has(clientId)) return path;
     }
