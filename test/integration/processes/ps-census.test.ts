@@ -5,7 +5,7 @@ import type { PsReport } from "../../../src/ops/ps.js";
 import { CLI } from "../../helpers/cli.js";
 import { startGateway } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
-import { run } from "../../helpers/process.js";
+import { run, until } from "../../helpers/process.js";
 
 const PROFILES = 50;
 
@@ -21,6 +21,19 @@ it("hearth ps reads /proc/locks and each holder's descriptor table once for a ho
   const home = tempHome();
   const profiles = Array.from({ length: PROFILES }, (_, i) => `p${i}`);
   const gateway = await startGateway(home, { profiles });
+  // Every profile's writer and reader presence is up (a clean-clone CI run once saw one
+  // profile's writer presence missing from the first ps after ready; issue 44 follow-up).
+  await until(
+    "every profile shows the gateway as reader and writer",
+    async () => {
+      const ps = await run(process.execPath, [CLI, "--home", home, "--json", "ps"]);
+      if (ps.code !== 0) return false;
+      return (JSON.parse(ps.stdout) as PsReport).profiles.every(
+        (p) => p.holders[0]?.roles.join(",") === "reader,writer",
+      );
+    },
+    60_000,
+  );
 
   const out = join(home, "..", "ps-trace.txt");
   const r = await run("strace", [
