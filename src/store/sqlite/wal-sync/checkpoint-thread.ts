@@ -46,11 +46,21 @@ function connect(job: Passes | Final): Database.Database | string {
   return db;
 }
 
-const moved = (job: Passes | Final) => `${job.path} is no longer the file the writer holds`;
+const moved = (job: Passes | Final) =>
+  `${job.path} (or its -wal or -shm) is no longer the file the writer holds`;
 
+/** The database, and the -wal and -shm when the job names them, are still the writer's (F3). */
 function sameFile(job: Passes | Final): boolean {
-  const stats = statSync(job.path, { throwIfNoEntry: false });
-  return stats !== undefined && `${stats.dev}:${stats.ino}` === job.key;
+  return (
+    sameKey(job.path, job.key) &&
+    (job.walKey === undefined || sameKey(`${job.path}-wal`, job.walKey)) &&
+    (job.shmKey === undefined || sameKey(`${job.path}-shm`, job.shmKey))
+  );
+}
+
+function sameKey(path: string, key: string): boolean {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  return stats !== undefined && `${stats.dev}:${stats.ino}` === key;
 }
 
 function passes(job: Passes): CheckpointReply {
@@ -62,6 +72,7 @@ function passes(job: Passes): CheckpointReply {
     let before = 0;
     let first: number | undefined;
     for (let pass = 1; pass <= job.maxPasses; pass++) {
+      if (pass > 1 && !sameFile(job)) break;
       row = walCheckpoint(db, "PASSIVE");
       const copied = row.checkpointed - before;
       before = row.checkpointed;

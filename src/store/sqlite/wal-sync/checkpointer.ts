@@ -8,6 +8,17 @@ interface JobTarget {
   path: string;
   /** dev:ino of the database the writer holds: the thread refuses any other file. */
   key: string;
+  /**
+   * dev:ino of the -wal and -shm the writer holds, when it holds them: the
+   * thread checks them before every checkpoint. A connection opened, or kept
+   * by the passes, before another program removed the two files still sees
+   * the removed WAL; its checkpoint would copy that WAL's frames into a
+   * database that newer files already build on. Saving a removed WAL is
+   * the writer's (src/store/sqlite/ghost-wal.ts), under the locks that make
+   * it safe.
+   */
+  walKey?: string;
+  shmKey?: string;
   synchronous: string;
 }
 

@@ -194,6 +194,7 @@ export class Checkpoints {
       kind: "passes",
       path,
       key,
+      ...this.sidecarKeys(),
       synchronous,
       // A pass that copied an eighth of a threshold or less is the last.
       finalFrames: Math.max(16, Math.floor(pages / 8)),
@@ -229,6 +230,7 @@ export class Checkpoints {
         const job = {
           path,
           key,
+          ...this.sidecarKeys(),
           synchronous,
           merge,
           truncateAbove,
@@ -260,6 +262,18 @@ export class Checkpoints {
         this.final = undefined;
         if (this.passes === passes) this.passes = undefined;
       });
+  }
+
+  /** The -wal and -shm this process's writer holds, for the thread to check (F3). */
+  private sidecarKeys(): { walKey?: string; shmKey?: string } {
+    const guard = this.host.guard;
+    if (!guard?.walMode) return {};
+    const wal = guard.identity("-wal");
+    const shm = guard.identity("-shm");
+    return {
+      ...(wal ? { walKey: `${wal.dev}:${wal.ino}` } : {}),
+      ...(shm ? { shmKey: `${shm.dev}:${shm.ino}` } : {}),
+    };
   }
 
   private checkpointedHere(frames: number | undefined): void {
