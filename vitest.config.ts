@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LongFirstSequencer } from "./test/helpers/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -16,5 +17,7 @@ export default defineConfig({
     // Gateways started by tests pick a free port (children inherit it).
     env: { HEARTH_GATEWAY_PORT: "0", HEARTH_DASHBOARD_PORT: "0", HEARTH_SCHEDULER_PORT: "0" },
     reporters: ["default"],
+    // The longest kinds of file first, so that none runs alone at the end.
+    sequence: { sequencer: LongFirstSequencer },
   },
 });

@@ -1,20 +1,13 @@
 // The processes of a torture run and the actions the schedule fires at them.
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runChat } from "./chat.mjs";
+import { dashboardLoop, startDashboard } from "./dashboard-actor.mjs";
 import { prng } from "./prng.mjs";
 import { Proc, runNode } from "./proc.mjs";
+import { CLI, DAEMON_PORTS, START_MS, STRAY, sleep } from "./spawn.mjs";
+import { runWorker } from "./worker-actor.mjs";
 import { acpRun, dashboardChat } from "./writers.mjs";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const CLI = join(root, "dist/cli/main.js");
-const WORKER = join(root, "test/fixtures/store-worker.mjs");
-const STRAY = join(root, "torture/stray-fd.mjs");
-const PORTS = { HEARTH_GATEWAY_PORT: "0", HEARTH_DASHBOARD_PORT: "0", HEARTH_SCHEDULER_PORT: "0" };
-/** A start that takes longer than this was blocked (by a stale lock or anything else). */
-const START_MS = 30_000;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class Actors {
   constructor({ home, ledger, stats, seed, clients, traceFile, daemonEnv = {} }) {
@@ -69,7 +62,7 @@ export class Actors {
   async startGateway(env = {}) {
     const t0 = Date.now();
     const proc = new Proc([CLI, "--home", this.home, "gateway", "run"], {
-      env: { ...PORTS, ...this.daemonEnv, ...env },
+      env: { ...DAEMON_PORTS, ...this.daemonEnv, ...env },
       name: "gateway",
     });
     const gw = { proc, address: "", expected: false, armed: env.HEARTH_FAILPOINTS?.split("=")[0] };
@@ -197,104 +190,18 @@ export class Actors {
     }
   }
 
-  // --- dashboard -------------------------------------------------------
+  // --- dashboard (dashboard-actor.mjs) and short-lived writers (worker-actor.mjs) ---
 
-  async startDashboard() {
-    const t0 = Date.now();
-    const proc = new Proc([CLI, "--home", this.home, "dashboard", "run"], {
-      env: { ...PORTS, ...this.daemonEnv },
-      name: "dashboard",
-    });
-    const d = { proc, address: "", cookie: "", expected: false };
-    // The dashboard's own log line for its first failed request: the answer
-    // to the client says only "see its log" for an unexpected error.
-    proc.onStderr = (chunk) => {
-      if (this.stats.dashboard.firstFailureLog) return;
-      const line = chunk
-        .split("\n")
-        .find((l) => l.includes('"request failed"') && l.includes('"code":"HEARTH_INTERNAL"'));
-      if (line) this.stats.dashboard.firstFailureLog = line.slice(0, 6000);
-    };
-    this.dashboard = d;
-    this.dashboardReady = (async () => {
-      let ready;
-      try {
-        ready = await proc.json((e) => e.event === "dashboard.ready", START_MS, "dashboard.ready");
-      } catch (err) {
-        this.stats.staleLockBlocks.push(`dashboard start failed: ${err.message}`);
-        throw err;
-      }
-      const res = await fetch(ready.login, { redirect: "manual" });
-      d.cookie = (res.headers.get("set-cookie") ?? "").split(";")[0];
-      const me = await fetch(`${ready.address}/api/me`, { headers: { cookie: d.cookie } });
-      d.csrf = (await me.json()).csrfToken;
-      d.address = ready.address;
-      return Date.now() - t0;
-    })();
-    return this.dashboardReady;
+  startDashboard() {
+    return startDashboard(this);
   }
 
-  async dashboardLoop() {
-    const rng = prng(this.seed * 31 + 1000);
-    while (!this.stopping) {
-      try {
-        await this.dashboardReady;
-      } catch {
-        if (this.stats.staleLockBlocks.length > 0) return; // the run is failing already
-        await sleep(50);
-        continue;
-      }
-      const d = this.dashboard;
-      if (!d.address) {
-        await sleep(50);
-        continue;
-      }
-      const get = async (path, change) => {
-        this.stats.dashboard.requests++;
-        if (change) this.stats.dashboard.writes++;
-        try {
-          const res = await fetch(`${d.address}${path}`, {
-            headers: {
-              cookie: d.cookie,
-              ...(change
-                ? { "x-csrf-token": d.csrf, "content-type": "application/json", origin: d.address }
-                : {}),
-            },
-            ...(change ? { method: "PATCH", body: JSON.stringify(change) } : {}),
-            signal: AbortSignal.timeout(20_000),
-          });
-          const body = await res.json().catch(() => undefined);
-          if (res.status === 200) this.stats.dashboard.ok++;
-          else {
-            // A damaged store (p1/p2, before its repair) may answer 500: counted apart.
-            const key = this.faults.label(`${res.status} ${body?.error?.code ?? ""}`.trim());
-            this.stats.dashboard.errors[key] = (this.stats.dashboard.errors[key] ?? 0) + 1;
-            // The first answer of each kind, so that an unexpected one can be diagnosed.
-            this.stats.dashboard.firstMessages[key] ??= `${path}: ${body?.error?.message ?? ""}`;
-          }
-          return body;
-        } catch (err) {
-          const key = `error ${err.cause?.code ?? err.name}`;
-          this.stats.dashboard.errors[key] = (this.stats.dashboard.errors[key] ?? 0) + 1;
-          await sleep(50);
-          return undefined;
-        }
-      };
-      const list = await get("/api/sessions?limit=20");
-      const sessions = list && Object.values(list).find((v) => Array.isArray(v));
-      const one = sessions?.length ? sessions[rng.int(0, sessions.length - 1)] : undefined;
-      if (one?.id) await get(`/api/sessions/default/${one.id}/messages?limit=50`);
-      // Row writes as a person makes them: pin or unpin, rename (never delete).
-      if (one?.id && rng.next() < 0.3) {
-        const change =
-          rng.next() < 0.5
-            ? { pinned: rng.next() < 0.5 }
-            : { title: `renamed ${this.seed}-${rng.int(0, 1e9)}` };
-        await get(`/api/sessions/default/${one.id}`, change);
-      }
-      await get(`/api/sessions?q=${encodeURIComponent(`message g${rng.int(0, 2)}`)}&limit=10`);
-      await sleep(rng.int(50, 300));
-    }
+  dashboardLoop() {
+    return dashboardLoop(this);
+  }
+
+  runWorker(count, options) {
+    return runWorker(this, count, options);
   }
 
   // --- the scheduled actions -------------------------------------------
@@ -392,84 +299,6 @@ export class Actors {
       p.stopped = false;
       p.signal("SIGCONT");
     }, event.ms);
-  }
-
-  /** A short-lived writer: opens the store, writes `count` messages (each acknowledged one to the ledger), exits. */
-  async runWorker(count, { strayInside = false, ddl = false, failpoint } = {}) {
-    const n = this.workerSeq++;
-    const env = { HEARTH_PROCESS_KIND: "worker", HEARTH_FAILPOINTS: failpoint ?? "" };
-    const proc = new Proc([WORKER], { env, name: "worker" });
-    const armed = failpoint?.split("=")[0];
-    if (armed) this.stats.failpoints[armed].armed++;
-    this.workers.add(proc);
-    this.stats.workers.started++;
-    let id = 0;
-    const call = async (op, args = {}) => {
-      const mine = ++id;
-      const reply = proc.json((m) => m.id === mine, 60_000, `reply to ${op}`);
-      proc.send({ id: mine, op, ...args });
-      const r = await reply;
-      if (!r.ok) throw Object.assign(new Error(r.error.message), { code: r.error.code, op });
-      return r.result;
-    };
-    try {
-      await proc.json((m) => m.ready === true, START_MS, "ready");
-      await call("open", { home: this.home });
-      const session = await call("create", { title: `worker ${n}` });
-      for (let i = 0; i < count; i++) {
-        const clientId = `w${n}-${i}`;
-        await call("append", { sessionId: session.id, content: `message ${clientId}`, clientId });
-        this.ledger.ack(clientId, session.id, "worker");
-        if (strayInside && i === Math.floor(count / 2)) {
-          // Third-party code in a live holder opens and closes the database and its
-          // sidecars: with plain POSIX locks that drops every lock the process holds.
-          await call("stray", { paths: ["", "-wal", "-shm"].map((x) => this.db + x) });
-          this.stats.strayInside++;
-        }
-      }
-      if (ddl) await this.workerDdl(call, proc);
-      await call("close");
-      this.stats.workers.finished++;
-    } catch (err) {
-      if (err.code) {
-        // Refused clearly (a window or a stopped holder): not a loss, nothing acknowledged.
-        this.stats.workers.refused++;
-        const key = `worker ${err.op} ${err.code}`;
-        this.stats.cli[key] = (this.stats.cli[key] ?? 0) + 1;
-      }
-      // Otherwise it was killed: the checks after the kill judge what it acknowledged.
-    } finally {
-      proc.signal("SIGTERM");
-      const { signal } = await proc.exited;
-      this.workers.delete(proc);
-      if (armed && signal === "SIGKILL" && proc.child.killed === false) {
-        this.stats.failpoints[armed].fired++;
-        await this.checks.run(`after ${failpoint} in a worker`);
-      }
-    }
-  }
-
-  /**
-   * DDL from a short-lived worker (ANALYZE and an FTS merge under the
-   * structural gate): it runs only when no other writer lives, else it is
-   * refused with HEARTH_STORE_HELD naming each holder (pid N).
-   */
-  async workerDdl(call, proc) {
-    this.stats.ddl.tried++;
-    try {
-      await call("ddl");
-      this.stats.ddl.ran++;
-    } catch (err) {
-      if (err.code === "HEARTH_STORE_HELD" || err.code === "HEARTH_HOLDERS_UNKNOWN") {
-        this.stats.ddl.refused++;
-        if (!/pid \d+/.test(err.message))
-          this.stats.badRefusals.push(
-            `worker ${proc.pid} ddl refused naming no holder: ${err.message}`,
-          );
-        return;
-      }
-      throw err;
-    }
   }
 
   /** SIGTERM every process (SIGKILL after 10 s), at the end of the run. */

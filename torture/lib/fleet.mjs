@@ -11,15 +11,12 @@
 // A client loop writes to both profiles through the supervised gateway;
 // every acknowledged write goes to the ledger with its profile.
 import { readdirSync, readFileSync } from "node:fs";
-import { CLI } from "./maintenance.mjs";
 import { prng } from "./prng.mjs";
 import { Proc, runNode } from "./proc.mjs";
+import { CLI, DAEMON_PORTS, START_MS, sleep } from "./spawn.mjs";
 
-const PORTS = { HEARTH_GATEWAY_PORT: "0", HEARTH_DASHBOARD_PORT: "0", HEARTH_SCHEDULER_PORT: "0" };
-const START_MS = 30_000;
 /** A supervised child killed must serve again within this (backoff starts at 0.5 s). */
 const RECOVER_MS = 30_000;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The scheduler's jobs of a run: every few seconds, so kills land mid-job. */
 export const FLEET_JOBS = [
@@ -87,7 +84,7 @@ export class Fleet {
     const t0 = Date.now();
     const proc = new Proc(
       [CLI, "--home", this.home, "start", "--profiles", this.profiles.join(",")],
-      { env: { ...PORTS, ...this.env }, name: "start" },
+      { env: { ...DAEMON_PORTS, ...this.env }, name: "start" },
     );
     this.proc = proc;
     this.children = {};

@@ -7,9 +7,10 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runNode } from "./proc.mjs";
+import { CLI } from "./spawn.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-export const CLI = join(root, "dist/cli/main.js");
+export { CLI };
 export const CHECKER = join(root, "torture/check-store.mjs");
 
 /** The commands the schedule draws from, with their arguments. */
