@@ -10,6 +10,11 @@ import { startWorker } from "../../helpers/worker.js";
 // writes the new -wal behind it, and other processes, on the new -shm,
 // neither see those commits nor stop writing over them (the torture run of
 // issue 41.5 lost 1,999 acknowledged writes that way, integrity_check ok).
+//
+// What this file guards is the wait: with reopen()'s restart of the reader
+// threads removed, the reattach is refused (removed-index.ts still sees the
+// removed -shm mapped) and this test fails. The loss itself needs a second
+// process on the new -shm: ghost-shared-index-processes.test.ts.
 
 function removedIndexMapped(path: string): boolean {
   const shm = `${realpathSync(path)}-shm (deleted)`;
