@@ -11,7 +11,12 @@ import { measureWindow } from "./workloads/gateway.mjs";
 const [dir = "/tmp/hearth-prof", clientsArg = "64", msArg = "5000", synchronous = "full"] =
   process.argv.slice(2);
 const n = Number(clientsArg);
-const nodeArgs = ["--cpu-prof", `--cpu-prof-dir=${dir}`];
+// PROF_INTERVAL: the sampling interval in µs (node's default 1000).
+const nodeArgs = [
+  "--cpu-prof",
+  `--cpu-prof-dir=${dir}`,
+  ...(process.env.PROF_INTERVAL ? [`--cpu-prof-interval=${process.env.PROF_INTERVAL}`] : []),
+];
 // PROFILE=ceiling: the fair ceiling (bench/workers/gateway-sql-ceiling.mjs) instead.
 const server =
   process.env.PROFILE === "ceiling"

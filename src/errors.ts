@@ -73,6 +73,8 @@ export const ERROR_CODES = {
   HEARTH_TURN_BUSY: "another turn holds this session's lease",
   HEARTH_TURN_INTERRUPTED:
     "the session's lease is held by a turn a crash interrupted (internal: the new turn finishes it first)",
+  HEARTH_CHAT_MOVED:
+    "the chat's open session is no longer the one a process remembered (internal: the turn looks the chat up again)",
   HEARTH_TURN_CANCELLED:
     "the turn was cancelled (client disconnect, session/cancel, shutdown) and recorded as cancelled",
   HEARTH_PERMISSION_NOT_FOUND: "no tool call of that session asked for permission",

@@ -21,6 +21,7 @@ import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
 import { isSqliteStore } from "../store/api.js";
 import { openStore } from "../store/open.js";
+import { ChatSessions } from "../turn/chat-sessions.js";
 import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder, type Responder } from "../turn/responder.js";
 import { resumeOrphanedTurns } from "../turn/resume.js";
@@ -110,6 +111,8 @@ export async function startGateway(options: {
         profile,
         store,
         committer: new GroupCommitter(store, config.gateway.groupCommit),
+        // Each chat's open session between turns, checked in the append (SQLite: openChat).
+        chats: isSqliteStore(store) ? new ChatSessions() : undefined,
       });
       // SQLite: one gateway per database file; PostgreSQL: one per home, several per database.
       const claim = () => (isSqliteStore(store) ? claimGateway(store) : claimHomeGateway(store));
@@ -162,8 +165,9 @@ export async function startGateway(options: {
   mcpLog = (level, fields, message) => app.log[level](fields, message);
   warn = (fields, message) => app.log.warn(fields, message);
   // While stopping, answers tell clients not to reuse the connection.
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     if (stopping) void reply.header("connection", "close");
+    done(null, payload);
   });
   const idle = setInterval(() => void endIdleSessions(runtimes, config, recovery), 60_000);
   idle.unref();

@@ -21,7 +21,9 @@ export function registerHostGuard(app: FastifyInstance, config: () => HearthConf
     value: hostPolicy({ bind, allowedHosts: first.gateway.allowedHosts }),
     passed: undefined as string | undefined,
   };
-  app.addHook("onRequest", async (request) => {
+  // A callback hook, not an async one: no promise and no microtask per request (issue 44).
+  // A throw is answered by the error handler like a rejection.
+  app.addHook("onRequest", (request, _reply, done) => {
     const now = config();
     if (policy.config !== now) {
       policy = {
@@ -53,5 +55,6 @@ export function registerHostGuard(app: FastifyInstance, config: () => HearthConf
         { hint: "see docs/gateway.md for the request shapes" },
       );
     }
+    done();
   });
 }

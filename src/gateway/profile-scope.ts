@@ -14,7 +14,8 @@ import { ANY_PROFILE_ROUTES } from "./route-scopes.js";
  * any valid token gets what an anonymous caller gets or more.
  */
 export function registerProfileScope(app: FastifyInstance, defaultProfile: string): void {
-  app.addHook("preHandler", async (request) => {
+  // A callback hook (no promise per request); a throw is answered like a rejection.
+  app.addHook("preHandler", (request, _reply, done) => {
     const fromBody = (request.body as { profile?: unknown } | null | undefined)?.profile;
     const fromQuery = (request.query as { profile?: string } | undefined)?.profile;
     if (typeof fromBody === "string" && fromQuery !== undefined && fromBody !== fromQuery) {
@@ -30,6 +31,7 @@ export function registerProfileScope(app: FastifyInstance, defaultProfile: strin
     if (request.authProfile !== undefined && request.authProfile !== profile && !anyProfile)
       throw profileDenied(profile, "access token");
     request.hearthProfile = profile;
+    done();
   });
 }
 

@@ -57,6 +57,21 @@ export interface AppendItem {
    * (a replayed clientId, which changes no session, reports none).
    */
   withSession?: boolean;
+  /**
+   * Append only while `sessionId` is still this chat's open session (what
+   * sessions.resolveChat answers now), checked in the item's savepoint
+   * before anything else: else the item fails with HEARTH_CHAT_MOVED and
+   * writes nothing. A process that remembers chats' sessions between turns
+   * (the gateway) validates what it remembers this way. SQLite only: a
+   * backend without the check fails the item (HEARTH_INTERNAL).
+   */
+  openChat?: OpenChat | undefined;
+}
+
+/** A chat: its platform (the session's source) and chat key. */
+export interface OpenChat {
+  platform: string;
+  chatKey: string;
 }
 
 /** A group-commit item whose message was prepared; `i` is its place in the call's items. */
@@ -66,6 +81,7 @@ export interface ReadyItem {
   metaBefore?: MetaCas | undefined;
   metaAfter?: MetaCas | undefined;
   withSession?: boolean | undefined;
+  openChat?: OpenChat | undefined;
   i: number;
 }
 
@@ -74,6 +90,8 @@ export interface ReadyItem {
  * one snapshot (reads); the edits are EditsSql's (edits.ts).
  */
 export interface MessagesSql extends EditsSql {
+  /** Whether appendMany checks AppendItem.openChat (else such an item fails). */
+  readonly checksOpenChat?: boolean;
   /** A backend's own refusal of a prepared message (PostgreSQL: text holding NUL). */
   refuse?(m: PreparedMessage): void;
   append(sessionId: string, m: PreparedMessage, signal?: AbortSignal): Promise<Message>;
@@ -147,6 +165,8 @@ export class Messages {
       const item = items[i]!;
       try {
         requireString(item.sessionId, "sessionId");
+        if (item.openChat && this.sql.checksOpenChat !== true)
+          throw new HearthError("HEARTH_INTERNAL", "internal: this backend cannot check openChat");
         const message = this.prepare(item.message, now);
         ready.push({
           sessionId: item.sessionId,
@@ -154,6 +174,7 @@ export class Messages {
           metaBefore: item.metaBefore,
           metaAfter: item.metaAfter,
           withSession: item.withSession,
+          openChat: item.openChat,
           i,
         });
       } catch (err) {

@@ -1,6 +1,6 @@
 import { HearthError } from "../errors.js";
 import type { Store } from "../store/api.js";
-import type { AppendResult } from "../store/messages.js";
+import type { AppendResult, OpenChat } from "../store/messages.js";
 import type { MetaCas } from "../store/meta.js";
 import type { Message, NewMessage } from "../store/types.js";
 
@@ -10,6 +10,8 @@ export interface AppendExtras {
   metaAfter?: MetaCas;
   /** Answer with the session as the commit left it (no read after it; AppendItem.withSession). */
   withSession?: boolean;
+  /** Append only while the session is still this chat's open one (AppendItem.openChat). */
+  openChat?: OpenChat | undefined;
 }
 
 /** A committed append: the message, and the session when the backend read it in the commit. */
@@ -42,7 +44,19 @@ export class GroupCommitter {
   ) {}
 
   append(sessionId: string, message: NewMessage, extras: AppendExtras = {}): Promise<Message> {
-    return this.appendReporting(sessionId, message, extras).then((r) => r.message);
+    if (!this.enabled)
+      return this.appendReporting(sessionId, message, extras).then((r) => r.message);
+    // Answered with the message directly: no second promise (and microtask) per append.
+    return new Promise((resolve, reject) => {
+      this.queue.push({
+        sessionId,
+        message,
+        ...extras,
+        resolve: (r) => resolve(r.message),
+        reject,
+      });
+      this.schedule();
+    });
   }
 
   /** append(), answered with the session too where the commit read it (PostgreSQL; SQLite with `withSession`). */
@@ -89,12 +103,13 @@ export class GroupCommitter {
     let results: AppendResult[];
     try {
       results = await this.store.messages.appendMany(
-        batch.map(({ sessionId, message, metaBefore, metaAfter, withSession }) => ({
+        batch.map(({ sessionId, message, metaBefore, metaAfter, withSession, openChat }) => ({
           sessionId,
           message,
           ...(metaBefore ? { metaBefore } : {}),
           ...(metaAfter ? { metaAfter } : {}),
           ...(withSession ? { withSession } : {}),
+          ...(openChat ? { openChat } : {}),
         })),
       );
     } catch (err) {

@@ -5,6 +5,7 @@ import { isFreshInsert } from "../store/message-write.js";
 import type { MetaCas } from "../store/meta.js";
 import type { Message, Session } from "../store/types.js";
 import { autoTitle } from "./auto-title.js";
+import type { ChatSessions } from "./chat-sessions.js";
 import { compactSession } from "./compaction.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
@@ -39,6 +40,12 @@ export interface ProfileRuntime {
   profile: string;
   store: Store;
   committer: GroupCommitter;
+  /**
+   * The chats' open sessions this process remembers between turns (a
+   * gateway on SQLite); each use is checked in the append's transaction.
+   * Absent: every turn looks its chat up.
+   */
+  chats?: ChatSessions | undefined;
 }
 
 export interface InboundMessage {
@@ -98,11 +105,41 @@ export async function runTurn(
   deps: TurnDeps,
   events: TurnEvents = {},
 ): Promise<TurnResult> {
-  const { store, committer, profile } = runtime;
+  const chats = inbound.sessionId ? undefined : runtime.chats;
+  // A streamed turn shows its session at once (onStored): as it is now, not as remembered.
+  const remembered = events.onStored ? undefined : chats?.get(inbound.platform, inbound.chat);
+  // Over the compaction budget, the turn reads the session as it is now.
+  if (remembered && remembered.messageCount < deps.config.gateway.compactAfterMessages) {
+    try {
+      return await turnOn(runtime, remembered, inbound, deps, events, true);
+    } catch (err) {
+      if (!isHearthError(err, "HEARTH_CHAT_MOVED")) throw err;
+      // Ended, deleted or replaced by another process: nothing was written; look again.
+      chats?.forget(inbound.platform, inbound.chat);
+    }
+  }
   const session = inbound.sessionId
-    ? await store.sessions.require(inbound.sessionId)
-    : await store.sessions.resolveChat(inbound.platform, inbound.chat);
+    ? await runtime.store.sessions.require(inbound.sessionId)
+    : await runtime.store.sessions.resolveChat(inbound.platform, inbound.chat);
+  return turnOn(runtime, session, inbound, deps, events, false);
+}
+
+/**
+ * The turn on `session`. `remembered`: the session comes from
+ * runtime.chats, and the inbound message is stored only while it is still
+ * the chat's open session (else HEARTH_CHAT_MOVED, nothing written).
+ */
+async function turnOn(
+  runtime: ProfileRuntime,
+  session: Session,
+  inbound: InboundMessage,
+  deps: TurnDeps,
+  events: TurnEvents,
+  remembered: boolean,
+): Promise<TurnResult> {
+  const { store, committer, profile } = runtime;
   const { leaseMs, turnWaitMs, compactAfterMessages } = deps.config.gateway;
+  const openChat = remembered ? { platform: inbound.platform, chatKey: inbound.chat } : undefined;
   const turn = newTurn(session.id);
   const lease = acquireCas(turn, leaseMs);
   const release = { key: turn.key, decide: releaseDecider(turn) };
@@ -123,7 +160,9 @@ export async function runTurn(
     held = true;
     const claim = <T>(attempt: Promise<T>) =>
       attempt.catch((err: unknown) => {
-        if (isHearthError(err, "HEARTH_TURN_BUSY")) held = false;
+        // Both refusals roll the item's savepoint back, the lease's claim with it.
+        if (isHearthError(err, "HEARTH_TURN_BUSY") || isHearthError(err, "HEARTH_CHAT_MOVED"))
+          held = false;
         throw err;
       });
     if (session.messageCount >= compactAfterMessages) {
@@ -144,7 +183,7 @@ export async function runTurn(
         claim(
           waitForTurn(
             turnWaitMs,
-            () => committer.append(session.id, user, { metaBefore: cas }),
+            () => committer.append(session.id, user, { metaBefore: cas, openChat }),
             // Cancelled or stopped while it waits for the session: its message is never stored.
             [deps.signal, deps.stop],
             () => cancelledError(session.id),
@@ -227,9 +266,13 @@ export async function runTurn(
     deps.metrics?.acknowledged.inc({ profile, role: "assistant" });
     deps.metrics?.turns.inc({ profile, outcome: "ok" });
     // The first exchange names an untitled session (issue 47): after the reply, never awaited.
-    void titleSession(deps, runtime, session, inbound.content, answer.content);
+    // Only an untitled session's first exchange is looked at (autoTitle checks it again).
+    if (session.title === null && session.messageCount === 0)
+      void titleSession(deps, runtime, session, inbound.content, answer.content);
     // The session as the reply's commit left it, when the commit read it (no round trip).
     const after = stored.session ?? (await store.sessions.get(session.id)) ?? session;
+    // The next turn on this chat starts from here (checked again when it appends).
+    if (!inbound.sessionId) runtime.chats?.set(inbound.platform, inbound.chat, after);
     return { session: after, message, reply };
   } finally {
     deps.metrics?.inFlight.dec();

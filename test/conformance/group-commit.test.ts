@@ -23,6 +23,33 @@ describe.each(backends)("group commit (messages.appendMany) on $name", (backend)
     await homes.cleanup();
   });
 
+  it("openChat: an item appends only while its session is the chat's open one (SQLite; elsewhere refused)", async () => {
+    const chat = await store.sessions.resolveChat("tg", "c1");
+    const openChat = { platform: "tg", chatKey: "c1" };
+    const set = (key: string) => ({ key, decide: () => "held" });
+    const item = (content: string) => ({
+      sessionId: chat.id,
+      message: { role: "user" as const, content },
+      metaBefore: set(`lease-${content}`),
+      openChat,
+    });
+    const [first] = await store.messages.appendMany([item("one")]);
+    if (backend.name !== "sqlite") {
+      // No check on this backend: the item fails closed, nothing written.
+      expect(first).toMatchObject({ ok: false, error: { code: "HEARTH_INTERNAL" } });
+      expect(await store.messages.load(chat.id)).toEqual([]);
+      return;
+    }
+    expect(first?.ok).toBe(true);
+    await store.sessions.end(chat.id, "ended elsewhere");
+    const [second] = await store.messages.appendMany([item("two")]);
+    expect(second).toMatchObject({ ok: false, error: { code: "HEARTH_CHAT_MOVED" } });
+    // Nothing of the refused item was written: neither the message nor its meta.
+    expect((await store.messages.load(chat.id)).map((m) => m.content)).toEqual(["one"]);
+    expect(await store.meta.get("lease-two")).toBeNull();
+    expect(await store.meta.get("lease-one")).toBe("held");
+  });
+
   it("commits the good items once each; the bad ones fail alone, their meta undone", async () => {
     const undo = await backend.refuseContent(store, "poison");
     const set = (key: string, value: string) => ({ key, decide: () => value });

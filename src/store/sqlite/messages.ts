@@ -25,9 +25,12 @@ import type { Connection } from "./connection.js";
 import { SqliteEdits } from "./edits.js";
 import { archiveSuffix, insertMessage, requireSession } from "./message-write.js";
 import { casOn } from "./meta.js";
+import { requireOpenChat } from "./open-chat.js";
 
 /** The edits (pop, archiveAfter, replaceSuffix) are SqliteEdits's. */
 export class SqliteMessages extends SqliteEdits implements MessagesSql {
+  readonly checksOpenChat = true;
+
   append(sessionId: string, m: PreparedMessage, signal?: AbortSignal): Promise<Message> {
     return this.access.writeTransaction((conn) => insertMessage(conn, sessionId, m), signal);
   }
@@ -50,6 +53,7 @@ export class SqliteMessages extends SqliteEdits implements MessagesSql {
       items.forEach((item, i) => {
         conn.stmt("SAVEPOINT hearth_item").run();
         try {
+          if (item.openChat) requireOpenChat(conn, item.openChat, item.sessionId);
           if (item.metaBefore) casOn(conn, item.metaBefore.key, item.metaBefore.decide, now);
           const report: { session?: Session } | undefined = item.withSession ? {} : undefined;
           const message = insertMessage(conn, item.sessionId, item.message, report);

@@ -14,6 +14,7 @@ import type { Session, TitleSource } from "../types.js";
 import type { Access } from "./access.js";
 import { insertAudit } from "./audit.js";
 import type { Connection } from "./connection.js";
+import { FIND_OPEN_CHAT } from "./open-chat.js";
 import { deleteIfUnchanged, deleteLineage, endIdle, fingerprint, lineageRows } from "./prune.js";
 import { insertSession, requireOn, titleError, withTitle } from "./session-create.js";
 
@@ -41,8 +42,7 @@ export class SqliteSessions implements SessionsSql {
   }
 
   async resolveChat(platform: string, chatKey: string): Promise<Session> {
-    const find =
-      "SELECT * FROM sessions WHERE source = ? AND chat_key = ? AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1";
+    const find = FIND_OPEN_CHAT;
     // The common case, an open session, is one read and no write transaction.
     const known = this.access.read().stmt(find).get(platform, chatKey) as SessionRow | undefined;
     if (known) return toSession(known);

@@ -6,12 +6,14 @@
  * lease's take and release inside them: no transaction of their own), and
  * the session it returns comes from the reply's commit. It used to read
  * the session again after the reply (a statement and a read transaction
- * per turn).
+ * per turn). A gateway remembers each chat's session (ChatSessions) and
+ * skips the lookup too: a turn on a remembered chat reads nothing.
  */
 import { afterEach, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../src/config/schema.js";
 import { openStore, type SqliteStore, type Store } from "../../../src/index.js";
 import { internals } from "../../../src/store/sqlite/store.js";
+import { ChatSessions } from "../../../src/turn/chat-sessions.js";
 import { GroupCommitter } from "../../../src/turn/group-commit.js";
 import { leaseKey } from "../../../src/turn/leases.js";
 import { createResponder } from "../../../src/turn/responder.js";
@@ -74,6 +76,41 @@ it("a turn on a known chat reads one statement (the chat lookup) and writes only
     expect(r.session.messageCount).toBe(4);
     expect(await store.meta.get(leaseKey(r.session.id))).toBeNull();
   }
+});
+
+it("a gateway's turn on a chat it remembers reads no statement: the check rides in the append", async () => {
+  const store = (await openStore({ home: tempHome(), profile: "default" })) as SqliteStore;
+  stores.push(store);
+  const chats = new ChatSessions();
+  const runtime = { profile: "default", store, committer: new GroupCommitter(store, true), chats };
+  const deps = {
+    responder: createResponder(DEFAULT_CONFIG),
+    config: DEFAULT_CONFIG,
+    signal: new AbortController().signal,
+  };
+  const turns = () =>
+    Promise.all(
+      Array.from({ length: CHATS }, (_, i) =>
+        runTurn(runtime, { platform: "test", chat: `c${i}`, content: `hello ${i}` }, deps),
+      ),
+    );
+  const first = await turns();
+  expect(chats.size).toBe(CHATS);
+  await until("the first exchanges' titles", async () => {
+    const { items } = await store.sessions.list({ limit: 100 });
+    return items.length === CHATS && items.every((s) => s.title !== null);
+  });
+  const { uses } = store[internals];
+  const reads = uses("reader");
+
+  const results = await turns();
+
+  // The chat lookup is gone: every chat's session came from memory, checked in the commit.
+  expect(uses("reader") - reads).toBe(0);
+  results.forEach((r, i) => {
+    expect(r.session.id).toBe(first[i]!.session.id);
+    expect(r.session.messageCount).toBe(4);
+  });
 });
 
 it("a replayed clientId reports no session from its commit; the turn reads it then", async () => {
