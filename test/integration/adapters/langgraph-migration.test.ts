@@ -7,7 +7,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import Database from "better-sqlite3";
 import { expect, it } from "vitest";
 import { HearthSaver } from "../../../src/adapters/langgraph/index.js";
-import { DEFAULT_CONFIG } from "../../../src/index.js";
+import { DEFAULT_CONFIG, LATEST_SCHEMA_VERSION } from "../../../src/index.js";
 import { InodeLocks } from "../../../src/process/inode-locks.js";
 import { Connection } from "../../../src/store/sqlite/connection.js";
 import { migrate } from "../../../src/store/sqlite/migrate.js";
@@ -98,11 +98,12 @@ it("schema 13 to 14: graph rows survive the rebuild of graph_blobs, a crash mid-
   expect(() => after.prepare("SELECT rowid FROM graph_blobs").get()).toThrow(/rowid/);
   after.close();
 
-  // Opened by this build: migrated to 14, every row and every tuple as before.
+  // Opened by this build: migrated (14 and any later), every row and every tuple as before.
   const saver = await HearthSaver.open({ home });
   try {
     const db = new Database(path, { readonly: true });
-    expect(db.pragma("user_version", { simple: true })).toBe(14);
+    expect(db.pragma("user_version", { simple: true })).toBe(LATEST_SCHEMA_VERSION);
+    expect(LATEST_SCHEMA_VERSION).toBeGreaterThanOrEqual(14);
     expect(counts(db)).toEqual(rows13);
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
     expect(db.prepare("SELECT count(rowid) AS n FROM graph_blobs").get()).toEqual({
