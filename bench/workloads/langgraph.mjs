@@ -6,6 +6,8 @@
 // turn (puts, putWrites and the getTuple the graph makes), the latest
 // getTuple of a long thread, and list() of 500 checkpoints; time and CPU
 // per call (this process, every thread), and hearth's statements per turn.
+// A put is also timed alone, inside the graph turns (each saver's put
+// wrapped: wall time and process CPU from its call to its resolution).
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -50,6 +52,12 @@ async function openSavers(dir) {
   return { hearth, stock: new SqliteSaver(db), close: () => hearth.close().then(() => db.close()) };
 }
 
+/** Start timing `name`'s puts (its wrapper adds to the returned totals). */
+function startTiming(timing, name) {
+  timing[name] = { ms: 0, cpuMs: 0, n: 0 };
+  return timing[name];
+}
+
 export async function langgraphWorkload({ sizes, rounds, log }) {
   const turns = sizes.langgraphTurns;
   const dir = tempDir("langgraph");
@@ -65,6 +73,25 @@ export async function langgraphWorkload({ sizes, rounds, log }) {
     }
     const store = savers.hearth.store;
     const statements = [];
+    // Each saver's put, timed where the graph calls it (rounds of the turns below).
+    const puts = { hearth: [], stock: [] };
+    const timing = { hearth: undefined, stock: undefined };
+    for (const name of ["hearth", "stock"]) {
+      const saver = savers[name];
+      const put = saver.put.bind(saver);
+      saver.put = async (...args) => {
+        const t = timing[name];
+        if (!t) return put(...args);
+        const cpu0 = process.cpuUsage();
+        const t0 = performance.now();
+        const out = await put(...args);
+        t.ms += performance.now() - t0;
+        const d = process.cpuUsage(cpu0);
+        t.cpuMs += (d.user + d.system) / 1000;
+        t.n++;
+        return out;
+      };
+    }
     const variants = (fn, setup = () => undefined, teardown = () => undefined) =>
       ["hearth", "stock"].map((name) => ({
         name: name === "stock" ? "ceiling" : name,
@@ -85,9 +112,17 @@ export async function langgraphWorkload({ sizes, rounds, log }) {
           thread: `r${round}-${mode}`,
           counted: name === "hearth" && mode !== "warmup",
           before: store[internals].uses("writer"),
+          timed: mode === "warmup" ? undefined : startTiming(timing, name),
         }),
-        (_name, ctx) => {
+        (name, ctx) => {
           if (ctx.counted) statements.push((store[internals].uses("writer") - ctx.before) / turns);
+          if (ctx.timed) {
+            timing[name] = undefined;
+            puts[name].push({
+              meanMs: ctx.timed.ms / ctx.timed.n,
+              cpuMs: ctx.timed.cpuMs / ctx.timed.n,
+            });
+          }
         },
       ),
     });
@@ -135,6 +170,7 @@ export async function langgraphWorkload({ sizes, rounds, log }) {
         );
     };
     add("graph turn (3 puts, 2 putWrites, 1 getTuple)", turnsRes);
+    add("put (timed inside the graph turns)", { hearth: puts.hearth, ceiling: puts.stock });
     add(`latest getTuple (${longTurns * 3}-checkpoint thread)`, getRes);
     add(`list of ${LIST}`, listRes);
     rows.push(

@@ -25,6 +25,8 @@ import { type OpenStoreOptions, openStore } from "../../store/open.js";
 
 /** Rows fetched per page while list() iterates. */
 const PAGE = 100;
+/** One decoder for every put's metadata (stateless between decode() calls). */
+const UTF8 = new TextDecoder();
 
 /**
  * A LangGraph checkpoint saver on a hearth store. Checkpoints, channel
@@ -271,7 +273,7 @@ export class HearthSaver extends BaseCheckpointSaver {
         `checkpoint metadata must serialize to JSON, the serializer gave "${type}"`,
       );
     }
-    return new TextDecoder().decode(serialized);
+    return UTF8.decode(serialized);
   }
 }
 

@@ -64,13 +64,7 @@ export class SqliteGraphCheckpoints implements GraphCheckpointsSql {
             "checkpointId" in q
               ? parent.versions.get(q.channel)
               : (
-                  conn
-                    .stmt(
-                      `SELECT checkpoint_id FROM graph_blobs
-                       WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?
-                       ORDER BY checkpoint_id DESC LIMIT 1`,
-                    )
-                    .get(threadId, namespace, q.channel, q.version) as
+                  conn.stmt(VERSION_REF).get(threadId, namespace, q.version, q.channel) as
                     | { checkpoint_id: string }
                     | undefined
                 )?.checkpoint_id,
@@ -110,11 +104,10 @@ export class SqliteGraphCheckpoints implements GraphCheckpointsSql {
    * `input` has (the only ones blobRefs asks about) and, for each ref
    * whose row holds the channel at the version `input` gives it, that
    * version: one statement. The versions are checked on
-   * graph_blobs_by_version alone (every column of it given): a search of
-   * the table itself would read the large values of the rows it passes
-   * (WITHOUT ROWID keeps them in its b-tree's cells). On a 150 KB
-   * messages channel: 8.5 µs for this statement, 142 µs for the blob_refs
-   * read and a primary-key lookup per ref it replaced.
+   * graph_blobs_by_version alone (every column of it given), never on the
+   * table's rows. On a 150 KB messages channel: 8.5 µs for this statement,
+   * 142 µs for the blob_refs read and a primary-key lookup per ref it
+   * replaced (when graph_blobs was WITHOUT ROWID, schema 7 to 13).
    */
   private parentRefs(
     conn: Connection,
@@ -263,8 +256,17 @@ export const PARENT_REFS = `SELECT r.key AS channel, r.value AS ref, b.version
   WHERE c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = ? AND v.key = r.key`;
 
 /**
- * Each channel's value, looked up by its whole primary key from the refs
- * the row already holds. CROSS JOIN fixes the order: joined the other way
+ * The newest checkpoint of a thread holding `version` of `channel`
+ * (parameters: thread, namespace, version, channel), on
+ * graph_blobs_by_version alone, newest first without a sort.
+ */
+export const VERSION_REF = `SELECT checkpoint_id FROM graph_blobs INDEXED BY graph_blobs_by_version
+  WHERE thread_id = ? AND checkpoint_ns = ? AND version = ? AND channel = ?
+  ORDER BY checkpoint_id DESC LIMIT 1`;
+
+/**
+ * Each channel's value, looked up by its whole key (graph_blobs_by_key)
+ * from the refs the row already holds, then read from the table by rowid. CROSS JOIN fixes the order: joined the other way
  * round, SQLite read every value of the thread (every version of every
  * channel: megabytes for a long conversation) to find a checkpoint's few.
  */

@@ -1,4 +1,5 @@
 import { ACCESS_MIGRATIONS } from "./migrations-access.js";
+import { GRAPH_MIGRATIONS } from "./migrations-graph.js";
 
 /**
  * Forward-only schema migrations. `user_version` holds the number of the last
@@ -315,6 +316,7 @@ INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
 `,
   },
   ...ACCESS_MIGRATIONS,
+  ...GRAPH_MIGRATIONS,
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -4,7 +4,11 @@ import Database from "better-sqlite3";
 import { expect, it } from "vitest";
 import { HearthSaver } from "../../../src/adapters/langgraph/index.js";
 import type { SqliteStore } from "../../../src/index.js";
-import { BLOBS_OF_REFS, PARENT_REFS } from "../../../src/store/sqlite/graph-checkpoints.js";
+import {
+  BLOBS_OF_REFS,
+  PARENT_REFS,
+  VERSION_REF,
+} from "../../../src/store/sqlite/graph-checkpoints.js";
 import { internals } from "../../../src/store/sqlite/store.js";
 import { tempHome } from "../../helpers/home.js";
 
@@ -75,19 +79,30 @@ it("a LangGraph thread costs a bounded number of statements per put and getTuple
     .prepare(`EXPLAIN QUERY PLAN ${BLOBS_OF_REFS}`)
     .all("{}", "t1", "")
     .map((r) => (r as { detail: string }).detail);
-  // A put checks its parent's versions on the index alone: a search of the
-  // table reads the large values of the rows it passes (WITHOUT ROWID).
+  // A put checks its parent's versions on the index alone.
   const parentPlan = db
     .prepare(`EXPLAIN QUERY PLAN ${PARENT_REFS}`)
     .all("{}", "t1", "", "c")
     .map((r) => (r as { detail: string }).detail);
+  const versionPlan = db
+    .prepare(`EXPLAIN QUERY PLAN ${VERSION_REF}`)
+    .all("t1", "", "1", "messages")
+    .map((r) => (r as { detail: string }).detail);
+  // graph_blobs is a rowid table (schema 14): searches compare small index
+  // entries, never the values (a WITHOUT ROWID table keeps them in the
+  // cells its searches read whole; "no such column: rowid" there).
+  const rowids = db.prepare("SELECT count(rowid) AS n FROM graph_blobs").get() as { n: number };
   db.close();
+  expect(rowids.n).toBeGreaterThan(0);
   expect(plan).toEqual([
     expect.stringMatching(/^SCAN r VIRTUAL TABLE/),
-    "SEARCH b USING PRIMARY KEY (thread_id=? AND checkpoint_ns=? AND checkpoint_id=? AND channel=?)",
+    "SEARCH b USING INDEX graph_blobs_by_key (thread_id=? AND checkpoint_ns=? AND checkpoint_id=? AND channel=?)",
   ]);
   expect(parentPlan.filter((d) => / b /.test(d))).toEqual([
-    "SEARCH b USING COVERING INDEX graph_blobs_by_version (thread_id=? AND checkpoint_ns=? AND channel=? AND version=? AND checkpoint_id=?) LEFT-JOIN",
+    "SEARCH b USING COVERING INDEX graph_blobs_by_version (thread_id=? AND checkpoint_ns=? AND version=? AND channel=? AND checkpoint_id=?) LEFT-JOIN",
+  ]);
+  expect(versionPlan).toEqual([
+    "SEARCH graph_blobs USING COVERING INDEX graph_blobs_by_version (thread_id=? AND checkpoint_ns=? AND version=? AND channel=?)",
   ]);
   await saver.close();
 });
