@@ -6,6 +6,7 @@ import { axeViolations, launchBrowser, screenshotDir } from "../helpers/browser.
 import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
 import { writeConfig } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
+import { transcriptView } from "../helpers/transcript-view.js";
 
 // Issue 47 in a real browser: a long transcript kept to a bounded number of rows,
 // permalinks to a message, search pages, fresh health, paging in the URL.
@@ -62,33 +63,7 @@ afterAll(async () => {
   cleanupHomes();
 });
 
-const rows = () => page.locator("ol.transcript li.message").count();
-const loaded = async () => Number(await page.locator("ol.transcript").getAttribute("data-loaded"));
-
-const lastRow = () =>
-  page.locator("ol.transcript li.message").last().getAttribute("data-ordinal").then(Number);
-/**
- * The ordinal of a message row across the middle band of the 800 px viewport (350 to 450 px:
- * wider than the gap between two rows, which a single point can fall in); NaN: the view is blank.
- */
-const centre = () =>
-  page.evaluate(`(() => {
-    for (const li of document.querySelectorAll("ol.transcript li.message")) {
-      const r = li.getBoundingClientRect();
-      if (r.top < 450 && r.bottom > 350) return Number(li.getAttribute("data-ordinal"));
-    }
-    return NaN;
-  })()`) as Promise<number>;
-/** The first message row whose bottom is below the top of the viewport: its ordinal and offset. */
-const topRow = () =>
-  page.evaluate(`(() => {
-    for (const li of document.querySelectorAll("ol.transcript li.message")) {
-      const r = li.getBoundingClientRect();
-      if (r.bottom > 0) return { ordinal: Number(li.getAttribute("data-ordinal")), top: r.top };
-    }
-    return { ordinal: NaN, top: NaN };
-  })()`) as Promise<{ ordinal: number; top: number }>;
-const nodes = () => page.evaluate("document.getElementsByTagName('*').length") as Promise<number>;
+const { rows, loaded, lastRow, centre, topRow, nodes } = transcriptView(() => page);
 /** Messages the transcript keeps in memory at most (web/src/transcript.ts KEEP). */
 const KEEP = 1000;
 
