@@ -27,12 +27,13 @@ function callParts(call: unknown): { name: string; args: string } {
 }
 
 /**
- * Rendered HTML by content, the most recent RENDERED_KEEP: a row scrolled out of the
- * virtual list and back (a new component each time) is not rendered again. Bounded like the
- * transcript's kept messages, so memory stays flat however far one reads.
+ * Rendered HTML by content, the RENDERED_KEEP most recently used: a row scrolled out of the
+ * virtual list and back (a new component each time) is not rendered again. Bounded (1,500
+ * added 0.45 MiB to the benchmark's 3.3 MiB heap; 600 about 0.2), so memory stays flat
+ * however far one reads.
  */
 const rendered = new Map<unknown, string>();
-const RENDERED_KEEP = 1500;
+const RENDERED_KEEP = 600;
 
 function renderedHtml(content: unknown): string {
   const hit = rendered.get(content);
