@@ -98,7 +98,10 @@ export class LiveFeed {
     this.polling = true;
     try {
       try {
-        await this.stores.reattachChanged();
+        // The files of the profiles some stream hears of: nobody's, none (an fstat per file each).
+        const heard = new Set<string>();
+        for (const { profiles } of this.clients.values()) for (const p of profiles) heard.add(p);
+        await this.stores.reattachChanged([...heard]);
       } catch (err) {
         this.onError(err);
       }

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { HearthError, isHearthError } from "../errors.js";
-import { isSqliteStore, type Store } from "../store/api.js";
+import type { Store } from "../store/api.js";
 import { openStore } from "../store/open.js";
 import { profileDenied } from "../store/token-scopes.js";
 import { ReaderRecovery, type RecoveryLog } from "./recovery.js";
@@ -49,22 +49,21 @@ export class ProfileStores {
     return new ProfileStores(home, readers, new ReaderRecovery(log));
   }
 
-  /** True when some reader of this view is on files that were removed or replaced (F3). */
-  async generationChanged(): Promise<boolean> {
-    for (const store of this.stores) {
-      if (!isSqliteStore(store)) continue;
-      try {
-        if (await store.generationChanged()) return true;
-      } catch {
-        return true; // cannot tell: count it as changed
-      }
+  /**
+   * Reattach the readers of `profiles` (default: every one of this view)
+   * whose files changed under this process (F3). True when one of them is
+   * off its current files or was a moment ago (ReaderRecovery): a request
+   * that failed on it is worth a retry. Profiles this view does not show
+   * are skipped.
+   */
+  reattachChanged(profiles: readonly string[] = this.profiles): Promise<boolean> {
+    const shown = new Set(this.profiles);
+    const stores: Store[] = [];
+    for (const p of profiles) {
+      const store = shown.has(p) ? this.readers.get(p) : undefined;
+      if (store) stores.push(store);
     }
-    return false;
-  }
-
-  /** Reattach the readers of this view whose files changed under this process (F3); true when one was. */
-  reattachChanged(): Promise<boolean> {
-    return this.recovery.reattachChanged(this.stores);
+    return this.recovery.reattachChanged(stores);
   }
 
   /** The read-only stores, one per profile this view shows. */

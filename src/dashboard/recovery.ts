@@ -32,12 +32,23 @@ export class ReaderRecovery {
 
   constructor(private readonly log: () => RecoveryLog | undefined) {}
 
-  /** Reattach every store of `stores` whose files changed under this process; true when one was. */
+  /**
+   * Reattach every store of `stores` whose files changed under this process.
+   * True when one of them is not on its current files, or was not a moment
+   * ago: reattached now, or the reattach waits (its old connections still
+   * close, a try failed less than a second ago, commits were lost, or it is
+   * parked for maintenance). A request that failed on one of them is worth
+   * a retry. Each store costs an fstat or readlink per file: callers pass
+   * only the stores they read.
+   */
   async reattachChanged(stores: Iterable<Store>): Promise<boolean> {
     const jobs: Promise<boolean>[] = [];
     for (const store of stores) {
       if (!isSqliteStore(store)) continue;
-      if (Date.now() - (this.failedAt.get(store) ?? -Infinity) < RETRY_AFTER_FAILURE_MS) continue;
+      if (Date.now() - (this.failedAt.get(store) ?? -Infinity) < RETRY_AFTER_FAILURE_MS) {
+        jobs.push(changedNow(store));
+        continue;
+      }
       let job = this.pending.get(store);
       if (!job) {
         job = this.reattach(store).finally(() => this.pending.delete(store));
@@ -52,10 +63,12 @@ export class ReaderRecovery {
     // Parked for a maintenance window (M5): its connections are closed on
     // purpose, and its resume reattaches it to the files as they are then.
     // A reopen here would take them back in the middle of the window.
-    if (!isSqliteStore(store) || store.isParked) return false;
+    if (!isSqliteStore(store)) return false;
+    if (store.isParked) return true;
     const { profile } = store;
     try {
-      if (!(await store.generationChanged()) || store.isParked) return false;
+      if (!(await store.generationChanged())) return false;
+      if (store.isParked) return true;
       await store.reopen();
       this.failedAt.delete(store);
       this.log()?.warn(
@@ -67,7 +80,7 @@ export class ReaderRecovery {
       this.failedAt.set(store, Date.now());
       if (isHearthError(err, "HEARTH_GENERATION_LOST")) {
         this.log()?.error({ event: "store.generation_lost", profile, err }, err.message);
-        return false;
+        return true;
       }
       if (
         isHearthError(err, "HEARTH_GENERATION_CHANGED") &&
@@ -79,13 +92,23 @@ export class ReaderRecovery {
           { event: "store.reopen_deferred", profile, err },
           "the store's files changed under the dashboard; reattaching waits for its old connections to close",
         );
-        return false;
+        return true;
       }
       this.log()?.error(
         { event: "store.reopen_failed", profile, err },
         "the store's files changed under the dashboard and it could not reattach; restart it",
       );
-      return false;
+      return true;
     }
+  }
+}
+
+/** Whether the store is off its current files now (no connection: parked, or cannot tell: counted as changed). */
+async function changedNow(store: Store): Promise<boolean> {
+  if (!isSqliteStore(store)) return false;
+  try {
+    return store.isParked || (await store.generationChanged());
+  } catch {
+    return true;
   }
 }

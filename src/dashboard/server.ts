@@ -24,6 +24,7 @@ import { LOGIN_CSS, loginPage } from "./login-page.js";
 import type { Prices } from "./prices.js";
 import { registerProbeRoutes } from "./probes.js";
 import { type ProfileStores, storesOf } from "./profiles.js";
+import { profilesRead, readOrAll } from "./profiles-read.js";
 import { registerSecurity, requirePage, SECURITY_HEADERS } from "./security.js";
 
 export interface DashboardDeps {
@@ -124,7 +125,7 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
       (error.code === "HEARTH_SQLITE" ||
         error.code === "HEARTH_INTERNAL" ||
         error.code === "HEARTH_GENERATION_CHANGED") &&
-      ((await deps.stores.reattachChanged()) || (await deps.stores.generationChanged()))
+      (await deps.stores.reattachChanged(readOrAll(request, deps.stores)))
     ) {
       // Reattached, or the reattach waits (its old connections still close, or
       // a failed try a second ago): either way a retry is the way out, not a 500.
@@ -167,9 +168,10 @@ export function buildDashboard(deps: DashboardDeps, logger: boolean | object): F
   // profile, or all for the operator's link); routes reach them only
   // through storesOf(request).
   app.addHook("preHandler", async (request) => {
-    // Served from the current files, whoever removed or replaced them (F3).
-    await deps.stores.reattachChanged();
     if (request.browser) request.stores = deps.stores.forLogin(request.browser);
+    // Served from the current files, whoever removed or replaced them (F3): the files of the
+    // profiles this request reads, not every served one's (./profiles-read.ts).
+    await deps.stores.reattachChanged(profilesRead(request, deps.stores));
   });
 
   app.register(async (scope) => {

@@ -26,15 +26,34 @@ function callParts(call: unknown): { name: string; args: string } {
   return { name, args: JSON.stringify(args, null, 2) };
 }
 
+/**
+ * Rendered HTML by content, the RENDERED_KEEP most recently used: a row scrolled out of the
+ * virtual list and back (a new component each time) is not rendered again. Bounded (1,500
+ * added 0.45 MiB to the benchmark's 3.3 MiB heap; 600 about 0.2), so memory stays flat
+ * however far one reads.
+ */
+const rendered = new Map<unknown, string>();
+const RENDERED_KEEP = 600;
+
+function renderedHtml(content: unknown): string {
+  const hit = rendered.get(content);
+  if (hit !== undefined) {
+    rendered.delete(content); // the most recently used last: the oldest go first
+    rendered.set(content, hit);
+    return hit;
+  }
+  const html =
+    typeof content === "string"
+      ? renderMarkdown(content)
+      : renderMarkdown(`\`\`\`json\n${contentText(content)}\n\`\`\``);
+  rendered.set(content, html);
+  if (rendered.size > RENDERED_KEEP) rendered.delete(rendered.keys().next().value);
+  return html;
+}
+
 /** Markdown text (safely: ./markdown.ts), JSON content as a code block. */
 export function MessageBody({ content }: { content: unknown }) {
-  const html = useMemo(
-    () =>
-      typeof content === "string"
-        ? renderMarkdown(content)
-        : renderMarkdown(`\`\`\`json\n${contentText(content)}\n\`\`\``),
-    [content],
-  );
+  const html = useMemo(() => renderedHtml(content), [content]);
   return (
     // biome-ignore lint/a11y/useKeyWithClickEvents: delegated clicks of the code blocks' Copy buttons
     // biome-ignore lint/a11y/noStaticElementInteractions: see above

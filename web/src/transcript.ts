@@ -22,7 +22,15 @@ interface Page {
  * first, at most KEEP of them; only the rows in view are rendered
  * (virtual.tsx).
  */
-export function useTranscript(base: string, history: boolean, at: number | null) {
+export function useTranscript(
+  base: string,
+  history: boolean,
+  at: number | null,
+  /** Called (two frames on, the rows rendered and placed) after a page loaded without error. */
+  onLoaded?: () => void,
+) {
+  const loadedHook = useRef(onLoaded);
+  loadedHook.current = onLoaded;
   const [messages, setMessagesState] = useState<Message[]>([]);
   // The messages as last set: each change is computed from it (a page may land between renders).
   const kept = useRef<Message[]>([]);
@@ -92,16 +100,25 @@ export function useTranscript(base: string, history: boolean, at: number | null)
     return true;
   };
 
+  /**
+   * One load at a time: a call while one runs does nothing. So the caller learns when it ended
+   * (onLoaded) and looks again whether it should load the next page: a reader who reached an
+   * end while a load ran would otherwise wait for an event that already came.
+   */
   const guard = async (fn: () => Promise<void>) => {
     if (busy.current) return;
     busy.current = true;
+    let ok = false;
     try {
       await fn();
+      ok = true;
     } catch (err) {
       setError(err);
     } finally {
       busy.current = false;
     }
+    // Not after an error: a failing page would be asked for again every frame.
+    if (ok) requestAnimationFrame(() => requestAnimationFrame(() => loadedHook.current?.()));
   };
 
   const loadOlder = () =>

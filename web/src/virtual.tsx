@@ -29,8 +29,9 @@ interface Props<T> {
  * MARGIN pixels either side; the rest are two spacers whose heights are the
  * measured (or estimated) heights of the rows they stand for. So a
  * transcript of 20,000 loaded messages keeps a few dozen rows in the DOM.
- * Rows added at the top (older pages) or dropped there keep the reader's
- * place: the page scrolls by their height in the same frame.
+ * Rows added or dropped at either end (pages loaded, or dropped past the
+ * transcript's bound) keep the reader's place: the row at the top of the
+ * view is scrolled back to its offset before paint.
  */
 export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSettled }: Props<T>) {
   const list = useRef<HTMLOListElement>(null);
@@ -42,6 +43,8 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   });
   const [, setVersion] = useState(0);
   const firstKey = useRef<number | undefined>(undefined);
+  const anchor = useRef<{ key: number; top: number } | null>(null);
+  const shownBefore = useRef<T[]>([]);
   const previous = useRef<T[]>(items);
   const pending = useRef<{ key: number; block: "end" | "center"; tries: number } | null>(
     initial ? { ...initial, tries: 0 } : null,
@@ -81,26 +84,23 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
     };
   }
 
-  // Older rows added above: shift the window and scroll by their height, before paint.
-  // Rows dropped above (the transcript keeps a bounded number): shift back, scroll up by theirs.
+  // Rows added above (older pages) or dropped there (the transcript keeps a bounded number):
+  // shift the window so the same rows stay rendered.
   const head = items.length > 0 ? keyOf(items[0]!) : undefined;
   let shift = 0;
-  let dropped = 0;
   if (firstKey.current !== undefined && head !== firstKey.current) {
     const at = items.findIndex((it) => keyOf(it) === firstKey.current);
     if (at > 0) shift = at;
     else if (head !== undefined) {
-      const before = previous.current;
-      const gone = before.findIndex((it) => keyOf(it) === head);
-      if (gone > 0) {
-        shift = -gone;
-        for (let i = 0; i < gone; i++)
-          dropped += heights.current.get(keyOf(before[i]!)) ?? ESTIMATE;
-      }
+      const gone = previous.current.findIndex((it) => keyOf(it) === head);
+      if (gone > 0) shift = -gone;
     }
   }
   firstKey.current = head;
   if (previous.current !== items) {
+    // Rows added or dropped at either end: the row at the top of the view (as the DOM still
+    // shows it, before this render is committed) is put back at the same offset after it.
+    anchor.current = pending.current ? null : anchorOf(list.current, shownBefore.current, keyOf);
     previous.current = items;
     // Forget the heights of rows no longer held (a long read would keep every one).
     if (heights.current.size > 2 * items.length + 200) {
@@ -111,16 +111,23 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   const start = Math.max(0, Math.min(range.start + shift, items.length));
   const end = Math.min(Math.max(range.end + shift, start), items.length);
   const shown = items.slice(start, end);
+  shownBefore.current = shown;
 
   useLayoutEffect(() => {
-    if (shift !== 0) {
-      window.scrollBy(0, shift > 0 ? offsets[shift]! : -dropped);
-      setRange({ start, end });
-    }
-    // Measure the rendered rows: a row's height is the distance to the next one (margins included).
+    if (shift !== 0) setRange({ start, end });
     const el = list.current;
     if (!el) return;
     const rows = el.querySelectorAll<HTMLElement>(":scope > li:not(.spacer)");
+    // Keep the reader's place: whatever moved it (rows above added or dropped, the page's
+    // height clamping the scroll when rows below went), scroll the anchor row back.
+    const a = anchor.current;
+    anchor.current = null;
+    if (a) {
+      const k = shown.findIndex((it) => keyOf(it) === a.key);
+      const moved = k >= 0 ? rows[k]!.getBoundingClientRect().top - a.top : 0;
+      if (moved !== 0) window.scrollBy(0, moved);
+    }
+    // Measure the rendered rows: a row's height is the distance to the next one (margins included).
     let above = 0;
     let changed = false;
     rows.forEach((r, k) => {
@@ -195,4 +202,19 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
       />
     </ol>
   );
+}
+
+/** The first rendered row not wholly above the viewport: its key and its offset from the top. */
+function anchorOf<T>(
+  list: HTMLOListElement | null,
+  shown: T[],
+  keyOf: (item: T) => number,
+): { key: number; top: number } | null {
+  if (!list) return null;
+  const rows = list.querySelectorAll<HTMLElement>(":scope > li:not(.spacer)");
+  for (let k = 0; k < rows.length && k < shown.length; k++) {
+    const r = rows[k]!.getBoundingClientRect();
+    if (r.bottom > 0) return { key: keyOf(shown[k]!), top: r.top };
+  }
+  return null;
 }

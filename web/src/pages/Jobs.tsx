@@ -140,7 +140,7 @@ export function JobsPage() {
                           {j.name} {j.enabled ? null : <Badge kind="info">paused</Badge>}
                         </td>
                         <td>
-                          <code>{j.schedule}</code>
+                          <code class="nowrap">{j.schedule}</code>
                           {j.timezone ? ` (${j.timezone})` : null}
                         </td>
                         <td>

@@ -42,7 +42,7 @@ export function SessionPage({
   const newerButton = useRef<HTMLButtonElement>(null);
   const list = useRef<VirtualHandle | null>(null);
   const base = apiSessionPath(profile, id);
-  const t = useTranscript(base, history, at);
+  const t = useTranscript(base, history, at, () => atEdge());
   const { messages } = t;
   const error = detailError ?? t.error;
   const setError = (e: unknown) => {
@@ -81,24 +81,35 @@ export function SessionPage({
   }
   const settle = () => {
     armed.current = true;
+    edgeRef.current();
     if (at !== null)
       document.querySelector<HTMLElement>("li.message.target")?.focus({ preventScroll: true });
   };
 
-  // Reaching the top loads the next older page; the bottom, the next newer one (after a permalink).
+  // Reaching the top (or coming within NEAR of it) loads the next older page; the bottom, the
+  // next newer one. Looked at when the observer says a button came near, and again after each
+  // load: a button still near then (the event came while the load ran, or the page was short)
+  // loads the next page.
+  const atEdge = () => {
+    if (!armed.current) return;
+    if (near(olderButton.current)) void t.loadOlder();
+    else if (near(newerButton.current)) void t.loadNewer();
+  };
+  const edgeRef = useRef(atEdge);
+  edgeRef.current = atEdge;
+  const older = t.older !== null;
+  const newer = t.newer;
   useEffect(() => {
-    const observer = new IntersectionObserver((entries) => {
-      if (!armed.current) return;
-      for (const e of entries) {
-        if (!e.isIntersecting) continue;
-        if (e.target === olderButton.current) void t.loadOlder();
-        if (e.target === newerButton.current) void t.loadNewer();
-      }
-    });
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) edgeRef.current();
+      },
+      { rootMargin: `${NEAR}px 0px` },
+    );
     if (olderButton.current) observer.observe(olderButton.current);
     if (newerButton.current) observer.observe(newerButton.current);
     return () => observer.disconnect();
-  });
+  }, [older, newer, opening !== null, detail !== null]);
 
   useWatch(profile, id);
   useLive(
@@ -339,6 +350,16 @@ export function SessionPage({
       ) : null}
     </section>
   );
+}
+
+/** Pixels beyond the viewport within which a page button loads its page. */
+const NEAR = 400;
+
+/** Whether this element is in the viewport or within NEAR pixels of it. */
+function near(el: HTMLElement | null) {
+  if (!el) return false;
+  const r = el.getBoundingClientRect();
+  return r.bottom > -NEAR && r.top < window.innerHeight + NEAR;
 }
 
 /** "Load older/newer messages": loads on click, and when it comes into view (the page watches it). */
