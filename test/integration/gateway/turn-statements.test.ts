@@ -27,6 +27,20 @@ afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
 });
 
+/** One turn on each of the CHATS chats at once, as a gateway's requests would run them. */
+function turnOnEveryChat(runtime: Parameters<typeof runTurn>[0]) {
+  const deps = {
+    responder: createResponder(DEFAULT_CONFIG),
+    config: DEFAULT_CONFIG,
+    signal: new AbortController().signal,
+  };
+  return Promise.all(
+    Array.from({ length: CHATS }, (_, i) =>
+      runTurn(runtime, { platform: "test", chat: `c${i}`, content: `hello ${i}` }, deps),
+    ),
+  );
+}
+
 it("a turn on a known chat reads one statement (the chat lookup) and writes only in group commits", async () => {
   const store = (await openStore({ home: tempHome(), profile: "default" })) as SqliteStore;
   stores.push(store);
@@ -36,17 +50,7 @@ it("a turn on a known chat reads one statement (the chat lookup) and writes only
     commits++;
   };
   const runtime = { profile: "default", store, committer };
-  const deps = {
-    responder: createResponder(DEFAULT_CONFIG),
-    config: DEFAULT_CONFIG,
-    signal: new AbortController().signal,
-  };
-  const turns = () =>
-    Promise.all(
-      Array.from({ length: CHATS }, (_, i) =>
-        runTurn(runtime, { platform: "test", chat: `c${i}`, content: `hello ${i}` }, deps),
-      ),
-    );
+  const turns = () => turnOnEveryChat(runtime);
   await turns(); // the chats' sessions exist from here on
   // The first exchanges' automatic titles (after the reply, not awaited) land before the count.
   await until("the first exchanges' titles", async () => {
@@ -83,17 +87,7 @@ it("a gateway's turn on a chat it remembers reads no statement: the check rides 
   stores.push(store);
   const chats = new ChatSessions();
   const runtime = { profile: "default", store, committer: new GroupCommitter(store, true), chats };
-  const deps = {
-    responder: createResponder(DEFAULT_CONFIG),
-    config: DEFAULT_CONFIG,
-    signal: new AbortController().signal,
-  };
-  const turns = () =>
-    Promise.all(
-      Array.from({ length: CHATS }, (_, i) =>
-        runTurn(runtime, { platform: "test", chat: `c${i}`, content: `hello ${i}` }, deps),
-      ),
-    );
+  const turns = () => turnOnEveryChat(runtime);
   const first = await turns();
   expect(chats.size).toBe(CHATS);
   await until("the first exchanges' titles", async () => {

@@ -56,20 +56,24 @@ function removeSidecars(path: string) {
   unlinkSync(`${path}-shm`);
 }
 
+/** Passes on `target`, as the writer posts them. */
+const passesJob = (target: ReturnType<typeof walWithFrames>["target"], maxPasses: number) =>
+  checkpointOffLoop({
+    kind: "passes",
+    ...target,
+    finalFrames: 0,
+    growth: 1e9,
+    maxPasses,
+    done: new Int32Array(new SharedArrayBuffer(4)),
+  });
+
 const finalJob = { merge: 0, truncateAbove: -1, restartFrames: 1e9, readerWaitMs: 0 };
 
 describe("the checkpoint thread and a removed WAL (issue 41)", () => {
   it("a final job whose passes kept a connection refuses once -wal and -shm were removed, and leaves the database file as it was", async () => {
     const { path, writer, fill, target } = walWithFrames();
     try {
-      const passes = checkpointOffLoop({
-        kind: "passes",
-        ...target,
-        finalFrames: 0,
-        growth: 1e9,
-        maxPasses: 1,
-        done: new Int32Array(new SharedArrayBuffer(4)),
-      });
+      const passes = passesJob(target, 1);
       expect(await passes.reply).toMatchObject({ ok: true });
       fill(200); // frames only the WAL holds
       removeSidecars(path);
@@ -95,14 +99,7 @@ describe("the checkpoint thread and a removed WAL (issue 41)", () => {
     try {
       removeSidecars(path);
       const before = digest(path);
-      const result = await checkpointOffLoop({
-        kind: "passes",
-        ...target,
-        finalFrames: 0,
-        growth: 1e9,
-        maxPasses: 4,
-        done: new Int32Array(new SharedArrayBuffer(4)),
-      }).reply;
+      const result = await passesJob(target, 4).reply;
       expect(result).toMatchObject({
         ok: false,
         message: expect.stringMatching(/no longer the file/),
