@@ -47,7 +47,13 @@ function damageIndex(db: string): string {
   const largest = [...count].sort((a, b) => b[1] - a[1])[0]![0];
   const leaf = leaves.filter((l) => l.name === largest)[1]!;
   const fd = openSync(db, "r+");
-  writeSync(fd, Buffer.alloc(pageSize - 8, 0xa5), 0, pageSize - 8, (leaf.pageno - 1) * pageSize + 8);
+  writeSync(
+    fd,
+    Buffer.alloc(pageSize - 8, 0xa5),
+    0,
+    pageSize - 8,
+    (leaf.pageno - 1) * pageSize + 8,
+  );
   closeSync(fd);
   return largest;
 }
