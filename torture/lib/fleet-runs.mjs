@@ -4,7 +4,9 @@
 // fault ends in a finished turn or an honest refusal"):
 // - recorded `failed` or `unknown` in the live store (the launcher saw the
 //   signal, or the next scheduler found the run orphaned): counted;
-// - recorded `ok`: a false success (it did not finish);
+// - recorded `ok`: a false success (it did not finish), unless its exit
+//   status is "exited 0" (no signal): the kill came after the worker had
+//   finished on its own, and is counted apart;
 // - otherwise (missing, or still `running` after the fleet stopped) it must
 //   be in a ghost copy (`state.db.ghost-*`: a WAL removed under the
 //   processes took it, and its loss was reported loudly); if not, it is a
@@ -91,6 +93,14 @@ export async function verifyKilledWorkers({ home, profiles, killedWorkers, stats
   let ghosts;
   for (const pid of killedWorkers) {
     const run = runOf(live, pid);
+    if (run?.outcome === "ok" && run.exitCode === 0 && run.signal === null) {
+      // Its exit status is "exited 0", which a SIGKILL delivered before the
+      // exit cannot give: the worker finished on its own between the
+      // runner's zombie check and its kill (the kill landed on a process
+      // already exiting). Not a run the kill interrupted.
+      count("killed worker: had already exited 0");
+      continue;
+    }
     if (run?.outcome === "ok") {
       count("killed worker: ok");
       stats.falseSuccesses.push(

@@ -55,6 +55,16 @@ function childrenOf(ppid, word) {
   return out;
 }
 
+/** True when `pid` is gone or a zombie: it has exited (stat's state after the command name). */
+function exitedAlready(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
+  } catch {
+    return true;
+  }
+}
+
 export class Fleet {
   constructor({ actors, stats, ledger, home, seed, env }) {
     this.actors = actors;
@@ -249,6 +259,8 @@ export class Fleet {
     const pid = workers[Math.floor(pick * workers.length)];
     // Mid-job: a few ms in, after the scheduler said "go".
     await sleep(Math.floor(pick * 200));
+    // A worker that already exited (a zombie its scheduler has not reaped) is not killed mid-job.
+    if (exitedAlready(pid)) return void this.stats.fleet.workerKillsMissed++;
     try {
       process.kill(pid, "SIGKILL");
     } catch {
