@@ -125,12 +125,12 @@ const stats = {
   lostReported: [],
   neverRecovered: [],
   debris: [],
+  killedWorkersUnrecorded: [],
   fleet: {
     starts: 0,
     refused78: 0,
     killed: { supervisor: 0, gateway: 0, scheduler: 0, dashboard: 0, worker: 0 },
     workerKillsMissed: 0,
-    killedWorkerNotRecorded: 0,
     orphanExitMs: [],
     childRestartMs: [],
     runs: {},

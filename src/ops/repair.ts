@@ -17,6 +17,7 @@ import type { OnProgress } from "../store/progress.js";
 import {
   type Health,
   type RepairStrategy,
+  type SalvageCounts,
   sqliteMaintenance,
 } from "../store/sqlite/maintenance.js";
 import { refuseOnPostgres } from "./backend.js";
@@ -36,7 +37,7 @@ export interface RepairResult {
   strategy: RepairStrategy;
   dryRun: boolean;
   forensicCopy: string | null;
-  salvaged?: { sessions: number; messages: number; meta: number };
+  salvaged?: SalvageCounts;
 }
 
 /**

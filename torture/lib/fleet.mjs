@@ -11,8 +11,9 @@
 // A client loop writes to both profiles through the supervised gateway;
 // every acknowledged write goes to the ledger with its profile.
 import { readdirSync, readFileSync } from "node:fs";
+import { verifyKilledWorkers } from "./fleet-runs.mjs";
 import { prng } from "./prng.mjs";
-import { Proc, runNode } from "./proc.mjs";
+import { Proc } from "./proc.mjs";
 import { CLI, DAEMON_PORTS, START_MS, sleep } from "./spawn.mjs";
 
 /** A supervised child killed must serve again within this (backoff starts at 0.5 s). */
@@ -54,6 +55,16 @@ function childrenOf(ppid, word) {
   return out;
 }
 
+/** True when `pid` is gone or a zombie: it has exited (stat's state after the command name). */
+function exitedAlready(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return /^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2));
+  } catch {
+    return true;
+  }
+}
+
 export class Fleet {
   constructor({ actors, stats, ledger, home, seed, env }) {
     this.actors = actors;
@@ -68,7 +79,7 @@ export class Fleet {
     this.gatewayAddress = "";
     this.ready = undefined;
     this.startedOnce = false;
-    this.killedWorkers = []; // { pid, profile? }
+    this.killedWorkers = []; // pids
     this.loop = undefined;
   }
 
@@ -248,6 +259,8 @@ export class Fleet {
     const pid = workers[Math.floor(pick * workers.length)];
     // Mid-job: a few ms in, after the scheduler said "go".
     await sleep(Math.floor(pick * 200));
+    // A worker that already exited (a zombie its scheduler has not reaped) is not killed mid-job.
+    if (exitedAlready(pid)) return void this.stats.fleet.workerKillsMissed++;
     try {
       process.kill(pid, "SIGKILL");
     } catch {
@@ -258,51 +271,14 @@ export class Fleet {
     await this.actors.checks.run("after kill -9 of a scheduler worker");
   }
 
-  /**
-   * At the end: each killed worker's run is recorded failed or unknown
-   * (never ok: it did not finish), and every profile keeps a record of runs.
-   */
-  async verifyRuns() {
-    const outcomes = new Map();
-    for (const profile of this.profiles) {
-      const r = await runNode([
-        CLI,
-        "--home",
-        this.home,
-        "--profile",
-        profile,
-        "--json",
-        "cron",
-        "runs",
-        "--limit",
-        "100000",
-      ]);
-      let runs = [];
-      try {
-        runs = JSON.parse(r.stdout).runs ?? [];
-      } catch {
-        this.stats.unexpectedExits.push(`cron runs exited ${r.code}: ${r.stderr.slice(0, 400)}`);
-        continue;
-      }
-      for (const run of runs) {
-        const key = `${run.job} ${run.outcome}`;
-        this.stats.fleet.runs[key] = (this.stats.fleet.runs[key] ?? 0) + 1;
-        if (run.worker?.pid) outcomes.set(run.worker.pid, run);
-      }
-    }
-    for (const pid of this.killedWorkers) {
-      const run = outcomes.get(pid);
-      if (!run) {
-        this.stats.fleet.killedWorkerNotRecorded++;
-        continue;
-      }
-      const key = `killed worker: ${run.outcome}`;
-      this.stats.fleet.runs[key] = (this.stats.fleet.runs[key] ?? 0) + 1;
-      if (run.outcome === "ok")
-        this.stats.falseSuccesses.push(
-          `the scheduler recorded ok for the ${run.job} run whose worker ${pid} was killed -9 (${run.note})`,
-        );
-    }
+  /** At the end: each killed worker's run is recorded failed or unknown, or lost loudly (fleet-runs.mjs). */
+  verifyRuns() {
+    return verifyKilledWorkers({
+      home: this.home,
+      profiles: this.profiles,
+      killedWorkers: this.killedWorkers,
+      stats: this.stats,
+    });
   }
 
   async stop() {

@@ -32,6 +32,9 @@ export function summarize(stats, ledger) {
       .reduce((n, [, count]) => n + count, 0),
     neverRecovered: stats.neverRecovered.length,
     debris: stats.debris.length,
+    // issue 41: a scheduler worker killed -9 whose run is neither recorded
+    // failed/unknown nor in a ghost copy (fleet-runs.mjs).
+    killedWorkersUnrecorded: stats.killedWorkersUnrecorded.length,
     // A short run performs only a prefix of the schedule's opening tour: from
     // REQUIRE_ALL_FAULTS_S seconds on, every kind must have fired.
     faultKindsNotFired: stats.seconds >= REQUIRE_ALL_FAULTS_S ? faultsNotFired(stats).length : 0,
@@ -205,7 +208,7 @@ export function printSummary(summary, stats, _ledger) {
     `  hearth start            ${f.starts} starts (${f.refused78} after a loud exit 78); kill -9 of supervisor ${f.killed.supervisor}, its gateway ${f.killed.gateway}, scheduler ${f.killed.scheduler}, dashboard ${f.killed.dashboard}, scheduler workers mid-job ${f.killed.worker} (${f.workerKillsMissed} found none)`,
   );
   w(
-    `  scheduler runs          ${JSON.stringify(f.runs)}; killed workers not recorded ${f.killedWorkerNotRecorded}`,
+    `  scheduler runs          ${JSON.stringify(f.runs)}; killed workers not recorded ${stats.killedWorkersUnrecorded.length}`,
   );
   w(
     `  WAL deleted             ${JSON.stringify(x.walDeleted)} (${x.walDeleteSkipped} skipped, no -wal); loud loss reports ${stats.lostReported.length} writes`,
@@ -247,6 +250,7 @@ export function printSummary(summary, stats, _ledger) {
     writesNotResumedAfterFree: stats.writesNotResumed,
     neverRecovered: stats.neverRecovered,
     debris: stats.debris,
+    killedWorkersUnrecorded: stats.killedWorkersUnrecorded,
     lostReported: stats.lostReported,
     unexpectedExits: stats.unexpectedExits,
   };

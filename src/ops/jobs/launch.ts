@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { JobConfig } from "../../config/schema.js";
-import { HearthError } from "../../errors.js";
+import { HearthError, isHearthError } from "../../errors.js";
 import { currentIdentity, describeProcess, liveness } from "../../process/identity.js";
 import type { Store } from "../../store/api.js";
 import type { JobRun, RunHolder, RunOutcome, RunProcess, RunTrigger } from "../../store/runs.js";
@@ -213,7 +213,7 @@ async function runWorker(o: LaunchOptions, id: number): Promise<Omit<LaunchRepor
     child.stdin?.end();
     const exit = await exited;
     const note = `the worker could not be started or identified${pid === undefined ? "" : ` (pid ${pid})`}`;
-    await o.withStore((s) =>
+    await settle(o, (s) =>
       s.runs.finish(id, {
         outcome: "failed",
         exitCode: exit.code,
@@ -233,7 +233,7 @@ async function runWorker(o: LaunchOptions, id: number): Promise<Omit<LaunchRepor
     };
   }
   try {
-    await o.withStore((s) => s.runs.attachWorker(id, { pid, startTicks }));
+    await settle(o, (s) => s.runs.attachWorker(id, { pid, startTicks }));
   } catch (err) {
     child.stdin?.end();
     await exited;
@@ -264,7 +264,7 @@ async function runWorker(o: LaunchOptions, id: number): Promise<Omit<LaunchRepor
   clearTimeout(timer);
   if (exit === "unreaped") {
     const note = `timed out after ${o.job.timeoutMs} ms and was not reaped after SIGKILL; worker pid ${pid} may still be alive`;
-    await o.withStore((s) => s.runs.abandon(id, note));
+    await settle(o, (s) => s.runs.abandon(id, note));
     return {
       ...base,
       outcome: "unknown",
@@ -294,7 +294,7 @@ async function runWorker(o: LaunchOptions, id: number): Promise<Omit<LaunchRepor
     : exit.signal
       ? `the worker was killed by ${exit.signal}`
       : (error?.message ?? result?.summary ?? null);
-  await o.withStore((s) =>
+  await settle(o, (s) =>
     s.runs.finish(id, {
       outcome,
       exitCode: exit.code,
@@ -315,6 +315,32 @@ async function runWorker(o: LaunchOptions, id: number): Promise<Omit<LaunchRepor
     holders,
     note,
   };
+}
+
+/** How long a run's idempotent write (attach, finish, abandon) keeps trying across a generation change. */
+const SETTLE_MS = 15_000;
+
+/**
+ * A write to a run already begun, safe to try again: attach and abandon
+ * only change a row still `running`, finish writes the same values. A store
+ * replaced or whose -wal was removed meanwhile (a repair's or a window's
+ * promote, F3) fails it with HEARTH_GENERATION_CHANGED; withStore
+ * reattaches, at once or once this process's other connections to the old
+ * files have closed (`waitingFor: old-connections`), and a later try lands
+ * on the current files. Without it the run stayed `running` for as long as
+ * its launcher lived, a killed worker's run included (issue 41).
+ */
+async function settle(o: LaunchOptions, fn: (store: Store) => Promise<void>): Promise<void> {
+  const t0 = Date.now();
+  for (let pause = 50; ; pause = Math.min(pause * 2, 1000)) {
+    try {
+      return await o.withStore(fn);
+    } catch (err) {
+      if (!isHearthError(err, "HEARTH_GENERATION_CHANGED") || Date.now() - t0 > SETTLE_MS)
+        throw err;
+    }
+    await new Promise((r) => setTimeout(r, pause));
+  }
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -1,8 +1,9 @@
 import Database from "better-sqlite3";
 import { HearthError } from "../../errors.js";
-import { HEARTH_APPLICATION_ID } from "../../files/inspect.js";
 import { searchDegradedReason } from "./fts-merge.js";
-import { MIGRATIONS } from "./migrations.js";
+import { rebuildFts, type SalvageCounts, salvage } from "./salvage.js";
+
+export { rebuildFts, type SalvageCounts };
 
 export interface Health {
   /** quick_check problems outside the search index. */
@@ -39,17 +40,6 @@ export function healthy(h: Health): boolean {
   return h.canonical.length === 0 && h.fts === null;
 }
 
-/** Rebuild the derived search index from the messages table (never touches canonical rows), and clear the degraded mark. */
-export function rebuildFts(db: Database.Database): void {
-  db.transaction(() => {
-    db.exec("DELETE FROM meta WHERE key = 'fts_degraded'");
-    db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')");
-    // One segment: with automatic merges off (schema version 9) a rebuild
-    // leaves many, which writes would otherwise merge a few pages at a time.
-    db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')");
-  })();
-}
-
 function degradedFlag(db: Database.Database): string | null {
   try {
     return searchDegradedReason((sql) => db.prepare<unknown[]>(sql));
@@ -60,138 +50,6 @@ function degradedFlag(db: Database.Database): string | null {
 
 export function reindex(db: Database.Database): void {
   db.exec("REINDEX");
-}
-
-export interface SalvageCounts {
-  sessions: number;
-  messages: number;
-  meta: number;
-}
-
-/**
- * Copy every readable row of the canonical tables into a fresh store at
- * `target` (schema from this build's migrations), then build its search
- * index. A table whose b-tree breaks mid-scan is read from both ends, so
- * rows on either side of the damage survive. Messages whose session was
- * lost are dropped (they could not be shown). Throws when not even the
- * schema can be read: there is nothing to salvage.
- */
-export function salvage(source: Database.Database, target: string): SalvageCounts {
-  const fresh = new Database(target);
-  try {
-    fresh.pragma(`application_id = ${HEARTH_APPLICATION_ID}`);
-    for (const m of MIGRATIONS) fresh.exec(m.sql);
-    fresh.pragma(`user_version = ${MIGRATIONS[MIGRATIONS.length - 1]!.version}`);
-    const sessions = copyTable(source, fresh, "sessions");
-    const messages = copyTable(source, fresh, "messages");
-    const meta = copyTable(source, fresh, "meta");
-    // LangGraph checkpoints (hearth/langgraph) are canonical too; keyed tables, absent before schema 7.
-    for (const [table, key] of GRAPH_TABLES) copyKeyed(source, fresh, table, key);
-    const orphans = fresh
-      .prepare("DELETE FROM messages WHERE session_id NOT IN (SELECT id FROM sessions)")
-      .run().changes;
-    rebuildFts(fresh);
-    return { sessions, messages: messages - orphans, meta };
-  } finally {
-    fresh.close();
-  }
-}
-
-function copyTable(source: Database.Database, fresh: Database.Database, table: string): number {
-  let columns: string[];
-  try {
-    columns = (source.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
-  } catch (err) {
-    throw new HearthError(
-      "HEARTH_REPAIR_FAILED",
-      `the schema of ${table} cannot be read: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
-  if (columns.length === 0)
-    throw new HearthError(
-      "HEARTH_REPAIR_FAILED",
-      `table ${table} is missing from the damaged store`,
-    );
-  const list = columns.map((c) => `"${c}"`).join(", ");
-  const insert = fresh.prepare(
-    `INSERT OR IGNORE INTO ${table} (rowid, ${list}) VALUES (?, ${columns.map(() => "?").join(", ")})`,
-  );
-  return scanBothEnds(
-    source,
-    fresh,
-    (order) => `SELECT rowid AS __rowid, ${list} FROM ${table} ORDER BY rowid ${order}`,
-    (row) => Number(row[0]),
-    insert,
-  );
-}
-
-const GRAPH_TABLES: readonly (readonly [string, readonly string[]])[] = [
-  ["graph_checkpoints", ["thread_id", "checkpoint_ns", "checkpoint_id"]],
-  ["graph_blobs", ["thread_id", "checkpoint_ns", "checkpoint_id", "channel"]],
-  ["graph_writes", ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"]],
-];
-
-/** copyTable for a WITHOUT ROWID table: both ends of its primary key. Returns rows copied. */
-function copyKeyed(
-  source: Database.Database,
-  fresh: Database.Database,
-  table: string,
-  key: readonly string[],
-): number {
-  let columns: string[];
-  try {
-    columns = (source.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
-  } catch {
-    return 0; // its schema is unreadable: nothing of it can be saved
-  }
-  if (columns.length === 0) return 0; // a store from before the table existed
-  const list = columns.map((c) => `"${c}"`).join(", ");
-  const at = key.map((k) => columns.indexOf(k));
-  const insert = fresh.prepare(
-    `INSERT OR IGNORE INTO ${table} (${list}) VALUES (${columns.map(() => "?").join(", ")})`,
-  );
-  return scanBothEnds(
-    source,
-    fresh,
-    (order) =>
-      `SELECT ${list} FROM ${table} ORDER BY ${key.map((k) => `${k} ${order}`).join(", ")}`,
-    (row) => JSON.stringify(at.map((i) => row[i])),
-    insert,
-  );
-}
-
-/**
- * Read a damaged table from both ends of its key (a broken b-tree page
- * stops a scan; the other direction reads what lies beyond it) and insert
- * each row once. Returns rows copied.
- */
-function scanBothEnds(
-  source: Database.Database,
-  fresh: Database.Database,
-  select: (order: "ASC" | "DESC") => string,
-  idOf: (row: unknown[]) => string | number,
-  insert: Database.Statement,
-): number {
-  const seen = new Set<string | number>();
-  const take = (order: "ASC" | "DESC") => {
-    const rows = source.prepare(select(order)).raw();
-    try {
-      for (const row of rows.iterate() as Iterable<unknown[]>) {
-        const id = idOf(row);
-        if (seen.has(id)) return; // the two scans met
-        seen.add(id);
-        insert.run(...row);
-      }
-    } catch {
-      // the b-tree broke here: keep what was read
-    }
-  };
-  fresh.transaction(() => {
-    take("ASC");
-    take("DESC");
-  })();
-  return seen.size;
 }
 
 export type RepairStrategy = "none" | "fts-rebuild" | "reindex" | "salvage";

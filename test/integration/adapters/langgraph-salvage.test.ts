@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { HearthSaver } from "../../../src/adapters/langgraph/index.js";
-import { salvage } from "../../../src/store/sqlite/repair.js";
+import { salvage } from "../../../src/store/sqlite/salvage.js";
 import { tempHome } from "../../helpers/home.js";
 
 describe("repair's salvage and graph checkpoints", () => {
