@@ -4,7 +4,7 @@ import { HearthError, isHearthError } from "../../errors.js";
 import { openExclusive } from "../../files/create.js";
 import type { FileGuard } from "../../files/guard.js";
 import { lstatOrNull } from "../../files/inspect.js";
-import { lockDevice, readKernelLocks } from "../../process/proc-locks.js";
+import { type LockEntry, lockDevice, readKernelLocks } from "../../process/proc-locks.js";
 import type { Connection } from "./connection.js";
 import { type WalIndex, WalIndexReader } from "./wal-sync/wal-index.js";
 
@@ -102,22 +102,45 @@ function newcomer({ guard, path }: GhostFiles): string | undefined {
   const db = guard.identity("");
   const shm = guard.identity("-shm");
   if (!db || !shm) return "the removed files' identities cannot be read";
-  let locks: ReturnType<typeof readKernelLocks>;
+  // /proc/locks comes in page-sized reads, each a snapshot of its own: a lock
+  // taken or let go by anyone between two of them shifts the list, and a
+  // line is skipped or shown twice (a stable 600 locks read as 580 to 621
+  // beside one busy locker). One read could miss the very process this
+  // check looks for; three, joined, all have to miss it.
+  const reads: LockEntry[][] = [];
   try {
-    locks = readKernelLocks(path);
+    for (let i = 0; i < LOCK_READS; i++) reads.push(readKernelLocks(path));
   } catch {
     return "/proc/locks cannot be read";
   }
-  // OFD locks (pid -1) are hearth's own presence and gate locks: SQLite's are POSIX.
-  const on = (id: { dev: number; ino: number }) => (l: (typeof locks)[number]) =>
+  const stranger = strangerOn(reads, db, shm, process.pid);
+  return stranger === undefined
+    ? undefined
+    : `process ${stranger} holds the database without the removed -shm`;
+}
+
+const LOCK_READS = 3;
+
+/**
+ * A process (not `self`) that holds a POSIX lock on the database, in any of
+ * the reads, and a lock on the removed -shm in none of them: a process
+ * using the database through newer files. OFD locks (pid -1) are hearth's
+ * own presence and gate locks; SQLite's are POSIX.
+ */
+export function strangerOn(
+  reads: LockEntry[][],
+  db: { dev: number; ino: number },
+  shm: { dev: number; ino: number },
+  self: number,
+): number | undefined {
+  const on = (id: { dev: number; ino: number }) => (l: LockEntry) =>
     l.device === lockDevice(id.dev) && l.inode === id.ino && l.pid > 0;
-  const generation = new Set(locks.filter(on(shm)).map((l) => l.pid));
-  const stranger = locks
-    .filter(on(db))
-    .find((l) => l.pid !== process.pid && !generation.has(l.pid));
-  return stranger
-    ? `process ${stranger.pid} holds the database without the removed -shm`
-    : undefined;
+  const generation = new Set(reads.flatMap((locks) => locks.filter(on(shm)).map((l) => l.pid)));
+  for (const locks of reads) {
+    const stranger = locks.filter(on(db)).find((l) => l.pid !== self && !generation.has(l.pid));
+    if (stranger) return stranger.pid;
+  }
+  return undefined;
 }
 
 function exists(path: string): boolean {
