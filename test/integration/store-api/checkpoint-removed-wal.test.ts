@@ -67,6 +67,12 @@ const passesJob = (target: ReturnType<typeof walWithFrames>["target"], maxPasses
     done: new Int32Array(new SharedArrayBuffer(4)),
   });
 
+/** The thread refused, naming the files, and the database file's bytes are as they were. */
+function expectRefusedUnchanged(result: unknown, path: string, before: string) {
+  expect(result).toMatchObject({ ok: false, message: expect.stringMatching(/no longer the file/) });
+  expect(digest(path)).toBe(before);
+}
+
 const finalJob = { merge: 0, truncateAbove: -1, restartFrames: 1e9, readerWaitMs: 0 };
 
 describe("the checkpoint thread and a removed WAL (issue 41)", () => {
@@ -84,11 +90,7 @@ describe("the checkpoint thread and a removed WAL (issue 41)", () => {
         ...target,
         ...finalJob,
       }).reply;
-      expect(result).toMatchObject({
-        ok: false,
-        message: expect.stringMatching(/no longer the file/),
-      });
-      expect(digest(path)).toBe(before);
+      expectRefusedUnchanged(result, path, before);
     } finally {
       writer.close();
     }
@@ -100,11 +102,7 @@ describe("the checkpoint thread and a removed WAL (issue 41)", () => {
       removeSidecars(path);
       const before = digest(path);
       const result = await passesJob(target, 4).reply;
-      expect(result).toMatchObject({
-        ok: false,
-        message: expect.stringMatching(/no longer the file/),
-      });
-      expect(digest(path)).toBe(before);
+      expectRefusedUnchanged(result, path, before);
     } finally {
       writer.close();
     }
