@@ -5,11 +5,21 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SqliteStore as Store } from "../../../src/index.js";
 import { internals } from "../../../src/store/sqlite/store.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
-import { run } from "../../helpers/process.js";
+import { run, until } from "../../helpers/process.js";
 
 const open: Store[] = [];
 afterEach(async () => {
+  const paths = open.map((s) => s.path);
   for (const s of open.splice(0)) await s.close();
+  // A reader thread's connection may end a moment after close(). Until it
+  // does, its -shm stays mapped here, and once the temporary home is removed a
+  // later test's database can reuse the inode: SQLite would share that
+  // mapping, so hearth refuses the open (removed-index.ts; a clean-clone run
+  // failed so). Wait for the mappings to go, as a caller retrying would.
+  await until("the closed stores' -shm unmapped", async () => {
+    const maps = readFileSync("/proc/self/maps", "utf8");
+    return paths.every((path) => !maps.includes(`${path}-shm`));
+  });
 });
 
 async function filled(home: string, messages: number): Promise<string> {
