@@ -9,16 +9,7 @@ import { ProfileAccess } from "../../../src/scheduler/profile-access.js";
 import type { JobRun } from "../../../src/store/runs.js";
 import { runCli } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
-import { until } from "../../helpers/process.js";
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { isRunning, until } from "../../helpers/process.js";
 
 const CLI = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
 
@@ -75,7 +66,7 @@ describe("a run whose store was replaced while its worker ran", () => {
 
     // The bookkeeping ends a moment after the worker: the launcher's finish
     // meets the old connection first (the old -shm still mapped here).
-    await until("the worker exited", () => !alive(worker), 30_000);
+    await until("the worker exited", () => !isRunning(worker), 30_000);
     await new Promise((r) => setTimeout(r, 1000));
     letGo!();
     await held.catch(() => undefined);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../../helpers/cli.js";
 import { startGateway, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
-import { type Child, spawnNode, until } from "../../helpers/process.js";
+import { type Child, isRunning, spawnNode, until } from "../../helpers/process.js";
 
 interface Line {
   event?: string;
@@ -91,15 +91,7 @@ describe("hearth start", () => {
     const pids = Object.values(up.children as Record<string, number>);
     expect(pids).toHaveLength(3);
     await start.kill("SIGKILL");
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    await until("every child exited", () => pids.every((pid) => !alive(pid)), 30_000);
+    await until("every child exited", () => pids.every((pid) => !isRunning(pid)), 30_000);
     const ps = await runCli(["--json", "ps"], { home });
     expect(ps.json().profiles.flatMap((p: { holders: unknown[] }) => p.holders)).toEqual([]);
   });
