@@ -71,7 +71,7 @@ export function registerStoreGauges(
     "How long the oldest other process holding the store as a reader has run (0: none)",
     (s) => {
       try {
-        const since = readHolders(s.path, { ghosts: false })
+        const since = readHolders(s.path, { ghosts: false, fdinfo: false })
           .holders.filter((h) => h.roles.includes("reader") && h.since)
           .map((h) => h.since!.getTime());
         return since.length === 0 ? 0 : Math.max(0, (Date.now() - Math.min(...since)) / 1000);

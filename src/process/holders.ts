@@ -51,6 +51,13 @@ export interface ReadHoldersOptions {
    * this call takes its own.
    */
   census?: ProcCensus;
+  /**
+   * Also read every process's fdinfo (default true), so that a lock the
+   * page-at-a-time /proc/locks skipped is still seen. Only a reading that
+   * names nothing for a decision (a gauge) turns it off: the scan costs a
+   * read per descriptor on the host.
+   */
+  fdinfo?: boolean;
 }
 
 /**
@@ -65,10 +72,11 @@ export interface ReadHoldersOptions {
 export function readHolders(path: string, options: ReadHoldersOptions = {}): HolderReport {
   const census = options.census ?? new ProcCensus();
   const files = watchedFiles(path);
-  const locks = census.kernelLocks(path);
+  const kernel = census.kernelLocks(path);
   censusHooks.afterKernelLocks?.();
   const byId = new Map<string, string>();
   for (const [file, st] of files) byId.set(`${lockDevice(st.dev)}:${st.ino}`, file);
+  const locks = options.fdinfo === false ? kernel : withFdinfo(kernel, census, byId);
   const dbStats = files.get(path);
   const dbId = dbStats ? `${lockDevice(dbStats.dev)}:${dbStats.ino}` : undefined;
 
@@ -280,6 +288,42 @@ function lockAccounting(
     return new Map([...counts].map(([key, c]) => [key, Math.max(0, c.n - c.max)]));
   };
   return { category, excess };
+}
+
+/**
+ * The locks on the watched files as /proc/locks and the fdinfo tables
+ * together show them: of each lock line, as many as the larger of the two
+ * counts. /proc/locks comes a page at a time, each page a snapshot of its
+ * own, so under churn one of its lines can be missing (a gateway listed
+ * without its writer presence, in the suite beside a CPU hog) or repeated;
+ * fdinfo sees every process whose table is readable, /proc/locks also the
+ * others.
+ */
+function withFdinfo(
+  kernel: LockEntry[],
+  census: ProcCensus,
+  byId: Map<string, string>,
+): LockEntry[] {
+  const key = (l: LockEntry) =>
+    `${l.kind} ${l.access} ${l.pid} ${l.device}:${l.inode} ${l.start} ${l.end}`;
+  const fromFdinfo = new Map<string, LockEntry[]>();
+  for (const locks of census.fdinfoLocks().values()) {
+    for (const lock of locks) {
+      if (!byId.has(`${lock.device}:${lock.inode}`)) continue;
+      const k = key(lock);
+      fromFdinfo.set(k, [...(fromFdinfo.get(k) ?? []), lock]);
+    }
+  }
+  const merged: LockEntry[] = [];
+  const taken = new Map<string, number>();
+  for (const lock of kernel) {
+    const k = key(lock);
+    const n = (taken.get(k) ?? 0) + 1;
+    taken.set(k, n);
+    if (n > (fromFdinfo.get(k)?.length ?? 0)) merged.push(lock);
+  }
+  for (const list of fromFdinfo.values()) merged.push(...list);
+  return merged;
 }
 
 /** OFD locks on the watched files, by the pid whose fdinfo names them. */

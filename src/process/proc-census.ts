@@ -16,7 +16,7 @@ export type FdTable = { deleted: Set<string> } | "gone" | "closed";
  */
 export class ProcCensus {
   private locks: LockEntry[] | undefined;
-  private ofd: Map<number, LockEntry[]> | undefined;
+  private fdinfo: Map<number, LockEntry[]> | undefined;
   private readonly tables = new Map<number, FdTable>();
   private readonly processes = new Map<number, ProcessInfo>();
 
@@ -27,11 +27,15 @@ export class ProcCensus {
   }
 
   /**
-   * Every OFD lock named in some process's /proc/<pid>/fdinfo (readable only
-   * for our own processes, or as root), by pid: one pass over every process.
+   * Every lock named in some process's /proc/<pid>/fdinfo (readable only for
+   * our own processes, or as root), by the pid whose table holds it: one pass
+   * over every process. Each descriptor's locks come from one small read, so
+   * unlike /proc/locks (handed out a page at a time, each page a snapshot of
+   * its own: a line skipped or repeated while others lock and unlock) this
+   * cannot miss a lock that stayed put while it was read.
    */
-  ofdLocks(): Map<number, LockEntry[]> {
-    if (this.ofd) return this.ofd;
+  fdinfoLocks(): Map<number, LockEntry[]> {
+    if (this.fdinfo) return this.fdinfo;
     const owners = new Map<number, LockEntry[]>();
     for (const pid of numericEntries("/proc")) {
       for (const fd of numericEntries(`/proc/${pid}/fdinfo`)) {
@@ -42,15 +46,24 @@ export class ProcCensus {
           continue;
         }
         if (!info.includes("lock:")) continue;
-        for (const lock of parseLocks(info.replace(/^lock:\s*/gm, ""))) {
-          if (lock.kind !== "OFDLCK") continue;
-          const list = owners.get(pid);
-          if (list) list.push(lock);
-          else owners.set(pid, [lock]);
-        }
+        const locks = parseLocks(info.replace(/^lock:\s*/gm, ""));
+        if (locks.length === 0) continue;
+        const list = owners.get(pid);
+        if (list) list.push(...locks);
+        else owners.set(pid, locks);
       }
     }
-    this.ofd = owners;
+    this.fdinfo = owners;
+    return owners;
+  }
+
+  /** The OFD locks of fdinfoLocks(), by pid: the kernel ties them to no process elsewhere. */
+  ofdLocks(): Map<number, LockEntry[]> {
+    const owners = new Map<number, LockEntry[]>();
+    for (const [pid, locks] of this.fdinfoLocks()) {
+      const ofd = locks.filter((l) => l.kind === "OFDLCK");
+      if (ofd.length > 0) owners.set(pid, ofd);
+    }
     return owners;
   }
 

@@ -9,6 +9,7 @@ import { readHolders } from "../process/holders.js";
 import { liveness } from "../process/identity.js";
 import { claimInstance, type InstanceLock } from "../process/instance-lock.js";
 import { setProcessKind } from "../process/kind.js";
+import { ProcCensus } from "../process/proc-census.js";
 import { watchConfig } from "./config-watch.js";
 import { drainRuns } from "./drain.js";
 import { HealthTracker } from "./job-health.js";
@@ -117,7 +118,11 @@ export async function startScheduler(options: {
   try {
     const keys = new Map(profiles.map((p) => [p, {}]));
     const readiness = new Readiness({
-      targets: () => profiles.map((p) => readyTarget(home, p, config, keys.get(p)!, access)),
+      targets: () => {
+        // One reading of /proc for every profile a probe asks about.
+        const census = new ProcCensus();
+        return profiles.map((p) => readyTarget(home, p, config, keys.get(p)!, access, census));
+      },
       draining: () => stopping.signal.aborted,
     });
     server = await serveStatus(config.scheduler.port, statusOf, { readiness, events });
@@ -164,6 +169,7 @@ function readyTarget(
   config: HearthConfig,
   key: object,
   access: ProfileAccess,
+  census: ProcCensus,
 ): ReadyTarget {
   if (config.store.url !== undefined)
     return {
@@ -175,7 +181,9 @@ function readyTarget(
   const path = databasePath(home, profile);
   let held: boolean;
   try {
-    held = readHolders(path, { ghosts: false }).holders.some((h) => h.roles.includes("surgeon"));
+    held = readHolders(path, { ghosts: false, census }).holders.some((h) =>
+      h.roles.includes("surgeon"),
+    );
   } catch {
     held = true;
   }
