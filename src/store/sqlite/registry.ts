@@ -348,9 +348,17 @@ export class DatabaseEntry {
     this.guard = undefined;
   }
 
+  /**
+   * Settles once the reader threads stopped at the last retire() have closed
+   * their connections (and with them this process's mapping of the -shm).
+   * A store's close() waits for it, so that a caller who removes the store
+   * and makes a new one at once is not refused for a mapping still held.
+   */
+  threadsClosed: Promise<void> = Promise.resolve();
+
   /** The last store let go: drop the kernel locks and leave the registry. */
   retire(): void {
-    void this.pool?.close();
+    if (this.pool) this.threadsClosed = this.pool.close();
     this.pool = undefined;
     this.closeGuard();
     this.locks.close();

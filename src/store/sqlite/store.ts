@@ -333,6 +333,9 @@ export class SqliteStore implements Store {
       if (this.role === "writer") this.entry.locks.leaveWriter();
       this.entry.release("reader");
       if (this.role === "writer") this.entry.release("writer");
+      // The last store of the database stopped the reader threads: their
+      // connections end before close() resolves.
+      await this.entry.threadsClosed;
     });
     return this.closing;
   }

@@ -11,11 +11,11 @@ const open: Store[] = [];
 afterEach(async () => {
   const paths = open.map((s) => s.path);
   for (const s of open.splice(0)) await s.close();
-  // A reader thread's connection may end a moment after close(). Until it
-  // does, its -shm stays mapped here, and once the temporary home is removed a
-  // later test's database can reuse the inode: SQLite would share that
-  // mapping, so hearth refuses the open (removed-index.ts; a clean-clone run
-  // failed so). Wait for the mappings to go, as a caller retrying would.
+  // close() waits for the reader threads' connections (the test "close()
+  // resolves only after ..." below). Were one to outlive it, its -shm would
+  // stay mapped here, and once the temporary home is removed a later test's
+  // database could reuse the inode and be refused (removed-index.ts; a
+  // clean-clone run failed so before close() waited).
   await until("the closed stores' -shm unmapped", async () => {
     const maps = readFileSync("/proc/self/maps", "utf8");
     return paths.every((path) => !maps.includes(`${path}-shm`));
@@ -81,6 +81,24 @@ describe("reader threads: large reads off the caller's event loop", () => {
     // A small window stays on the caller's thread (a round trip costs more than 20 rows).
     await threaded.messages.load(id, { limit: 20 });
     expect(threaded[internals].uses("reader")).toBeGreaterThan(after);
+  });
+
+  it("close() resolves only after the threads' connections ended: nothing of the store stays open or mapped", async () => {
+    const home = tempHome();
+    const id = await filled(home, 2000);
+    const threaded = await openSqliteStore({ home, readerThreads: 2 });
+    const path = threaded.path;
+    const before = threaded[internals].uses("reader");
+    await Promise.all([threaded.messages.load(id), threaded.search("harbours", { limit: 50 })]);
+    // Both went to the threads, not this thread's connection.
+    expect(threaded[internals].uses("reader")).toBe(before);
+    await threaded.close();
+    // Read at once: a thread's connection that outlived close() keeps the -shm
+    // mapped and the files open here (a clean-clone run was refused a new
+    // store on a reused inode for that).
+    const maps = readFileSync("/proc/self/maps", "utf8");
+    expect(maps.includes(`${path}-shm`)).toBe(false);
+    expect(descriptorsOn(path)).toEqual([]);
   });
 
   it("keeps the event loop turning while a 50,000-message transcript loads", async () => {
