@@ -72,10 +72,11 @@ export interface ReadHoldersOptions {
 export function readHolders(path: string, options: ReadHoldersOptions = {}): HolderReport {
   const census = options.census ?? new ProcCensus();
   const files = watchedFiles(path);
-  const kernel = census.kernelLocks(path);
+  const kernelByFile = census.kernelLocksByFile(path);
   censusHooks.afterKernelLocks?.();
   const byId = new Map<string, string>();
   for (const [file, st] of files) byId.set(`${lockDevice(st.dev)}:${st.ino}`, file);
+  const kernel = [...byId.keys()].flatMap((id) => kernelByFile.get(id) ?? []);
   const locks = options.fdinfo === false ? kernel : withFdinfo(kernel, census, byId);
   const dbStats = files.get(path);
   const dbId = dbStats ? `${lockDevice(dbStats.dev)}:${dbStats.ino}` : undefined;
@@ -147,9 +148,9 @@ export function readHolders(path: string, options: ReadHoldersOptions = {}): Hol
   if (options.ghosts !== false && dbStats) {
     const device = lockDevice(dbStats.dev);
     const candidates = new Set<number>(found.keys());
-    for (const lock of locks) {
-      if (lock.device === device && lock.pid > 0 && !byId.has(`${lock.device}:${lock.inode}`))
-        candidates.add(lock.pid);
+    // A process with a lock on another file of the device may hold a deleted generation.
+    for (const [pid, ids] of census.lockersOn(device, path)) {
+      if (ids.some((id) => !byId.has(id))) candidates.add(pid);
     }
     findGhosts(census, path, candidates, report, options.includeSelf === true);
   }
@@ -307,11 +308,12 @@ function withFdinfo(
   const key = (l: LockEntry) =>
     `${l.kind} ${l.access} ${l.pid} ${l.device}:${l.inode} ${l.start} ${l.end}`;
   const fromFdinfo = new Map<string, LockEntry[]>();
-  for (const locks of census.fdinfoLocks().values()) {
-    for (const lock of locks) {
-      if (!byId.has(`${lock.device}:${lock.inode}`)) continue;
+  for (const id of byId.keys()) {
+    for (const lock of census.fdinfoLocksOn(id)) {
       const k = key(lock);
-      fromFdinfo.set(k, [...(fromFdinfo.get(k) ?? []), lock]);
+      const list = fromFdinfo.get(k);
+      if (list) list.push(lock);
+      else fromFdinfo.set(k, [lock]);
     }
   }
   const merged: LockEntry[] = [];

@@ -17,6 +17,9 @@ export type FdTable = { deleted: Set<string> } | "gone" | "closed";
 export class ProcCensus {
   private locks: LockEntry[] | undefined;
   private fdinfo: Map<number, LockEntry[]> | undefined;
+  private fdinfoByFile: Map<string, LockEntry[]> | undefined;
+  private kernelByFile: Map<string, LockEntry[]> | undefined;
+  private readonly lockersByDevice = new Map<string, Map<number, string[]>>();
   private readonly tables = new Map<number, FdTable>();
   private readonly processes = new Map<number, ProcessInfo>();
 
@@ -24,6 +27,12 @@ export class ProcCensus {
   kernelLocks(resource: string): LockEntry[] {
     this.locks ??= readKernelLocks(resource);
     return this.locks;
+  }
+
+  /** kernelLocks() by file (`device:inode`), indexed once per census: one command asks about many stores. */
+  kernelLocksByFile(resource: string): Map<string, LockEntry[]> {
+    this.kernelByFile ??= byFile(this.kernelLocks(resource));
+    return this.kernelByFile;
   }
 
   /**
@@ -55,6 +64,28 @@ export class ProcCensus {
     }
     this.fdinfo = owners;
     return owners;
+  }
+
+  /** The pids /proc/locks names (POSIX and flock locks) on files of `device`, each with the files (`device:inode`). */
+  lockersOn(device: string, resource: string): Map<number, string[]> {
+    let lockers = this.lockersByDevice.get(device);
+    if (lockers) return lockers;
+    lockers = new Map();
+    for (const lock of this.kernelLocks(resource)) {
+      if (lock.device !== device || lock.pid <= 0) continue;
+      const ids = lockers.get(lock.pid);
+      const id = `${lock.device}:${lock.inode}`;
+      if (ids) ids.push(id);
+      else lockers.set(lock.pid, [id]);
+    }
+    this.lockersByDevice.set(device, lockers);
+    return lockers;
+  }
+
+  /** fdinfoLocks() on one file (`device:inode` as /proc/locks prints it), indexed once per census. */
+  fdinfoLocksOn(id: string): LockEntry[] {
+    this.fdinfoByFile ??= byFile([...this.fdinfoLocks().values()].flat());
+    return this.fdinfoByFile.get(id) ?? [];
   }
 
   /** The OFD locks of fdinfoLocks(), by pid: the kernel ties them to no process elsewhere. */
@@ -103,6 +134,17 @@ export class ProcCensus {
     }
     return info;
   }
+}
+
+function byFile(locks: LockEntry[]): Map<string, LockEntry[]> {
+  const files = new Map<string, LockEntry[]>();
+  for (const lock of locks) {
+    const id = `${lock.device}:${lock.inode}`;
+    const list = files.get(id);
+    if (list) list.push(lock);
+    else files.set(id, [lock]);
+  }
+  return files;
 }
 
 function numericEntries(dir: string): number[] {
