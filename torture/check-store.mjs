@@ -4,6 +4,9 @@
 // (or, for a `hearth chat` or `hearth acp` turn, which has none, the `tchat <id>` it says).
 // On a quiet store (no -wal and -shm) a read-only connection would create
 // them, so it checks an in-memory copy of the file instead, as doctor does.
+// That copy is the file alone: right after a WAL deletion it lacks what a
+// live process still holds in the removed WAL, so the runner (lib/checks.mjs)
+// reads again once -wal and -shm are back before it counts anything missing.
 //
 //   node torture/check-store.mjs <state.db>   -> one JSON line
 import { existsSync, readFileSync } from "node:fs";

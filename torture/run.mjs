@@ -115,6 +115,8 @@ const stats = {
   staleLockBlocks: [],
   restartMs: [],
   checks: 0,
+  // Reads of the database file alone that lacked something, read again once -wal and -shm were back.
+  fileOnlyRereads: [],
   integrityFailures: [],
   lost: [],
   duplicated: [],

@@ -90,6 +90,7 @@ export function summarize(stats, ledger) {
     notExercised: notExercised(stats),
     cli: stats.cli,
     checks: stats.checks,
+    fileOnlyRereads: stats.fileOnlyRereads,
     restartMs: {
       n: stats.restartMs.length,
       p50: pct(stats.restartMs, 50),
@@ -190,6 +191,10 @@ export function printSummary(summary, stats, _ledger) {
     `  restart after kill -9   n=${summary.restartMs.n} p50 ${summary.restartMs.p50} ms, max ${summary.restartMs.max} ms`,
   );
   w(`  checks                  ${summary.checks}`);
+  if (stats.fileOnlyRereads.length > 0)
+    w(
+      `  file-only reads re-read ${stats.fileOnlyRereads.length} (a read of the database file alone, -wal/-shm missing, lacked something; only the re-read counts): ${JSON.stringify(stats.fileOnlyRereads.slice(0, 5))}`,
+    );
   w(
     `  actions                 ${JSON.stringify(stats.actions)}${stats.actionsDropped ? `; ${stats.actionsDropped} dropped (due after the run's time was up)` : ""}`,
   );

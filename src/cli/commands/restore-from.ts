@@ -62,4 +62,8 @@ export async function restoreFrom(
   process.stdout.write(
     `restored ${o.into === undefined ? "the store" : result.path} from ${from} as of ${new Date(result.through).toISOString()} (generation ${result.generation}, ${result.segments} WAL segments; verified: integrity_check ok, ${result.counts.sessions} sessions, ${result.counts.messages} messages)\n`,
   );
+  for (const key of result.skipped)
+    process.stdout.write(
+      `skipped ${key}: it does not match its checksum (a half-written object); its twin from the same frame was used\n`,
+    );
 }

@@ -1,4 +1,4 @@
-import { HearthError } from "../../errors.js";
+import { HearthError, isHearthError } from "../../errors.js";
 import { segmentFrames } from "../../store/sqlite/wal-ship/segment.js";
 import { FRAME_HEADER_BYTES } from "../../store/sqlite/wal-ship/wal-file.js";
 import { getVerified, type Segment } from "./layout.js";
@@ -45,6 +45,43 @@ export function supersede(segments: Segment[]): { kept: Segment[]; superseded: S
     else superseded.push({ short: s, long });
   }
   return { kept, superseded };
+}
+
+/**
+ * Of segments starting at the same frame (twins), each read back; one that
+ * does not match its checksum is left out, named in `skipped`, when an
+ * intact twin reaches at least as far: a put whose object landed
+ * half-written (a server stopped mid-write) was sent again as such a twin,
+ * and the half one, when it could not be removed, must not stand in for
+ * it. Any other segment that does not match is left in, for the restore's
+ * own check to refuse (HEARTH_REPLICA_CORRUPT: nothing can replace it, and
+ * a restore never silently stops short of what it was asked for).
+ */
+export async function dropCorruptTwins(
+  target: Target,
+  segments: Segment[],
+): Promise<{ segments: Segment[]; skipped: string[] }> {
+  const groups = new Map<string, Segment[]>();
+  for (const s of segments) groups.set(groupKey(s), [...(groups.get(groupKey(s)) ?? []), s]);
+  const corrupt = new Set<Segment>();
+  for (const twins of groups.values()) {
+    if (twins.length < 2) continue;
+    for (const s of twins) {
+      try {
+        await getVerified(target, s);
+      } catch (err) {
+        if (!isHearthError(err, "HEARTH_REPLICA_CORRUPT")) throw err;
+        corrupt.add(s);
+      }
+    }
+  }
+  const replaced = (s: Segment) =>
+    corrupt.has(s) &&
+    groups.get(groupKey(s))!.some((t) => t !== s && !corrupt.has(t) && t.to >= s.to);
+  return {
+    segments: segments.filter((s) => !replaced(s)),
+    skipped: segments.filter(replaced).map((s) => s.key),
+  };
 }
 
 /**

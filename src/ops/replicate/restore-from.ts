@@ -10,7 +10,7 @@ import { verifyRestored } from "../../store/sqlite/wal-ship/hold.js";
 import { segmentFrames } from "../../store/sqlite/wal-ship/segment.js";
 import { applyFrames } from "../../store/sqlite/wal-ship/wal-file.js";
 import { getVerified, listReplica, type Segment, type Snapshot } from "./layout.js";
-import { checkSameRun, supersede } from "./overlap.js";
+import { checkSameRun, dropCorruptTwins, supersede } from "./overlap.js";
 import type { Target } from "./target.js";
 
 export interface PointInTime {
@@ -21,6 +21,8 @@ export interface PointInTime {
   /** The newest segment applied was read at this time (every write committed before it is in). */
   through: number;
   segments: number;
+  /** Segments left out: a twin (same start) that does not match its checksum, the other used. */
+  skipped: string[];
   counts: { sessions: number; messages: number };
 }
 
@@ -53,10 +55,13 @@ export async function buildPointInTime(
           : "is replicate.target set, and has the gateway run since?",
       },
     );
-  // A segment re-shipped from the same frame with more (overlap.ts) supersedes its shorter twin.
-  const { kept, superseded } = supersede(
+  // A half-written twin is skipped; a segment re-shipped from the same
+  // frame with more (overlap.ts) supersedes its shorter twin.
+  const intact = await dropCorruptTwins(
+    target,
     segments.filter((s) => s.generation === snapshot.generation && s.at <= until),
   );
+  const { kept, superseded } = supersede(intact.segments);
   const chain = unbroken(snapshot, kept);
   const db = await open(file, "wx", 0o600);
   try {
@@ -87,6 +92,7 @@ export async function buildPointInTime(
       snapshotAt: snapshot.at,
       through: chain.at(-1)?.at ?? snapshot.at,
       segments: chain.length,
+      skipped: intact.skipped,
       counts,
     };
   } catch (err) {

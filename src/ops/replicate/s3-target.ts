@@ -5,6 +5,7 @@ import { basename, dirname, join } from "node:path";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -16,7 +17,15 @@ import { copyHashed, type Staged, type Target, targetFailed } from "./target.js"
 
 /**
  * An S3-compatible bucket (AWS, MinIO, s3rver, …) through the AWS SDK.
- * A PUT is atomic: an object is there whole or not at all.
+ * On AWS a PUT is atomic: an object is there whole or not at all. Not on
+ * every server: s3rver answers 200 before its file is written, and one
+ * stopped then keeps a half-written object under the full name. So no put
+ * counts until a HEAD shows that what landed has the length sent (the
+ * content itself is checked by the server against the SDK's checksum as it
+ * arrives; an ETag is no MD5 under SSE-KMS, so it is not compared). A
+ * mismatch removes the object (when it can) and fails the put
+ * (HEARTH_TARGET_FAILED): the replicator ships those frames again at its
+ * next tick, and a restore skips a twin that does not match its checksum.
  */
 export class S3Target implements Target {
   readonly where: string;
@@ -48,6 +57,39 @@ export class S3Target implements Target {
     } catch (err) {
       throw targetFailed(this, `writing ${key}`, err);
     }
+    await this.verifyLanded(key, data.length);
+  }
+
+  /**
+   * HEAD `key` until it shows `bytes` bytes, a few times (a server may still
+   * be writing what it acknowledged). Still different: the object is removed
+   * (best effort) and HEARTH_TARGET_FAILED says what landed.
+   */
+  private async verifyLanded(key: string, bytes: number): Promise<void> {
+    let landed: number | undefined;
+    for (let attempt = 0; attempt < VERIFY_HEADS; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, VERIFY_PAUSE_MS));
+      try {
+        const head = await this.client.send(
+          new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }),
+        );
+        landed = head.ContentLength;
+      } catch (err) {
+        throw targetFailed(this, `reading back ${key} after writing it`, err);
+      }
+      if (landed === bytes) return;
+    }
+    await this.client
+      .send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }))
+      .catch(() => {});
+    throw new HearthError(
+      "HEARTH_TARGET_FAILED",
+      `backup target ${this.name} (${this.where}) acknowledged ${key} but holds ${landed ?? "an unknown number of"} bytes of the ${bytes} sent; removed, to be sent again`,
+      {
+        resource: this.where,
+        hint: "the server lost part of a write it acknowledged (stopped mid-write?); replication sends it again at its next tick",
+      },
+    );
   }
 
   /**
@@ -90,6 +132,7 @@ export class S3Target implements Target {
         } finally {
           await discard().catch(() => {});
         }
+        await this.verifyLanded(key, staged.bytes);
       },
     };
   }
@@ -137,6 +180,10 @@ export class S3Target implements Target {
     }
   }
 }
+
+/** HEADs after a put before what landed counts as different, and the pause between them. */
+const VERIFY_HEADS = 3;
+const VERIFY_PAUSE_MS = 100;
 
 /** Credentials from the file when one is configured, else from the environment variables named. */
 function credentials(
