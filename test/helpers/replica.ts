@@ -26,6 +26,22 @@ export function replicaConfig(dir: string, extra: Record<string, unknown> = {}) 
   };
 }
 
+/** `backup.targets` of one S3 target "offsite" on an s3rver (or a proxy to it) at `port`. */
+export function s3Targets(port: number) {
+  return {
+    targets: [
+      {
+        name: "offsite",
+        type: "s3" as const,
+        bucket: "hearth",
+        prefix: "replicas",
+        endpoint: `http://127.0.0.1:${port}`,
+        forcePathStyle: true,
+      },
+    ],
+  };
+}
+
 /** Replicate `store` in this process, as the gateway does (ticks on a long interval unless told). */
 export function replicating(store: Store, home: string): Promise<Replication> {
   return startReplication({ config: store.config, home, stores: [store], log: quiet });

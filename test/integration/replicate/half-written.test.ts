@@ -12,7 +12,7 @@ import { openTarget, targetConfig } from "../../../src/ops/replicate/target.js";
 import type { Store } from "../../../src/store/api.js";
 import { tempHome } from "../../helpers/home.js";
 import { type Child, spawnNode, until } from "../../helpers/process.js";
-import { replicaConfig, replicating, rows } from "../../helpers/replica.js";
+import { replicaConfig, replicating, rows, s3Targets } from "../../helpers/replica.js";
 
 // The S3 test of target-failures.test.ts once failed at restore with
 // HEARTH_REPLICA_CORRUPT: a segment's bytes did not match the checksum in
@@ -112,18 +112,7 @@ describe("a segment that lands half-written", () => {
       home,
       config: {
         ...replicaConfig("/unused", { snapshotIntervalMs: 600_000 }),
-        backup: {
-          targets: [
-            {
-              name: "offsite",
-              type: "s3" as const,
-              bucket: "hearth",
-              prefix: "replicas",
-              endpoint: `http://127.0.0.1:${proxy.port}`,
-              forcePathStyle: true,
-            },
-          ],
-        },
+        backup: s3Targets(proxy.port),
         durability: { walAutocheckpointPages: 100_000 },
       },
     });

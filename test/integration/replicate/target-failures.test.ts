@@ -10,7 +10,7 @@ import type { ReplicationStatus } from "../../../src/ops/replicate/status.js";
 import { openTarget, targetConfig } from "../../../src/ops/replicate/target.js";
 import { tempHome } from "../../helpers/home.js";
 import { type Child, spawnNode, until } from "../../helpers/process.js";
-import { replicaConfig, rows } from "../../helpers/replica.js";
+import { replicaConfig, rows, s3Targets } from "../../helpers/replica.js";
 import { fillDisk, mountSmallDisk, unmountSmallDisks } from "../../helpers/small-disk.js";
 import { startWorker, type Worker } from "../../helpers/worker.js";
 
@@ -114,18 +114,7 @@ describe("replication across crashes and failing targets", () => {
       const s3 = await startS3rver(bucketDir);
       const config = {
         ...replicaConfig("/unused"),
-        backup: {
-          targets: [
-            {
-              name: "offsite",
-              type: "s3" as const,
-              bucket: "hearth",
-              prefix: "replicas",
-              endpoint: `http://127.0.0.1:${s3.port}`,
-              forcePathStyle: true,
-            },
-          ],
-        },
+        backup: s3Targets(s3.port),
         replicate: { target: "offsite", intervalMs: 50, snapshotIntervalMs: 60_000 },
       };
       process.env.AWS_ACCESS_KEY_ID = CREDENTIALS.AWS_ACCESS_KEY_ID;
