@@ -18,6 +18,16 @@ import type { ConnectionRole } from "../types.js";
 
 export type SynchronousLevel = "off" | "normal" | "full" | "extra";
 
+/** The settings an off-loop commit changes, as SQL values. */
+interface PragmaState {
+  synchronous: string;
+  autocheckpoint: number;
+  sizeLimit: number;
+}
+
+/** A switch of the off-loop settings threw half-way: what is in force is not known. */
+const UNKNOWN = Symbol("unknown settings");
+
 /**
  * How a write-path commit runs beside a WalSync: "loop" keeps SQLite's own
  * fsync in the commit and leaves only the checkpoint to the WalSync; "pool"
@@ -51,7 +61,9 @@ export class Connection {
   private readonly rollback: Statement | undefined;
   guard: FileGuard | undefined;
   /** Set on the writer when its commits may leave fsync and checkpoint to a WalSync (see allowOffLoop). */
-  private offLoopPragmas: Record<OffLoopMode, { enter: string; leave: string }> | undefined;
+  private offLoopPragmas: Record<OffLoopMode, PragmaState> | undefined;
+  /** The configured values of the settings an off-loop commit changes (set by allowOffLoop). */
+  private configured: PragmaState | undefined;
   private readonly busyTimeoutMs: number;
   /** How long the last COMMIT statement took (ms): SQLite's own fsync included, when it ran one. */
   lastCommitMs = 0;
@@ -65,7 +77,7 @@ export class Connection {
    * checkpoint, close, the driver handle) puts the configured behaviour
    * back first (settle()).
    */
-  private applied: { enter: string; leave: string } | undefined;
+  private applied: PragmaState | typeof UNKNOWN | undefined;
   /** True while transaction() runs: statements then belong to it and settle() leaves the pragmas be. */
   private inTransaction = false;
 
@@ -109,9 +121,32 @@ export class Connection {
    */
   private settle(): void {
     if (this.applied === undefined || this.inTransaction) return;
-    // Cleared only once it ran: a leave that threw is tried again before the next use.
-    this.handle.exec(this.applied.leave);
-    this.applied = undefined;
+    this.switchTo(undefined);
+  }
+
+  /**
+   * Change the off-loop settings from the ones applied now to `target`
+   * (undefined: the configured ones), running only the pragmas whose value
+   * differs: a switch between "loop" and "pool" is one pragma (synchronous),
+   * not the way back to the configured settings and out again (five).
+   * Marked unknown while it runs: a switch that threw half-way leaves the
+   * connection to be set whole (all three settings) before its next use.
+   */
+  private switchTo(target: PragmaState | undefined): void {
+    const from = this.applied === UNKNOWN ? undefined : (this.applied ?? this.configured);
+    const to = target ?? this.configured;
+    if (!to) return;
+    const sql: string[] = [];
+    if (from?.synchronous !== to.synchronous) sql.push(`PRAGMA synchronous = ${to.synchronous}`);
+    if (from?.autocheckpoint !== to.autocheckpoint) {
+      sql.push(`PRAGMA wal_autocheckpoint = ${to.autocheckpoint}`);
+    }
+    if (from?.sizeLimit !== to.sizeLimit) sql.push(`PRAGMA journal_size_limit = ${to.sizeLimit}`);
+    if (sql.length > 0) {
+      this.applied = UNKNOWN;
+      this.handle.exec(sql.join("; "));
+    }
+    this.applied = target;
   }
 
   /**
@@ -124,9 +159,7 @@ export class Connection {
    * other transaction and statement keeps the configured behaviour.
    */
   allowOffLoop(fsync: boolean, config: HearthConfig): void {
-    const pages = config.durability.walAutocheckpointPages;
-    const level = config.durability.synchronous.toUpperCase();
-    const limit = config.durability.journalSizeLimitBytes;
+    const synchronous = config.durability.synchronous.toUpperCase();
     // Neither a checkpoint nor the cut of a grown WAL back to
     // journal_size_limit: SQLite cuts it in the first commit that starts the
     // WAL over after a checkpoint copied all of it, and the WalSync's thread
@@ -135,18 +168,13 @@ export class Connection {
     // a pragma when it compiles it, so a prepared one's first run repeated
     // what its preparation had already done (the first off-loop commit ran
     // with SQLite's automatic checkpoint on); only later runs recompiled it.
-    const enter = "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = -1";
-    const leave = `PRAGMA wal_autocheckpoint = ${pages}; PRAGMA journal_size_limit = ${limit}`;
-    const loop = { enter, leave };
-    this.offLoopPragmas = {
-      loop,
-      pool: fsync
-        ? {
-            enter: `PRAGMA synchronous = OFF; ${enter}`,
-            leave: `PRAGMA synchronous = ${level}; ${leave}`,
-          }
-        : loop,
+    this.configured = {
+      synchronous,
+      autocheckpoint: config.durability.walAutocheckpointPages,
+      sizeLimit: config.durability.journalSizeLimitBytes,
     };
+    const loop: PragmaState = { synchronous, autocheckpoint: 0, sizeLimit: -1 };
+    this.offLoopPragmas = { loop, pool: fsync ? { ...loop, synchronous: "OFF" } : loop };
   }
 
   /**
@@ -222,14 +250,7 @@ export class Connection {
     const started = performance.now();
     this.guard?.checkUnlessWithin(Math.min(this.lastTxnMs, GUARD_LEAN_MAX_MS));
     const pragmas = mode ? this.offLoopPragmas?.[mode] : undefined;
-    if (this.applied !== pragmas) {
-      this.settle();
-      if (pragmas) {
-        // Marked first: an enter that threw half-way is left (settled) before the next use.
-        this.applied = pragmas;
-        this.handle.exec(pragmas.enter);
-      }
-    }
+    if (this.applied !== pragmas) this.switchTo(pragmas);
     this.inTransaction = true;
     try {
       return this.commitOrRollback(fn, started);

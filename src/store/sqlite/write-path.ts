@@ -31,55 +31,68 @@ export function writeTransaction<T>(
   // caller learns which (never HEARTH_ABORTED for a write that happened).
   let begun = false;
   let committed: { how: CommitHow; heldMs: number; commitMs: number } | undefined;
-  const run = entry.locks.writeLock.run(async () => {
-    let degradedNow = false;
-    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-      if (signal?.aborted) throw abortedError(signal);
-      const conn = writer();
-      try {
-        begun = true;
-        const walSync = conn.offLoop ? entry.walSync : undefined;
-        const how = walSync?.commitMode(entry.locks.writeLock.queued > 0);
-        const started = performance.now();
-        const result = conn.transaction(() => {
-          const prepare = (sql: string) => conn.stmt(sql);
-          // Rows changed owe merge work on the search index; a write that touches none of its tables owes none.
-          const before = counted ? totalChanges(prepare) : 0;
-          const value = fn(conn);
-          if (counted) entry.searchMerges.add(totalChanges(prepare) - before);
-          // With a WalSync its checkpoint thread merges (unless the thread fails, or this commit checkpoints inline); otherwise here, as FTS5 would have.
-          const threadMerges = walSync?.threadMerges && how?.mode !== "inline";
-          const pages = threadMerges ? 0 : entry.searchMerges.take();
-          if (pages > 0) entry.searchMerges.record(mergeSearchIndex(prepare, pages));
-          return value;
-        }, offLoopMode(how));
-        if (how) {
-          committed = { how, heldMs: performance.now() - started, commitMs: conn.lastCommitMs };
-        }
-        return result;
-      } catch (err) {
-        if (isSearchIndexDamage(err) && !degradedNow) {
-          degradedNow = true;
-          markSearchDegraded(conn, String((err as Error).message));
-          continue;
-        }
-        if (!isBusyAtBegin(err)) throw err;
-        // Out of patience: name whoever holds the store (a foreign writer holds SQLite's lock).
-        if (Date.now() >= deadline) throw entry.locks.busyError(err);
+  let degradedNow = false;
+  /** One try at the transaction: its value, or RETRY when a foreign writer held SQLite's lock at BEGIN. */
+  const attempt = (): T | typeof RETRY => {
+    if (signal?.aborted) throw abortedError(signal);
+    const conn = writer();
+    try {
+      begun = true;
+      const walSync = conn.offLoop ? entry.walSync : undefined;
+      const how = walSync?.commitMode(entry.locks.writeLock.queued > 0);
+      const started = performance.now();
+      const result = conn.transaction(() => {
+        const prepare = (sql: string) => conn.stmt(sql);
+        // Rows changed owe merge work on the search index; a write that touches none of its tables owes none.
+        const before = counted ? totalChanges(prepare) : 0;
+        const value = fn(conn);
+        if (counted) entry.searchMerges.add(totalChanges(prepare) - before);
+        // With a WalSync its checkpoint thread merges (unless the thread fails, or this commit checkpoints inline); otherwise here, as FTS5 would have.
+        const threadMerges = walSync?.threadMerges && how?.mode !== "inline";
+        const pages = threadMerges ? 0 : entry.searchMerges.take();
+        if (pages > 0) entry.searchMerges.record(mergeSearchIndex(prepare, pages));
+        return value;
+      }, offLoopMode(how));
+      if (how) {
+        committed = { how, heldMs: performance.now() - started, commitMs: conn.lastCommitMs };
       }
-      begun = false;
+      return result;
+    } catch (err) {
+      if (isSearchIndexDamage(err) && !degradedNow) {
+        degradedNow = true;
+        markSearchDegraded(conn, String((err as Error).message));
+        return attempt();
+      }
+      if (!isBusyAtBegin(err)) throw err;
+      // Out of patience: name whoever holds the store (a foreign writer holds SQLite's lock).
+      if (Date.now() >= deadline) throw entry.locks.busyError(err);
+    }
+    begun = false;
+    return RETRY;
+  };
+  // A foreign writer holds SQLite's lock: wait it out with timers, never SQLite's sleeping busy handler.
+  const retrying = async (): Promise<T> => {
+    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, deadline - Date.now())));
       writer().guard?.check();
+      const value = attempt();
+      if (value !== RETRY) return value;
     }
+  };
+  // The common case runs to its commit inside run(), synchronously (FairWriteLock.run).
+  let done: { value: T } | undefined;
+  const run = entry.locks.writeLock.run(() => {
+    const value = attempt();
+    if (value === RETRY) return retrying();
+    done = { value };
+    return value;
   }, patienceMs);
   // Committed: on the WalSync's fsync (and checkpoint) before it is acknowledged.
-  const durable = run.then(async (value) => {
-    if (committed) {
-      const { how, heldMs, commitMs } = committed;
-      await entry.walSync?.afterCommit(how, heldMs, commitMs);
-    }
-    return value;
-  });
+  // (Assigned inside run()'s callback: TypeScript cannot see that it may be set here.)
+  const finished = done as { value: T } | undefined;
+  const durable = finished
+    ? (afterCommit(entry, committed, finished.value) ?? run)
+    : run.then((value) => afterCommit(entry, committed, value) ?? value);
   if (!signal) return durable;
   // An abort while waiting answers the caller now; the queued turn at the
   // lock still comes, sees the signal and writes nothing.
@@ -99,6 +112,30 @@ export function writeTransaction<T>(
       },
     );
   });
+}
+
+/** attempt() found SQLite's write lock held by another program: try again after a wait. */
+const RETRY = Symbol("retry");
+
+/**
+ * After a commit (and after the write lock was let go): the WalSync's part
+ * (src/store/sqlite/wal-sync/sync.ts), resolving to `value` once the write
+ * may be acknowledged; undefined when there is nothing to wait for.
+ */
+function afterCommit<T>(
+  entry: DatabaseEntry,
+  committed: { how: CommitHow; heldMs: number; commitMs: number } | undefined,
+  value: T,
+): Promise<T> | undefined {
+  if (!committed) return undefined;
+  const { how, heldMs, commitMs } = committed;
+  let synced: Promise<void> | undefined;
+  try {
+    synced = entry.walSync?.afterCommit(how, heldMs, commitMs);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return synced?.then(() => value);
 }
 
 /** How a write-path call writes. */

@@ -104,4 +104,80 @@ describe("the off-loop settings of the writer connection", () => {
       await store.close();
     }
   });
+
+  it("switch between a loop and a pool commit with one pragma, and set all three again after a switch that threw", async () => {
+    const store = await openSqliteStore({
+      home: tempHome(),
+      config: { durability: { synchronous: "full", walAutocheckpointPages: 77 } },
+    });
+    try {
+      const conn = store[internals].connection("writer");
+      const now = () => [
+        conn.db.pragma("synchronous", { simple: true }),
+        conn.db.pragma("wal_autocheckpoint", { simple: true }),
+        conn.db.pragma("journal_size_limit", { simple: true }),
+      ];
+      // The settings SQLite runs each transaction with (read inside it, beside the handle).
+      const inside: unknown[][] = [];
+      const body = conn as unknown as { commitOrRollback: (...args: unknown[]) => unknown };
+      const original = body.commitOrRollback.bind(conn);
+      const handle = (conn as unknown as { handle: { pragma: (s: string, o: object) => unknown } })
+        .handle;
+      body.commitOrRollback = (...args) => {
+        inside.push(
+          ["synchronous", "wal_autocheckpoint", "journal_size_limit"].map((name) =>
+            handle.pragma(name, { simple: true }),
+          ),
+        );
+        return original(...args);
+      };
+      const exec = (conn as unknown as { handle: { exec: (sql: string) => unknown } }).handle;
+      const run = exec.exec.bind(exec);
+      const execs: string[] = [];
+      let failNext = false;
+      exec.exec = (sql) => {
+        execs.push(sql);
+        if (failNext) {
+          failNext = false;
+          throw new Error("injected: the switch failed");
+        }
+        return run(sql);
+      };
+      let n = 0;
+      const write = () =>
+        conn
+          .stmt(
+            `INSERT INTO meta (key, value, updated_at) VALUES ('switch', ?, 0)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+          )
+          .run(String(n++));
+      for (const mode of ["pool", "loop", "pool", "loop", "loop", "pool"] as const) {
+        conn.transaction(write, mode);
+      }
+      const loop = [2, 0, -1];
+      const pool = [0, 0, -1];
+      expect(inside).toEqual([pool, loop, pool, loop, loop, pool]);
+      // In from the configured settings (3), then one pragma per switch (4 switches).
+      const pragmas = (sql: string[]) => sql.join("; ").split("PRAGMA").length - 1;
+      expect(pragmas(execs)).toBe(3 + 4);
+      expect(execs.slice(1)).toEqual([
+        "PRAGMA synchronous = FULL",
+        "PRAGMA synchronous = OFF",
+        "PRAGMA synchronous = FULL",
+        "PRAGMA synchronous = OFF",
+      ]);
+      // Any other use finds the configured settings.
+      expect(now()).toEqual([2, 77, 64 * 1024 * 1024]);
+      // A switch that throws: the transaction does not run, and the next use sets all three.
+      conn.transaction(write, "loop");
+      failNext = true;
+      expect(() => conn.transaction(write, "pool")).toThrow(/injected/);
+      expect(now()).toEqual([2, 77, 64 * 1024 * 1024]);
+      expect(execs.at(-1)).toBe(
+        `PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 77; PRAGMA journal_size_limit = ${64 * 1024 * 1024}`,
+      );
+    } finally {
+      await store.close();
+    }
+  });
 });
