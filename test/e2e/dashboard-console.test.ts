@@ -101,7 +101,7 @@ describe("the operator's console in a real browser", () => {
             await page.evaluate("window.scrollTo(0, 0)");
             return older();
           },
-          { timeout: 30_000, interval: 1_000 },
+          { timeout: 30_000, interval: 100 },
         )
         .toBeGreaterThan(before);
       // The reader's place is kept: the button is no longer in view, the rows stay bounded.
