@@ -272,6 +272,17 @@ describe("the operator's console in a real browser", () => {
   });
 
   it("shows how old the doctor's report is, and fits a 390 px phone (light and dark)", async () => {
+    // The dashboard's first doctor run ends in the background, and the page
+    // reads /api/health again only every 5 s: wait for the report there,
+    // then open the page, which must show it.
+    await expect
+      .poll(
+        () =>
+          page.evaluate(`fetch("/api/health").then((r) => r.json()).then((b) =>
+            b.profiles.length > 0 && b.profiles.every((p) => p.doctor && (p.doctor.finishedAt !== null || p.doctor.report)))`),
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe(true);
     await page.goto(`${dash.address}/health`);
     await page.locator(".doctor-age").waitFor({ timeout: 30_000 });
     expect(await page.locator(".doctor-age").textContent()).toMatch(/Checked \d+ (s|min|h) ago/);
