@@ -20,7 +20,7 @@ import {
 import { CLI, runCli } from "../helpers/cli.js";
 import { writeConfig } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
-import { type Child, spawnNode } from "../helpers/process.js";
+import { type Child, spawnNode, until } from "../helpers/process.js";
 
 const shots = screenshotDir();
 const dir = join(shots.dir, "pages");
@@ -92,6 +92,16 @@ beforeAll(async () => {
   trackRequests(browser.page);
   await browser.page.goto(ready.login!);
   await browser.page.waitForURL(`${address}/`);
+  // The dashboard's first doctor run ends in the background, and the health
+  // page reads /api/health again only every 5 s: wait for the report there,
+  // so the page shows it (its ready mark, .doctor-age) when opened.
+  await until(
+    "the dashboard's first doctor report",
+    () =>
+      browser.page.evaluate(`fetch("/api/health").then((r) => r.json()).then((b) =>
+        b.profiles.length > 0 && b.profiles.every((p) => p.doctor && (p.doctor.finishedAt !== null || p.doctor.report)))`) as Promise<boolean>,
+    60_000,
+  );
   mkdirSync(dir, { recursive: true });
 }, 120_000);
 
