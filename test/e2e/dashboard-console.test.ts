@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
-import { axeViolations, launchBrowser, screenshotDir } from "../helpers/browser.js";
+import { axeViolations, doctorReported, launchBrowser, screenshotDir } from "../helpers/browser.js";
 import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
 import { writeConfig } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
@@ -272,17 +272,8 @@ describe("the operator's console in a real browser", () => {
   });
 
   it("shows how old the doctor's report is, and fits a 390 px phone (light and dark)", async () => {
-    // The dashboard's first doctor run ends in the background, and the page
-    // reads /api/health again only every 5 s: wait for the report there,
-    // then open the page, which must show it.
-    await expect
-      .poll(
-        () =>
-          page.evaluate(`fetch("/api/health").then((r) => r.json()).then((b) =>
-            b.profiles.length > 0 && b.profiles.every((p) => p.doctor && (p.doctor.finishedAt !== null || p.doctor.report)))`),
-        { timeout: 30_000, interval: 100 },
-      )
-      .toBe(true);
+    // The report first (the page reads /api/health only every 5 s), then the page.
+    await doctorReported(page);
     await page.goto(`${dash.address}/health`);
     await page.locator(".doctor-age").waitFor({ timeout: 30_000 });
     expect(await page.locator(".doctor-age").textContent()).toMatch(/Checked \d+ (s|min|h) ago/);

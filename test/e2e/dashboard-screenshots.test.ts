@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import {
   axeViolations,
+  doctorReported,
   launchBrowser,
   screenshotDir,
   settled,
@@ -20,7 +21,7 @@ import {
 import { CLI, runCli } from "../helpers/cli.js";
 import { writeConfig } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
-import { type Child, spawnNode, until } from "../helpers/process.js";
+import { type Child, spawnNode } from "../helpers/process.js";
 
 const shots = screenshotDir();
 const dir = join(shots.dir, "pages");
@@ -92,16 +93,9 @@ beforeAll(async () => {
   trackRequests(browser.page);
   await browser.page.goto(ready.login!);
   await browser.page.waitForURL(`${address}/`);
-  // The dashboard's first doctor run ends in the background, and the health
-  // page reads /api/health again only every 5 s: wait for the report there,
-  // so the page shows it (its ready mark, .doctor-age) when opened.
-  await until(
-    "the dashboard's first doctor report",
-    () =>
-      browser.page.evaluate(`fetch("/api/health").then((r) => r.json()).then((b) =>
-        b.profiles.length > 0 && b.profiles.every((p) => p.doctor && (p.doctor.finishedAt !== null || p.doctor.report)))`) as Promise<boolean>,
-    60_000,
-  );
+  // The report first (the health page reads /api/health only every 5 s),
+  // so the page's ready mark (.doctor-age) is there when it is opened.
+  await doctorReported(browser.page);
   mkdirSync(dir, { recursive: true });
 }, 120_000);
 

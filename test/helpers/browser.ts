@@ -115,3 +115,20 @@ export async function settled(page: Page, timeoutMs = 30_000): Promise<void> {
     if (open.size === 0) return;
   }
 }
+
+/**
+ * Wait until every profile's first doctor report is in /api/health (the
+ * page must be on the dashboard, logged in). The dashboard runs doctor in
+ * the background when it starts, and the health page reads /api/health
+ * again only every 5 s: a test that opens the page once the report is
+ * there sees it at once instead of waiting out that refresh.
+ */
+export async function doctorReported(page: Page, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const reported = `fetch("/api/health").then((r) => r.json()).then((b) => b.profiles.length > 0 &&
+    b.profiles.every((p) => p.doctor && (p.doctor.finishedAt !== null || p.doctor.report)))`;
+  while (!(await page.evaluate(reported))) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for the first doctor report");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
