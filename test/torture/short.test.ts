@@ -7,18 +7,18 @@ import { run } from "../helpers/process.js";
 
 // The torture run (torture/run.mjs, docs/reliability.md) with a fixed seed,
 // until every fault kind has fired (--until-all-faults: the schedule's
-// opening tour, about 20 s idle), 90 s at most: a gateway under load, a
-// dashboard, workers, maintenance,
-// kill -9, failpoints, stray descriptors and SIGSTOP on one store, and
-// `hearth start` supervising two more profiles with a scheduler, with the
-// first faults of issue 41.5 (kill -9 of the supervisor, its children and
-// scheduler workers; stray descriptors inside the daemons; a WAL deleted
-// under them; dashboard chat and `hearth acp` writes). The
-// must-be-0 rows are counts, never times, so a loaded machine only makes it
-// do less work, which the "did real work" assertions bound from below; and
-// every fault kind fired, which a loaded machine takes longer to reach (a
-// fixed 50 s run at load 10 performed 20 actions; at 30 s three kinds were
-// still missing), so the run lasts until then rather than a fixed time.
+// opening tour and the drawn actions between), 90 s at most: a gateway
+// under load, a dashboard, workers, maintenance, kill -9, failpoints, stray
+// descriptors and SIGSTOP on one store, and `hearth start` supervising two
+// more profiles with a scheduler, with the first faults of issue 41.5
+// (kill -9 of the supervisor, its children and scheduler workers; stray
+// descriptors inside the daemons; a WAL deleted under them; dashboard chat
+// and `hearth acp` writes). The must-be-0 rows are counts, never times, so
+// a loaded machine only makes it do less work, which the "did real work"
+// assertions bound from below; and every fault kind fired, which a loaded
+// machine takes longer to reach (a fixed 50 s run at load 10 performed 20
+// actions; at 30 s three kinds were still missing), so the run lasts until
+// then rather than a fixed time.
 const SCRIPT = fileURLToPath(new URL("../../torture/run.mjs", import.meta.url));
 const SECONDS = 90;
 const SEED = 42;
