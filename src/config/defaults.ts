@@ -93,6 +93,7 @@ export const EMPTY_CONFIG_RESULT: HearthConfig = {
     doctorFreshMs: 300000,
     prices: {},
   },
+  start: { restartBackoffMs: 500 },
   tools: {
     enabled: [],
     maxRounds: 8,

@@ -379,6 +379,17 @@ export {
   jobSchema,
 } from "./scheduler.js";
 
+/** `hearth start`, the supervisor of the daemons (docs/cli.md). */
+const start = z
+  .object({
+    /**
+     * A crashed child is restarted after this; each crash in a row doubles
+     * it, up to 30 s (or this, when larger).
+     */
+    restartBackoffMs: z.number().int().min(10).max(30_000).default(500),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     durability: durability.default(durability.parse({})),
@@ -389,6 +400,7 @@ export const configSchema = z
     scheduler: schedulerSchema.default(schedulerSchema.parse({})),
     gateway: gateway.default(gateway.parse({})),
     dashboard: dashboard.default(dashboard.parse({})),
+    start: start.default(start.parse({})),
     tools: toolsSchema.default(toolsSchema.parse({})),
     redaction: redactionSchema.default(redactionSchema.parse({})),
   })

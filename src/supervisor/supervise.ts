@@ -3,8 +3,7 @@ import { createInterface } from "node:readline";
 import { HearthError } from "../errors.js";
 import type { ChildSpec } from "./children.js";
 
-/** A child that crashes is restarted after this, doubling per crash in a row up to MAX_BACKOFF_MS. */
-const FIRST_BACKOFF_MS = 500;
+/** A child that crashes is restarted after `restartBackoffMs` (start.restartBackoffMs, 500 ms by default), doubling per crash in a row up to this. */
 const MAX_BACKOFF_MS = 30_000;
 /** A child that served this long before crashing starts its backoff over. */
 const STABLE_MS = 60_000;
@@ -33,6 +32,8 @@ export interface SupervisorOptions {
   /** Every child served at least once: their readiness lines. */
   onReady(ready: Map<string, Record<string, unknown>>): void;
   log(fields: Record<string, unknown> & { event: string }): void;
+  /** The first restart's delay after a crash (config start.restartBackoffMs); 500 ms when not given. */
+  restartBackoffMs?: number;
 }
 
 export interface SupervisorResult {
@@ -183,7 +184,8 @@ export function supervise(o: SupervisorOptions): Supervisor {
       return;
     }
     state.crashes = Date.now() - state.startedAt >= STABLE_MS ? 1 : state.crashes + 1;
-    const delay = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (state.crashes - 1));
+    const first = o.restartBackoffMs ?? 500;
+    const delay = Math.min(MAX_BACKOFF_MS, first * 2 ** (state.crashes - 1));
     o.log({
       event: "child.crashed",
       name,

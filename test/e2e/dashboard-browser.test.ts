@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databasePath } from "../../src/index.js";
-import { axeViolations, launchBrowser, screenshotDir } from "../helpers/browser.js";
+import { axeViolations, doctorReported, launchBrowser, screenshotDir } from "../helpers/browser.js";
 import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
 import { type GatewayChild, startGateway, withStore } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
@@ -211,6 +211,8 @@ describe("dashboard in a real browser", () => {
   });
 
   it("shows doctor findings and holders on the health page, and the jobs page", async () => {
+    // The report first (the page reads /api/health only every 5 s), then the page.
+    await doctorReported(page);
     await page.getByRole("link", { name: "Health" }).click();
     await page.locator('li.finding[data-code="backups"]').waitFor({ timeout: 20_000 });
     const rows = await page.locator("table tbody tr").allTextContents();

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
-import { axeViolations, launchBrowser, screenshotDir } from "../helpers/browser.js";
+import { axeViolations, doctorReported, launchBrowser, screenshotDir } from "../helpers/browser.js";
 import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
 import { writeConfig } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
@@ -101,7 +101,7 @@ describe("the operator's console in a real browser", () => {
             await page.evaluate("window.scrollTo(0, 0)");
             return older();
           },
-          { timeout: 30_000, interval: 1_000 },
+          { timeout: 30_000, interval: 100 },
         )
         .toBeGreaterThan(before);
       // The reader's place is kept: the button is no longer in view, the rows stay bounded.
@@ -272,6 +272,8 @@ describe("the operator's console in a real browser", () => {
   });
 
   it("shows how old the doctor's report is, and fits a 390 px phone (light and dark)", async () => {
+    // The report first (the page reads /api/health only every 5 s), then the page.
+    await doctorReported(page);
     await page.goto(`${dash.address}/health`);
     await page.locator(".doctor-age").waitFor({ timeout: 30_000 });
     expect(await page.locator(".doctor-age").textContent()).toMatch(/Checked \d+ (s|min|h) ago/);

@@ -10,7 +10,14 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
-import { axeViolations, launchBrowser, screenshotDir } from "../helpers/browser.js";
+import {
+  axeViolations,
+  doctorReported,
+  launchBrowser,
+  screenshotDir,
+  settled,
+  trackRequests,
+} from "../helpers/browser.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { writeConfig } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
@@ -83,8 +90,12 @@ beforeAll(async () => {
   address = ready.address!;
   expect((await runCli(["cron", "run-now", "reap"], { home })).code).toBe(0);
   browser = await launchBrowser();
+  trackRequests(browser.page);
   await browser.page.goto(ready.login!);
   await browser.page.waitForURL(`${address}/`);
+  // The report first (the health page reads /api/health only every 5 s),
+  // so the page's ready mark (.doctor-age) is there when it is opened.
+  await doctorReported(browser.page);
   mkdirSync(dir, { recursive: true });
 }, 120_000);
 
@@ -129,8 +140,8 @@ describe("every dashboard page, desktop and phone, light and dark", () => {
           for (const [name, path, ready] of PAGES) {
             await page.goto(`${address}${path()}`);
             await page.locator(ready).first().waitFor({ timeout: 30_000 });
-            // Let late parts (live counts, charts) land before the picture.
-            await page.waitForTimeout(400);
+            // Let late parts (live counts, charts) land before the checks and the picture.
+            await settled(page);
             // Nothing wider than the screen (the first few culprits named when something is).
             const wide = await page.evaluate(`[...document.querySelectorAll("body *")]
               .filter((e) => e.getBoundingClientRect().right > innerWidth + 1 && !e.closest(".table-wrap"))

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Page, type Request } from "playwright-core";
 import { chromiumPath } from "./chromium.js";
 
 /** HEARTH_SCREENSHOTS=1 writes screenshots into docs/img (the docs'); otherwise a temp dir. */
@@ -66,4 +66,69 @@ export async function axeViolations(page: Page, all = false): Promise<string[]> 
   return result.violations
     .filter((v) => all || v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+/** The page's fetch and XHR requests in flight (an EventSource stays open and is not one). */
+const inFlight = new WeakMap<Page, Set<Request>>();
+
+function requestsInFlight(page: Page): Set<Request> {
+  let set = inFlight.get(page);
+  if (!set) {
+    const open = new Set<Request>();
+    const kind = (r: Request) => r.resourceType() === "fetch" || r.resourceType() === "xhr";
+    page.on("request", (r) => kind(r) && open.add(r));
+    page.on("requestfinished", (r) => open.delete(r));
+    page.on("requestfailed", (r) => open.delete(r));
+    inFlight.set(page, open);
+    set = open;
+  }
+  return set;
+}
+
+/**
+ * Start counting the page's requests in flight (before its first goto), for
+ * `settled`.
+ */
+export function trackRequests(page: Page): void {
+  requestsInFlight(page);
+}
+
+/**
+ * Wait until what the page's scripts asked for has landed and been drawn: no
+ * fetch in flight, then two animation frames (the responses' handlers and
+ * React's render ran), and still none in flight (a request one of them made
+ * was reported before the frames' answer, on the same connection). A
+ * property, not a pause: on an idle machine it returns within a few frames.
+ */
+export async function settled(page: Page, timeoutMs = 30_000): Promise<void> {
+  const open = requestsInFlight(page);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    while (open.size > 0) {
+      if (Date.now() > deadline)
+        throw new Error(`still in flight: ${[...open].map((r) => r.url()).join(", ")}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await page.evaluate(
+      "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))",
+    );
+    if (open.size === 0) return;
+  }
+}
+
+/**
+ * Wait until every profile's first doctor report is in /api/health (the
+ * page must be on the dashboard, logged in). The dashboard runs doctor in
+ * the background when it starts, and the health page reads /api/health
+ * again only every 5 s: a test that opens the page once the report is
+ * there sees it at once instead of waiting out that refresh.
+ */
+export async function doctorReported(page: Page, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const reported = `fetch("/api/health").then((r) => r.json()).then((b) => b.profiles.length > 0 &&
+    b.profiles.every((p) => p.doctor && (p.doctor.finishedAt !== null || p.doctor.report)))`;
+  while (!(await page.evaluate(reported))) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for the first doctor report");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -71,7 +71,14 @@ export async function startEmbeddedPg(): Promise<EmbeddedPg> {
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ["--no-sync", "--encoding=UTF8"],
     // Loopback only; the socket in the cluster's own directory, not /tmp.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-k", dir],
+    // fsync off: a throwaway cluster that no test crashes (tests cut
+    // backends and connections, never the server), so flushing its WAL
+    // and its checkpoints (each CREATE and DROP DATABASE takes one) to the
+    // disk only cost time: conformance/search and pg/migrate-to took 30 %
+    // less with it off. What hearth asks of PostgreSQL (a commit is visible
+    // and final to every connection) does not change; a server named by
+    // HEARTH_TEST_PG_URL keeps its own settings.
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-k", dir, "-c", "fsync=off"],
     onLog: (m: unknown) => log.push(String(m)),
     onError: (m: unknown) => log.push(String(m)),
   });

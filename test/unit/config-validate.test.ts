@@ -77,6 +77,7 @@ describe("validateConfig", () => {
         doctorFreshMs: 300000,
         prices: {},
       },
+      start: { restartBackoffMs: 500 },
       scheduler: { port: 8789, drainMs: 30000, alertAfter: 3, jobs: [] },
       tools: {
         enabled: [],

@@ -36,8 +36,11 @@ export function summarize(stats, ledger) {
     // failed/unknown nor in a ghost copy (fleet-runs.mjs).
     killedWorkersUnrecorded: stats.killedWorkersUnrecorded.length,
     // A short run performs only a prefix of the schedule's opening tour: from
-    // REQUIRE_ALL_FAULTS_S seconds on, every kind must have fired.
-    faultKindsNotFired: stats.seconds >= REQUIRE_ALL_FAULTS_S ? faultsNotFired(stats).length : 0,
+    // REQUIRE_ALL_FAULTS_S seconds on, or with --until-all-faults, every kind must have fired.
+    faultKindsNotFired:
+      stats.seconds >= REQUIRE_ALL_FAULTS_S || stats.untilAllFaults
+        ? faultsNotFired(stats).length
+        : 0,
   };
   const acknowledged = {
     gateway: ledger.count("gateway"),
@@ -61,6 +64,7 @@ export function summarize(stats, ledger) {
   return {
     seed: stats.seed,
     seconds: stats.seconds,
+    untilAllFaults: stats.untilAllFaults,
     elapsedMs: stats.elapsedMs,
     pass: didWork && Object.values(mustBeZero).every((n) => n === 0),
     didWork,
@@ -196,7 +200,7 @@ export function printSummary(summary, stats, _ledger) {
       `  file-only reads re-read ${stats.fileOnlyRereads.length} (a read of the database file alone, -wal/-shm missing, lacked something; only the re-read counts): ${JSON.stringify(stats.fileOnlyRereads.slice(0, 5))}`,
     );
   w(
-    `  actions                 ${JSON.stringify(stats.actions)}${stats.actionsDropped ? `; ${stats.actionsDropped} dropped (due after the run's time was up)` : ""}`,
+    `  actions                 ${JSON.stringify(stats.actions)}${stats.actionsDropped ? `; ${stats.actionsDropped} dropped (due after ${stats.untilAllFaults ? "every fault kind fired or " : ""}the run's time was up)` : ""}`,
   );
   w(
     `  dashboard requests      ${summary.dashboard.requests} (${summary.dashboard.ok} ok; ${summary.dashboard.writes} row writes) ${JSON.stringify(summary.dashboard.errors)}`,
@@ -231,7 +235,7 @@ export function printSummary(summary, stats, _ledger) {
   w(`  recovery after faults   n=${x.recoverMs.length} max ${pct(x.recoverMs, 100) ?? "-"} ms`);
   for (const k of summary.faultKindsNotFired)
     w(
-      `  NOT FIRED: ${k}${stats.seconds < REQUIRE_ALL_FAULTS_S ? " (a short run: not a failure)" : ""}`,
+      `  NOT FIRED: ${k}${stats.seconds < REQUIRE_ALL_FAULTS_S && !stats.untilAllFaults ? " (a short run: not a failure)" : ""}`,
     );
   w(`  unexpected exits        ${summary.unexpectedExits} (not a must-be-0 row; listed below)`);
   for (const [row, n] of Object.entries(summary.mustBeZero))

@@ -42,12 +42,13 @@ export function registerStart(program: Command, setExit: (code: number) => void)
           ? [g.profile]
           : [];
       let lock: ReturnType<typeof claimInstance>;
+      let restartBackoffMs: number;
       try {
         // What no child could get past is refused here, once, before any is
         // spawned: a bad profile name or config.json (exit 78).
         for (const profile of profiles) validateProfile(profile);
         const { loadConfig } = await import("../../config/load.js");
-        loadConfig({ home });
+        restartBackoffMs = loadConfig({ home }).start.restartBackoffMs;
         ensurePrivateDir(home);
         lock = claimInstance(join(home, "run", "start.lock"), {
           code: "HEARTH_START_RUNNING",
@@ -80,6 +81,7 @@ export function registerStart(program: Command, setExit: (code: number) => void)
           );
         },
         log,
+        restartBackoffMs,
       });
       let signal: string | undefined;
       const onSignal = (s: string) => () => {

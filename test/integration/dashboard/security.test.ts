@@ -1,12 +1,13 @@
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../../src/index.js";
 import {
   getWithHost,
   spawnDashboard,
   startDashboard,
   stopDashboards,
 } from "../../helpers/dashboard.js";
-import { startGateway, withStore, writeConfig } from "../../helpers/gateway.js";
+import { withStore, writeConfig } from "../../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../../helpers/home.js";
 
 afterEach(async () => {
@@ -14,13 +15,23 @@ afterEach(async () => {
   cleanupHomes();
 });
 
+/**
+ * A home with one session and a dashboard on it. The session is written
+ * through the store: no test here talks to a gateway (one started here to
+ * post it cost a process start per test).
+ */
 async function setup() {
   const home = tempHome();
-  const gw = await startGateway(home);
-  const posted = await gw.post({ platform: "web", chat: "1", content: "hello" });
-  const sid = posted.body.session.id as string;
+  const store = await openStore({ home });
+  let sid: string;
+  try {
+    sid = (await store.sessions.create({ source: "web", chatKey: "1" })).id;
+    await store.messages.append(sid, { role: "user", content: "hello" });
+  } finally {
+    await store.close();
+  }
   const dash = await startDashboard(home);
-  return { home, gw, dash, sid };
+  return { home, dash, sid };
 }
 
 const titleOf = (home: string, sid: string) =>

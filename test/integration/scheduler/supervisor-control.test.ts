@@ -36,12 +36,13 @@ const ready = (c: Child, event: string, not?: number) =>
   c.json<Line>((e) => e.event === event && e.pid !== not, event);
 
 /** Every port free (0): nothing collides with a port another test holds. */
-function quietHome(): string {
+function quietHome(extra: Record<string, unknown> = {}): string {
   const home = tempHome();
   writeConfig(home, {
     gateway: { port: 0 },
     dashboard: { port: 0 },
     scheduler: { port: 0, jobs: [] },
+    ...extra,
   });
   return home;
 }
@@ -175,7 +176,9 @@ describe("hearth status, restart, stop and logs", () => {
   );
 
   it("five crashes in a row are a crash loop, logged at error; status counts them", async () => {
-    const home = quietHome();
+    // A first restart after 50 ms, not the default 500: the five backoffs
+    // take 1.55 s instead of 15.5 s; they double all the same (below).
+    const home = quietHome({ start: { restartBackoffMs: 50 } });
     const start = spawnNode([CLI, "--home", home, "start"]);
     const up = await ready(start, "start.ready");
     const seen = new Set([up.children!.scheduler!]);
@@ -202,6 +205,18 @@ describe("hearth status, restart, stop and logs", () => {
         name: "scheduler",
         crashes: 5,
       }),
+    ]);
+    const crashed = (await runCli(["--json", "logs"], { home })).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.event === "child.crashed");
+    expect(crashed.map((l) => [l.name, l.crashes, l.restartInMs])).toEqual([
+      ["scheduler", 1, 50],
+      ["scheduler", 2, 100],
+      ["scheduler", 3, 200],
+      ["scheduler", 4, 400],
+      ["scheduler", 5, 800],
     ]);
     const now = await status(home);
     expect(row(now.children, "scheduler")).toMatchObject({ restarts: 5, crashes: 5 });

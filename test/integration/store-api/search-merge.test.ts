@@ -54,7 +54,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
     "the checkpoint thread merges the search index, which stays whole; the loop's thread writes only its appends' pages",
     { timeout: 240_000 },
     async () => {
-      const { acks, main, wal, merges } = await traceWriter(2000, false);
+      const { acks, main, wal, merges } = await traceWriter(500, false);
       // The WAL writes of the loop's thread between two acknowledgements:
       // one append's pages (two pwrites a frame). (On an index this small
       // FTS5's own merges stay small too: the schema test above is what
@@ -86,7 +86,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
       // FULL a quiet writer's commits checkpoint inside themselves, as
       // SQLite would (checkpointOffLoop "with-fsync"), but not while its WAL
       // file has grown past the limit since the thread's last whole checkpoint.
-      const { main, wal } = await traceWriter(1200, true, true, synchronous);
+      const { main, wal } = await traceWriter(600, true, true, synchronous);
       const truncates = wal.filter((c) => c.name === "ftruncate");
       expect(truncates.filter((c) => c.tid === main)).toEqual([]);
       expect(truncates.length).toBeGreaterThan(0);
@@ -162,7 +162,7 @@ describe("the search index is merged, and a grown WAL cut back, off the writer's
     const home = tempHome();
     const result = await run(process.execPath, [
       FIXTURE,
-      JSON.stringify({ home, count: 2000, syncOffLoop: false }),
+      JSON.stringify({ home, count: 500, syncOffLoop: false }),
     ]);
     expect(result.code).toBe(0);
     const merges = printedJson(result.stdout, "merges");
