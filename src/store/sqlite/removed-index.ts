@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { HearthError } from "../../errors.js";
@@ -22,6 +23,55 @@ export function rememberIndex(key: string, shm: { dev: number; ino: number } | u
 }
 
 /**
+ * Databases (their "dev:ino" keys) and -shm paths this process has had a
+ * store on, or began one on: SQLite connections of hearth's own may map
+ * their -shm at any moment (a reader thread opening, the checkpoint
+ * thread), so a first open of one of them always reads /proc/self/maps
+ * anew, in a batch too.
+ */
+const seen = new Set<string>();
+
+/** One reading of /proc/self/maps shared by the first opens of a batch (withOneMapsRead). */
+interface MapsBatch {
+  maps?: string;
+  done: boolean;
+}
+const batches = new AsyncLocalStorage<MapsBatch>();
+
+/** Reads of /proc/self/maps by this module (tests count them: one per batch). */
+export const mapsReads = { count: 0 };
+
+/**
+ * Run `opens` (first opens of stores, a gateway's start over its N
+ * profiles) sharing one reading of /proc/self/maps: the check below costs
+ * the length of the maps, which grows with every store opened, so N first
+ * opens read O(N²) lines (issue 44). The shared reading is used only for a
+ * database and -shm path no store of this process has had (nothing of
+ * hearth's own can have mapped its -shm since the reading was taken; those
+ * read the maps anew), only inside `opens`' own async calls, and only until
+ * `opens` settles. What it trusts: that no other code of this process opens
+ * SQLite connections on those databases while `opens` runs (a mapping made
+ * before it began is in the reading, and refused as ever).
+ */
+export async function withOneMapsRead<T>(opens: () => Promise<T>): Promise<T> {
+  const batch: MapsBatch = { done: false };
+  try {
+    return await batches.run(batch, opens);
+  } finally {
+    batch.done = true;
+  }
+}
+
+function readMaps(fresh: boolean): string {
+  const batch = fresh ? undefined : batches.getStore();
+  if (batch && !batch.done && batch.maps !== undefined) return batch.maps;
+  mapsReads.count++;
+  const maps = readFileSync("/proc/self/maps", "utf8");
+  if (batch && !batch.done) batch.maps = maps;
+  return maps;
+}
+
+/**
  * Refuse to open connections on new files while this process still maps a
  * removed -shm of the database (F3). SQLite's unix VFS shares one wal-index
  * mapping per database inode within a process: a connection opened then
@@ -42,8 +92,9 @@ export function assertNoRemovedIndex(
   let maps: string;
   let shm: string;
   try {
-    maps = readFileSync("/proc/self/maps", "utf8");
     shm = `${join(realpathSync(dirname(path)), basename(path))}-shm`;
+    // A reattach, or a database or -shm path of a store this process had: read anew.
+    maps = readMaps(doing === "reopen" || seen.has(key) || seen.has(shm));
   } catch (err) {
     throw refusal(path, `its mappings cannot be read (${(err as Error).message})`, doing);
   }
@@ -63,6 +114,9 @@ export function assertNoRemovedIndex(
     if (removed)
       throw refusal(path, "a connection of this process still maps the removed -shm", doing);
   }
+  // From here a store of this process may map its -shm: later checks read the maps anew.
+  seen.add(key);
+  seen.add(shm);
 }
 
 function refusal(path: string, why: string, doing: "reopen" | "open"): HearthError {
