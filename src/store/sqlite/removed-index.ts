@@ -14,12 +14,26 @@ import { lockDevice } from "../../process/proc-locks.js";
  */
 const attached = new Map<string, Set<string>>();
 
+/**
+ * The database that attached each -shm last. Inodes are reused: once a
+ * removed -shm is unmapped everywhere and unlinked, another database's new
+ * -shm may get its number, and that mapping is no removed index of the
+ * first database (while mapped, the old file keeps its inode: no reuse).
+ * Without this, a process that closed a store and later opened another
+ * could refuse, for as long as the second stayed open, every first open of
+ * a database whose inode was the first's (seen opening 200 fresh profiles
+ * after closing 200 others: HEARTH_GENERATION_CHANGED).
+ */
+const lastAttachedBy = new Map<string, string>();
+
 /** Note the -shm a store of this process now uses (its guard's descriptor). */
 export function rememberIndex(key: string, shm: { dev: number; ino: number } | undefined): void {
   if (!shm) return;
+  const id = `${lockDevice(shm.dev)}:${shm.ino}`;
   const set = attached.get(key) ?? new Set<string>();
-  set.add(`${lockDevice(shm.dev)}:${shm.ino}`);
+  set.add(id);
   attached.set(key, set);
+  lastAttachedBy.set(id, key);
 }
 
 /**
@@ -110,7 +124,7 @@ export function assertNoRemovedIndex(
     const removed =
       name === `${shm} (deleted)` ||
       (name === shm && id !== current) ||
-      (earlier.has(id) && id !== current);
+      (earlier.has(id) && id !== current && lastAttachedBy.get(id) === key);
     if (removed)
       throw refusal(path, "a connection of this process still maps the removed -shm", doing);
   }
