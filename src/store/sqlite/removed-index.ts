@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { HearthError } from "../../errors.js";
@@ -48,9 +47,8 @@ const seen = new Set<string>();
 /** One reading of /proc/self/maps shared by the first opens of a batch (withOneMapsRead). */
 interface MapsBatch {
   maps?: string;
-  done: boolean;
 }
-const batches = new AsyncLocalStorage<MapsBatch>();
+let batch: MapsBatch | undefined;
 
 /** Reads of /proc/self/maps by this module (tests count them: one per batch). */
 export const mapsReads = { count: 0 };
@@ -62,26 +60,31 @@ export const mapsReads = { count: 0 };
  * opens read O(N²) lines (issue 44). The shared reading is used only for a
  * database and -shm path no store of this process has had (nothing of
  * hearth's own can have mapped its -shm since the reading was taken; those
- * read the maps anew), only inside `opens`' own async calls, and only until
- * `opens` settles. What it trusts: that no other code of this process opens
- * SQLite connections on those databases while `opens` runs (a mapping made
- * before it began is in the reading, and refused as ever).
+ * read the maps anew), never by a reattach, and only until `opens`
+ * settles. What it trusts: that no other code of this process opens SQLite
+ * connections on such databases while `opens` runs (a mapping made before
+ * it began is in the reading, and refused as ever). A module-level batch,
+ * not an AsyncLocalStorage: on Node 20 that turns on async hooks for every
+ * promise of the process for good. Batches do not nest (an inner one runs
+ * inside the outer's).
  */
 export async function withOneMapsRead<T>(opens: () => Promise<T>): Promise<T> {
-  const batch: MapsBatch = { done: false };
+  if (batch) return opens();
+  const mine: MapsBatch = {};
+  batch = mine;
   try {
-    return await batches.run(batch, opens);
+    return await opens();
   } finally {
-    batch.done = true;
+    if (batch === mine) batch = undefined;
   }
 }
 
 function readMaps(fresh: boolean): string {
-  const batch = fresh ? undefined : batches.getStore();
-  if (batch && !batch.done && batch.maps !== undefined) return batch.maps;
+  const shared = fresh ? undefined : batch;
+  if (shared?.maps !== undefined) return shared.maps;
   mapsReads.count++;
   const maps = readFileSync("/proc/self/maps", "utf8");
-  if (batch && !batch.done) batch.maps = maps;
+  if (shared) shared.maps = maps;
   return maps;
 }
 
