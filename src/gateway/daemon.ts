@@ -20,7 +20,7 @@ import {
 import { setProcessKind } from "../process/kind.js";
 import type { ParkServer } from "../process/park-socket.js";
 import { isSqliteStore } from "../store/api.js";
-import { openStore } from "../store/open.js";
+import { openStore, openStoresTogether } from "../store/open.js";
 import { ChatSessions } from "../turn/chat-sessions.js";
 import { GroupCommitter } from "../turn/group-commit.js";
 import { createResponder, type Responder } from "../turn/responder.js";
@@ -98,7 +98,8 @@ export async function startGateway(options: {
     for (const r of runtimes.values()) await r.store.close();
     runtimes.clear();
   };
-  try {
+  // One reading of /proc/self/maps for the first opens of every profile (issue 44).
+  const openAll = async () => {
     for (const profile of options.profiles) {
       const store = await openStore({
         home,
@@ -118,6 +119,9 @@ export async function startGateway(options: {
       const claim = () => (isSqliteStore(store) ? claimGateway(store) : claimHomeGateway(store));
       locks.push(await claimAfterDrain(claim, gatewayRecordPath(home, profile)));
     }
+  };
+  try {
+    await openStoresTogether(openAll);
   } catch (err) {
     await closeAll();
     throw err;

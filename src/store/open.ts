@@ -13,6 +13,7 @@ import type { Store } from "./api.js";
 import { markMisuse } from "./args.js";
 import type { Logger } from "./logger.js";
 import { openSqliteStore } from "./sqlite/open.js";
+import { withOneMapsRead } from "./sqlite/removed-index.js";
 import type { ConnectionRole } from "./types.js";
 
 export interface OpenStoreOptions {
@@ -156,4 +157,16 @@ async function loadPgBackend(): Promise<typeof import("./pg/open.js")> {
       );
     throw err;
   }
+}
+
+/**
+ * Run `opens`, a process's start opening its stores one after another (the
+ * gateway over its profiles), as one batch: on SQLite their first-open
+ * checks share one reading of /proc/self/maps instead of one each, which
+ * grows with every store opened (src/store/sqlite/removed-index.ts,
+ * withOneMapsRead, for what the shared reading trusts). Other backends: runs
+ * `opens` as it is.
+ */
+export function openStoresTogether<T>(opens: () => Promise<T>): Promise<T> {
+  return withOneMapsRead(opens);
 }

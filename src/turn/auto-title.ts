@@ -58,7 +58,7 @@ export interface AutoTitleOptions {
  */
 export async function autoTitle(
   store: Store,
-  session: Session,
+  session: Pick<Session, "id" | "title" | "messageCount">,
   content: unknown,
   options: AutoTitleOptions = {},
 ): Promise<TitledBy | "kept" | null> {

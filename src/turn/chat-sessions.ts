@@ -1,6 +1,15 @@
 import type { Session } from "../store/types.js";
 
 /**
+ * What a turn needs of a chat's remembered session: its id (the append's
+ * openChat check proves it is still the chat's open one), and the message
+ * count and title that decide compaction and the first exchange's title.
+ * Never the whole Session: its metadata alone may be 16 KiB, and a gateway
+ * remembers up to `max` chats for each profile it serves (issue 44).
+ */
+export type RememberedSession = Pick<Session, "id" | "title" | "messageCount">;
+
+/**
  * The open session of each chat this process ran a turn on, as that turn's
  * reply commit left it: the next turn on the chat skips the lookup
  * (sessions.resolveChat, a statement and a read transaction on the
@@ -14,14 +23,16 @@ import type { Session } from "../store/types.js";
  * written (HEARTH_CHAT_MOVED), the entry is forgotten and the turn looks
  * the chat up again (runTurn).
  *
- * Bounded: past `max` chats the least recently used is forgotten.
+ * Bounded: past `max` chats the least recently used is forgotten. Each
+ * entry is a RememberedSession copied out of the session the turn's commit
+ * read (three fields, ~100 bytes with its key), not that object.
  */
 export class ChatSessions {
-  private readonly chats = new Map<string, Session>();
+  private readonly chats = new Map<string, RememberedSession>();
 
   constructor(private readonly max = 1024) {}
 
-  get(platform: string, chat: string): Session | undefined {
+  get(platform: string, chat: string): RememberedSession | undefined {
     const key = chatKey(platform, chat);
     const session = this.chats.get(key);
     if (session) {
@@ -32,10 +43,12 @@ export class ChatSessions {
     return session;
   }
 
-  set(platform: string, chat: string, session: Session): void {
+  set(platform: string, chat: string, session: RememberedSession): void {
     const key = chatKey(platform, chat);
     this.chats.delete(key);
-    this.chats.set(key, session);
+    // A copy of the three fields: the caller's Session (metadata, handoff, …) is not kept alive.
+    const { id, title, messageCount } = session;
+    this.chats.set(key, { id, title, messageCount });
     if (this.chats.size > this.max) {
       const oldest = this.chats.keys().next().value;
       if (oldest !== undefined) this.chats.delete(oldest);

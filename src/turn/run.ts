@@ -5,7 +5,7 @@ import { isFreshInsert } from "../store/message-write.js";
 import type { MetaCas } from "../store/meta.js";
 import type { Message, Session } from "../store/types.js";
 import { autoTitle } from "./auto-title.js";
-import type { ChatSessions } from "./chat-sessions.js";
+import type { ChatSessions, RememberedSession } from "./chat-sessions.js";
 import { compactSession } from "./compaction.js";
 import type { GroupCommitter } from "./group-commit.js";
 import {
@@ -131,7 +131,7 @@ export async function runTurn(
  */
 async function turnOn(
   runtime: ProfileRuntime,
-  session: Session,
+  session: Session | RememberedSession,
   inbound: InboundMessage,
   deps: TurnDeps,
   events: TurnEvents,
@@ -202,7 +202,8 @@ async function turnOn(
       }
     }
     deps.metrics?.acknowledged.inc({ profile, role: "user" });
-    events.onStored?.(message, session);
+    // A streamed turn never runs on a remembered session (runTurn): no read here in practice.
+    if (events.onStored) events.onStored(message, await wholeSession(store, session));
     // A retry (same clientId) of a message whose turn already answered (the
     // client never got the answer: a gateway killed after the commit, a cut
     // connection): that reply, not a second turn. A message this append
@@ -216,7 +217,7 @@ async function turnOn(
       held = false;
       deps.metrics?.turns.inc({ profile, outcome: "replayed" });
       return {
-        session: (await store.sessions.get(session.id)) ?? session,
+        session: (await store.sessions.get(session.id)) ?? (await wholeSession(store, session)),
         message,
         reply: answered,
       };
@@ -270,7 +271,10 @@ async function turnOn(
     if (session.title === null && session.messageCount === 0)
       void titleSession(deps, runtime, session, inbound.content, answer.content);
     // The session as the reply's commit left it, when the commit read it (no round trip).
-    const after = stored.session ?? (await store.sessions.get(session.id)) ?? session;
+    const after =
+      stored.session ??
+      (await store.sessions.get(session.id)) ??
+      (await wholeSession(store, session));
     // The next turn on this chat starts from here (checked again when it appends).
     if (!inbound.sessionId) runtime.chats?.set(inbound.platform, inbound.chat, after);
     return { session: after, message, reply };
@@ -288,6 +292,11 @@ async function turnOn(
       });
     }
   }
+}
+
+/** The session itself when the turn has it whole, else read (a remembered one: id, title, count). */
+async function wholeSession(store: Store, session: Session | RememberedSession): Promise<Session> {
+  return "profile" in session ? session : store.sessions.require(session.id);
 }
 
 /**
@@ -350,7 +359,7 @@ async function replyTo(
 async function titleSession(
   deps: TurnDeps,
   runtime: ProfileRuntime,
-  session: Session,
+  session: RememberedSession,
   question: unknown,
   reply: string,
 ): Promise<void> {

@@ -30,3 +30,20 @@ it("keeps at most `max` chats, forgetting the least recently used", () => {
   expect(chats.get("p", "a")?.id).toBe("a");
   expect(chats.get("p", "c")?.id).toBe("c");
 });
+
+it("keeps three fields of a session, not the session (issue 44: its metadata may be 16 KiB)", () => {
+  const chats = new ChatSessions();
+  const whole = {
+    id: "s1",
+    title: null,
+    messageCount: 4,
+    profile: "default",
+    metadata: { notes: "x".repeat(16_000) },
+    handoff: null,
+  } as unknown as Session;
+  chats.set("telegram", "a", whole);
+  const kept = chats.get("telegram", "a");
+  expect(kept).not.toBe(whole);
+  expect(Object.keys(kept ?? {}).sort()).toEqual(["id", "messageCount", "title"]);
+  expect(kept).toEqual({ id: "s1", title: null, messageCount: 4 });
+});

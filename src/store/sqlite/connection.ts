@@ -203,6 +203,11 @@ export class Connection {
     return this.offLoopPragmas !== undefined;
   }
 
+  /** @internal The SQL of the prepared statements this connection keeps (each holds SQLite memory). */
+  get cachedStatements(): string[] {
+    return [...this.statements.keys()];
+  }
+
   /** @internal A cached prepared statement. */
   stmt(sql: string): Statement {
     this.uses++;

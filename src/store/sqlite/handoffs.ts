@@ -27,8 +27,13 @@ export class SqliteHandoffs implements HandoffsSql {
 
   async list(state: HandoffState, limit: number): Promise<Session[]> {
     // The gateway's handoff watcher polls every profile with it: a probe.
-    const rows = this.access
-      .probe()
+    const probe = this.access.probe();
+    // Nothing in that state, the common case: one small statement. The
+    // SELECT * is prepared (and cached, ~18 KiB of SQLite's memory per
+    // connection) only once a profile has one: a gateway serving 200 idle
+    // profiles keeps 3.5 MB less (issue 44). Same index lookup either way.
+    if (!probe.stmt("SELECT 1 FROM sessions WHERE handoff_state = ? LIMIT 1").get(state)) return [];
+    const rows = probe
       .stmt(`SELECT * FROM sessions WHERE handoff_state = ? ORDER BY handoff_updated_at LIMIT +?`)
       .all(state, limit) as SessionRow[];
     return rows.map(toSession);

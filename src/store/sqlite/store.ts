@@ -369,10 +369,13 @@ export class SqliteStore implements Store {
   /** @internal */
   get [internals](): {
     uses: (role: ConnectionRole) => number;
+    /** The SQL of the statements the role's connection keeps (none while it is not open; opens nothing). */
+    cached: (role: ConnectionRole) => string[];
     connection: (role: ConnectionRole) => Connection;
   } {
     return {
       uses: (role) => this.entry.connection(role)?.uses ?? 0,
+      cached: (role) => this.entry.connection(role)?.cachedStatements ?? [],
       connection: (role) => this.access.connection(role),
     };
   }
