@@ -1,4 +1,4 @@
-import type { Page, Route } from "playwright-core";
+import type { Page, Request, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
 import { launchBrowser } from "../helpers/browser.js";
@@ -64,9 +64,10 @@ async function holdPages(which: (before: number) => boolean) {
   const gate = new Promise<void>((r) => {
     release = r;
   });
-  page.on("request", (r) => {
+  const onRequest = (r: Request) => {
     if (isMessages(new URL(r.url()))) asked.push(r.url());
-  });
+  };
+  page.on("request", onRequest);
   await page.route(isMessages, async (route: Route) => {
     if (which(beforeOf(route.request().url()))) {
       held.push(route.request().url());
@@ -81,6 +82,7 @@ async function holdPages(which: (before: number) => boolean) {
     /** Lets any held page go (unroute waits for the handlers that run), then stops holding. */
     done: () => {
       release();
+      page.off("request", onRequest);
       return page.unroute(isMessages);
     },
   };
