@@ -17,7 +17,8 @@ const cached = (store: SqliteStore) => [
 ];
 /** Statements that read whole session rows. */
 const wholeRows = (store: SqliteStore) =>
-  cached(store).filter((sql) => sql.startsWith("SELECT * FROM sessions WHERE handoff_state")).length;
+  cached(store).filter((sql) => sql.startsWith("SELECT * FROM sessions WHERE handoff_state"))
+    .length;
 
 it("an idle profile's handoff polls prepare one statement; a pending handoff is still listed", async () => {
   const store = (await openStore({ home: tempHome() })) as SqliteStore;
