@@ -2,8 +2,14 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
-import { axeViolations, doctorReported, launchBrowser, screenshotDir } from "../helpers/browser.js";
-import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
+import {
+  axeViolations,
+  doctorReported,
+  type launchBrowser,
+  loggedInConsole,
+  screenshotDir,
+} from "../helpers/browser.js";
+import { type DashboardChild, stopDashboards } from "../helpers/dashboard.js";
 import { writeConfig } from "../helpers/gateway.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
 import { transcriptView } from "../helpers/transcript-view.js";
@@ -49,11 +55,7 @@ beforeAll(async () => {
   } finally {
     await writer.close();
   }
-  dash = await startDashboard(home);
-  browser = await launchBrowser();
-  page = browser.page;
-  await page.goto(dash.login);
-  await page.waitForURL(`${dash.address}/`);
+  ({ dash, browser, page } = await loggedInConsole(home));
 }, 120_000);
 
 afterAll(async () => {

@@ -1,8 +1,8 @@
 import type { Page, Request, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
-import { launchBrowser } from "../helpers/browser.js";
-import { type DashboardChild, startDashboard, stopDashboards } from "../helpers/dashboard.js";
+import { type launchBrowser, loggedInConsole } from "../helpers/browser.js";
+import { type DashboardChild, stopDashboards } from "../helpers/dashboard.js";
 import { cleanupHomes, tempHome } from "../helpers/home.js";
 import { transcriptView } from "../helpers/transcript-view.js";
 
@@ -37,11 +37,7 @@ beforeAll(async () => {
   } finally {
     await writer.close();
   }
-  dash = await startDashboard(home);
-  browser = await launchBrowser();
-  page = browser.page;
-  await page.goto(dash.login);
-  await page.waitForURL(`${dash.address}/`);
+  ({ dash, browser, page } = await loggedInConsole(home));
 }, 120_000);
 
 afterAll(async () => {
@@ -51,6 +47,13 @@ afterAll(async () => {
 });
 
 const { loaded, topRow } = transcriptView(() => page);
+
+/** The message at the top of the view is the one seen before, at the same offset (2 px). */
+async function expectSamePlace(seen: { ordinal: number; top: number }): Promise<void> {
+  const now = await topRow();
+  expect(now.ordinal).toBe(seen.ordinal);
+  expect(Math.abs(now.top - seen.top)).toBeLessThanOrEqual(2);
+}
 
 /** The messages API's `before` of a request (NaN: the newest page). */
 const beforeOf = (url: string) => Number(new URL(url).searchParams.get("before") ?? Number.NaN);
@@ -139,11 +142,9 @@ describe("the transcript keeps the reader's place and loads the next page (issue
       gate.release();
       // The page landed (the list commits and corrects before paint: read right after).
       await expect.poll(loaded, { timeout: 30_000 }).toBe(200);
-      const now = await topRow();
       // 100 rows of ~90 px estimated went above: unanchored, the view would show rows ~9,000
       // px further up (another ordinal at another offset).
-      expect(now.ordinal).toBe(seen.ordinal);
-      expect(Math.abs(now.top - seen.top)).toBeLessThanOrEqual(2);
+      await expectSamePlace(seen);
     } finally {
       await gate.done();
     }
@@ -185,11 +186,9 @@ describe("the transcript keeps the reader's place and loads the next page (issue
         timeout: 30_000,
       });
       expect(await loaded()).toBe(KEEP);
-      const now = await topRow();
       // The oldest rows (81 of them: thousands of pixels) went above: unanchored, the view would move
       // down the transcript by as much.
-      expect(now.ordinal).toBe(seen.ordinal);
-      expect(Math.abs(now.top - seen.top)).toBeLessThanOrEqual(2);
+      await expectSamePlace(seen);
     } finally {
       await gate.done();
     }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BrowserContext, chromium, type Page, type Request } from "playwright-core";
 import { chromiumPath } from "./chromium.js";
+import { type DashboardChild, startDashboard } from "./dashboard.js";
 
 /** HEARTH_SCREENSHOTS=1 writes screenshots into docs/img (the docs'); otherwise a temp dir. */
 export function screenshotDir(): { dir: string; cleanup(): void } {
@@ -131,4 +132,18 @@ export async function doctorReported(page: Page, timeoutMs = 60_000): Promise<vo
     if (Date.now() > deadline) throw new Error("timed out waiting for the first doctor report");
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** A dashboard on `home` and a browser logged in to it through its one-time link. */
+export async function loggedInConsole(home: string): Promise<{
+  dash: DashboardChild;
+  browser: Awaited<ReturnType<typeof launchBrowser>>;
+  page: Page;
+}> {
+  const dash = await startDashboard(home);
+  const browser = await launchBrowser();
+  const page = browser.page;
+  await page.goto(dash.login);
+  await page.waitForURL(`${dash.address}/`);
+  return { dash, browser, page };
 }
