@@ -131,16 +131,22 @@ describe("the operator's console in a real browser", () => {
       await gate;
       await route.continue();
     });
-    const askedBefore = asked.length;
-    await page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)");
-    // The observer sees the button and asks for the newer page (held at the gate).
-    await expect.poll(() => asked.length, { timeout: 30_000 }).toBeGreaterThan(askedBefore);
-    const newestKept = await lastRow();
-    const seen = await topRow();
-    release();
-    // The newer page landed (its rows are rendered below the view) and the oldest went.
-    await expect.poll(lastRow, { timeout: 30_000 }).toBeGreaterThan(newestKept);
-    await page.unroute(messagesUrl);
+    // A failure here must not leave later tests' pages held at the gate.
+    let seen: Awaited<ReturnType<typeof topRow>>;
+    try {
+      const askedBefore = asked.length;
+      await page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)");
+      // The observer sees the button and asks for the newer page (held at the gate).
+      await expect.poll(() => asked.length, { timeout: 30_000 }).toBeGreaterThan(askedBefore);
+      const newestKept = await lastRow();
+      seen = await topRow();
+      release();
+      // The newer page landed (its rows are rendered below the view) and the oldest went.
+      await expect.poll(lastRow, { timeout: 30_000 }).toBeGreaterThan(newestKept);
+    } finally {
+      release();
+      await page.unroute(messagesUrl);
+    }
     // (a) Rows in the centre of the view within 2 s of it landing (it was blank for > 5 s).
     await expect.poll(centre, { timeout: 2_000, interval: 100 }).toBeGreaterThan(0);
     // (b) The reader's place: the message at the top of the view is the same, at the same offset.
