@@ -309,7 +309,7 @@ function withFdinfo(
     `${l.kind} ${l.access} ${l.pid} ${l.device}:${l.inode} ${l.start} ${l.end}`;
   const fromFdinfo = new Map<string, LockEntry[]>();
   for (const id of byId.keys()) {
-    for (const lock of census.fdinfoLocksOn(id)) {
+    for (const { lock } of census.fdinfoLocksOn(id)) {
       const k = key(lock);
       const list = fromFdinfo.get(k);
       if (list) list.push(lock);
@@ -334,11 +334,12 @@ function ofdOwners(
   byId: Map<string, string>,
 ): Map<number, { lock: LockEntry; file: string }[]> {
   const owners = new Map<number, { lock: LockEntry; file: string }[]>();
-  for (const [pid, locks] of census.ofdLocks()) {
-    for (const lock of locks) {
-      const file = byId.get(`${lock.device}:${lock.inode}`);
-      if (!file) continue;
-      owners.set(pid, [...(owners.get(pid) ?? []), { lock, file }]);
+  for (const [id, file] of byId) {
+    for (const { pid, lock } of census.fdinfoLocksOn(id)) {
+      if (lock.kind !== "OFDLCK") continue;
+      const list = owners.get(pid);
+      if (list) list.push({ lock, file });
+      else owners.set(pid, [{ lock, file }]);
     }
   }
   return owners;

@@ -17,7 +17,7 @@ export type FdTable = { deleted: Set<string> } | "gone" | "closed";
 export class ProcCensus {
   private locks: LockEntry[] | undefined;
   private fdinfo: Map<number, LockEntry[]> | undefined;
-  private fdinfoByFile: Map<string, LockEntry[]> | undefined;
+  private fdinfoByFile: Map<string, { pid: number; lock: LockEntry }[]> | undefined;
   private kernelByFile: Map<string, LockEntry[]> | undefined;
   private readonly lockersByDevice = new Map<string, Map<number, string[]>>();
   private readonly tables = new Map<number, FdTable>();
@@ -82,20 +82,23 @@ export class ProcCensus {
     return lockers;
   }
 
-  /** fdinfoLocks() on one file (`device:inode` as /proc/locks prints it), indexed once per census. */
-  fdinfoLocksOn(id: string): LockEntry[] {
-    this.fdinfoByFile ??= byFile([...this.fdinfoLocks().values()].flat());
-    return this.fdinfoByFile.get(id) ?? [];
-  }
-
-  /** The OFD locks of fdinfoLocks(), by pid: the kernel ties them to no process elsewhere. */
-  ofdLocks(): Map<number, LockEntry[]> {
-    const owners = new Map<number, LockEntry[]>();
-    for (const [pid, locks] of this.fdinfoLocks()) {
-      const ofd = locks.filter((l) => l.kind === "OFDLCK");
-      if (ofd.length > 0) owners.set(pid, ofd);
+  /**
+   * fdinfoLocks() on one file (`device:inode` as /proc/locks prints it),
+   * each with the pid whose table holds it; indexed once per census.
+   */
+  fdinfoLocksOn(id: string): { pid: number; lock: LockEntry }[] {
+    if (!this.fdinfoByFile) {
+      this.fdinfoByFile = new Map();
+      for (const [pid, locks] of this.fdinfoLocks()) {
+        for (const lock of locks) {
+          const file = `${lock.device}:${lock.inode}`;
+          const list = this.fdinfoByFile.get(file);
+          if (list) list.push({ pid, lock });
+          else this.fdinfoByFile.set(file, [{ pid, lock }]);
+        }
+      }
     }
-    return owners;
+    return this.fdinfoByFile.get(id) ?? [];
   }
 
   /** The deleted files `pid` holds open (targets ending " (deleted)"), from one read of /proc/<pid>/fd. */
