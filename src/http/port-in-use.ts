@@ -31,48 +31,90 @@ export async function listenOrExplain<T>(
 
 /** The process listening on TCP `port` (IPv4 or IPv6), from /proc/net and the descriptors of /proc; undefined when /proc cannot tell. */
 export function portHolder(port: number): { pid: number; command: string } | undefined {
-  const inodes = new Set<string>();
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    let text: string;
-    try {
-      text = readFileSync(table, "utf8");
-    } catch {
-      continue;
+  return new PortTable().holderOf(port);
+}
+
+/**
+ * One reading of the host's listening TCP sockets, for a command that asks
+ * about several ports (doctor: the gateway's, the scheduler's and the
+ * dashboard's). /proc/net/tcp costs far more than its few lines: the kernel
+ * walks its whole socket hash to print them (5–10 ms a read on a 24 GiB
+ * host), so it is read once per table, not once per port; the descriptors of
+ * /proc are walked once, and only when some port asked about is taken.
+ */
+export class PortTable {
+  private listening: Map<number, Set<string>> | undefined;
+  private owners: Map<string, number> | undefined;
+
+  holderOf(port: number): { pid: number; command: string } | undefined {
+    const inodes = this.listeners().get(port);
+    if (!inodes) return undefined;
+    for (const inode of inodes) {
+      const pid = this.socketOwners().get(inode);
+      if (pid !== undefined) return { pid, command: commandOf(String(pid)) };
     }
-    for (const line of text.split("\n").slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      // local_address is ADDR:PORT in hex; st 0A is LISTEN; the inode is the 10th field.
-      const local = fields[1]?.split(":");
-      if (fields[3] !== "0A" || !local || Number.parseInt(local[1] ?? "", 16) !== port) continue;
-      if (fields[9]) inodes.add(fields[9]);
-    }
-  }
-  if (inodes.size === 0) return undefined;
-  let pids: string[];
-  try {
-    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
     return undefined;
   }
-  for (const pid of pids) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue; // gone, or another user's
-    }
-    for (const fd of fds) {
-      let target: string;
+
+  /** Each listening port with its sockets' inodes. */
+  private listeners(): Map<number, Set<string>> {
+    if (this.listening) return this.listening;
+    const ports = new Map<number, Set<string>>();
+    for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+      let text: string;
       try {
-        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        text = readFileSync(table, "utf8");
       } catch {
         continue;
       }
-      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-      if (inode && inodes.has(inode)) return { pid: Number(pid), command: commandOf(pid) };
+      for (const line of text.split("\n").slice(1)) {
+        const fields = line.trim().split(/\s+/);
+        // local_address is ADDR:PORT in hex; st 0A is LISTEN; the inode is the 10th field.
+        const local = fields[1]?.split(":");
+        if (fields[3] !== "0A" || !local || !fields[9]) continue;
+        const port = Number.parseInt(local[1] ?? "", 16);
+        const set = ports.get(port);
+        if (set) set.add(fields[9]);
+        else ports.set(port, new Set([fields[9]]));
+      }
     }
+    this.listening = ports;
+    return ports;
   }
-  return undefined;
+
+  /** The pid holding each listening socket, from one walk of every readable descriptor table. */
+  private socketOwners(): Map<string, number> {
+    if (this.owners) return this.owners;
+    const wanted = new Set<string>();
+    for (const set of this.listeners().values()) for (const inode of set) wanted.add(inode);
+    const owners = new Map<string, number>();
+    let pids: string[];
+    try {
+      pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+    } catch {
+      pids = [];
+    }
+    for (const pid of pids) {
+      let fds: string[];
+      try {
+        fds = readdirSync(`/proc/${pid}/fd`);
+      } catch {
+        continue; // gone, or another user's
+      }
+      for (const fd of fds) {
+        let target: string;
+        try {
+          target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        } catch {
+          continue;
+        }
+        const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+        if (inode && wanted.has(inode) && !owners.has(inode)) owners.set(inode, Number(pid));
+      }
+    }
+    this.owners = owners;
+    return owners;
+  }
 }
 
 /** The process's name only: its command line may carry secrets (a URL with a password). */

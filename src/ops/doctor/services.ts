@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { profileDir } from "../../config/paths.js";
 import type { HearthConfig } from "../../config/schema.js";
-import { portHolder } from "../../http/port-in-use.js";
+import { PortTable } from "../../http/port-in-use.js";
 import { liveness } from "../../process/identity.js";
 import { listProfiles } from "../ps.js";
 import type { Finding } from "./finding.js";
@@ -22,7 +22,12 @@ interface Service {
  * kernel-backed records. The lock modules load only when a record is
  * there: a doctor on a quiet store loads no lock addon.
  */
-async function services(home: string, profile: string, config: HearthConfig): Promise<Service[]> {
+async function services(
+  home: string,
+  profile: string,
+  config: HearthConfig,
+  ports: PortTable,
+): Promise<Service[]> {
   const run = join(profileDir(home, profile), "run");
   const gw = existsSync(join(run, "gateway.json"))
     ? (await import("../../process/gateway-lock.js")).readRecord(join(run, "gateway.json"))
@@ -42,7 +47,7 @@ async function services(home: string, profile: string, config: HearthConfig): Pr
     dash = {};
   }
   const dashPort = dash.address ? Number(new URL(dash.address).port) : -1;
-  const dashAlive = dash.pid !== undefined && portHolder(dashPort)?.pid === dash.pid;
+  const dashAlive = dash.pid !== undefined && ports.holderOf(dashPort)?.pid === dash.pid;
   return [
     {
       name: "gateway",
@@ -113,9 +118,11 @@ export async function serviceFindings(
   config: HearthConfig,
 ): Promise<Finding[]> {
   const out: Finding[] = [];
-  for (const s of await services(home, profile, config)) {
+  // One reading of the host's listening sockets for the three services.
+  const ports = new PortTable();
+  for (const s of await services(home, profile, config, ports)) {
     if (s.pid === undefined) {
-      const holder = s.port > 0 ? portHolder(s.port) : undefined;
+      const holder = s.port > 0 ? ports.holderOf(s.port) : undefined;
       out.push(
         holder
           ? {

@@ -5,12 +5,14 @@
  * port (warning, naming it); a gateway whose descriptor limit is below
  * what its configuration needs is a warning.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { CLI, runCli } from "../../helpers/cli.js";
 import { startGateway, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
-import { Child, spawnNode } from "../../helpers/process.js";
+import { Child, run, spawnNode } from "../../helpers/process.js";
 
 interface Finding {
   code: string;
@@ -77,6 +79,56 @@ describe("doctor: the running services", () => {
       }),
     );
     await holder.kill();
+  });
+
+  // /proc/net/tcp is dear to read (the kernel walks its whole socket hash:
+  // 5–10 ms on a large host), and doctor asks about three ports: it reads
+  // each table once, not once per port (issue 44: doctor ≤ 2× node -e 0).
+  it("three taken ports: each named, from one read of /proc/net/tcp and one walk of the holder's descriptors", async () => {
+    const holder = spawnNode([
+      "-e",
+      `const net = require("node:net"); const ports = [];
+       for (let i = 0; i < 3; i++) { const s = net.createServer(); s.listen(0, "127.0.0.1", () => { ports.push(s.address().port); if (ports.length === 3) console.log(ports.join(" ")); }); }`,
+    ]);
+    const ports = (await holder.line((l) => /^\d+ \d+ \d+$/.test(l), "the ports")).split(" ");
+    const home = tempHome();
+    writeConfig(home, { gateway: { port: 0 }, scheduler: { port: 0 }, dashboard: { port: 0 } });
+    await (await openStore({ home, env: {} })).close();
+    const out = join(home, "..", "doctor-trace.txt");
+    const r = await run(
+      "strace",
+      [
+        ...["-f", "-e", "trace=openat", "-o", out],
+        process.execPath,
+        CLI,
+        "--home",
+        home,
+        "--json",
+        "doctor",
+      ],
+      {
+        env: {
+          HEARTH_GATEWAY_PORT: ports[0]!,
+          HEARTH_SCHEDULER_PORT: ports[1]!,
+          HEARTH_DASHBOARD_PORT: ports[2]!,
+        },
+      },
+    );
+    await holder.kill();
+    expect(r.code, r.stderr).toBe(4);
+    const taken = (JSON.parse(r.stdout).findings as Finding[]).filter(
+      (f) => f.code === "port_taken",
+    );
+    expect(taken.map((f) => f.message)).toEqual(
+      ports.map((port) => expect.stringContaining(`port ${port} is taken by pid ${holder.pid}`)),
+    );
+    const opened = [...readFileSync(out, "utf8").matchAll(/openat\(AT_FDCWD, "([^"]+)"/g)].map(
+      (m) => m[1],
+    );
+    const count = (path: string) => opened.filter((p) => p === path).length;
+    expect(count("/proc/net/tcp")).toBe(1);
+    expect(count("/proc/net/tcp6")).toBe(1);
+    expect(count(`/proc/${holder.pid}/fd`)).toBe(1);
   });
 
   it("a gateway whose descriptor limit is below what it needs is a warning", async () => {
