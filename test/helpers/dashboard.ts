@@ -3,10 +3,13 @@ import { request as httpRequest } from "node:http";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { runCli } from "./cli.js";
+import { scope } from "./scope.js";
 
 const CLI =
   process.env.HEARTH_TEST_CLI ?? fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+/** Dashboards a test started (killed after that test) and a file's beforeAll started (after the file): setup.ts. */
 const children = new Set<DashboardChild>();
+const fileChildren = new Set<DashboardChild>();
 
 export interface DashboardEvent {
   event?: string;
@@ -87,6 +90,7 @@ export class DashboardChild {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
     const result = await this.exited;
     children.delete(this);
+    fileChildren.delete(this);
     return result;
   }
 }
@@ -214,7 +218,7 @@ export function spawnDashboard(
   options: { profiles?: string[]; env?: NodeJS.ProcessEnv } = {},
 ): DashboardChild {
   const d = new DashboardChild(home, options);
-  children.add(d);
+  (scope.inTest ? children : fileChildren).add(d);
   return d;
 }
 
@@ -242,7 +246,16 @@ export async function loginWithToken(
   return dash.logIn(dash.url(`/login?token=${code}`));
 }
 
-/** Kill every dashboard still running (call in afterEach). */
+/** Kill every dashboard still running, a file's too. */
 export async function stopDashboards(): Promise<void> {
+  await Promise.all([...children, ...fileChildren].map((d) => d.kill("SIGKILL")));
+}
+
+/**
+ * Kill the dashboards this test started (setup.ts, after each test). A file
+ * that forgot its own afterEach left a `dashboard run` child alive after the
+ * whole suite, reparented to init (services-supervised.test.ts did).
+ */
+export async function killTestDashboards(): Promise<void> {
   await Promise.all([...children].map((d) => d.kill("SIGKILL")));
 }

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeEach } from "vitest";
+import { killTestDashboards, stopDashboards } from "./dashboard.js";
 import { cleanupFileHomes, cleanupHomes } from "./home.js";
 import { killFileChildren, killLeftovers, logsOfThisTest, newTest } from "./process.js";
 import { scope } from "./scope.js";
@@ -18,13 +19,13 @@ beforeEach((ctx) => {
 });
 
 afterEach(async () => {
-  await killLeftovers();
+  await Promise.all([killLeftovers(), killTestDashboards()]);
   cleanupHomes();
   scope.inTest = false;
 });
 
 // What a file's beforeAll started or made lives until the file is done.
 afterAll(async () => {
-  await killFileChildren();
+  await Promise.all([killFileChildren(), stopDashboards()]);
   cleanupFileHomes();
 });
