@@ -4,6 +4,7 @@ import { HearthError, isHearthError } from "../../errors.js";
 import { openExclusive } from "../../files/create.js";
 import type { FileGuard } from "../../files/guard.js";
 import { lstatOrNull } from "../../files/inspect.js";
+import { ProcCensus } from "../../process/proc-census.js";
 import { type LockEntry, lockDevice, readKernelLocks } from "../../process/proc-locks.js";
 import type { Connection } from "./connection.js";
 import { type WalIndex, WalIndexReader } from "./wal-sync/wal-index.js";
@@ -106,13 +107,19 @@ function newcomer({ guard, path }: GhostFiles): string | undefined {
   // taken or let go by anyone between two of them shifts the list, and a
   // line is skipped or shown twice (a stable 600 locks read as 580 to 621
   // beside one busy locker). One read could miss the very process this
-  // check looks for; three, joined, all have to miss it.
+  // check looks for; three, joined, all have to miss it. Every readable
+  // process's fdinfo is joined too, as the holder census does (each
+  // descriptor's locks in one small read, which cannot skip a lock that
+  // stayed put); /proc/locks still shows the processes whose fdinfo this
+  // user cannot read. A join can only add strangers: it never lets a save
+  // through that one of the readings refuses.
   const reads: LockEntry[][] = [];
   try {
     for (let i = 0; i < LOCK_READS; i++) reads.push(readKernelLocks(path));
   } catch {
     return "/proc/locks cannot be read";
   }
+  reads.push([...new ProcCensus().fdinfoLocks().values()].flat());
   const stranger = strangerOn(reads, db, shm, process.pid);
   return stranger === undefined
     ? undefined

@@ -126,6 +126,35 @@ describe("commits that only a removed WAL holds (F3)", () => {
     expect(existsSync(`${store.path}-wal`)).toBe(true);
     await store.close();
   });
+  // The newcomer's own -wal and -shm removed in turn: no new file under the
+  // names is left to tell of it, only its lock on the database, which the
+  // check reads from /proc/locks (three reads) and every process's fdinfo.
+  it("are named when only the newcomer's lock on the database tells of it (its own files removed too)", async () => {
+    const home = tempHome();
+    const store = await openSqliteStore({ home });
+    const session = await store.sessions.create({ title: "lost to a hidden newcomer" });
+    await store.messages.append(session.id, { role: "user", content: "only here" });
+    removeGeneration(store.path);
+    const newcomer = await startWorker();
+    try {
+      await newcomer.call("open", { home });
+      await newcomer.call("create", { title: "the newcomer's" });
+      removeGeneration(store.path);
+      const lost = await store.reopen().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(isHearthError(lost, "HEARTH_GENERATION_LOST")).toBe(true);
+      if (!isHearthError(lost)) throw lost;
+      expect((lost.details as { reason: string }).reason).toBe(
+        `process ${newcomer.pid} holds the database without the removed -shm`,
+      );
+    } finally {
+      await newcomer.kill();
+      await store.close().catch(() => undefined);
+    }
+  });
+
   it("are saved when the writer closes on the removed generation (a short-lived worker's last act)", async () => {
     const home = tempHome();
     const store = await openSqliteStore({ home });
