@@ -222,9 +222,10 @@ describe("fromSqliteError edge cases", () => {
 describe("one error policy", () => {
   it("recognises a HearthError from another copy of the package (a brand, not instanceof alone)", async () => {
     // dist/ and src/ are two separate module instances, as two installed copies would be.
-    const other = (await import(
-      "../../dist/errors.js"
-    )) as unknown as typeof import("../../src/errors.js");
+    // A specifier tsc does not resolve: the type check runs beside the build
+    // (scripts/checks.mjs), before dist/ exists on a fresh clone.
+    const built = "../../dist/errors.js";
+    const other = (await import(built)) as typeof import("../../src/errors.js");
     const foreign = new other.HearthError("HEARTH_BUSY", "held");
     expect(foreign).not.toBe(HearthError);
     expect(isHearthError(foreign, "HEARTH_BUSY")).toBe(true);
