@@ -204,7 +204,9 @@ Workloads (sizes of this ${s.mode} run):
    WAL + synchronous=FULL: ${n(s.langgraphTurns ?? 100)} graph turns per round on a new thread, the latest
    \`getTuple\` of a 168-turn (504-checkpoint) thread, and \`list\` of 500 of it; time
    and CPU per call (\`process.cpuUsage()\`, every thread of the process, run phase
-   only), and hearth's writer statements per turn (counted). Target: CPU per call
+   only), hearth's writer statements per turn, and the WAL frames (pages) each
+   saver's commits write per turn on a thread of its own (counted from the
+   wal-index, beside the timed turns). Target: CPU per call
    <= 1.0x SqliteSaver (median).${
      s.langgraphTurns === undefined
        ? ` Not yet in a full run (issue 44 in

@@ -8,7 +8,10 @@
 // per call (this process, every thread), and hearth's statements per turn.
 // A put is also timed alone, inside the graph turns (each saver's put
 // wrapped: wall time and process CPU from its call to its resolution).
-import { mkdirSync } from "node:fs";
+// Counted apart, on turns of their own (never the timed ones): WAL frames
+// (pages) each saver's commits write per turn, read from the wal-index.
+import { closeSync, mkdirSync, openSync, readSync } from "node:fs";
+import { endianness } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MessagesAnnotation, StateGraph } from "@langchain/langgraph";
@@ -49,7 +52,54 @@ async function openSavers(dir) {
   const db = new Database(join(dir, "stock", "checkpoints.db"));
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
-  return { hearth, stock: new SqliteSaver(db), close: () => hearth.close().then(() => db.close()) };
+  return {
+    hearth,
+    stock: new SqliteSaver(db),
+    files: { hearth: hearth.store.path, stock: join(dir, "stock", "checkpoints.db") },
+    close: () => hearth.close().then(() => db.close()),
+  };
+}
+
+/** mxFrame of the WAL behind `db` (its wal-index header; native byte order). */
+function walFrames(db) {
+  const fd = openSync(`${db}-shm`, "r");
+  try {
+    const b = Buffer.alloc(20);
+    readSync(fd, b, 0, 20, 0);
+    return endianness() === "LE" ? b.readUInt32LE(16) : b.readUInt32BE(16);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * WAL frames a turn writes on `saver` (its database `db`), over `turns`
+ * turns of a new thread: the growth of mxFrame across each put and
+ * putWrites (a commit that starts the WAL over counts its own frames).
+ */
+async function framesPerTurn(saver, db, turns) {
+  let frames = 0;
+  const methods = ["put", "putWrites"];
+  const own = methods.map((m) => saver[m]);
+  for (const m of methods) {
+    const call = saver[m];
+    saver[m] = async (...args) => {
+      const before = walFrames(db);
+      const out = await call.apply(saver, args);
+      const after = walFrames(db);
+      frames += after >= before ? after - before : after;
+      return out;
+    };
+  }
+  try {
+    const graph = graphOn(saver);
+    for (let i = 0; i < turns; i++) await turn(graph, "frames", i);
+  } finally {
+    methods.forEach((m, i) => {
+      saver[m] = own[i];
+    });
+  }
+  return frames / turns;
 }
 
 /** Start timing `name`'s puts (its wrapper adds to the returned totals). */
@@ -173,6 +223,19 @@ export async function langgraphWorkload({ sizes, rounds, log }) {
     add("put (timed inside the graph turns)", { hearth: puts.hearth, ceiling: puts.stock });
     add(`latest getTuple (${longTurns * 3}-checkpoint thread)`, getRes);
     add(`list of ${LIST}`, listRes);
+    log(`11b. LangGraph: WAL frames per turn, ${turns} turns on each saver`);
+    const frames = { hearth: [], stock: [] };
+    for (const name of ["hearth", "stock"])
+      frames[name].push(await framesPerTurn(savers[name], savers.files[name], turns));
+    rows.push(
+      row({
+        ...common,
+        metric: `WAL frames (pages) written per graph turn, ${turns}-turn thread (counted)`,
+        unit: "frames",
+        hearth: frames.hearth,
+        ceiling: frames.stock,
+      }),
+    );
     rows.push(
       row({
         workload: WORKLOAD,
