@@ -43,7 +43,12 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   });
   const [, setVersion] = useState(0);
   const firstKey = useRef<number | undefined>(undefined);
-  const anchor = useRef<{ key: number; top: number } | null>(null);
+  /**
+   * The row at the top of the view and its offset from the top of the document, noted after
+   * each commit and each scroll frame (before anything moves it: a page button inserted above
+   * the list, a spacer resized, rows rendered above with heights other than their estimates).
+   */
+  const anchor = useRef<{ key: number; y: number } | null>(null);
   const shownBefore = useRef<T[]>([]);
   const previous = useRef<T[]>(items);
   const pending = useRef<{ key: number; block: "end" | "center"; tries: number } | null>(
@@ -72,8 +77,16 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
     const end = Math.min(items.length, indexAt(top + window.innerHeight + MARGIN) + 1);
     setRange((r) => (r.start === start && r.end === end ? r : { start, end }));
   };
+  /** The scroll as the last scroll event (or note) saw it: before a clamp the page's height made. */
+  const scrolled = useRef(0);
+  const note = () => {
+    scrolled.current = window.scrollY;
+    anchor.current = pending.current ? null : anchorOf(list.current, shownBefore.current, keyOf);
+  };
   const computeRef = useRef(compute);
   computeRef.current = compute;
+  const noteRef = useRef(note);
+  noteRef.current = note;
 
   if (handle) {
     handle.current = {
@@ -98,9 +111,6 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   }
   firstKey.current = head;
   if (previous.current !== items) {
-    // Rows added or dropped at either end: the row at the top of the view (as the DOM still
-    // shows it, before this render is committed) is put back at the same offset after it.
-    anchor.current = pending.current ? null : anchorOf(list.current, shownBefore.current, keyOf);
     previous.current = items;
     // Forget the heights of rows no longer held (a long read would keep every one).
     if (heights.current.size > 2 * items.length + 200) {
@@ -121,11 +131,15 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
     // Keep the reader's place: whatever moved it (rows above added or dropped, the page's
     // height clamping the scroll when rows below went), scroll the anchor row back.
     const a = anchor.current;
-    anchor.current = null;
-    if (a) {
-      const k = shown.findIndex((it) => keyOf(it) === a.key);
-      const moved = k >= 0 ? rows[k]!.getBoundingClientRect().top - a.top : 0;
-      if (moved !== 0) window.scrollBy(0, moved);
+    const held = a ? shown.findIndex((it) => keyOf(it) === a.key) : -1;
+    if (a && held >= 0) {
+      // Where it is in the document now against where it was: the difference is what moved.
+      // From the scroll the reader had: the page's height shrinking may have clamped it since.
+      const y = window.scrollY;
+      const moved = rows[held]!.getBoundingClientRect().top + y - a.y;
+      const max = document.documentElement.scrollHeight - window.innerHeight;
+      const from = y >= max - 1 && scrolled.current > y ? scrolled.current : y;
+      if (from + moved !== y) window.scrollTo(0, from + moved);
     }
     // Measure the rendered rows: a row's height is the distance to the next one (margins included).
     let above = 0;
@@ -140,8 +154,9 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
       if (h > 0 && Math.abs(h - old) > 0.5) {
         heights.current.set(key, h);
         changed = true;
-        // A row that starts above the viewport moved what is in view: keep the place.
-        if (r.getBoundingClientRect().top < 0) above += h - old;
+        // No anchor row (none was in view): a row that starts above the viewport moved what
+        // is in view, keep the place.
+        if (held < 0 && r.getBoundingClientRect().top < 0) above += h - old;
       }
     });
     const p = pending.current;
@@ -170,14 +185,17 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
     }
     if (above !== 0) window.scrollBy(0, above);
     if (changed) computeRef.current();
+    note();
   });
 
   useEffect(() => {
     let frame = 0;
     const on = () => {
+      scrolled.current = window.scrollY;
       if (frame) return;
       frame = requestAnimationFrame(() => {
         frame = 0;
+        noteRef.current();
         computeRef.current();
       });
     };
@@ -204,17 +222,23 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   );
 }
 
-/** The first rendered row not wholly above the viewport: its key and its offset from the top. */
+/**
+ * The first rendered row not wholly above the viewport, if it is in view (none is when a jump
+ * scrolled past every rendered row): its key and its offset from the top of the document.
+ */
 function anchorOf<T>(
   list: HTMLOListElement | null,
   shown: T[],
   keyOf: (item: T) => number,
-): { key: number; top: number } | null {
+): { key: number; y: number } | null {
   if (!list) return null;
   const rows = list.querySelectorAll<HTMLElement>(":scope > li:not(.spacer)");
   for (let k = 0; k < rows.length && k < shown.length; k++) {
     const r = rows[k]!.getBoundingClientRect();
-    if (r.bottom > 0) return { key: keyOf(shown[k]!), top: r.top };
+    if (r.bottom > 0)
+      return r.top < window.innerHeight
+        ? { key: keyOf(shown[k]!), y: r.top + window.scrollY }
+        : null;
   }
   return null;
 }
