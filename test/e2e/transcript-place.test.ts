@@ -59,29 +59,40 @@ async function expectSamePlace(seen: { ordinal: number; top: number }): Promise<
 const beforeOf = (url: string) => Number(new URL(url).searchParams.get("before") ?? Number.NaN);
 const isMessages = (u: URL) => u.pathname.endsWith(`/${sessionId}/messages`);
 
-/** Requests of the messages API, and a gate that holds those `which` picks until released. */
+/**
+ * Requests of the messages API, and a gate that holds those `which` picks: `release` lets all go
+ * (and those after pass), `releaseWhere` only the held ones whose `before` it picks.
+ */
 async function holdPages(which: (before: number) => boolean) {
   const asked: string[] = [];
   const held: string[] = [];
-  let release = () => {};
-  const gate = new Promise<void>((r) => {
-    release = r;
-  });
+  let open = false;
+  let waiting: { before: number; go: () => void }[] = [];
   const onRequest = (r: Request) => {
     if (isMessages(new URL(r.url()))) asked.push(r.url());
   };
   page.on("request", onRequest);
   await page.route(isMessages, async (route: Route) => {
-    if (which(beforeOf(route.request().url()))) {
+    const before = beforeOf(route.request().url());
+    if (!open && which(before)) {
       held.push(route.request().url());
-      await gate;
+      await new Promise<void>((go) => waiting.push({ before, go }));
     }
     await route.continue();
   });
+  const releaseWhere = (pick: (before: number) => boolean) => {
+    for (const w of waiting) if (pick(w.before)) w.go();
+    waiting = waiting.filter((w) => !pick(w.before));
+  };
+  const release = () => {
+    open = true;
+    releaseWhere(() => true);
+  };
   return {
     asked,
     held,
     release,
+    releaseWhere,
     /** Lets any held page go (unroute waits for the handlers that run), then stops holding. */
     done: () => {
       release();
@@ -90,6 +101,14 @@ async function holdPages(which: (before: number) => boolean) {
     },
   };
 }
+
+/** Two frames on: the list's scroll frame and the renders it starts have run. */
+const frames = () =>
+  page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");
+
+/** Pixels between the view's bottom and the page's end (0: the reader is at the end). */
+const fromEnd = () =>
+  page.evaluate("document.documentElement.scrollHeight - innerHeight - scrollY") as Promise<number>;
 
 /** Opens the transcript at a message (`at`) and waits until it settled there. */
 async function openAt(at: number) {
@@ -134,9 +153,7 @@ describe("the transcript keeps the reader's place and loads the next page (issue
       await expect.poll(() => gate.held.length, { timeout: 30_000 }).toBe(1);
       // Settled a little below the top, mid-row: the row at the top of the view is cut.
       await page.evaluate("window.scrollTo(0, 300)");
-      await page.evaluate(
-        "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))",
-      );
+      await frames();
       const seen = await topRow();
       expect(seen.ordinal).toBeGreaterThan(0);
       gate.release();
@@ -175,9 +192,7 @@ describe("the transcript keeps the reader's place and loads the next page (issue
       expect(await page.getByRole("button", { name: "Load older messages" }).count()).toBe(0);
       // Settled above the bottom, mid-row (the page's height may shrink under a clamped view).
       await page.evaluate("window.scrollBy(0, -500)");
-      await page.evaluate(
-        "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))",
-      );
+      await frames();
       const seen = await topRow();
       gate.release();
       // Landed: the oldest went (an older page to load again), still KEEP kept.
@@ -227,6 +242,83 @@ describe("the transcript keeps the reader's place and loads the next page (issue
       await expect.poll(newerAsked, { timeout: 15_000 }).toBe(1);
       await expect.poll(loaded, { timeout: 30_000 }).toBeGreaterThanOrEqual(300);
     } finally {
+      await gate.done();
+    }
+  }, 120_000);
+
+  it("keeps a reader who scrolled to the end while a page loaded at the end, and loads the newer page", async () => {
+    await openAt(600);
+    expect(await loaded()).toBe(100);
+    // Every page but the newest is held: the older one asked for on reaching the top, and
+    // the newer one after it.
+    const gate = await holdPages((before) => Number.isFinite(before));
+    const newerAsked = () => gate.asked.filter((u) => beforeOf(u) > 600).length;
+    try {
+      await page.evaluate("window.scrollTo(0, 0)");
+      await expect.poll(() => gate.held.length, { timeout: 30_000 }).toBe(1);
+      // While the older page is in flight, one scroll to the end (a reader dragging the
+      // scrollbar down), not repeated: the rows there were never measured (the list opened at
+      // 600), and rendered they are not the 90 px estimate. The reader stays at the end: unpinned,
+      // the end moved away by what they measured more than estimated.
+      await page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)");
+      await frames();
+      expect(await fromEnd()).toBeLessThanOrEqual(1);
+      expect(newerAsked()).toBe(0);
+      // The older page lands above: the reader is still at the end, and the look after the
+      // load asks for the newer page (held: nothing lands below meanwhile).
+      gate.releaseWhere((before) => before < 600);
+      await expect.poll(loaded, { timeout: 30_000 }).toBe(200);
+      await expect.poll(newerAsked, { timeout: 15_000 }).toBe(1);
+      expect(await fromEnd()).toBeLessThanOrEqual(1);
+      gate.release();
+      await expect.poll(loaded, { timeout: 30_000 }).toBe(300);
+    } finally {
+      await gate.done();
+    }
+  }, 120_000);
+
+  it("lets a reader who scrolled away from the end as a page landed keep their scroll (it is not pulled back to the end)", async () => {
+    await openAt(600);
+    const gate = await holdPages((before) => Number.isFinite(before));
+    try {
+      await page.evaluate("window.scrollTo(0, 0)");
+      await expect.poll(() => gate.held.length, { timeout: 30_000 }).toBe(1);
+      await page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)");
+      await frames();
+      expect(await fromEnd()).toBeLessThanOrEqual(1);
+      // The reader scrolls up 600 px in the very task the older page's answer is read, so the
+      // page lands (and the list renders) before any frame saw that scroll: forced here by
+      // scrolling when the answer's text is read. The place is noted then, in the DOM as it
+      // was before the page landed.
+      await page.evaluate(`(() => {
+        const text = Response.prototype.text;
+        Response.prototype.text = function () {
+          return text.call(this).then((t) => {
+            if (/[?&]before=[0-5]?[0-9]?[0-9](&|$)/.test(this.url)) {
+              Response.prototype.text = text;
+              window.scrollBy(0, -600);
+              for (const li of document.querySelectorAll("ol.transcript li.message")) {
+                const r = li.getBoundingClientRect();
+                if (r.bottom > 0) {
+                  window.__seen = { ordinal: Number(li.getAttribute("data-ordinal")), top: r.top };
+                  break;
+                }
+              }
+            }
+            return t;
+          });
+        };
+      })()`);
+      gate.releaseWhere((before) => before < 600);
+      await expect.poll(loaded, { timeout: 30_000 }).toBe(200);
+      const seen = (await page.evaluate("window.__seen")) as { ordinal: number; top: number };
+      expect(seen?.ordinal).toBeGreaterThan(0);
+      // The reader's scroll wins: the rows they scrolled to stay in view where they were (the
+      // page added above is corrected for), not the end they had left.
+      await expectSamePlace(seen);
+      expect(await fromEnd()).toBeGreaterThan(500);
+    } finally {
+      await page.evaluate("delete window.__seen");
       await gate.done();
     }
   }, 120_000);

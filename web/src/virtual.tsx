@@ -43,6 +43,7 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   });
   const [, setVersion] = useState(0);
   const firstKey = useRef<number | undefined>(undefined);
+  const lastKeyRef = useRef<number | undefined>(undefined);
   /**
    * The row at the top of the view and its offset from the top of the document, noted after
    * each commit and each scroll frame (before anything moves it: a page button inserted above
@@ -79,9 +80,18 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   };
   /** The scroll as the last scroll event (or note) saw it: before a clamp the page's height made. */
   const scrolled = useRef(0);
+  /**
+   * The reader was at the end of the page when last noted, and the last row then (its key): the
+   * place to keep is the end, not the top row, while nothing was added or dropped below.
+   */
+  const atEnd = useRef<{ last: number | undefined; y: number } | null>(null);
   const note = () => {
-    scrolled.current = window.scrollY;
+    const y = window.scrollY;
+    scrolled.current = y;
     anchor.current = pending.current ? null : anchorOf(list.current, shownBefore.current, keyOf);
+    const bottom = document.documentElement.scrollHeight - window.innerHeight;
+    atEnd.current =
+      !pending.current && y > 0 && y >= bottom - 1 ? { last: lastKeyRef.current, y } : null;
   };
   const computeRef = useRef(compute);
   computeRef.current = compute;
@@ -100,6 +110,8 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   // Rows added above (older pages) or dropped there (the transcript keeps a bounded number):
   // shift the window so the same rows stay rendered.
   const head = items.length > 0 ? keyOf(items[0]!) : undefined;
+  const tail = items.length > 0 ? keyOf(items[items.length - 1]!) : undefined;
+  lastKeyRef.current = tail;
   let shift = 0;
   if (firstKey.current !== undefined && head !== firstKey.current) {
     const at = items.findIndex((it) => keyOf(it) === firstKey.current);
@@ -128,9 +140,24 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
     const el = list.current;
     if (!el) return;
     const rows = el.querySelectorAll<HTMLElement>(":scope > li:not(.spacer)");
+    // A reader at the end of the page stays there while nothing was added or dropped below
+    // (rows measured taller than estimated after a jump to the end, a page landing above): the
+    // reader's scroll to the end is not undone, and the newer page's button stays in view.
+    // Unless the reader scrolled away since (before that scroll's frame noted it): theirs wins.
+    const e = atEnd.current;
+    const bottom = document.documentElement.scrollHeight - window.innerHeight;
+    const pin =
+      e !== null &&
+      e.last === tail &&
+      !pending.current &&
+      (Math.abs(window.scrollY - e.y) < 1 || window.scrollY >= bottom - 1);
+    const pinned = pin && Math.abs(window.scrollY - bottom) >= 1;
+    if (pinned) window.scrollTo(0, bottom);
     // Keep the reader's place: whatever moved it (rows above added or dropped, the page's
-    // height clamping the scroll when rows below went), scroll the anchor row back.
-    const a = anchor.current;
+    // height clamping the scroll when rows below went), scroll the anchor row back. The
+    // correction is a difference added to the scroll as it is now, so a scroll the reader made
+    // after the note (before its frame) is kept too.
+    const a = pin ? null : anchor.current;
     const held = a ? shown.findIndex((it) => keyOf(it) === a.key) : -1;
     if (a && held >= 0) {
       // Where it is in the document now against where it was: the difference is what moved.
@@ -156,7 +183,7 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
         changed = true;
         // No anchor row (none was in view): a row that starts above the viewport moved what
         // is in view, keep the place.
-        if (held < 0 && r.getBoundingClientRect().top < 0) above += h - old;
+        if (!pin && held < 0 && r.getBoundingClientRect().top < 0) above += h - old;
       }
     });
     const p = pending.current;
@@ -184,7 +211,7 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
       return;
     }
     if (above !== 0) window.scrollBy(0, above);
-    if (changed) computeRef.current();
+    if (changed || pinned) computeRef.current();
     note();
   });
 
