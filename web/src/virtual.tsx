@@ -31,7 +31,8 @@ interface Props<T> {
  * transcript of 20,000 loaded messages keeps a few dozen rows in the DOM.
  * Rows added or dropped at either end (pages loaded, or dropped past the
  * transcript's bound) keep the reader's place: the row at the top of the
- * view is scrolled back to its offset before paint.
+ * view is scrolled back to its offset before paint; a reader at the end of
+ * the page stays at the end while nothing changed below.
  */
 export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSettled }: Props<T>) {
   const list = useRef<HTMLOListElement>(null);
