@@ -31,7 +31,8 @@ interface Props<T> {
  * transcript of 20,000 loaded messages keeps a few dozen rows in the DOM.
  * Rows added or dropped at either end (pages loaded, or dropped past the
  * transcript's bound) keep the reader's place: the row at the top of the
- * view is scrolled back to its offset before paint.
+ * view is scrolled back to its offset before paint; a reader at the end of
+ * the page stays at the end while nothing changed below.
  */
 export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSettled }: Props<T>) {
   const list = useRef<HTMLOListElement>(null);
@@ -43,7 +44,13 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   });
   const [, setVersion] = useState(0);
   const firstKey = useRef<number | undefined>(undefined);
-  const anchor = useRef<{ key: number; top: number } | null>(null);
+  const lastKeyRef = useRef<number | undefined>(undefined);
+  /**
+   * The row at the top of the view and its offset from the top of the document, noted after
+   * each commit and each scroll frame (before anything moves it: a page button inserted above
+   * the list, a spacer resized, rows rendered above with heights other than their estimates).
+   */
+  const anchor = useRef<{ key: number; y: number } | null>(null);
   const shownBefore = useRef<T[]>([]);
   const previous = useRef<T[]>(items);
   const pending = useRef<{ key: number; block: "end" | "center"; tries: number } | null>(
@@ -72,8 +79,25 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
     const end = Math.min(items.length, indexAt(top + window.innerHeight + MARGIN) + 1);
     setRange((r) => (r.start === start && r.end === end ? r : { start, end }));
   };
+  /** The scroll as the last scroll event (or note) saw it: before a clamp the page's height made. */
+  const scrolled = useRef(0);
+  /**
+   * The reader was at the end of the page when last noted, and the last row then (its key): the
+   * place to keep is the end, not the top row, while nothing was added or dropped below.
+   */
+  const atEnd = useRef<{ last: number | undefined; y: number } | null>(null);
+  const note = () => {
+    const y = window.scrollY;
+    scrolled.current = y;
+    anchor.current = pending.current ? null : anchorOf(list.current, shownBefore.current, keyOf);
+    const bottom = document.documentElement.scrollHeight - window.innerHeight;
+    atEnd.current =
+      !pending.current && y > 0 && y >= bottom - 1 ? { last: lastKeyRef.current, y } : null;
+  };
   const computeRef = useRef(compute);
   computeRef.current = compute;
+  const noteRef = useRef(note);
+  noteRef.current = note;
 
   if (handle) {
     handle.current = {
@@ -87,6 +111,8 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   // Rows added above (older pages) or dropped there (the transcript keeps a bounded number):
   // shift the window so the same rows stay rendered.
   const head = items.length > 0 ? keyOf(items[0]!) : undefined;
+  const tail = items.length > 0 ? keyOf(items[items.length - 1]!) : undefined;
+  lastKeyRef.current = tail;
   let shift = 0;
   if (firstKey.current !== undefined && head !== firstKey.current) {
     const at = items.findIndex((it) => keyOf(it) === firstKey.current);
@@ -98,9 +124,6 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   }
   firstKey.current = head;
   if (previous.current !== items) {
-    // Rows added or dropped at either end: the row at the top of the view (as the DOM still
-    // shows it, before this render is committed) is put back at the same offset after it.
-    anchor.current = pending.current ? null : anchorOf(list.current, shownBefore.current, keyOf);
     previous.current = items;
     // Forget the heights of rows no longer held (a long read would keep every one).
     if (heights.current.size > 2 * items.length + 200) {
@@ -118,14 +141,33 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
     const el = list.current;
     if (!el) return;
     const rows = el.querySelectorAll<HTMLElement>(":scope > li:not(.spacer)");
+    // A reader at the end of the page stays there while nothing was added or dropped below
+    // (rows measured taller than estimated after a jump to the end, a page landing above): the
+    // reader's scroll to the end is not undone, and the newer page's button stays in view.
+    // Unless the reader scrolled away since (before that scroll's frame noted it): theirs wins.
+    const e = atEnd.current;
+    const bottom = document.documentElement.scrollHeight - window.innerHeight;
+    const pin =
+      e !== null &&
+      e.last === tail &&
+      !pending.current &&
+      (Math.abs(window.scrollY - e.y) < 1 || window.scrollY >= bottom - 1);
+    const pinned = pin && Math.abs(window.scrollY - bottom) >= 1;
+    if (pinned) window.scrollTo(0, bottom);
     // Keep the reader's place: whatever moved it (rows above added or dropped, the page's
-    // height clamping the scroll when rows below went), scroll the anchor row back.
-    const a = anchor.current;
-    anchor.current = null;
-    if (a) {
-      const k = shown.findIndex((it) => keyOf(it) === a.key);
-      const moved = k >= 0 ? rows[k]!.getBoundingClientRect().top - a.top : 0;
-      if (moved !== 0) window.scrollBy(0, moved);
+    // height clamping the scroll when rows below went), scroll the anchor row back. The
+    // correction is a difference added to the scroll as it is now, so a scroll the reader made
+    // after the note (before its frame) is kept too.
+    const a = pin ? null : anchor.current;
+    const held = a ? shown.findIndex((it) => keyOf(it) === a.key) : -1;
+    if (a && held >= 0) {
+      // Where it is in the document now against where it was: the difference is what moved.
+      // From the scroll the reader had: the page's height shrinking may have clamped it since.
+      const y = window.scrollY;
+      const moved = rows[held]!.getBoundingClientRect().top + y - a.y;
+      const max = document.documentElement.scrollHeight - window.innerHeight;
+      const from = y >= max - 1 && scrolled.current > y ? scrolled.current : y;
+      if (from + moved !== y) window.scrollTo(0, from + moved);
     }
     // Measure the rendered rows: a row's height is the distance to the next one (margins included).
     let above = 0;
@@ -140,8 +182,9 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
       if (h > 0 && Math.abs(h - old) > 0.5) {
         heights.current.set(key, h);
         changed = true;
-        // A row that starts above the viewport moved what is in view: keep the place.
-        if (r.getBoundingClientRect().top < 0) above += h - old;
+        // No anchor row (none was in view): a row that starts above the viewport moved what
+        // is in view, keep the place.
+        if (!pin && held < 0 && r.getBoundingClientRect().top < 0) above += h - old;
       }
     });
     const p = pending.current;
@@ -169,15 +212,18 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
       return;
     }
     if (above !== 0) window.scrollBy(0, above);
-    if (changed) computeRef.current();
+    if (changed || pinned) computeRef.current();
+    note();
   });
 
   useEffect(() => {
     let frame = 0;
     const on = () => {
+      scrolled.current = window.scrollY;
       if (frame) return;
       frame = requestAnimationFrame(() => {
         frame = 0;
+        noteRef.current();
         computeRef.current();
       });
     };
@@ -204,17 +250,23 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   );
 }
 
-/** The first rendered row not wholly above the viewport: its key and its offset from the top. */
+/**
+ * The first rendered row not wholly above the viewport, if it is in view (none is when a jump
+ * scrolled past every rendered row): its key and its offset from the top of the document.
+ */
 function anchorOf<T>(
   list: HTMLOListElement | null,
   shown: T[],
   keyOf: (item: T) => number,
-): { key: number; top: number } | null {
+): { key: number; y: number } | null {
   if (!list) return null;
   const rows = list.querySelectorAll<HTMLElement>(":scope > li:not(.spacer)");
   for (let k = 0; k < rows.length && k < shown.length; k++) {
     const r = rows[k]!.getBoundingClientRect();
-    if (r.bottom > 0) return { key: keyOf(shown[k]!), top: r.top };
+    if (r.bottom > 0)
+      return r.top < window.innerHeight
+        ? { key: keyOf(shown[k]!), y: r.top + window.scrollY }
+        : null;
   }
   return null;
 }
