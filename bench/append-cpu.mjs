@@ -40,8 +40,9 @@ for (let round = 0; round < Number(roundsArg); round++) {
     );
     const r = JSON.parse(out.trim().split("\n").pop());
     results[k.label].push(r);
+    const others = r.threads ? r.threads.others.reduce((a, b) => a + b, 0) : Number.NaN;
     console.error(
-      `round ${round + 1} ${k.label}: cpu ${r.cpuUs.toFixed(1)} µs (user ${r.userUs.toFixed(1)}, sys ${r.sysUs.toFixed(1)}), wall ${r.wallUs.toFixed(1)} µs`,
+      `round ${round + 1} ${k.label}: cpu ${r.cpuUs.toFixed(1)} µs (user ${r.userUs.toFixed(1)}, sys ${r.sysUs.toFixed(1)}; main thread ${r.threads?.main.toFixed(0)}, others ${others.toFixed(0)}), wall ${r.wallUs.toFixed(1)} µs, minor faults ${r.minFlt.toFixed(2)}`,
     );
   }
 }
@@ -61,6 +62,10 @@ for (const k of kinds) {
     userUs: median(rs.map((r) => r.userUs)),
     sysUs: median(rs.map((r) => r.sysUs)),
     wallUs: median(rs.map((r) => r.wallUs)),
+    // /proc/self/task: the event loop's thread, and all the others (checkpoint thread, pool, V8's helpers).
+    mainUs: median(rs.map((r) => r.threads?.main ?? Number.NaN)),
+    othersUs: median(rs.map((r) => (r.threads?.others ?? []).reduce((a, b) => a + b, 0))),
+    minFlt: median(rs.map((r) => r.minFlt)),
     cpuRatio: median(ratios),
     throughputRatio: median(wallRatios),
     cpuRatios: ratios.map((x) => Number(x.toFixed(3))),

@@ -6,6 +6,7 @@
 // `dist` (its openStore); "ceiling" runs bench/lib/sql.mjs's raw writer
 // (the same statements, one fsync per commit, SQLite's own checkpoints).
 // Prints one JSON line.
+import { readdirSync, readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { messageList } from "../lib/corpus.mjs";
 import { ceilingWriter } from "../lib/sql.mjs";
@@ -41,7 +42,46 @@ if (kind === "ceiling") {
   close = () => store.close();
   commits = () => store.offLoopCommits?.();
 }
+/**
+ * CPU of each live thread of this process by name (/proc/self/task/N/stat:
+ * utime + stime, clock ticks of 10 ms): the main thread, then the others'
+ * (checkpoint thread, libuv pool, V8's helpers) largest first.
+ * A thread that ends inside the window is in process.cpuUsage only.
+ */
+function threadTicks() {
+  const out = new Map();
+  let tasks = [];
+  try {
+    tasks = readdirSync("/proc/self/task");
+  } catch {
+    return out; // no /proc: process.cpuUsage only
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const name = stat.slice(stat.indexOf("(") + 1, close);
+      const f = stat.slice(close + 2).split(" ");
+      out.set(tid, { name, ticks: Number(f[11]) + Number(f[12]) });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+function threadsUs(before, after) {
+  let main = 0;
+  const others = [];
+  for (const [tid, t] of after) {
+    const us = ((t.ticks - (before.get(tid)?.ticks ?? 0)) * 10_000) / count;
+    if (Number(tid) === process.pid) main = us;
+    else if (us > 0) others.push(us);
+  }
+  others.sort((a, b) => b - a);
+  return { main, others: others.map((us) => Number(us.toFixed(1))) };
+}
 for (let i = 0; i < warm; i++) await append(i);
+const th0 = threadTicks();
 const m0 = process.hrtime.bigint();
 const t0 = performance.now();
 const c0 = process.cpuUsage();
@@ -51,6 +91,7 @@ const cpu = process.cpuUsage(c0);
 const wall = performance.now() - t0;
 const m1 = process.hrtime.bigint();
 const r1 = process.resourceUsage();
+const threads = threadsUs(th0, threadTicks());
 const modes = commits();
 await close();
 removeDir(home);
@@ -66,5 +107,8 @@ console.log(
     window: [Number(m0) / 1e9, Number(m1) / 1e9],
     ...(modes ? { commits: modes } : {}),
     volCtx: (r1.voluntaryContextSwitches - r0.voluntaryContextSwitches) / count,
+    minFlt: (r1.minorPageFault - r0.minorPageFault) / count,
+    // µs per append: the main thread, and every other thread that ran (/proc/self/task).
+    threads,
   }),
 );

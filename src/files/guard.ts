@@ -8,9 +8,13 @@ import { SQLITE_SHARED_FIRST, SQLITE_SHARED_SIZE, SQLITE_SHM_DMS } from "./sqlit
 interface Watched {
   path: string;
   fd: number;
+  /** Device and inode of the open file: fixed for as long as the descriptor is open. */
+  dev: number;
   ino: number;
   /** How check() tells that this file lost its name. */
   gone: () => boolean;
+  /** The -wal watched by name: its /proc/self/fd link and the name it read at open (walLink). */
+  link?: { link: string; name: string };
 }
 
 /**
@@ -29,28 +33,24 @@ interface Watched {
 function nameChanged(link: string, opened: string): () => boolean {
   return () => readlinkSync(link) !== opened;
 }
+
+/** The /proc/self/fd link of `fd` and the name it reads, when it names `path` as expected (undefined: no /proc, or a path that itself ends in " (deleted)"). */
+function linkOf(fd: number, path: string): { link: string; name: string } | undefined {
+  const link = `/proc/self/fd/${fd}`;
+  try {
+    const name = readlinkSync(link);
+    const base = path.slice(path.lastIndexOf("/"));
+    if (!name.endsWith(DELETED) && name.endsWith(base)) return { link, name };
+  } catch {
+    // no /proc: the link count still tells an unlink or a replacement
+  }
+  return undefined;
+}
 const DELETED = " (deleted)";
 
 /** The database and -shm, and the -wal where /proc cannot tell: the inode has no name left. */
 function noLinks(fd: number): () => boolean {
   return () => fstatSync(fd).nlink === 0;
-}
-
-/**
- * How to watch the -wal's descriptor just opened by `path`: by its name when
- * /proc/self/fd names it as expected, else (no /proc, or a path that itself
- * ends in " (deleted)") by its link count.
- */
-function watchFor(fd: number, path: string): Watched["gone"] {
-  const link = `/proc/self/fd/${fd}`;
-  try {
-    const name = readlinkSync(link);
-    const base = path.slice(path.lastIndexOf("/"));
-    if (!name.endsWith(DELETED) && name.endsWith(base)) return nameChanged(link, name);
-  } catch {
-    // no /proc: the link count still tells an unlink or a replacement
-  }
-  return noLinks(fd);
 }
 
 /** `fd` when `path` names its file now (lstat, no symlink followed); else HEARTH_GENERATION_CHANGED. */
@@ -125,8 +125,11 @@ export class FileGuard {
           suffix === "" && dbFd !== undefined
             ? namedBy(dbFd, path)
             : openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-        const gone = suffix === "-wal" ? watchFor(fd, path) : noLinks(fd);
-        this.files.push({ path, fd, ino: fstatSync(fd).ino, gone });
+        // The -wal by its name when /proc/self/fd names it as expected, else by its link count.
+        const link = suffix === "-wal" ? linkOf(fd, path) : undefined;
+        const gone = link ? nameChanged(link.link, link.name) : noLinks(fd);
+        const { dev, ino } = fstatSync(fd);
+        this.files.push({ path, fd, dev, ino, gone, ...(link ? { link } : {}) });
       }
       if (walMode) this.lock();
     } catch (err) {
@@ -216,12 +219,28 @@ export class FileGuard {
     return fd;
   }
 
-  /** Device and inode of the database ("") or a sidecar this guard opened, from its descriptor. */
+  /**
+   * Device and inode of the database ("") or a sidecar this guard opened:
+   * read from its descriptor when it was opened. An open descriptor's file
+   * never changes, so no stat is needed; none of the -wal in particular,
+   * whose stat would make the next commit's fsync write its inode too
+   * (nameChanged; issue 44: the checkpoint jobs asked for it at every
+   * checkpoint).
+   */
   identity(suffix: "" | "-wal" | "-shm"): { dev: number; ino: number } | undefined {
     const file = this.files.find((f) => f.path === this.dbPath + suffix);
-    if (!file) return undefined;
-    const { dev, ino } = fstatSync(file.fd);
-    return { dev, ino };
+    return file ? { dev: file.dev, ino: file.ino } : undefined;
+  }
+
+  /**
+   * The -wal's /proc/self/fd link and the name it read when opened, when
+   * the -wal is watched by name: while the link reads that name, the path
+   * names the file this guard holds (nameChanged), which the checkpoint
+   * thread checks so instead of a stat of the -wal by path. Undefined once
+   * the descriptors are closed, or where /proc cannot tell.
+   */
+  walLink(): { link: string; name: string } | undefined {
+    return this.walMode ? this.files[1]?.link : undefined;
   }
 
   /** The descriptor on -wal (WAL mode only): fsync through it reaches the WAL SQLite writes. */

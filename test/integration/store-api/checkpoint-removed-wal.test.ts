@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -104,6 +113,42 @@ describe("the checkpoint thread and a removed WAL (issue 41)", () => {
       const result = await passesJob(target, 4).reply;
       expectRefusedUnchanged(result, path, before);
     } finally {
+      writer.close();
+    }
+  });
+
+  it("with the writer's -wal named through its descriptor (walLink, as a store posts it), a final job refuses once the -wal alone was removed", async () => {
+    const { path, writer, fill, target } = walWithFrames();
+    // The writer's descriptor on the -wal, as FileGuard keeps it: the thread shares this process's descriptors.
+    const fd = openSync(`${path}-wal`, "r");
+    try {
+      const link = `/proc/self/fd/${fd}`;
+      const withLink = {
+        ...target,
+        walKey: undefined,
+        walLink: { link, name: readlinkSync(link) },
+      };
+      const passes = checkpointOffLoop({
+        kind: "passes",
+        ...withLink,
+        finalFrames: 0,
+        growth: 1e9,
+        maxPasses: 1,
+        done: new Int32Array(new SharedArrayBuffer(4)),
+      });
+      expect(await passes.reply).toMatchObject({ ok: true });
+      fill(200); // frames only the WAL holds
+      unlinkSync(`${path}-wal`); // the -shm stays: only the -wal's check can tell
+      const before = digest(path);
+      const result = await checkpointOffLoop({
+        kind: "final",
+        passesId: passes.id,
+        ...withLink,
+        ...finalJob,
+      }).reply;
+      expectRefusedUnchanged(result, path, before);
+    } finally {
+      closeSync(fd);
       writer.close();
     }
   });

@@ -15,7 +15,7 @@
  * (src/store/sqlite/fts-merge.ts), the one write the thread makes: derived pages
  * only, never a row of the store's own tables.
  */
-import { statSync } from "node:fs";
+import { readlinkSync, statSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { failpointFails } from "../../../failpoints.js";
@@ -53,9 +53,24 @@ const moved = (job: Passes | Final) =>
 function sameFile(job: Passes | Final): boolean {
   return (
     sameKey(job.path, job.key) &&
-    (job.walKey === undefined || sameKey(`${job.path}-wal`, job.walKey)) &&
+    (job.walLink
+      ? sameLink(job.walLink)
+      : job.walKey === undefined || sameKey(`${job.path}-wal`, job.walKey)) &&
     (job.shmKey === undefined || sameKey(`${job.path}-shm`, job.shmKey))
   );
+}
+
+/**
+ * The writer's -wal descriptor still reads the name it was opened by: the
+ * path names the writer's -wal (FileGuard.walLink). Not a stat: one of the
+ * -wal makes the writer's next commit fsync its inode too (issue 44).
+ */
+function sameLink(wal: { link: string; name: string }): boolean {
+  try {
+    return readlinkSync(wal.link) === wal.name;
+  } catch {
+    return false; // the descriptor is gone: not proven the same file
+  }
 }
 
 function sameKey(path: string, key: string): boolean {

@@ -19,6 +19,15 @@ interface JobTarget {
    */
   walKey?: string;
   shmKey?: string;
+  /**
+   * The writer's descriptor on the -wal as /proc/self/fd names it (the
+   * thread shares the process's descriptors), and the name it read when
+   * opened: while it still reads that name, the -wal at the path is the
+   * writer's (FileGuard.walLink), checked so instead of a stat of the -wal
+   * by path, which would make the writer's next commit fsync the -wal's
+   * inode too (issue 44). Absent where /proc cannot tell: walKey then.
+   */
+  walLink?: { link: string; name: string };
   synchronous: string;
 }
 

@@ -265,14 +265,20 @@ export class Checkpoints {
   }
 
   /** The -wal and -shm this process's writer holds, for the thread to check (F3). */
-  private sidecarKeys(): { walKey?: string; shmKey?: string } {
+  private sidecarKeys(): {
+    walKey?: string;
+    shmKey?: string;
+    walLink?: { link: string; name: string };
+  } {
     const guard = this.host.guard;
     if (!guard?.walMode) return {};
     const wal = guard.identity("-wal");
     const shm = guard.identity("-shm");
+    const walLink = guard.walLink();
     return {
       ...(wal ? { walKey: `${wal.dev}:${wal.ino}` } : {}),
       ...(shm ? { shmKey: `${shm.dev}:${shm.ino}` } : {}),
+      ...(walLink ? { walLink } : {}),
     };
   }
 
