@@ -119,11 +119,19 @@ export async function bulkFillPg(pool, { list, sessions, firstSession = 0 }) {
   return ids;
 }
 
-/** The server processes (backends) connected to the database of `url` (to read their CPU time). */
+/**
+ * The server processes of the clients connected to the database of `url`
+ * (to read their CPU time): client backends only, not an autovacuum worker
+ * that happens to be working on the database (it comes and goes; its pid
+ * may be gone before the CPU is read again).
+ */
 export async function backendPids(url) {
   const name = new URL(url).pathname.slice(1);
   return admin(async (c) => {
-    const { rows } = await c.query("SELECT pid FROM pg_stat_activity WHERE datname = $1", [name]);
+    const { rows } = await c.query(
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'",
+      [name],
+    );
     return rows.map((r) => r.pid);
   });
 }
