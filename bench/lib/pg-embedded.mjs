@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import pg from "pg";
+import { dropPgDatabases, usePgServer } from "./pg.mjs";
 
 const ROLE = "hearth_bench";
 
@@ -24,8 +25,29 @@ function freePort() {
   });
 }
 
-/** Start the server; resolves with { url (admin database), stop() }. */
-export async function startStatsPg() {
+/**
+ * fn() with fresh databases (pg.mjs freshPgDatabase) on the server
+ * $HEARTH_TEST_PG_URL names when it is set (an external server), else on a
+ * server of the bench's own, started here (as workload 18's, without
+ * pg_stat_statements) and stopped after, its databases dropped first.
+ */
+export async function onBenchPg(fn) {
+  if (process.env.HEARTH_TEST_PG_URL) return fn();
+  const server = await startStatsPg({ statements: false });
+  usePgServer(server.url);
+  try {
+    return await fn();
+  } finally {
+    await dropPgDatabases();
+    await server.stop();
+  }
+}
+
+/**
+ * Start the server; resolves with { url (admin database), stop() }.
+ * statements: false leaves pg_stat_statements out (workload 17 counts none).
+ */
+export async function startStatsPg({ statements = true } = {}) {
   // The package registers exit hooks on import that end the process at
   // beforeExit; the bench removes them (as the tests' helper does).
   const events = ["exit", "beforeExit", "SIGHUP", "SIGINT", "SIGTERM", "message"];
@@ -46,8 +68,13 @@ export async function startStatsPg() {
     initdbFlags: ["--encoding=UTF8"],
     postgresFlags: [
       ...["-c", "listen_addresses=127.0.0.1", "-k", dir],
-      ...["-c", "shared_preload_libraries=pg_stat_statements"],
-      ...["-c", "pg_stat_statements.track=top", "-c", "pg_stat_statements.track_utility=on"],
+      ...(statements
+        ? [
+            ...["-c", "shared_preload_libraries=pg_stat_statements"],
+            ...["-c", "pg_stat_statements.track=top", "-c", "pg_stat_statements.track_utility=on"],
+            ...["-c", "pg_stat_statements.track_planning=on"],
+          ]
+        : []),
       ...["-c", "max_connections=200"],
     ],
     onLog: (m) => log.push(String(m)),
@@ -77,19 +104,20 @@ export async function startStatsPg() {
     } finally {
       await admin.end();
     }
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      await c.query("CREATE EXTENSION pg_stat_statements");
-    } finally {
-      await c.end();
+    if (statements) {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query("CREATE EXTENSION pg_stat_statements");
+      } finally {
+        await c.end();
+      }
     }
   } catch (err) {
     await stop().catch(() => {});
     const tail = log.join("").trim().split("\n").slice(-15).join("\n");
-    throw new Error(
-      `could not start the bench's PostgreSQL with pg_stat_statements (${err}):\n${tail}`,
-    );
+    const what = statements ? " with pg_stat_statements" : "";
+    throw new Error(`could not start the bench's PostgreSQL${what} (${err}):\n${tail}`);
   }
   return { url, stop };
 }
@@ -103,28 +131,36 @@ const CONTROL = /^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|START TRANSACTION|
  */
 export async function statementCounts(client, name) {
   const { rows } = await client.query(
-    `SELECT s.query, sum(s.calls)::bigint AS calls, sum(s.total_exec_time) AS ms
+    `SELECT s.query, sum(s.calls)::bigint AS calls, sum(s.total_exec_time) AS ms,
+         sum(s.total_plan_time) AS plan_ms
        FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
       WHERE d.datname = $1 GROUP BY s.query`,
     [name],
   );
-  return new Map(rows.map((r) => [r.query, { calls: Number(r.calls), ms: Number(r.ms) }]));
+  return new Map(
+    rows.map((r) => [
+      r.query,
+      { calls: Number(r.calls), ms: Number(r.ms), planMs: Number(r.plan_ms) },
+    ]),
+  );
 }
 
 /**
  * Between two statementCounts: { total, control (BEGIN/COMMIT/…), other
- * (calls), execMs, top: [[text, calls, execMs]] by calls }.
+ * (calls), execMs, planMs (track_planning), top: [[text, calls, execMs,
+ * planMs]] by calls }.
  */
 export function statementDiff(before, after) {
   const diff = [];
   for (const [query, now] of after) {
-    const was = before.get(query) ?? { calls: 0, ms: 0 };
+    const was = before.get(query) ?? { calls: 0, ms: 0, planMs: 0 };
     const n = now.calls - was.calls;
-    if (n > 0) diff.push([query, n, now.ms - was.ms]);
+    if (n > 0) diff.push([query, n, now.ms - was.ms, now.planMs - was.planMs]);
   }
   diff.sort((a, b) => b[1] - a[1]);
   const total = diff.reduce((t, [, n]) => t + n, 0);
   const control = diff.filter(([q]) => CONTROL.test(q)).reduce((t, [, n]) => t + n, 0);
   const execMs = diff.reduce((t, [, , ms]) => t + ms, 0);
-  return { total, control, other: total - control, execMs, top: diff };
+  const planMs = diff.reduce((t, [, , , ms]) => t + ms, 0);
+  return { total, control, other: total - control, execMs, planMs, top: diff };
 }

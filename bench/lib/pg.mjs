@@ -1,6 +1,7 @@
-// PostgreSQL for workload 17: a fresh database per use on the server named
-// by $HEARTH_TEST_PG_URL (default: the local cluster with the hearth_test
-// role that `.ci/run` creates), as test/helpers/pg.ts does for the tests;
+// PostgreSQL for workloads 17 and 18: a fresh database per use on the server
+// named by $HEARTH_TEST_PG_URL, or on the bench's own server once
+// usePgServer() named it (pg-embedded.mjs: workload 17 starts one unless
+// $HEARTH_TEST_PG_URL is set, workload 18 always does);
 // every database made here is dropped by dropPgDatabases() (run.mjs calls
 // it on the way out, whatever happened).
 import { randomBytes } from "node:crypto";
@@ -23,7 +24,7 @@ export async function admin(fn) {
   } catch (err) {
     throw new Error(
       `PostgreSQL for the bench is not reachable at ${PG_ADMIN_URL.replace(/:[^:@/]*@/, ":***@")} (${String(err)}). ` +
-        "Start it (pg_ctlcluster 15 main start) or set HEARTH_TEST_PG_URL; or leave workload 17 out (--only).",
+        "Start it, or unset HEARTH_TEST_PG_URL (the bench then starts a server of its own).",
     );
   }
   try {
@@ -118,11 +119,19 @@ export async function bulkFillPg(pool, { list, sessions, firstSession = 0 }) {
   return ids;
 }
 
-/** The server processes (backends) connected to the database of `url` (to read their CPU time). */
+/**
+ * The server processes of the clients connected to the database of `url`
+ * (to read their CPU time): client backends only, not an autovacuum worker
+ * that happens to be working on the database (it comes and goes; its pid
+ * may be gone before the CPU is read again).
+ */
 export async function backendPids(url) {
   const name = new URL(url).pathname.slice(1);
   return admin(async (c) => {
-    const { rows } = await c.query("SELECT pid FROM pg_stat_activity WHERE datname = $1", [name]);
+    const { rows } = await c.query(
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'",
+      [name],
+    );
     return rows.map((r) => r.pid);
   });
 }

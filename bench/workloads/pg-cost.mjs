@@ -12,8 +12,13 @@
 //   gateway CPU the gateway process; beside it the same gateway on SQLite
 // The ceiling (bench/lib/pg-ceiling.mjs) replays the rows that window wrote
 // with raw pg on the same server, in the fewest round trips: per turn one
-// chat lookup, per group commit (the gateway's mean batch) one
-// statement writing the batch's messages, session counters and meta keys.
+// chat lookup, per chat the window started one INSERT of its session (title
+// and metadata as the gateway left them), per group commit (the gateway's
+// mean batch) one statement writing the batch's messages, session counters
+// and meta keys.
+// $HEARTH_BENCH_BASE_DIST (e.g. /work/main/dist): a third variant, "base",
+// that build's gateway measured the same way (its own ceiling replay),
+// rotated with the others round by round; its rows say "base build".
 import { pathToFileURL } from "node:url";
 import { startServer } from "../lib/gateway-servers.mjs";
 import { admin, backendPids, dropPgDatabase, freshPgDatabase, usePgServer } from "../lib/pg.mjs";
@@ -23,7 +28,8 @@ import { row } from "../lib/rows.mjs";
 import { rotate } from "../lib/stats.mjs";
 import { startClients, warm, window } from "./postgres-gateway.mjs";
 
-const VARIANTS = ["pg", "sqlite"];
+const BASE = process.env.HEARTH_BENCH_BASE_DIST;
+const VARIANTS = BASE ? ["pg", "base", "sqlite"] : ["pg", "sqlite"];
 const PRELOAD = new URL("../workers/pg-count-queries.mjs", import.meta.url);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -38,6 +44,7 @@ async function start(key) {
     groupCommit: true,
     config: { store: { url } },
     nodeArgs: ["--import", pathToFileURL(PRELOAD.pathname).href],
+    ...(key === "base" ? { cli: `${BASE}/cli/main.js`, env: { HEARTH_BENCH_PG_FROM: BASE } } : {}),
   });
   return {
     url,
@@ -64,7 +71,7 @@ export async function pgCostWorkload({ sizes, rounds, log }) {
   const pgServer = await startStatsPg();
   usePgServer(pgServer.url);
   const clients = startClients(1800);
-  const res = { pg: [], sqlite: [], raw: [] };
+  const res = { pg: [], sqlite: [], raw: [], base: [], rawBase: [] };
   const failures = [];
   try {
     await warm(clients, { n, warmMs, ms });
@@ -103,19 +110,32 @@ export async function pgCostWorkload({ sizes, rounds, log }) {
           out.pgssCalls = st.total / messages;
           out.roundTrips = (p1.queries - p0.queries) / messages;
           out.execMs = st.execMs / messages;
-          out.top = st.top.map(([q, c, t]) => [q.replace(/\s+/g, " "), c / messages, t / messages]);
+          out.planMs = st.planMs / messages;
+          out.top = st.top.map(([q, c, t, pl]) => [
+            q.replace(/\s+/g, " "),
+            c / messages,
+            t / messages,
+            pl / messages,
+          ]);
           try {
-            const raw = await replayCeiling(v.url, { batch: w.meanBatch, name });
-            res.raw.push(raw);
+            const raw = await replayCeiling(v.url, {
+              batch: w.meanBatch,
+              name,
+              start: w.start,
+              end: w.end,
+            });
+            res[key === "base" ? "rawBase" : "raw"].push(raw);
             line.push(
-              `raw: ${raw.statements.toFixed(2)} stmt, ${raw.roundTrips.toFixed(2)} rt, ${raw.serverCpu.toFixed(3)} ms/msg`,
+              `raw (${key}): ${raw.statements.toFixed(2)} stmt, ${raw.roundTrips.toFixed(2)} rt, ${raw.serverCpu.toFixed(3)} ms/msg, ${raw.sessions.toFixed(4)} new sessions/msg`,
             );
           } finally {
             await dropPgDatabase(v.url);
           }
-          log(`  ${key} per message: calls, execution ms (pg_stat_statements), statement:`);
-          for (const [q, c, t] of out.top)
-            log(`    ${c.toFixed(4)}  ${t.toFixed(4)}  ${q.slice(0, 140)}`);
+          log(
+            `  ${key} per message: calls, execution ms, planning ms (pg_stat_statements), statement:`,
+          );
+          for (const [q, c, t, pl] of out.top)
+            log(`    ${c.toFixed(4)}  ${t.toFixed(4)}  ${pl.toFixed(4)}  ${q.slice(0, 140)}`);
         }
         res[key].push(out);
         line.unshift(
@@ -131,18 +151,25 @@ export async function pgCostWorkload({ sizes, rounds, log }) {
     await Promise.all(clients.map((c) => c.stop()));
     await pgServer.stop();
   }
-  return rows(res, { n, failures, sizes });
+  const all = rows(res, { n, failures, sizes });
+  if (BASE) {
+    const base = { ...res, pg: res.base, raw: res.rawBase };
+    for (const r of rows(base, { n, failures }).slice(0, 6))
+      all.push({ ...r, metric: `${r.metric} — base build (${BASE})` });
+  }
+  return all;
 }
 
-/** [text, calls, execution ms] per message, each the mean over the rounds, by calls. */
+/** [text, calls, execution ms, planning ms] per message, each the mean over the rounds, by calls. */
 function byStatement(rounds) {
   const sum = new Map();
   for (const r of rounds)
-    for (const [q, c, t] of r.top) {
-      const was = sum.get(q) ?? [0, 0];
-      sum.set(q, [was[0] + c / rounds.length, was[1] + t / rounds.length]);
+    for (const [q, c, t, pl] of r.top) {
+      const was = sum.get(q) ?? [0, 0, 0];
+      const n = rounds.length;
+      sum.set(q, [was[0] + c / n, was[1] + t / n, was[2] + pl / n]);
     }
-  return [...sum].map(([q, [c, t]]) => [q, c, t]).sort((a, b) => b[1] - a[1]);
+  return [...sum].map(([q, [c, t, pl]]) => [q, c, t, pl]).sort((a, b) => b[1] - a[1]);
 }
 
 function rows(res, { n, failures }) {
@@ -201,6 +228,16 @@ function rows(res, { n, failures }) {
       ceiling: pick("raw", "execMs"),
       baselines: raw,
       note: "total_exec_time: executing only (no parse, plan, protocol or commit); the rest of the server CPU is per round trip",
+    }),
+    row({
+      workload,
+      metric: "statements' planning time per message (pg_stat_statements)",
+      unit: "ms",
+      better: "lower",
+      hearth: pick("pg", "planMs"),
+      ceiling: pick("raw", "planMs"),
+      baselines: raw,
+      note: "total_plan_time (track_planning = on): every statement is unnamed, planned at each call",
     }),
     row({
       workload,

@@ -104,6 +104,8 @@ export async function window(clients, { servers, backends }, { n, tag, warmMs, m
   const [c0, c1] = await Promise.all([cpuStart, cpuEnd]);
   return {
     turns,
+    start: at, // the timed window, ms since the epoch (workload 18's ceiling replays its rows)
+    end: at + ms,
     probes: await Promise.all(probes),
     cpuPerTurn: (c1.gateways - c0.gateways) / turns, // all gateways, per acknowledged turn
     pgCpuPerTurn: (c1.server - c0.server) / turns, // the database's backends of this run

@@ -57,6 +57,10 @@ export function storeDb(db: PgDb, role: ConnectionRole): StoreDb {
     },
     query: (doing, text, params) => guarded(() => db.query(doing, text, params)),
     queryArrays: (doing, text, params) => guarded(() => db.queryArrays(doing, text, params)),
+    async statement(doing, text, params) {
+      if (role !== "writer") throw readOnlyError(resource);
+      return guarded(() => db.statement(doing, text, params));
+    },
     async transaction(doing, fn, options) {
       if (role !== "writer") throw readOnlyError(resource);
       return guarded(() => db.transaction(doing, fn, options));

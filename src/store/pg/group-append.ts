@@ -1,9 +1,10 @@
 /**
  * The first attempt of a PostgreSQL group commit (PgMessages.appendMany) in
- * a fixed number of round trips, whatever the number of items: the meta
- * keys' advisory locks in one statement, their values in one, the
- * sessions' row locks in one, the clientId probe in one, every message in
- * one INSERT, the meta writes in one. Item by item it took 4 to 10
+ * a fixed number of round trips, whatever the number of items: every lock
+ * in one statement (the meta keys' advisory locks, then the sessions'
+ * rows), what the locks guard in one (the meta values and the clientId
+ * probe), every message and the meta writes in one INSERT: 5 with BEGIN
+ * and COMMIT (8 before; workload 18). Item by item it took 4 to 10
  * round trips per message (benchmark workload 17).
  *
  * The items' meta decisions run here, in item order, on the values read
@@ -47,17 +48,23 @@ export async function appendGroup(
   items: readonly GroupItem[],
   now: number,
 ): Promise<Stored[]> {
-  const meta = await decideMeta(client, items);
+  const keys = [
+    ...new Set(items.flatMap((i) => [i.metaBefore?.key, i.metaAfter?.key].filter(isString))),
+  ];
   const sessions = [...new Set(items.map((i) => i.sessionId))].sort();
-  const locked = await client.query(
-    "SELECT id FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-    [sessions],
-  );
+  const keyed = items.filter((i) => i.message.clientId !== null);
+  // One clientId twice in a batch: the second is a replay of the first, which the savepoint path handles.
+  if (new Set(keyed.map((i) => `${i.sessionId}\u0000${i.message.clientId}`)).size !== keyed.length)
+    throw new GroupItemFails();
+  const locked = await client.query(LOCK_SQL, [META_LOCK, keys, sessions]);
   if (locked.rowCount !== sessions.length) throw new GroupItemFails();
-  const replays = await storedReplays(client, items);
+  const { values, storedIds } = await readLocked(client, keys, keyed);
+  const meta = await decideMeta(client, items, values);
+  const replays = await storedReplays(client, items, storedIds);
   const fresh = items.filter((_, i) => !replays.has(i));
-  const inserted = fresh.length > 0 ? await insertAll(client, fresh) : [];
-  await writeMeta(client, meta, now);
+  let inserted: Stored[] = [];
+  if (fresh.length > 0) inserted = await insertAll(client, fresh, meta, now);
+  else await writeMeta(client, meta, now);
   let next = 0;
   return items.map((_, i) => {
     const replay = replays.get(i);
@@ -66,36 +73,64 @@ export async function appendGroup(
 }
 
 /**
- * Lock every meta key of the batch, read their values, and run each item's
- * decisions in order on them. Returns the keys to write: a value, or null
- * to delete.
+ * Every lock of the batch in one statement: the meta keys' advisory locks
+ * (by key hash: the one-time filter runs the CTE before the scan), then the
+ * sessions' rows (by id). Their values are read by the next statement,
+ * whose snapshot is taken once every lock is held: a value or message that
+ * another holder committed while this one waited is in it (decideMeta's
+ * lock would protect nothing if the read shared this statement's snapshot).
+ */
+const LOCK_SQL = `WITH meta_locks AS (
+    SELECT pg_advisory_xact_lock($1, h)
+    FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($2::text[]) AS k ORDER BY 1 OFFSET 0) AS s)
+  SELECT id FROM sessions
+  WHERE id = ANY($3::text[]) AND (SELECT count(*) FROM meta_locks) >= 0
+  ORDER BY id FOR UPDATE`;
+
+/**
+ * Under the locks, in one statement: the meta keys' values, and the ids of
+ * the messages already stored under an item's clientId in its session.
+ */
+async function readLocked(
+  client: PgClient,
+  keys: readonly string[],
+  keyed: readonly GroupItem[],
+): Promise<{ values: Map<string, string | null>; storedIds: number[] }> {
+  const values = new Map<string, string | null>();
+  const storedIds: number[] = [];
+  if (keys.length === 0 && keyed.length === 0) return { values, storedIds };
+  const { rows } = await client.query(
+    `SELECT key, value, NULL::bigint AS message_id FROM meta WHERE key = ANY($1::text[])
+     UNION ALL
+     SELECT NULL, NULL, m.id FROM messages m
+       JOIN unnest($2::text[], $3::text[]) AS k(session_id, client_id)
+         ON m.session_id = k.session_id AND m.client_id = k.client_id`,
+    [keys, keyed.map((i) => i.sessionId), keyed.map((i) => i.message.clientId)],
+  );
+  for (const r of rows) {
+    if (r.message_id === null) values.set(r.key as string, r.value as string);
+    else storedIds.push(num(r.message_id));
+  }
+  return { values, storedIds };
+}
+
+/**
+ * Run each item's meta decisions in order on the values read under the
+ * locks. Returns the keys to write: a value, or null to delete.
  */
 async function decideMeta(
   client: PgClient,
   items: readonly GroupItem[],
+  values: Map<string, string | null>,
 ): Promise<Map<string, string | null>> {
-  const keys = [
-    ...new Set(items.flatMap((i) => [i.metaBefore?.key, i.metaAfter?.key].filter(isString))),
-  ];
   const changed = new Map<string, string | null>();
-  if (keys.length === 0) return changed;
-  await client.query(
-    `SELECT pg_advisory_xact_lock($1, h)
-     FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($2::text[]) AS k ORDER BY 1 OFFSET 0) AS s`,
-    [META_LOCK, keys],
-  );
-  const { rows } = await client.query("SELECT key, value FROM meta WHERE key = ANY($1::text[])", [
-    keys,
-  ]);
-  const values = new Map<string, string | null>(
-    rows.map((r) => [r.key as string, r.value as string]),
-  );
+  if (!items.some((i) => i.metaBefore || i.metaAfter)) return changed;
   // A change with presence (a turn lease) is told whether the owner its
   // current value names is alive, as the server says (owner-presence.ts).
   const alive = await presenceAnswers(
     client,
     items.flatMap((i) => [i.metaBefore, i.metaAfter]),
-    values.values(),
+    [...values.values()],
   );
   const decide = (cas: MetaCas | undefined) => {
     if (!cas) return;
@@ -121,23 +156,18 @@ async function decideMeta(
 /**
  * The items whose clientId is already stored in their session with the same
  * content, by index: they return the stored message and insert nothing.
+ * A round trip only when readLocked found such messages (a client's retry).
  */
 async function storedReplays(
   client: PgClient,
   items: readonly GroupItem[],
+  storedIds: readonly number[],
 ): Promise<Map<number, Message>> {
   const replays = new Map<number, Message>();
-  const keyed = items.filter((i) => i.message.clientId !== null);
-  if (keyed.length === 0) return replays;
-  const pairs = new Set(keyed.map((i) => `${i.sessionId}\u0000${i.message.clientId}`));
-  // One clientId twice in a batch: the second is a replay of the first, which the savepoint path handles.
-  if (pairs.size !== keyed.length) throw new GroupItemFails();
-  const { rows } = await client.query(
-    `SELECT m.* FROM messages m
-     JOIN unnest($1::text[], $2::text[]) AS k(session_id, client_id)
-       ON m.session_id = k.session_id AND m.client_id = k.client_id`,
-    [keyed.map((i) => i.sessionId), keyed.map((i) => i.message.clientId)],
-  );
+  if (storedIds.length === 0) return replays;
+  const { rows } = await client.query("SELECT * FROM messages WHERE id = ANY($1::bigint[])", [
+    storedIds,
+  ]);
   const stored = new Map(
     rows.map((r) => {
       const row = messageRow(r);
@@ -160,7 +190,9 @@ async function storedReplays(
  * order (so do their ids). The same columns and values as APPEND_SQL. Each
  * row also carries its session as the UPDATE left it: the turn that
  * returns the session after its reply reads it here, not in a round trip
- * of its own (half a statement per message, workload 18).
+ * of its own (half a statement per message, workload 18). The batch's meta
+ * changes ride along (data-modifying WITHs always run; the deleted and the
+ * upserted keys are distinct): no round trip of their own.
  */
 const INSERT_ALL_SQL = `WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
@@ -187,17 +219,34 @@ const INSERT_ALL_SQL = `WITH input AS (
       i.tokens_out, i.created_at, i.client_id, i.metadata
     FROM input i JOIN slot ON slot.id = i.session_id
     ORDER BY i.idx
-    RETURNING id, session_id, ordinal)
+    RETURNING id, session_id, ordinal),
+  gone AS (DELETE FROM meta WHERE key = ANY($14::text[])),
+  kept AS (
+    INSERT INTO meta (key, value, updated_at)
+    SELECT k, v, $17::bigint FROM unnest($15::text[], $16::text[]) AS t(k, v)
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at)
   SELECT ins.id AS inserted_id, ins.ordinal AS inserted_ordinal, slot.*
   FROM ins JOIN slot ON slot.id = ins.session_id`;
 
-async function insertAll(client: PgClient, items: readonly GroupItem[]): Promise<Stored[]> {
+async function insertAll(
+  client: PgClient,
+  items: readonly GroupItem[],
+  meta: ReadonlyMap<string, string | null>,
+  now: number,
+): Promise<Stored[]> {
   const columns: unknown[][] = Array.from({ length: 13 }, () => []);
   for (const { sessionId, message: m } of items) {
     const values = [sessionId, ...messageValues(m), messageTokens(m)];
     for (let c = 0; c < values.length; c++) columns[c]!.push(values[c]);
   }
-  const { rows } = await client.query(INSERT_ALL_SQL, columns);
+  const { set, gone } = metaWrites(meta);
+  const { rows } = await client.query(INSERT_ALL_SQL, [
+    ...columns,
+    gone,
+    set.map(([k]) => k),
+    set.map(([, v]) => v),
+    now,
+  ]);
   if (rows.length !== items.length) throw new GroupItemFails();
   // Per session, the ordinals in item order.
   const ordinals = new Map<string, { id: number; ordinal: number }[]>();
@@ -234,8 +283,7 @@ async function writeMeta(
   now: number,
 ): Promise<void> {
   if (changed.size === 0) return;
-  const set = [...changed].filter((e): e is [string, string] => e[1] !== null);
-  const gone = [...changed].filter(([, v]) => v === null).map(([k]) => k);
+  const { set, gone } = metaWrites(changed);
   await client.query(
     `WITH gone AS (DELETE FROM meta WHERE key = ANY($4::text[]))
      INSERT INTO meta (key, value, updated_at)
@@ -243,6 +291,13 @@ async function writeMeta(
      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
     [set.map(([k]) => k), set.map(([, v]) => v), now, gone],
   );
+}
+
+/** The keys to upsert with their values, and the keys to delete. */
+function metaWrites(changed: ReadonlyMap<string, string | null>) {
+  const set = [...changed].filter((e): e is [string, string] => e[1] !== null);
+  const gone = [...changed].filter(([, v]) => v === null).map(([k]) => k);
+  return { set, gone };
 }
 
 function isString(value: string | undefined): value is string {

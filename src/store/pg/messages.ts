@@ -70,7 +70,7 @@ export class PgMessages extends PgEdits implements MessagesSql {
 
   /**
    * Group commit in ONE transaction. The first attempt writes every item in
-   * a few statements (group-append.ts: ~7 round trips for the batch instead
+   * a few statements (group-append.ts: 5 round trips for the batch instead
    * of 4 to 10 per item; each result with its session as the batch left it); when an item would fail, that attempt is rolled
    * back and the batch runs again item by item, each in its own savepoint.
    * A transaction retried after a deadlock starts every item again.

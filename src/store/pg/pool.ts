@@ -221,6 +221,18 @@ export interface PgDb {
    * builds no object per row (a 200-message tail: ~10% less client CPU).
    */
   queryArrays(doing: string, text: string, params?: unknown[]): Promise<unknown[][]>;
+  /**
+   * One write statement in its own implicit transaction (no BEGIN or
+   * COMMIT round trips), retried as a transaction is; refused on a reader
+   * store as a transaction is. For a write that one statement holds whole:
+   * an UPDATE takes its row's lock and re-checks its WHERE on the row's
+   * latest version, so a condition in the WHERE is decided under that lock.
+   */
+  statement<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    doing: string,
+    text: string,
+    params?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
   /** One transaction (retried on serialization failure or deadlock), errors coded. */
   transaction<T>(
     doing: string,
@@ -246,6 +258,16 @@ export function pgDb(pool: PgPool, url: string, profile: string): PgDb {
         return (await pool.query<unknown[]>({ text, values: params, rowMode: "array" })).rows;
       } catch (err) {
         throw fromPgError(err, url, doing);
+      }
+    },
+    async statement(doing, text, params) {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await pool.query(text, params);
+        } catch (err) {
+          if (isRetryable(err) && attempt < 5) continue;
+          throw fromPgError(err, url, doing);
+        }
       }
     },
     transaction: (doing, fn, options) => transaction(pool, url, doing, fn, options),

@@ -8,7 +8,12 @@ import { randomUUID } from "node:crypto";
 import { type AuditRow, withTargets } from "../audit.js";
 import type { LineageRow, SessionFingerprint } from "../prune.js";
 import { toSession } from "../rows.js";
-import { type CreateOptions, type SessionInsert, titleStays } from "../session-create.js";
+import {
+  type CreateOptions,
+  type SessionInsert,
+  sessionNotFound,
+  TitleTries,
+} from "../session-create.js";
 import type { SessionFlag, SessionsSql } from "../sessions.js";
 import type { SqlParams } from "../sql.js";
 import type { Session, TitleSource } from "../types.js";
@@ -59,16 +64,20 @@ export class PgSessions implements SessionsSql {
         CHAT_LOCK,
         `${platform}\u0001${chatKey}`,
       ]);
-      const open = await client.query(find, [platform, chatKey]);
-      if (open.rows[0]) return toSession(sessionRow(open.rows[0]));
-      const fresh = randomUUID();
-      const now = Date.now();
-      await client.query(
+      // The INSERT is a statement of its own after the lock: its snapshot
+      // holds a session that another resolve of this chat committed while
+      // this one waited, and then it inserts nothing. A new chat's row comes
+      // back from the INSERT: one round trip, not a read, an insert and a read.
+      const { rows } = await client.query(
         `INSERT INTO sessions (id, profile, source, chat_key, created_at, updated_at, last_activity_at)
-         VALUES ($1, $2, $3, $4, $5, $5, $5)`,
-        [fresh, this.db.profile, platform, chatKey, now],
+         SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $5::bigint, $5::bigint
+         WHERE NOT EXISTS (
+           SELECT 1 FROM sessions WHERE source = $3::text AND chat_key = $4::text AND ended_at IS NULL)
+         RETURNING *`,
+        [randomUUID(), this.db.profile, platform, chatKey, Date.now()],
       );
-      return requireOn(client, fresh);
+      const row = rows[0] ?? (await client.query(find, [platform, chatKey])).rows[0];
+      return toSession(sessionRow(row));
     });
   }
 
@@ -78,20 +87,35 @@ export class PgSessions implements SessionsSql {
     return rows.map((r) => toSession(sessionRow(r)));
   }
 
+  /**
+   * One UPDATE in its own implicit transaction (1 round trip, 8 in a
+   * transaction of lock, read, savepoint, update, read): its WHERE keeps a
+   * user's title from an automatic one (titleStays) on the row's latest
+   * version, under the row lock the UPDATE takes. A taken title fails that
+   * statement alone, and the next candidate is tried.
+   */
   async rename(id: string, title: string | null, source: TitleSource): Promise<Session> {
     refuseNul(title, "title");
-    return this.db.transaction("rename a session", async (client) => {
-      await lockSession(client, id);
-      const current = await requireOn(client, id);
-      if (titleStays(current, source)) return current;
-      await withTitle(client, title, source === "auto", (candidate) =>
-        client.query(
-          "UPDATE sessions SET title = $1, title_source = $2, updated_at = $3 WHERE id = $4",
-          [candidate, candidate === null ? null : source, Date.now(), id],
-        ),
-      );
-      return requireOn(client, id);
-    });
+    if (typeof id === "string" && id.includes("\u0000")) throw sessionNotFound(id);
+    const tries = new TitleTries(title, source === "auto");
+    for (;;) {
+      const candidate = tries.candidate;
+      try {
+        const { rows } = await this.db.statement(
+          "rename a session",
+          `UPDATE sessions SET title = $1, title_source = $2, updated_at = $3
+           WHERE id = $4 AND NOT ($5::boolean AND title_source IS NOT DISTINCT FROM 'user')
+           RETURNING *`,
+          [candidate, candidate === null ? null : source, Date.now(), id, source === "auto"],
+        );
+        // No row: the session is unknown (refused), or a user's title stays (returned as it is).
+        return rows[0] ? toSession(sessionRow(rows[0])) : await requireOn(this.db, id);
+      } catch (err) {
+        const raw = (err as { cause?: { code?: unknown; constraint?: unknown } }).cause;
+        const taken = raw?.code === "23505" && raw.constraint === "sessions_visible_title";
+        tries.refused(taken ? raw : err, taken);
+      }
+    }
   }
 
   setFlag(id: string, column: SessionFlag, value: boolean, audit?: AuditRow): Promise<Session> {
@@ -185,13 +209,17 @@ export class PgSessions implements SessionsSql {
     return deleteIfUnchanged(this.db, expected, audit);
   }
 
-  private change(id: string, doing: string, statement: (now: number) => [string, unknown[]]) {
-    return this.db.transaction(doing, async (client) => {
-      await lockSession(client, id);
-      const [text, params] = statement(Date.now());
-      await client.query(text, params);
-      return requireOn(client, id);
-    });
+  /**
+   * One UPDATE ... RETURNING in its own implicit transaction: it takes the
+   * row's lock, and no row means no session (1 round trip; 5 as a
+   * transaction of lock, update and read).
+   */
+  private async change(id: string, doing: string, statement: (now: number) => [string, unknown[]]) {
+    if (typeof id === "string" && id.includes("\u0000")) throw sessionNotFound(id);
+    const [text, params] = statement(Date.now());
+    const { rows } = await this.db.statement(doing, `${text} RETURNING *`, params);
+    if (!rows[0]) throw sessionNotFound(id);
+    return toSession(sessionRow(rows[0]));
   }
 }
 

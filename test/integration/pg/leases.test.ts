@@ -82,6 +82,34 @@ describe.skipIf(!pgEnabled)("turn leases on PostgreSQL", () => {
     }
   });
 
+  it("two hosts group-committing one meta key with messages of two sessions: one wins every round", async () => {
+    // The batch's row locks are on its sessions: with two sessions only the keys'
+    // advisory locks (group-append.ts LOCK_SQL) order the two reads of the key;
+    // without them both read "no lease" and both take it.
+    const url = await freshPgDatabase();
+    const hosts = await Promise.all([1, 2].map(() => open(url)));
+    const sessions = [await hosts[0]!.sessions.create(), await hosts[0]!.sessions.create()];
+    const key = leaseKey(sessions[0]!.id);
+    for (let round = 0; round < 60; round++) {
+      const results = await Promise.all(
+        hosts.map((h, i) =>
+          h.messages.appendMany([
+            {
+              sessionId: sessions[i]!.id,
+              message: { role: "user", content: `round ${round} host ${i}` },
+              metaBefore: acquireCas(newTurn(sessions[0]!.id), 60_000),
+            },
+          ]),
+        ),
+      );
+      const outcomes = results.map(([r]) =>
+        r?.ok ? "won" : isHearthError(r?.error, "HEARTH_TURN_BUSY") ? "busy" : String(r?.error),
+      );
+      expect(outcomes.sort()).toEqual(["busy", "won"]);
+      await hosts[0]!.meta.delete(key);
+    }
+  });
+
   it("a live local pid does not keep a lease whose presence is gone (a clone's process)", async () => {
     const url = await freshPgDatabase();
     const store = await open(url);
