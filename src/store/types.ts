@@ -198,7 +198,13 @@ export interface PgDurabilityReport {
 }
 
 /** Why a commit's fsync left the event loop (null: it did not). */
-export type OffLoopReason = "busy-loop" | "slow-disk" | "backup" | "fsync-running" | null;
+export type OffLoopReason =
+  | "busy-loop"
+  | "slow-disk"
+  | "backup"
+  | "fsync-running"
+  | "group-commit"
+  | null;
 
 export interface DurabilityReport {
   sqliteVersion: string;
