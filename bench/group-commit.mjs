@@ -63,7 +63,7 @@ try {
         });
         res[v.key].push(w);
         console.error(
-          `round ${round + 1} ${v.key}: ${Math.round(w.msgPerSec)} msg/s, fsyncs/acked ${w.fsyncsPerMessage?.toFixed(4)}, commits/acked ${w.commitsPerMessage?.toFixed(4)}, pooled ${w.pooledShare?.toFixed(2)}, batch ${w.meanBatch?.toFixed(1)}, errors ${w.errors}`,
+          `round ${round + 1} ${v.key}: ${Math.round(w.msgPerSec)} msg/s, fsyncs/acked ${w.fsyncsPerMessage?.toFixed(4)}, commits/acked ${w.commitsPerMessage?.toFixed(4)}, pooled ${w.pooledShare?.toFixed(2)}, batch ${w.meanBatch?.toFixed(1)}, cpu/turn ${w.cpuPerTurn.toFixed(3)} ms, errors ${w.errors}`,
         );
       } finally {
         await server.stop();
@@ -81,6 +81,8 @@ for (const v of variants) {
     msgPerSec: Math.round(median(ws.map((w) => w.msgPerSec))),
     fsyncsPerMessage: median(ws.map((w) => w.fsyncsPerMessage)),
     meanBatch: median(ws.map((w) => w.meanBatch)),
+    cpuMsPerTurn: median(ws.map((w) => w.cpuPerTurn)),
+    fsyncsPerMessageRounds: ws.map((w) => Number(w.fsyncsPerMessage?.toFixed(4))),
   };
 }
 for (const { label } of dists) {
@@ -92,4 +94,5 @@ for (const { label } of dists) {
     rounds: ratios.map((r) => Number(r.toFixed(2))),
   };
 }
+summary.load = load();
 console.log(JSON.stringify(summary, null, 1));

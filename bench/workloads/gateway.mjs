@@ -78,7 +78,7 @@ function fsyncsPerMessage(before, after) {
 function commitsPerMessage(before, after) {
   const acked = after.acked - before.acked;
   const all = (c) => c.commits.loop + c.commits.pool;
-  return acked > 0 && after.fsyncs !== undefined ? (all(after) - all(before)) / acked : undefined;
+  return acked > 0 && all(after) > 0 ? (all(after) - all(before)) / acked : undefined;
 }
 
 /** A window's pooled share in %: never a 0 made up for a count /metrics did not give. */
@@ -132,8 +132,8 @@ export async function measureWindow(
         ? (after.sum - before.sum) / (after.count - before.count)
         : undefined,
     // WAL fsyncs per acknowledged message over the same span, counted: the
-    // store's own count (hearth_wal_fsyncs_total), or for the raw SQL
-    // ceiling one per commit (each fsyncs inside itself at FULL).
+    // store's own count (hearth_wal_fsyncs_total), and the raw SQL
+    // ceiling's one per commit (batches and new sessions: each fsyncs inside itself at FULL).
     fsyncsPerMessage: after ? fsyncsPerMessage(before, after) : undefined,
     // Every write-path commit of the store per acknowledged message (group commits, new sessions, titles).
     commitsPerMessage: after ? commitsPerMessage(before, after) : undefined,
