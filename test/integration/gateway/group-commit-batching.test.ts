@@ -1,7 +1,11 @@
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isSqliteStore, openStore, type Store } from "../../../src/index.js";
 import { GroupCommitter } from "../../../src/turn/group-commit.js";
 import { tempHome } from "../../helpers/home.js";
+import { run } from "../../helpers/process.js";
+
+const FOLLOWER = join(import.meta.dirname, "../../fixtures/follower-fsync.mjs");
 
 let store: Store | undefined;
 afterEach(async () => {
@@ -108,6 +112,23 @@ describe("group commit: fsyncs per acknowledged message (issue 44)", () => {
     expect("offLoop" in report && report.offLoop.lastFsync).toEqual({
       on: "pool",
       reason: "group-commit",
+    });
+  });
+
+  it("a write that follows a batch's fsync is refused with it when that fsync fails (HEARTH_SYNC_FAILED), never acknowledged", async () => {
+    const home = tempHome();
+    const child = await run(process.execPath, [FOLLOWER, JSON.stringify({ home })], {
+      env: { HEARTH_FAILPOINTS: "wal.fsync=fail@2" },
+    });
+    expect(child.code, child.stderr).toBe(0);
+    const result = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}");
+    // The rename committed before the batch's fsync began: that fsync was
+    // its acknowledgement, and it failed. The write after it goes through.
+    expect(result).toMatchObject({
+      first: ["ok", "ok"],
+      renamed: "HEARTH_SYNC_FAILED",
+      batch: ["HEARTH_SYNC_FAILED", "HEARTH_SYNC_FAILED"],
+      after: "ok",
     });
   });
 });

@@ -20,8 +20,9 @@ import { type WalIndex, WalIndexReader } from "./wal-index.js";
 const INLINE_MAX_DB_BYTES = 64 * 1024 * 1024;
 
 /**
- * After a group commit of two or more writes, this long is "batches are
- * committing": a write outside them shares the next batch's fsync (issue 44).
+ * From a group commit of two or more writes until this long after its fsync
+ * returned, "batches are committing": a write outside them shares the next
+ * batch's fsync (issue 44).
  */
 const GROUP_MS = 100;
 /** A write outside the batches waits at most this long for the next batch's fsync, then fsyncs itself. */
@@ -38,6 +39,8 @@ export interface CommitHow {
   reason: OffLoopReason;
   /** A write outside the batches while they commit: acknowledged by the next fsync anyone starts. */
   follow?: true;
+  /** A group commit of two or more writes. */
+  batch?: true;
 }
 
 /** What a WalSync needs of its database entry (src/store/sqlite/registry.ts). */
@@ -140,7 +143,10 @@ export class WalSync {
         : batch || follow
           ? "group-commit"
           : null;
-    if (reason) return follow ? { mode: "pool", reason, follow } : { mode: "pool", reason };
+    if (reason) {
+      if (follow) return { mode: "pool", reason, follow };
+      return batch ? { mode: "pool", reason, batch } : { mode: "pool", reason };
+    }
     return { mode: this.inlineNext && this.checkpoints.idle ? "inline" : "loop", reason };
   }
 
@@ -164,7 +170,16 @@ export class WalSync {
       if (this.options.fsync) this.releaseFollowers()?.resolve();
       return undefined;
     }
-    return how.follow ? this.follow() : this.sync(guard);
+    if (how.follow) return this.follow();
+    const synced = this.sync(guard);
+    if (how.batch) {
+      // A slow fsync (a loaded disk) must not end "batches are committing" before the next batch forms.
+      const later = () => {
+        this.groupedUntil = performance.now() + GROUP_MS;
+      };
+      synced.then(later, later);
+    }
+    return synced;
   }
 
   /**
