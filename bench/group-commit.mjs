@@ -5,7 +5,7 @@
 // on fresh homes, order rotated round by round, medians over the rounds.
 // Every figure of workload 3's method (bench/workloads/gateway.mjs measureWindow).
 // node bench/group-commit.mjs [rounds=5] [ms=1500] [label=dist ...]
-// e.g. node bench/group-commit.mjs 5 1500 base=/work/main/dist this=dist
+// e.g. node bench/group-commit.mjs 5 1500 base=/work/main/dist this=dist (CLIENTS=8: another client count)
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,7 +16,7 @@ import { measureWindow, TURNS_PER_CHAT, warmClients } from "./workloads/gateway.
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const [roundsArg = "5", msArg = "1500", ...builds] = process.argv.slice(2);
-const N = 64;
+const N = Number(process.env.CLIENTS ?? 64);
 const ms = Number(msArg);
 const warmMs = 500;
 const dists = (builds.length ? builds : [`this=${join(here, "..", "dist")}`]).map((b) => {
@@ -82,6 +82,7 @@ for (const v of variants) {
     fsyncsPerMessage: median(ws.map((w) => w.fsyncsPerMessage)),
     meanBatch: median(ws.map((w) => w.meanBatch)),
     cpuMsPerTurn: median(ws.map((w) => w.cpuPerTurn)),
+    p99Ms: median(ws.map((w) => w.p99)),
     fsyncsPerMessageRounds: ws.map((w) => Number(w.fsyncsPerMessage?.toFixed(4))),
   };
 }

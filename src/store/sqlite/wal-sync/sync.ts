@@ -39,7 +39,7 @@ export interface CommitHow {
   reason: OffLoopReason;
   /** A write outside the batches while they commit: acknowledged by the next fsync anyone starts. */
   follow?: true;
-  /** A group commit of two or more writes. */
+  /** A group commit of two or more writes: batches are committing until GROUP_MS after its fsync. */
   batch?: true;
 }
 
@@ -123,7 +123,8 @@ export class WalSync {
    * else "loop". `queued`: other writes wait in this process behind this one.
    *
    * `grouped`: the commit is a group commit of that many writes
-   * (appendMany). One of two or more always leaves its fsync to the pool
+   * (appendMany). One of two or more (or of one, while batches are
+   * committing) always leaves its fsync to the pool
    * ("group-commit"): the loop takes in the next batch meanwhile, and the
    * writes outside the batches that commit then (a new chat's session, a
    * title) follow it: they are acknowledged by the next fsync that starts,
@@ -133,8 +134,10 @@ export class WalSync {
     const policy = this.policy;
     if (!policy) return { mode: "loop", reason: null };
     const now = performance.now();
-    const batch = grouped >= 2;
-    if (batch) this.groupedUntil = now + GROUP_MS;
+    // A batch of one while batches are committing leaves too: it carries the followers' fsync.
+    // Only a batch of two or more keeps batches committing (a lone writer after a burst is not).
+    const batch = grouped >= 2 || (grouped === 1 && now < this.groupedUntil);
+    if (grouped >= 2) this.groupedUntil = now + GROUP_MS;
     const follow = grouped === 0 && now < this.groupedUntil;
     const reason = this.running
       ? "fsync-running"
@@ -145,7 +148,7 @@ export class WalSync {
           : null;
     if (reason) {
       if (follow) return { mode: "pool", reason, follow };
-      return batch ? { mode: "pool", reason, batch } : { mode: "pool", reason };
+      return grouped >= 2 ? { mode: "pool", reason, batch: true } : { mode: "pool", reason };
     }
     return { mode: this.inlineNext && this.checkpoints.idle ? "inline" : "loop", reason };
   }
@@ -165,11 +168,8 @@ export class WalSync {
     this.inlineNext = index !== undefined && this.inlineFits(index);
     if (mode === "inline") this.checkpoints.afterInline(index?.backfilled);
     else this.checkpoints.afterCommit(index?.frames);
-    if (mode !== "pool") {
-      // SQLite fsynced the WAL inside this commit: that covers every commit written before it.
-      if (this.options.fsync) this.releaseFollowers()?.resolve();
-      return undefined;
-    }
+    // Followers never count on a commit's own fsync on the loop: a commit that changed nothing has none.
+    if (mode !== "pool") return undefined;
     if (how.follow) return this.follow();
     const synced = this.sync(guard);
     if (how.batch) {
