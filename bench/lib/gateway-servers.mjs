@@ -134,7 +134,7 @@ export async function commitBatches(address) {
     if (m) commits[m[1] === "loop" ? "loop" : "pool"] += Number(m[2]);
   }
   // hearth_wal_fsyncs_total: the WAL fsyncs of the store's write-path commits (the
-  // raw SQL ceiling has none: each of its commits fsyncs inside itself, one per batch).
+  // raw SQL ceiling reports one per commit of its own at FULL: batches and new sessions).
   const fsyncLine = lines.find((l) => l.startsWith('hearth_wal_fsyncs_total{profile="default"} '));
   let acked = 0;
   for (const l of lines) {

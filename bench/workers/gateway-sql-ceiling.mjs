@@ -84,6 +84,10 @@ let scheduled = false;
 let flushing = false;
 let batches = 0;
 let batched = 0;
+/** Sessions created, each in a commit of its own (an fsync inside it at FULL). */
+let created = 0;
+/** Messages acknowledged (answered after their commit). */
+let acked = 0;
 
 async function flush() {
   scheduled = false;
@@ -126,7 +130,11 @@ function append(item) {
 }
 
 async function resolveChat(platform, chat) {
-  return find.get(platform, chat) ?? writer.createSession(platform, chat);
+  const known = find.get(platform, chat);
+  if (known) return known;
+  const session = await writer.createSession(platform, chat);
+  created++;
+  return session;
 }
 
 const app = Fastify({ logger: false });
@@ -148,13 +156,22 @@ app.post("/v1/messages", async (request) => {
     clientId: null,
     turnId,
   });
+  acked += 2;
   return { profile: "default", session: getSession.get(session.id), message, reply };
 });
 // The gateway's metrics route, for commitBatches() (bench/lib/gateway-servers.mjs).
+// WAL fsyncs counted as hearth counts them (hearth_wal_fsyncs_total: every
+// write-path commit's, checkpoints' own syncs not): one inside each commit
+// at FULL, the group commits and the new sessions' transactions (issue 44;
+// until 2026-12-06 only the group commits were counted here).
 app.get("/metrics", async () =>
   [
     `hearth_commit_batch_size_sum{profile="default"} ${batched}`,
     `hearth_commit_batch_size_count{profile="default"} ${batches}`,
+    ...(synchronous === "full"
+      ? [`hearth_wal_fsyncs_total{profile="default"} ${batches + created}`]
+      : []),
+    `hearth_messages_acknowledged_total{profile="default",role="any"} ${acked}`,
     "",
   ].join("\n"),
 );

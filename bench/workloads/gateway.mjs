@@ -75,6 +75,12 @@ function fsyncsPerMessage(before, after) {
   return messages > 0 ? (after.count - before.count) / messages : undefined;
 }
 
+function commitsPerMessage(before, after) {
+  const acked = after.acked - before.acked;
+  const all = (c) => c.commits.loop + c.commits.pool;
+  return acked > 0 && all(after) > 0 ? (all(after) - all(before)) / acked : undefined;
+}
+
 /** A window's pooled share in %: never a 0 made up for a count /metrics did not give. */
 function pooledPercent(w) {
   if (w.pooledShare === undefined)
@@ -126,9 +132,11 @@ export async function measureWindow(
         ? (after.sum - before.sum) / (after.count - before.count)
         : undefined,
     // WAL fsyncs per acknowledged message over the same span, counted: the
-    // store's own count (hearth_wal_fsyncs_total), or for the raw SQL
-    // ceiling one per commit (each fsyncs inside itself at FULL).
+    // store's own count (hearth_wal_fsyncs_total), and the raw SQL
+    // ceiling's one per commit (batches and new sessions: each fsyncs inside itself at FULL).
     fsyncsPerMessage: after ? fsyncsPerMessage(before, after) : undefined,
+    // Every write-path commit of the store per acknowledged message (group commits, new sessions, titles).
+    commitsPerMessage: after ? commitsPerMessage(before, after) : undefined,
     // The store's commits over the same span whose fsync left the loop (shared on the pool), 0–1.
     pooledShare: after ? pooledShare(before.commits, after.commits) : undefined,
     errors: results.reduce((s, r) => s + r.errors, 0),

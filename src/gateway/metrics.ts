@@ -63,7 +63,7 @@ export class GatewayMetrics {
    * hearth_write_commits_total{profile,fsync}: each store's write-path
    * commits since its writer opened, by where their fsync ran ("loop",
    * inside the commit) or why it left the event loop ("busy-loop",
-   * "slow-disk", "backup", "fsync-running": those share an fsync on the
+   * "slow-disk", "backup", "fsync-running", "group-commit": those share an fsync on the
    * libuv pool). The store's own count (`durability().offLoop.commits`),
    * read from its memory at every scrape, never counted here; PostgreSQL
    * stores have none. hearth_wal_fsyncs_total{profile}: the fsyncs those

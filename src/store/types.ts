@@ -198,7 +198,13 @@ export interface PgDurabilityReport {
 }
 
 /** Why a commit's fsync left the event loop (null: it did not). */
-export type OffLoopReason = "busy-loop" | "slow-disk" | "backup" | "fsync-running" | null;
+export type OffLoopReason =
+  | "busy-loop"
+  | "slow-disk"
+  | "backup"
+  | "fsync-running"
+  | "group-commit"
+  | null;
 
 export interface DurabilityReport {
   sqliteVersion: string;
@@ -232,7 +238,7 @@ export interface DurabilityReport {
     /**
      * This process's write-path commits since its writer opened, by where
      * their fsync ran: `loop`, or the reason it left (`busy-loop`,
-     * `slow-disk`, `backup`, `fsync-running`). Keys that never happened are absent.
+     * `slow-disk`, `backup`, `fsync-running`, `group-commit`). Keys that never happened are absent.
      */
     commits: Partial<Record<"loop" | NonNullable<OffLoopReason>, number>>;
   };

@@ -49,28 +49,32 @@ export class SqliteMessages extends SqliteEdits implements MessagesSql {
   /** One transaction, each item on its own savepoint. */
   async appendMany(items: readonly ReadyItem[], now: number): Promise<AppendResult[]> {
     const results = new Array<AppendResult>(items.length);
-    await this.access.writeTransaction((conn) => {
-      items.forEach((item, i) => {
-        conn.stmt("SAVEPOINT hearth_item").run();
-        try {
-          if (item.openChat) requireOpenChat(conn, item.openChat, item.sessionId);
-          if (item.metaBefore) casOn(conn, item.metaBefore.key, item.metaBefore.decide, now);
-          const report: { session?: Session } | undefined = item.withSession ? {} : undefined;
-          const message = insertMessage(conn, item.sessionId, item.message, report);
-          if (item.metaAfter) casOn(conn, item.metaAfter.key, item.metaAfter.decide, now);
-          conn.stmt("RELEASE hearth_item").run();
-          results[i] = report?.session
-            ? { ok: true, message, session: report.session }
-            : { ok: true, message };
-        } catch (err) {
-          conn.stmt("ROLLBACK TO hearth_item").run();
-          conn.stmt("RELEASE hearth_item").run();
-          // Coded as a single append's error would be (the store's wrapper never sees these).
-          const error = isSqliteError(err) ? fromSqliteError(err, this.access.path) : err;
-          results[i] = { ok: false, error: error as Error };
-        }
-      });
-    });
+    await this.access.writeTransaction(
+      (conn) => {
+        items.forEach((item, i) => {
+          conn.stmt("SAVEPOINT hearth_item").run();
+          try {
+            if (item.openChat) requireOpenChat(conn, item.openChat, item.sessionId);
+            if (item.metaBefore) casOn(conn, item.metaBefore.key, item.metaBefore.decide, now);
+            const report: { session?: Session } | undefined = item.withSession ? {} : undefined;
+            const message = insertMessage(conn, item.sessionId, item.message, report);
+            if (item.metaAfter) casOn(conn, item.metaAfter.key, item.metaAfter.decide, now);
+            conn.stmt("RELEASE hearth_item").run();
+            results[i] = report?.session
+              ? { ok: true, message, session: report.session }
+              : { ok: true, message };
+          } catch (err) {
+            conn.stmt("ROLLBACK TO hearth_item").run();
+            conn.stmt("RELEASE hearth_item").run();
+            // Coded as a single append's error would be (the store's wrapper never sees these).
+            const error = isSqliteError(err) ? fromSqliteError(err, this.access.path) : err;
+            results[i] = { ok: false, error: error as Error };
+          }
+        });
+      },
+      undefined,
+      { grouped: items.length },
+    );
     return results;
   }
 

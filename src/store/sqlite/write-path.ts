@@ -39,7 +39,7 @@ export function writeTransaction<T>(
     try {
       begun = true;
       const walSync = conn.offLoop ? entry.walSync : undefined;
-      const how = walSync?.commitMode(entry.locks.writeLock.queued > 0);
+      const how = walSync?.commitMode(entry.locks.writeLock.queued > 0, options.grouped);
       const started = performance.now();
       const result = conn.transaction(() => {
         const prepare = (sql: string) => conn.stmt(sql);
@@ -146,6 +146,8 @@ export interface WriteOptions {
    * and are not counted (two total_changes() statements saved).
    */
   searchIndex?: false;
+  /** A group commit of this many writes (appendMany): WalSync.commitMode. */
+  grouped?: number;
 }
 
 /** The commit's OffLoopMode for Connection.transaction: none (SQLite's own behaviour) when inline. */

@@ -143,7 +143,14 @@ describe("group commit at synchronous=FULL", () => {
     expect(gc.total).toBeLessThan(2 * grouped.acks.length);
     expect(sc.total).toBeGreaterThanOrEqual(2 * single.acks.length);
     for (const where of [...gc.fsync, ...sc.fsync])
-      expect(["loop", "busy-loop", "slow-disk", "backup", "fsync-running"]).toContain(where);
+      expect([
+        "loop",
+        "busy-loop",
+        "slow-disk",
+        "backup",
+        "fsync-running",
+        "group-commit",
+      ]).toContain(where);
     // The WAL fsyncs those commits made, counted by the store: one per
     // commit on the loop, one per shared fsync on the pool, so never more
     // than the commits; with group commit, fewer than the messages.

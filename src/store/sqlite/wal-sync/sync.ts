@@ -20,6 +20,15 @@ import { type WalIndex, WalIndexReader } from "./wal-index.js";
 const INLINE_MAX_DB_BYTES = 64 * 1024 * 1024;
 
 /**
+ * From a group commit of two or more writes until this long after its fsync
+ * returned, "batches are committing": a write outside them shares the next
+ * batch's fsync (issue 44).
+ */
+const GROUP_MS = 100;
+/** A write outside the batches waits at most this long for the next batch's fsync, then fsyncs itself. */
+const FOLLOW_MS = 20;
+
+/**
  * How a write-path commit runs beside a WalSync: an OffLoopMode
  * (Connection.transaction), or "inline": exactly as SQLite would without
  * hearth, its fsync and any automatic checkpoint inside the commit, the
@@ -28,6 +37,10 @@ const INLINE_MAX_DB_BYTES = 64 * 1024 * 1024;
 export interface CommitHow {
   mode: OffLoopMode | "inline";
   reason: OffLoopReason;
+  /** A write outside the batches while they commit: acknowledged by the next fsync anyone starts. */
+  follow?: true;
+  /** A group commit of two or more writes: batches are committing until GROUP_MS after its fsync. */
+  batch?: true;
 }
 
 /** What a WalSync needs of its database entry (src/store/sqlite/registry.ts). */
@@ -79,6 +92,17 @@ export class WalSync {
   /** The WAL file was found past truncateAbove when the thread had made this many whole checkpoints. */
   private grewAt: number | undefined;
   private lastMode: CommitHow["mode"] | undefined;
+  /** Until then, writes outside group commits follow the batches' fsyncs (GROUP_MS after the last batch). */
+  private groupedUntil = Number.NEGATIVE_INFINITY;
+  /** Commits waiting for the next fsync to start (follow()); FOLLOW_MS at most. */
+  private followers:
+    | {
+        done: Promise<void>;
+        resolve: () => void;
+        reject: (e: Error) => void;
+        timer: NodeJS.Timeout;
+      }
+    | undefined;
   /** Where each commit's fsync runs (only with `fsync`). */
   readonly policy: FsyncPolicy | undefined;
 
@@ -97,16 +121,35 @@ export class WalSync {
    * when its checkpoint may stay in the commit too (inlineFits, judged after
    * the last commit, and still no checkpoint of the thread's under way),
    * else "loop". `queued`: other writes wait in this process behind this one.
+   *
+   * `grouped`: the commit is a group commit of that many writes
+   * (appendMany). One of two or more (or of one, while batches are
+   * committing) always leaves its fsync to the pool
+   * ("group-commit"): the loop takes in the next batch meanwhile, and the
+   * writes outside the batches that commit then (a new chat's session, a
+   * title) follow it: they are acknowledged by the next fsync that starts,
+   * usually the next batch's, instead of each making one of its own.
    */
-  commitMode(queued = false): CommitHow {
+  commitMode(queued = false, grouped = 0): CommitHow {
     const policy = this.policy;
     if (!policy) return { mode: "loop", reason: null };
+    const now = performance.now();
+    // A batch of one while batches are committing leaves too: it carries the followers' fsync.
+    // Only a batch of two or more keeps batches committing (a lone writer after a burst is not).
+    const batch = grouped >= 2 || (grouped === 1 && now < this.groupedUntil);
+    if (grouped >= 2) this.groupedUntil = now + GROUP_MS;
+    const follow = grouped === 0 && now < this.groupedUntil;
     const reason = this.running
       ? "fsync-running"
-      : policy.offLoop(undefined, queued)
+      : policy.offLoop(now, queued || batch || follow)
         ? policy.last
-        : null;
-    if (reason) return { mode: "pool", reason };
+        : batch || follow
+          ? "group-commit"
+          : null;
+    if (reason) {
+      if (follow) return { mode: "pool", reason, follow };
+      return grouped >= 2 ? { mode: "pool", reason, batch: true } : { mode: "pool", reason };
+    }
     return { mode: this.inlineNext && this.checkpoints.idle ? "inline" : "loop", reason };
   }
 
@@ -115,11 +158,8 @@ export class WalSync {
    * `heldMs` (its COMMIT statement `commitMs` of it): resolves when the
    * write may be acknowledged.
    */
-  afterCommit(
-    { mode, reason }: CommitHow,
-    heldMs: number,
-    commitMs: number,
-  ): Promise<void> | undefined {
+  afterCommit(how: CommitHow, heldMs: number, commitMs: number): Promise<void> | undefined {
+    const { mode, reason } = how;
     const guard = this.host.guard;
     if (!guard) return Promise.reject(this.gone());
     this.lastMode = mode;
@@ -128,7 +168,18 @@ export class WalSync {
     this.inlineNext = index !== undefined && this.inlineFits(index);
     if (mode === "inline") this.checkpoints.afterInline(index?.backfilled);
     else this.checkpoints.afterCommit(index?.frames);
-    return mode === "pool" ? this.sync(guard) : undefined;
+    // Followers never count on a commit's own fsync on the loop: a commit that changed nothing has none.
+    if (mode !== "pool") return undefined;
+    if (how.follow) return this.follow();
+    const synced = this.sync(guard);
+    if (how.batch) {
+      // A slow fsync (a loaded disk) must not end "batches are committing" before the next batch forms.
+      const later = () => {
+        this.groupedUntil = performance.now() + GROUP_MS;
+      };
+      synced.then(later, later);
+    }
+    return synced;
   }
 
   /**
@@ -183,8 +234,9 @@ export class WalSync {
     return this.lastMode === undefined ? null : this.lastMode === "inline" ? "commit" : "thread";
   }
 
-  /** Resolves once no checkpoint of this process is running (before a park or close). */
-  settled(): Promise<void> {
+  /** Resolves once no checkpoint of this process is running (before a park or close); waiting followers fsync now. */
+  async settled(): Promise<void> {
+    if (this.followers) await this.syncFollowers().catch(() => undefined);
     return this.checkpoints.settled();
   }
 
@@ -193,14 +245,54 @@ export class WalSync {
     return this.checkpoints.quiet();
   }
 
+  /**
+   * A follower's commit is written: it is acknowledged by the next fsync
+   * that starts (it covers the commit), whoever starts it; after FOLLOW_MS
+   * without one, it starts one itself.
+   */
+  private follow(): Promise<void> {
+    if (!this.followers) {
+      let resolve!: () => void;
+      let reject!: (e: Error) => void;
+      const done = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      const timer = setTimeout(() => void this.syncFollowers().catch(() => undefined), FOLLOW_MS);
+      this.followers = { done, resolve, reject, timer };
+    }
+    return this.followers.done;
+  }
+
+  /** The followers' own fsync (no batch came in time, or the store parks). */
+  private syncFollowers(): Promise<void> {
+    const waiting = this.followers?.done;
+    const guard = this.host.guard;
+    if (!guard) this.releaseFollowers()?.reject(this.gone());
+    else void this.sync(guard).catch(() => undefined);
+    return waiting ?? Promise.resolve();
+  }
+
+  /** The followers waiting now, no longer waiting (the caller settles them). */
+  private releaseFollowers() {
+    const f = this.followers;
+    if (!f) return undefined;
+    clearTimeout(f.timer);
+    this.followers = undefined;
+    return f;
+  }
+
   private sync(guard: FileGuard): Promise<void> {
     if (!this.running) {
       const started = performance.now();
       if (this.policy) this.policy.poolFsyncs++;
+      // Every follower committed before this fsync begins: it covers them too.
+      const followers = this.releaseFollowers();
       this.running = fsyncWal(guard).finally(() => {
         this.running = undefined;
         this.policy?.synced(performance.now() - started);
       });
+      if (followers) this.running.then(followers.resolve, followers.reject);
       return this.running;
     }
     // An fsync already running may have begun before this commit wrote: wait for the next one.
