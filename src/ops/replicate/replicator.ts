@@ -7,6 +7,7 @@ import type { SqliteStore } from "../../store/sqlite/store.js";
 import { WalSource } from "../../store/sqlite/wal-ship/source.js";
 import {
   FRAME_HEADER_BYTES,
+  startedOverOnce,
   type WalHeader,
   type WalPosition,
   walStart,
@@ -34,7 +35,6 @@ interface Generation {
   id: string;
   key: string;
   walSeq: number;
-  checkpointSeq: number | undefined;
   /** Shipped through here in WAL walSeq (undefined: the WAL had no header yet). */
   pos: WalPosition | undefined;
   snapshotAt: number;
@@ -221,7 +221,6 @@ export class Replicator {
         id: newGeneration(),
         key: source.key(),
         walSeq: 0,
-        checkpointSeq: header?.checkpointSeq,
         pos: header ? walStart(header) : undefined,
         snapshotAt: 0,
       };
@@ -266,7 +265,6 @@ export class Replicator {
       id: found.id,
       key: source.key(),
       walSeq: found.walSeq,
-      checkpointSeq: header.checkpointSeq,
       pos: found.pos,
       snapshotAt: found.snapshotAt,
     };
@@ -320,19 +318,17 @@ export class Replicator {
   private async shipFrames(gen: Generation, header: WalHeader): Promise<void> {
     if (!gen.pos || header.salt1 !== gen.pos.salt1 || header.salt2 !== gen.pos.salt2) {
       // The WAL started over. The hold let that happen only with every frame
-      // of the old one shipped; once exactly, or the stream is broken.
-      if (
-        gen.pos &&
-        gen.checkpointSeq !== undefined &&
-        header.checkpointSeq !== gen.checkpointSeq + 1
-      )
+      // of the old one shipped; once exactly, or the stream is broken. The
+      // header's checkpoint sequence cannot tell (the checkpoint thread's
+      // fresh connection wrote 1 after 11, and the stream was abandoned
+      // for nothing): salt-1 can.
+      if (gen.pos && !startedOverOnce(gen.pos, header))
         throw new HearthError(
           "HEARTH_REPLICA_GAP",
           `the WAL of ${this.store.path} started over more than once between two reads`,
           { resource: this.store.path, hint: "a new generation starts with a snapshot" },
         );
       if (gen.pos) gen.walSeq++;
-      gen.checkpointSeq = header.checkpointSeq;
       gen.pos = walStart(header);
     }
     for (;;) {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -8,8 +8,22 @@ import { listReplica } from "../../../src/ops/replicate/layout.js";
 import { restoreIntoNewHome } from "../../../src/ops/replicate/restore-from.js";
 import { openTarget, targetConfig } from "../../../src/ops/replicate/target.js";
 import type { Store } from "../../../src/store/api.js";
+import { parseWalHeader } from "../../../src/store/sqlite/wal-ship/wal-file.js";
 import { tempHome } from "../../helpers/home.js";
 import { replicaConfig, replicating, rows } from "../../helpers/replica.js";
+import { startWorker } from "../../helpers/worker.js";
+
+/** The WAL header's checkpoint sequence: the start-over count of the connection that wrote its first frame. */
+function checkpointSeq(path: string): number {
+  const fd = openSync(`${path}-wal`, "r");
+  try {
+    const b = Buffer.alloc(32);
+    readSync(fd, b, 0, 32, 0);
+    return parseWalHeader(b)?.checkpointSeq ?? -1;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 async function append(store: Store, sessionId: string, prefix: string, n: number) {
   for (let i = 0; i < n; i++)
@@ -84,5 +98,54 @@ describe("a replicator started again", () => {
     expect(await restored(store, home)).toEqual(expected);
     expect(second).not.toBe(first);
     await store.close();
+  });
+
+  // SQLite adds 1 to salt-1 at each start over, whoever does it; the header's
+  // checkpoint sequence is the count of the connection that wrote the first
+  // frame. A CLI command (another process, a fresh connection) that is the
+  // first writer after everything was checkpointed writes 1 there: the
+  // replicator took that for a gap and abandoned its generation.
+  it("keeps its generation when another process's fresh connection starts the WAL over", async () => {
+    const home = tempHome();
+    const dir = mkdtempSync(join(tmpdir(), "hearth-target-"));
+    const store = await openStore({ home, config: replicaConfig(dir) });
+    const session = await store.sessions.create({ title: "fresh connection" });
+    const replication = await replicating(store, home);
+    const worker = await startWorker();
+    try {
+      // This process's writer starts the WAL over itself until its count passes 1.
+      for (let i = 0; i < 40 && checkpointSeq(store.path) < 2; i++) {
+        await append(store, session.id, `a${i}-`, 4);
+        await replication.tick();
+      }
+      expect(checkpointSeq(store.path)).toBeGreaterThanOrEqual(2);
+      await replication.tick();
+      const first = replication.statuses()[0]!.generation;
+      expect(first).toBeTruthy();
+      // Every frame shipped and copied into the database: the next writer starts the WAL over.
+      const other = new Database(store.path);
+      other.pragma("wal_checkpoint(PASSIVE)");
+      other.close();
+      await worker.call("open", { home });
+      await worker.call("create", { title: "from another process" });
+      expect(checkpointSeq(store.path)).toBe(1);
+      await replication.tick();
+      const status = replication.statuses()[0]!;
+      expect(status.lastError).toBeNull();
+      expect(status.generation).toBe(first);
+      await append(store, session.id, "b", 5);
+      await replication.tick();
+      expect(replication.statuses()[0]!.generation).toBe(first);
+      const target = await openTarget(targetConfig(store.config, "offsite"), home);
+      const replica = await listReplica(target, "default");
+      expect(new Set(replica.snapshots.map((s) => s.generation))).toEqual(new Set([first]));
+      await worker.kill();
+      const expected = rows(store.path);
+      expect(await restored(store, home)).toEqual(expected);
+    } finally {
+      await worker.kill();
+      await replication.stop();
+      await store.close();
+    }
   });
 });

@@ -20,7 +20,11 @@ export interface WalHeader {
   /** Checksums are computed on big-endian words (else little-endian). */
   bigEndian: boolean;
   pageSize: number;
-  /** Checkpoint sequence: incremented each time the WAL starts over. */
+  /**
+   * Checkpoint sequence: the count of starts over of the connection that
+   * wrote the first frame, not of the database (a fresh connection writes
+   * 1): it cannot tell how often the WAL started over (startedOverOnce).
+   */
   checkpointSeq: number;
   salt1: number;
   salt2: number;
@@ -34,6 +38,18 @@ export interface WalPosition {
   salt2: number;
   frame: number;
   checksum: [number, number];
+}
+
+/**
+ * Whether the WAL whose header this is began exactly one start over after
+ * the one `shipped` was read in. SQLite adds 1 to salt-1 at each start over
+ * (walRestartHdr, in the shared wal-index), whichever connection does it.
+ * A connection that never started a WAL over draws new salts when it writes
+ * into a WAL emptied by a TRUNCATE checkpoint: that reads as "more than
+ * once", a needless new generation, never a silent gap.
+ */
+export function startedOverOnce(shipped: WalPosition, header: WalHeader): boolean {
+  return header.salt1 === (shipped.salt1 + 1) >>> 0;
 }
 
 export function parseWalHeader(b: Buffer): WalHeader | undefined {
