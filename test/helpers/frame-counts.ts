@@ -84,7 +84,8 @@ export async function frameCounter(page: Page) {
           for (const f of script.functions) {
             const r = f.ranges[0]!;
             if (r.startOffset <= at && at < r.endOffset)
-              if (!best || r.endOffset - r.startOffset < best.endOffset - best.startOffset) best = r;
+              if (!best || r.endOffset - r.startOffset < best.endOffset - best.startOffset)
+                best = r;
           }
           if (best) calls[name] = best.count;
         }
