@@ -95,4 +95,14 @@ it("a scroll frame renders and measures only the rows that come into view", asyn
   expect(c.rect).toBeLessThanOrEqual(25 * STEPS);
   // At most one layout a frame (1.9 before: a forced one in most frames).
   expect(c.layouts).toBeLessThanOrEqual(STEPS);
+
+  // A row measured once is measured again when its size changes (a larger font here, its text
+  // wrapped anew after a resize): every row in the DOM (web/src/virtual.tsx's ResizeObserver).
+  const rows = (await page.locator("ol.transcript li.message").count()) as number;
+  await counter.start();
+  // (Through the CSSOM: the page's CSP allows no inline style tag.)
+  await page.evaluate(`document.querySelector("ol.transcript").style.fontSize = "24px"`);
+  await expect
+    .poll(async () => (await counter.take({})).offset, { timeout: 30_000 })
+    .toBeGreaterThanOrEqual(rows);
 }, 180_000);
