@@ -289,10 +289,9 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
 
   return (
     <ol class="transcript" aria-label={label} ref={list} data-loaded={items.length}>
-      <li key="above" class="spacer" aria-hidden="true" style={{ height: `${offsets[start]}px` }} />
+      <li class="spacer" aria-hidden="true" style={{ height: `${offsets[start]}px` }} />
       {shown.map(row)}
       <li
-        key="below"
         class="spacer"
         aria-hidden="true"
         style={{ height: `${offsets[items.length]! - offsets[end]!}px` }}
