@@ -3,6 +3,12 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 
 /** Rows rendered beyond the viewport on each side, in pixels. */
 const MARGIN = 1200;
+/**
+ * Rows already rendered are kept until they are this far outside the viewport (and new ones
+ * rendered from MARGIN): a row just rendered is not dropped again in the next frame when its
+ * measured height moved the boundary, and frames where only the scroll moved render nothing.
+ */
+const KEEP_MARGIN = 2 * MARGIN;
 /** A row's height before it was ever measured. */
 const ESTIMATE = 90;
 
@@ -56,6 +62,31 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   const pending = useRef<{ key: number; block: "end" | "center"; tries: number } | null>(
     initial ? { ...initial, tries: 0 } : null,
   );
+  /**
+   * Rows (elements) measured, with their border-box height then: a row is measured once, when it
+   * is rendered, not again in every commit; the resize observer forgets a row whose size changed
+   * (its text wrapped anew, a tool call opened), so the next commit measures it again.
+   */
+  const sized = useRef(new Map<Element, number>());
+  const observer = useRef<ResizeObserver | null>(null);
+  const [, setResized] = useState(0);
+  const observe = (el: Element) => {
+    if (!observer.current && typeof ResizeObserver !== "undefined") {
+      observer.current = new ResizeObserver((entries) => {
+        let any = false;
+        for (const e of entries) {
+          const was = sized.current.get(e.target);
+          const now = e.borderBoxSize?.[0]?.blockSize ?? e.contentRect.height;
+          if (was !== undefined && Math.abs(now - was) > 1) {
+            sized.current.delete(e.target);
+            any = true;
+          }
+        }
+        if (any) setResized((v) => v + 1);
+      });
+    }
+    observer.current?.observe(el);
+  };
   const settled = useRef(onSettled);
   settled.current = onSettled;
 
@@ -75,9 +106,17 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
   const listTop = () => (list.current?.getBoundingClientRect().top ?? 0) + window.scrollY;
   const compute = () => {
     const top = window.scrollY - listTop();
-    const start = Math.min(indexAt(top - MARGIN), items.length);
-    const end = Math.min(items.length, indexAt(top + window.innerHeight + MARGIN) + 1);
-    setRange((r) => (r.start === start && r.end === end ? r : { start, end }));
+    const bottom = top + window.innerHeight;
+    const need = Math.min(indexAt(top - MARGIN), items.length);
+    const needEnd = Math.min(items.length, indexAt(bottom + MARGIN) + 1);
+    const keep = indexAt(top - KEEP_MARGIN);
+    const keepEnd = Math.min(items.length, indexAt(bottom + KEEP_MARGIN) + 1);
+    setRange((r) => {
+      // Each end stays where it is while it covers MARGIN and is within KEEP_MARGIN.
+      const start = r.start <= need && r.start >= keep ? r.start : need;
+      const end = r.end >= needEnd && r.end <= keepEnd ? r.end : needEnd;
+      return r.start === start && r.end === end ? r : { start, end };
+    });
   };
   /** The scroll as the last scroll event (or note) saw it: before a clamp the page's height made. */
   const scrolled = useRef(0);
@@ -170,13 +209,23 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
       if (from + moved !== y) window.scrollTo(0, from + moved);
     }
     // Measure the rendered rows: a row's height is the distance to the next one (margins included).
+    // Only rows not measured yet (new, or resized since): a scroll frame reads the layout of the
+    // rows it added, not of every row in view. Rows gone are no longer observed.
+    const now = new Set<Element>(rows);
+    for (const el of sized.current.keys())
+      if (!now.has(el)) {
+        sized.current.delete(el);
+        observer.current?.unobserve(el);
+      }
     let above = 0;
     let changed = false;
     rows.forEach((r, k) => {
       const item = shown[k];
       const next = r.nextElementSibling as HTMLElement | null;
-      if (item === undefined || !next) return;
+      if (item === undefined || !next || sized.current.has(r)) return;
       const h = next.offsetTop - r.offsetTop;
+      sized.current.set(r, r.offsetHeight);
+      observe(r);
       const key = keyOf(item);
       const old = heights.current.get(key) ?? ESTIMATE;
       if (h > 0 && Math.abs(h - old) > 0.5) {
@@ -231,6 +280,7 @@ export function VirtualList<T>({ items, keyOf, row, label, handle, initial, onSe
     window.addEventListener("resize", on);
     on();
     return () => {
+      observer.current?.disconnect();
       window.removeEventListener("scroll", on);
       window.removeEventListener("resize", on);
       cancelAnimationFrame(frame);
@@ -261,12 +311,15 @@ function anchorOf<T>(
 ): { key: number; y: number } | null {
   if (!list) return null;
   const rows = list.querySelectorAll<HTMLElement>(":scope > li:not(.spacer)");
-  for (let k = 0; k < rows.length && k < shown.length; k++) {
-    const r = rows[k]!.getBoundingClientRect();
-    if (r.bottom > 0)
-      return r.top < window.innerHeight
-        ? { key: keyOf(shown[k]!), y: r.top + window.scrollY }
-        : null;
+  // Rows are in document order, so a binary search: a few layout reads, not one per row above.
+  let lo = 0;
+  let hi = Math.min(rows.length, shown.length);
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid]!.getBoundingClientRect().bottom > 0) hi = mid;
+    else lo = mid + 1;
   }
-  return null;
+  if (lo >= Math.min(rows.length, shown.length)) return null;
+  const r = rows[lo]!.getBoundingClientRect();
+  return r.top < window.innerHeight ? { key: keyOf(shown[lo]!), y: r.top + window.scrollY } : null;
 }
