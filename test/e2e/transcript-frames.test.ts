@@ -1,10 +1,8 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { openStore } from "../../src/index.js";
-import { type launchBrowser, loggedInConsole } from "../helpers/browser.js";
-import { type DashboardChild, stopDashboards } from "../helpers/dashboard.js";
+import { closeConsole, consoleOnTranscript, type launchBrowser } from "../helpers/browser.js";
+import type { DashboardChild } from "../helpers/dashboard.js";
 import { frameCounter } from "../helpers/frame-counts.js";
-import { cleanupHomes, tempHome } from "../helpers/home.js";
 
 // Issue 47: the work each scroll frame of a long transcript does, counted (not timed) in real
 // Chromium: rows rendered, markdown renders, layout reads, layouts. A scroll frame renders the
@@ -19,29 +17,15 @@ let page: Page;
 let sessionId: string;
 
 beforeAll(async () => {
-  const home = tempHome();
-  const writer = await openStore({ home });
-  try {
-    const s = await writer.sessions.create({ source: "import", title: "Frames" });
-    sessionId = s.id;
-    await writer.messages.appendBatch(
-      sessionId,
-      Array.from({ length: COUNT }, (_, i) => ({
-        role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
-        content: `message ${i}: **bold** and \`code\`\n\n${"lorem ipsum dolor sit amet\n\n".repeat(1 + (i % 5))}`,
-      })),
-    );
-  } finally {
-    await writer.close();
-  }
-  ({ dash, browser, page } = await loggedInConsole(home));
+  ({ dash, browser, page, sessionId } = await consoleOnTranscript(
+    "Frames",
+    COUNT,
+    (i) =>
+      `message ${i}: **bold** and \`code\`\n\n${"lorem ipsum dolor sit amet\n\n".repeat(1 + (i % 5))}`,
+  ));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopDashboards();
-  cleanupHomes();
-});
+afterAll(() => closeConsole(browser));
 
 it("a scroll frame renders and measures only the rows that come into view", async () => {
   const counter = await frameCounter(page);

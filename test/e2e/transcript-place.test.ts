@@ -1,9 +1,7 @@
 import type { Page, Request, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/index.js";
-import { type launchBrowser, loggedInConsole } from "../helpers/browser.js";
-import { type DashboardChild, stopDashboards } from "../helpers/dashboard.js";
-import { cleanupHomes, tempHome } from "../helpers/home.js";
+import { closeConsole, consoleOnTranscript, type launchBrowser } from "../helpers/browser.js";
+import type { DashboardChild } from "../helpers/dashboard.js";
 import { transcriptView } from "../helpers/transcript-view.js";
 
 // Issue 47: the transcript's two protections (web/src/virtual.tsx's row anchor, and
@@ -20,31 +18,16 @@ let page: Page;
 let sessionId: string;
 
 beforeAll(async () => {
-  const home = tempHome();
-  const writer = await openStore({ home });
-  try {
-    const s = await writer.sessions.create({ source: "import", title: "Twelve hundred" });
-    sessionId = s.id;
-    // Rows of 1 to 7 lines (about 60 to 190 px, none the list's 90 px estimate): a page of 100
-    // rows added or dropped above the view moves it by thousands of pixels unless corrected.
-    await writer.messages.appendBatch(
-      sessionId,
-      Array.from({ length: COUNT }, (_, i) => ({
-        role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
-        content: `message ${i}: ${"lorem ipsum dolor sit amet\n\n".repeat(1 + (i % 7))}`,
-      })),
-    );
-  } finally {
-    await writer.close();
-  }
-  ({ dash, browser, page } = await loggedInConsole(home));
+  // Rows of 1 to 7 lines (about 60 to 190 px, none the list's 90 px estimate): a page of 100
+  // rows added or dropped above the view moves it by thousands of pixels unless corrected.
+  ({ dash, browser, page, sessionId } = await consoleOnTranscript(
+    "Twelve hundred",
+    COUNT,
+    (i) => `message ${i}: ${"lorem ipsum dolor sit amet\n\n".repeat(1 + (i % 7))}`,
+  ));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopDashboards();
-  cleanupHomes();
-});
+afterAll(() => closeConsole(browser));
 
 const { loaded, topRow } = transcriptView(() => page);
 

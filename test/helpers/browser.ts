@@ -4,8 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BrowserContext, chromium, type Page, type Request } from "playwright-core";
+import { openStore } from "../../src/index.js";
 import { chromiumPath } from "./chromium.js";
-import { type DashboardChild, startDashboard } from "./dashboard.js";
+import { type DashboardChild, startDashboard, stopDashboards } from "./dashboard.js";
+import { cleanupHomes, tempHome } from "./home.js";
 
 /** HEARTH_SCREENSHOTS=1 writes screenshots into docs/img (the docs'); otherwise a temp dir. */
 export function screenshotDir(): { dir: string; cleanup(): void } {
@@ -146,4 +148,41 @@ export async function loggedInConsole(home: string): Promise<{
   await page.goto(dash.login);
   await page.waitForURL(`${dash.address}/`);
   return { dash, browser, page };
+}
+
+/**
+ * A new home with one imported session of `count` messages (user and
+ * assistant in turn, `content(i)` each), and a console logged in to it:
+ * the long-transcript files' start (beforeAll).
+ */
+export async function consoleOnTranscript(
+  title: string,
+  count: number,
+  content: (i: number) => string,
+): Promise<Awaited<ReturnType<typeof loggedInConsole>> & { sessionId: string }> {
+  const home = tempHome();
+  const writer = await openStore({ home });
+  let sessionId: string;
+  try {
+    sessionId = (await writer.sessions.create({ source: "import", title })).id;
+    await writer.messages.appendBatch(
+      sessionId,
+      Array.from({ length: count }, (_, i) => ({
+        role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+        content: content(i),
+      })),
+    );
+  } finally {
+    await writer.close();
+  }
+  return { ...(await loggedInConsole(home)), sessionId };
+}
+
+/** What a console file opened, closed (afterAll): its browser, its dashboards, its homes. */
+export async function closeConsole(
+  browser: Awaited<ReturnType<typeof launchBrowser>> | undefined,
+): Promise<void> {
+  await browser?.close();
+  await stopDashboards();
+  cleanupHomes();
 }
