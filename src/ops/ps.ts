@@ -15,6 +15,7 @@ import {
   type HolderJson,
   holderJson,
   readHolders,
+  readHoldersSettled,
 } from "../process/holders.js";
 import { readMarkers } from "../process/markers.js";
 import { ProcCensus } from "../process/proc-census.js";
@@ -100,7 +101,12 @@ function psProfile(
     .filter((m) => m.liveness === "dead")
     .map((m) => ({ path: m.path, pid: m.marker?.pid ?? null }));
   if (!base.exists) return base;
-  const report = readHolders(path, { includeSelf, census });
+  let report = readHolders(path, { includeSelf, census });
+  // A process starting or exiting holds a lock for an instant that no
+  // presence explains (and /proc/locks may repeat a line while others lock):
+  // before saying a lock is unexplained, read again in new censuses, as a
+  // decision does (readHoldersSettled: at most 4 more reads, 25 ms apart).
+  if (report.unexplainedLocks > 0) report = readHoldersSettled(path, { includeSelf });
   const markerOf = (h: Holder) =>
     markers.find(
       (m) =>

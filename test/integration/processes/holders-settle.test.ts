@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
+import { runPs } from "../../../src/ops/ps.js";
 import {
   assertHoldersKnown,
   censusHooks,
@@ -38,7 +39,7 @@ async function storeWithExitingHolder() {
     fired = true;
     killAndWaitForExit(exiting.pid);
   };
-  return { path, reader };
+  return { home, path, reader };
 }
 
 it("a single census counts the lock of a holder that exited mid-census as unexplained", async () => {
@@ -54,4 +55,11 @@ it("a settled census reads again and neither refuses nor forgets the holders sti
   expect(report.unexplainedLocks).toBe(0);
   expect(report.holders.map((h) => h.pid)).toContain(reader.pid);
   expect(() => assertHoldersKnown(report, "optimize")).not.toThrow();
+});
+
+it("hearth ps reads again before it reports a lock unexplained", async () => {
+  const { home, reader } = await storeWithExitingHolder();
+  const [profile] = runPs({ home }).profiles;
+  expect(profile?.unexplainedLocks).toBe(0);
+  expect(profile?.holders.map((h) => h.pid)).toContain(reader.pid);
 });
