@@ -19,6 +19,7 @@ import { casOn, holdClaims } from "./meta.js";
 import type { OwnerPresence } from "./owner-presence.js";
 import { fromPgError, type PgClient, type PgDb } from "./pool.js";
 import { messageFromArray, num, refuseNulMessage } from "./rows.js";
+import { refuseNulId } from "./session-create.js";
 import { write } from "./write.js";
 
 /** The edits (pop, archiveAfter, replaceSuffix) are PgEdits's. */
@@ -122,8 +123,7 @@ export class PgMessages extends PgEdits implements MessagesSql {
 
   async load(sessionId: string, window: LoadWindow): Promise<Message[]> {
     const { where, params, order, limit } = window;
-    if (typeof sessionId === "string" && sessionId.includes("\u0000"))
-      throw sessionNotFound(sessionId);
+    refuseNulId(sessionId);
     const history = window.includeHistory ? "" : "AND active = 1";
     const numbered = dollarParams(where, 2);
     const all: unknown[] = [sessionId, ...params];

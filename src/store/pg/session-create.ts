@@ -93,14 +93,24 @@ export async function withTitle(
     } catch (err) {
       await client.query("ROLLBACK TO SAVEPOINT hearth_title");
       await client.query("RELEASE SAVEPOINT hearth_title");
-      const e = err as { code?: unknown; constraint?: unknown };
-      tries.refused(err, e.code === "23505" && e.constraint === "sessions_visible_title");
+      tries.refused(err, isTitleTaken(err));
     }
   }
 }
 
-export async function requireOn(client: PgClient | PgDb, id: string): Promise<Session> {
+/** PostgreSQL's refusal of a title another visible session holds (the unique index sessions_visible_title). */
+export function isTitleTaken(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | undefined;
+  return e?.code === "23505" && e.constraint === "sessions_visible_title";
+}
+
+/** HEARTH_SESSION_NOT_FOUND for an id holding NUL: no stored id can (PostgreSQL text cannot hold it). */
+export function refuseNulId(id: string): void {
   if (typeof id === "string" && id.includes("\u0000")) throw sessionNotFound(id);
+}
+
+export async function requireOn(client: PgClient | PgDb, id: string): Promise<Session> {
+  refuseNulId(id);
   const { rows } =
     "transaction" in client
       ? await client.query("read a session", "SELECT * FROM sessions WHERE id = $1", [id])

@@ -22,7 +22,13 @@ import { lockSession } from "./message-write.js";
 import type { PgDb } from "./pool.js";
 import { deleteIfUnchanged, deleteLineage, endIdle, fingerprint, lineageRows } from "./prune.js";
 import { refuseNul, sessionRow } from "./rows.js";
-import { insertSession, requireOn, withTitle } from "./session-create.js";
+import {
+  insertSession,
+  isTitleTaken,
+  refuseNulId,
+  requireOn,
+  withTitle,
+} from "./session-create.js";
 
 export class PgSessions implements SessionsSql {
   readonly paramStyle = "$" as const;
@@ -96,7 +102,7 @@ export class PgSessions implements SessionsSql {
    */
   async rename(id: string, title: string | null, source: TitleSource): Promise<Session> {
     refuseNul(title, "title");
-    if (typeof id === "string" && id.includes("\u0000")) throw sessionNotFound(id);
+    refuseNulId(id);
     const tries = new TitleTries(title, source === "auto");
     for (;;) {
       const candidate = tries.candidate;
@@ -111,8 +117,9 @@ export class PgSessions implements SessionsSql {
         // No row: the session is unknown (refused), or a user's title stays (returned as it is).
         return rows[0] ? toSession(sessionRow(rows[0])) : await requireOn(this.db, id);
       } catch (err) {
-        const raw = (err as { cause?: { code?: unknown; constraint?: unknown } }).cause;
-        const taken = raw?.code === "23505" && raw.constraint === "sessions_visible_title";
+        // PgDb.statement codes the error; the server's refusal is its cause.
+        const raw = (err as { cause?: unknown }).cause;
+        const taken = isTitleTaken(raw);
         tries.refused(taken ? raw : err, taken);
       }
     }
@@ -215,7 +222,7 @@ export class PgSessions implements SessionsSql {
    * transaction of lock, update and read).
    */
   private async change(id: string, doing: string, statement: (now: number) => [string, unknown[]]) {
-    if (typeof id === "string" && id.includes("\u0000")) throw sessionNotFound(id);
+    refuseNulId(id);
     const [text, params] = statement(Date.now());
     const { rows } = await this.db.statement(doing, `${text} RETURNING *`, params);
     if (!rows[0]) throw sessionNotFound(id);
