@@ -29,17 +29,23 @@ afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
 });
 
+/** A PostgreSQL store at `url`, with what runTurn needs of a profile and of the gateway. */
+async function turnRig(url: string) {
+  const store = await openStore({ home: tempHome(), url, env: {} });
+  stores.push(store);
+  const runtime = { profile: "default", store, committer: new GroupCommitter(store, true) };
+  const deps = {
+    responder: createResponder(DEFAULT_CONFIG),
+    config: DEFAULT_CONFIG,
+    signal: new AbortController().signal,
+  };
+  return { store, runtime, deps };
+}
+
 it.runIf(pgEnabled)(
   "a turn sends one round trip of its own (the chat lookup); the session it returns comes from the reply's commit",
   async () => {
-    const store = await openStore({ home: tempHome(), url: await freshPgDatabase(), env: {} });
-    stores.push(store);
-    const runtime = { profile: "default", store, committer: new GroupCommitter(store, true) };
-    const deps = {
-      responder: createResponder(DEFAULT_CONFIG),
-      config: DEFAULT_CONFIG,
-      signal: new AbortController().signal,
-    };
+    const { store, runtime, deps } = await turnRig(await freshPgDatabase());
     const turns = () =>
       Promise.all(
         Array.from({ length: CHATS }, (_, i) =>
@@ -111,14 +117,7 @@ it.runIf(pgEnabled)(
   "a new chat: its lookup, a resolve of 4 round trips, group commits of 5, an automatic title of 2",
   async () => {
     const url = await freshPgDatabase();
-    const store = await openStore({ home: tempHome(), url, env: {} });
-    stores.push(store);
-    const runtime = { profile: "default", store, committer: new GroupCommitter(store, true) };
-    const deps = {
-      responder: createResponder(DEFAULT_CONFIG),
-      config: DEFAULT_CONFIG,
-      signal: new AbortController().signal,
-    };
+    const { store, runtime, deps } = await turnRig(url);
     // Polled on a client of its own, through the driver's own query: not counted.
     const poll = new pg.Client({ connectionString: url });
     await poll.connect();
