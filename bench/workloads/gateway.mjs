@@ -240,8 +240,10 @@ const oneSyncBaselines = {
   naive:
     "one transaction and one fsync per message (group commit off, durability.syncOffLoop false)",
 };
+// Throughput targets are judged on the median over rounds (issue 44: "every
+// round" stays only for stalls); the per-round range is printed beside it.
 const TARGETS = [
-  { text: ">= 3× group commit off", kind: "naive", op: ">=", value: 3, basis: "worst" },
+  { text: ">= 3× group commit off", kind: "naive", op: ">=", value: 3, basis: "median" },
   { text: ">= 0.8× fair ceiling", kind: "ceiling", op: ">=", value: 0.8, basis: "median" },
 ];
 const SQL = { full: "sqlFull", normal: "sqlNormal" };
