@@ -2,7 +2,7 @@ import { lstatSync, statfsSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { backupsDir } from "../config/paths.js";
 import { listBackups } from "../ops/backup-names.js";
-import { runPs } from "../ops/ps.js";
+import { psProfileSettling } from "../ops/ps.js";
 import { childError, runHearth } from "./child-ops.js";
 import type { DoctorRuns } from "./doctor-runs.js";
 import { storesOf } from "./profiles.js";
@@ -42,7 +42,8 @@ export function registerHealthRoutes(app: FastifyInstance, doctor: DoctorRuns): 
       const out = [];
       for (const profile of profiles) {
         const store = stores.reader(profile);
-        const ps = runPs({ home: stores.home, profile, includeSelf: true }).profiles[0];
+        // A lock no process explains yet is read again, the pauses awaited.
+        const ps = await psProfileSettling({ home: stores.home, profile, includeSelf: true });
         const size = (suffix: string) => {
           try {
             return lstatSync(store.path + suffix).size;
@@ -61,7 +62,7 @@ export function registerHealthRoutes(app: FastifyInstance, doctor: DoctorRuns): 
           profile,
           files: { database: size(""), wal: size("-wal"), shm: size("-shm") },
           freeBytes,
-          holders: (ps?.holders ?? []).map((h) => ({
+          holders: ps.holders.map((h) => ({
             pid: h.pid,
             kind: h.kind,
             roles: h.roles,
@@ -69,12 +70,12 @@ export function registerHealthRoutes(app: FastifyInstance, doctor: DoctorRuns): 
             commandLine: h.commandLine,
             self: h.pid === process.pid,
           })),
-          ghosts: (ps?.ghosts ?? []).map((g) => ({
+          ghosts: ps.ghosts.map((g) => ({
             pid: g.pid,
             since: g.since,
             commandLine: g.commandLine,
           })),
-          unexplainedLocks: ps?.unexplainedLocks ?? 0,
+          unexplainedLocks: ps.unexplainedLocks,
           backups: listBackups(backupsDir(stores.home), profile)
             .slice(0, 20)
             .map((b) => ({ name: b.name, bytes: b.size, at: Math.round(b.mtimeMs) })),

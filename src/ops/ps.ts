@@ -16,6 +16,7 @@ import {
   holderJson,
   readHolders,
   readHoldersSettled,
+  settling,
 } from "../process/holders.js";
 import { readMarkers } from "../process/markers.js";
 import { ProcCensus } from "../process/proc-census.js";
@@ -69,6 +70,12 @@ export function runPs(options: {
   profile?: string | undefined;
   /** List the calling process too (a dashboard showing who holds the store, itself included). */
   includeSelf?: boolean;
+  /**
+   * Read a profile with an unexplained lock again before reporting it
+   * (default true; the pauses block, as fits a command). A daemon passes
+   * false and re-reads with settling() instead, its pauses awaited.
+   */
+  settle?: boolean;
 }): PsReport {
   const home = resolveHome(options.home);
   const chosen = chosenProfile(options.profile);
@@ -76,13 +83,30 @@ export function runPs(options: {
   // One reading of /proc for every profile: each process's descriptor table is read once.
   const census = new ProcCensus();
   const includeSelf = options.includeSelf === true;
-  return { home, profiles: profiles.map((p) => psProfile(home, p, includeSelf, census)) };
+  const settle = options.settle !== false;
+  return {
+    home,
+    profiles: profiles.map((p) => psProfile(home, p, { includeSelf, settle }, census)),
+  };
+}
+
+/**
+ * One profile's report for a long-lived process (the dashboard): as runPs,
+ * but a lock no process explains is read again with the pauses awaited
+ * (settling), never slept on the event loop.
+ */
+export function psProfileSettling(options: {
+  home: string;
+  profile: string;
+  includeSelf?: boolean;
+}): Promise<PsProfile> {
+  return settling(() => runPs({ ...options, settle: false }).profiles[0]!);
 }
 
 function psProfile(
   home: string,
   profile: string,
-  includeSelf: boolean,
+  { includeSelf, settle }: { includeSelf: boolean; settle: boolean },
   census: ProcCensus,
 ): PsProfile {
   const path = databasePath(home, profile);
@@ -106,7 +130,7 @@ function psProfile(
   // presence explains (and /proc/locks may repeat a line while others lock):
   // before saying a lock is unexplained, read again in new censuses, as a
   // decision does (readHoldersSettled: at most 4 more reads, 25 ms apart).
-  if (report.unexplainedLocks > 0) report = readHoldersSettled(path, { includeSelf });
+  if (settle && report.unexplainedLocks > 0) report = readHoldersSettled(path, { includeSelf });
   const markerOf = (h: Holder) =>
     markers.find(
       (m) =>

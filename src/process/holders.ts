@@ -176,13 +176,28 @@ const SETTLE_GAP_MS = 25;
  * torture run: 2 refusals naming no holder in 266 structural operations).
  * Locks still unexplained after that are refused by assertHoldersKnown
  * (fail closed). The pauses block the thread, and happen only when the
- * census found a lock it cannot explain.
+ * census found a lock it cannot explain: a short-lived command's way; a
+ * daemon or the library uses settling(), whose pauses are awaited.
  */
 export function readHoldersSettled(path: string, options: ReadHoldersOptions = {}): HolderReport {
   let report = readHolders(path, options);
   for (let i = 1; i < SETTLE_READS && report.unexplainedLocks > 0; i++) {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, SETTLE_GAP_MS);
     report = readHolders(path, options);
+  }
+  return report;
+}
+
+/**
+ * The same re-reading for a long-lived process (the dashboard, the
+ * library's store.holders()): `read` takes a new census each time, and the
+ * pauses between are awaited, so the event loop keeps running.
+ */
+export async function settling<T extends { unexplainedLocks: number }>(read: () => T): Promise<T> {
+  let report = read();
+  for (let i = 1; i < SETTLE_READS && report.unexplainedLocks > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_GAP_MS));
+    report = read();
   }
   return report;
 }

@@ -1,7 +1,7 @@
 import { profileDir } from "../../config/paths.js";
 import type { HearthConfig } from "../../config/schema.js";
 import { type HearthError, isHearthError } from "../../errors.js";
-import { type HolderReport, readHolders } from "../../process/holders.js";
+import { type HolderReport, readHolders, settling } from "../../process/holders.js";
 import { type InodeLocks, inodeLocks } from "../../process/inode-locks.js";
 import { claimStructural, type StructuralOptions } from "../../process/structural.js";
 import { type Store, type StoreLocation, type StoreParts, storeClosed } from "../api.js";
@@ -229,10 +229,14 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Who holds this store's database right now, from the kernel (P5). */
+  /**
+   * Who holds this store's database right now, from the kernel (P5). A lock
+   * no process explains is read again in new censuses before it is reported
+   * (a holder starting or exiting), with the pauses awaited.
+   */
   async holders(): Promise<HolderReport> {
     this.assertOpen();
-    return readHolders(this.path);
+    return settling(() => readHolders(this.path));
   }
 
   /**

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { runPs } from "../../../src/ops/ps.js";
+import { psProfileSettling, runPs } from "../../../src/ops/ps.js";
 import {
   assertHoldersKnown,
   censusHooks,
@@ -62,4 +62,38 @@ it("hearth ps reads again before it reports a lock unexplained", async () => {
   const [profile] = runPs({ home }).profiles;
   expect(profile?.unexplainedLocks).toBe(0);
   expect(profile?.holders.map((h) => h.pid)).toContain(reader.pid);
+});
+
+// A long-lived process reads again too, but never sleeps on its event loop:
+// a timer due at once fires while the re-read waits, before the answer.
+async function withTimerWatch<T>(read: () => Promise<T>): Promise<{ report: T; ticked: boolean }> {
+  let ticked = false;
+  setTimeout(() => {
+    ticked = true;
+  }, 0);
+  const report = await read();
+  return { report, ticked };
+}
+
+it("store.holders() reads again with the pauses awaited, not slept", async () => {
+  const { home, reader } = await storeWithExitingHolder();
+  const store = await openStore({ home });
+  try {
+    const { report, ticked } = await withTimerWatch(() => store.holders());
+    expect(report.unexplainedLocks).toBe(0);
+    expect(report.holders.map((h) => h.pid)).toContain(reader.pid);
+    expect(ticked).toBe(true);
+  } finally {
+    await store.close();
+  }
+});
+
+it("the dashboard's holder report (psProfileSettling) reads again with the pauses awaited", async () => {
+  const { home, reader } = await storeWithExitingHolder();
+  const { report, ticked } = await withTimerWatch(() =>
+    psProfileSettling({ home, profile: "default", includeSelf: true }),
+  );
+  expect(report.unexplainedLocks).toBe(0);
+  expect(report.holders.map((h) => h.pid)).toContain(reader.pid);
+  expect(ticked).toBe(true);
 });
