@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeEach } from "vitest";
 import { killTestDashboards, stopDashboards } from "./dashboard.js";
-import { cleanupFileHomes, cleanupHomes } from "./home.js";
+import { cleanupFileHomes, cleanupHomes } from "./temp-home.js";
 import { killFileChildren, killLeftovers, logsOfThisTest, newTest } from "./process.js";
 import { scope } from "./scope.js";
 
