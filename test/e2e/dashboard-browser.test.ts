@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,9 +8,8 @@ import { type GatewayChild, startGateway, withStore } from "../helpers/gateway.j
 import { cleanupHomes, tempHome } from "../helpers/home.js";
 import { until } from "../helpers/process.js";
 
-// HEARTH_SCREENSHOTS=1 writes the screenshots into docs/img (the README's); otherwise a temp dir.
+// HEARTH_SCREENSHOTS=1 writes the screenshots into docs/img (the README's); otherwise none are taken.
 const shots = screenshotDir();
-const SHOTS = shots.dir;
 const HOSTILE_SCRIPT = "<script>window.__pwned = 'script'</script> look at this";
 const HOSTILE_IMG = `<img src=x onerror="window.__pwned='img'"> and this`;
 /** Markdown that tries to become script, a dangerous link, an image or raw HTML (issue 47). */
@@ -96,7 +94,7 @@ describe("dashboard in a real browser", () => {
     expect(await page.locator("ul.sessions li").count()).toBe(4);
     await expect.poll(() => page.locator(".live").textContent()).toBe("Live");
     expect(await axeSerious()).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, "dashboard-sessions.png") });
+    await shots.shoot(page, "dashboard-sessions.png");
   });
 
   it("filters by platform and opens a transcript", async () => {
@@ -125,7 +123,7 @@ describe("dashboard in a real browser", () => {
     await withStore(home, async (s) =>
       expect(await s.sessions.get(tripId)).toMatchObject({ title: "Lisbon weekend", pinned: true }),
     );
-    await page.screenshot({ path: join(SHOTS, "dashboard-session.png") });
+    await shots.shoot(page, "dashboard-session.png");
     await page.getByRole("button", { name: "Archive", exact: true }).click();
     await page.getByRole("button", { name: "Unarchive" }).waitFor();
     await withStore(home, async (s) => expect((await s.sessions.get(tripId))?.archived).toBe(true));
@@ -198,7 +196,7 @@ describe("dashboard in a real browser", () => {
     expect(await page.locator("ul.hits mark").first().textContent()).toBe("museums");
     expect(await page.locator("ul.hits .title").first().textContent()).toBe("Lisbon weekend");
     expect(await axeSerious()).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, "dashboard-search.png") });
+    await shots.shoot(page, "dashboard-search.png");
   });
 
   it("jumps to a session from the command palette", async () => {
@@ -223,7 +221,7 @@ describe("dashboard in a real browser", () => {
     expect(await page.locator("figure.chart polyline.db").count()).toBe(1);
     expect(await page.locator("figure.chart rect.bar").count()).toBe(30);
     expect(await axeSerious()).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, "dashboard-health.png"), fullPage: true });
+    await shots.shoot(page, "dashboard-health.png", { fullPage: true });
     await page.getByRole("link", { name: "Jobs" }).click();
     await page.getByRole("heading", { name: "No scheduled jobs yet" }).waitFor();
   });
@@ -234,7 +232,7 @@ describe("dashboard in a real browser", () => {
     await page.locator("ol.transcript li.message").nth(4).waitFor();
     const bg = await page.evaluate("getComputedStyle(document.documentElement).backgroundColor");
     expect(bg).toBe("rgb(23, 21, 19)");
-    await page.screenshot({ path: join(SHOTS, "dashboard-session-dark.png") });
+    await shots.shoot(page, "dashboard-session-dark.png");
     await page.emulateMedia({ colorScheme: "light" });
   });
 
@@ -261,7 +259,7 @@ describe("dashboard in a real browser", () => {
       ]);
     });
     expect(await axeSerious()).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, "dashboard-chat.png") });
+    await shots.shoot(page, "dashboard-chat.png");
     // And a session of another platform continues where it is, from its own page.
     await page.goto(`${dash.address}/sessions/default/${tripId}`);
     await page

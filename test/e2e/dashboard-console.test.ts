@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/index.js";
@@ -90,9 +89,10 @@ describe("the operator's console in a real browser", () => {
     expect(atFirst).toBeGreaterThan(5);
     expect(atFirst).toBeLessThan(100);
     const nodesFirst = await nodes();
-    // Scroll up through 30 older pages (3,000 messages), each loaded on reaching the top.
+    // Scroll up through 15 older pages (1,500 messages, past the 1,000 kept), each loaded on
+    // reaching the top.
     const older = () => asked.filter((u) => new URL(u).searchParams.has("before")).length;
-    while (older() < 30) {
+    while (older() < 15) {
       const before = older();
       await page.evaluate("window.scrollTo(0, 0)");
       // Reaching the top loads the next older page: on the observer's event, or (if that came
@@ -110,7 +110,7 @@ describe("the operator's console in a real browser", () => {
       expect(await rows()).toBeLessThan(100);
       expect(await loaded()).toBeLessThanOrEqual(KEEP);
     }
-    // 3,100 messages read; the newest beyond the 1,000 kept were dropped (loaded again below).
+    // 1,600 messages read; the newest beyond the 1,000 kept were dropped (loaded again below).
     await expect.poll(loaded).toBe(KEEP);
     await page.getByRole("button", { name: "Load newer messages" }).waitFor({ state: "attached" });
     // Memory by counts: rendered rows and DOM nodes do not grow with what was read.
@@ -185,7 +185,7 @@ describe("the operator's console in a real browser", () => {
     const href = await target.locator("a.permalink").getAttribute("href");
     expect(href).toBe(`/sessions/default/${longId}?at=5000`);
     expect(await axeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(shots.dir, "dashboard-permalink.png") });
+    await shots.shoot(page, "dashboard-permalink.png");
     // Down to the end of what is loaded: the next newer page comes.
     const before = await loaded();
     await expect
@@ -208,9 +208,9 @@ describe("the operator's console in a real browser", () => {
       console.log(`session rows in view at 1280x900: ${inView}`);
       expect(inView).toBeGreaterThanOrEqual(20);
       expect(await axeViolations(page)).toEqual([]);
-      await page.screenshot({ path: join(shots.dir, "dashboard-sessions-dense.png") });
+      await shots.shoot(page, "dashboard-sessions-dense.png");
       await page.emulateMedia({ colorScheme: "dark" });
-      await page.screenshot({ path: join(shots.dir, "dashboard-sessions-dense-dark.png") });
+      await shots.shoot(page, "dashboard-sessions-dense-dark.png");
     } finally {
       await page.emulateMedia({ colorScheme: "light" });
       await page.setViewportSize({ width: 1280, height: 800 });
@@ -276,7 +276,7 @@ describe("the operator's console in a real browser", () => {
     expect(await page.locator("ul.hits mark").allTextContents()).toEqual(["Faro"]);
     expect(await page.locator("ul.hits .snippet").first().textContent()).toContain("[ ] [x] pack");
     expect(await axeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(shots.dir, "dashboard-search.png") });
+    await shots.shoot(page, "dashboard-search.png");
   });
 
   it("shows how old the doctor's report is, and fits a 390 px phone (light and dark)", async () => {
@@ -304,7 +304,7 @@ describe("the operator's console in a real browser", () => {
           );
           const name =
             path === "/health" ? "health" : path === "/sessions" ? "sessions" : "session";
-          await page.screenshot({ path: join(shots.dir, `dashboard-${name}-phone-${scheme}.png`) });
+          await shots.shoot(page, `dashboard-${name}-phone-${scheme}.png`);
         }
       }
       expect(await axeViolations(page)).toEqual([]);
@@ -334,7 +334,7 @@ describe("the operator's console in a real browser", () => {
     await page.getByRole("button", { name: /Pause.*reap/ }).waitFor();
     expect(await page.locator("td.next-due time").count()).toBe(1);
     expect(await axeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(shots.dir, "dashboard-jobs.png") });
+    await shots.shoot(page, "dashboard-jobs.png");
   });
 
   it("shows activity per day and platform: messages, turns, failures and latency, counted by the store", async () => {
@@ -371,7 +371,7 @@ describe("the operator's console in a real browser", () => {
     );
     expect(cells[8]).toBe("–");
     expect(await axeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(shots.dir, "dashboard-activity.png"), fullPage: true });
+    await shots.shoot(page, "dashboard-activity.png", { fullPage: true });
   });
 
   it("shows the services of each profile, and says when none was ever started", async () => {
@@ -384,7 +384,7 @@ describe("the operator's console in a real browser", () => {
       "not supervised no hearth start runs for this home",
     );
     expect(await axeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(shots.dir, "dashboard-services.png") });
+    await shots.shoot(page, "dashboard-services.png");
   });
 
   it("shows the logs page, filterable, saying when no process runs", async () => {

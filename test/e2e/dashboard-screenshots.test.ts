@@ -4,7 +4,7 @@
  * start` runs (so Services shows a supervised home): no page wider than
  * the screen and axe-core finds no violations on any of them.
  * HEARTH_SCREENSHOTS=1 writes the 40 screenshots into docs/img/pages/
- * (docs/dashboard.md shows them); otherwise into a temp dir.
+ * (docs/dashboard.md shows them); otherwise none are taken (nothing reads them).
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -155,7 +155,7 @@ describe("every dashboard page, desktop and phone, light and dark", () => {
               name,
               violations: [],
             });
-            await page.screenshot({ path: join(dir, `${name}-${size}-${scheme}.png`) });
+            await shots.shoot(page, `pages/${name}-${size}-${scheme}.png`);
           }
         },
       );

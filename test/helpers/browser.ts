@@ -9,12 +9,33 @@ import { chromiumPath } from "./chromium.js";
 import { type DashboardChild, startDashboard, stopDashboards } from "./dashboard.js";
 import { cleanupHomes, tempHome } from "./home.js";
 
-/** HEARTH_SCREENSHOTS=1 writes screenshots into docs/img (the docs'); otherwise a temp dir. */
-export function screenshotDir(): { dir: string; cleanup(): void } {
-  if (process.env.HEARTH_SCREENSHOTS)
-    return { dir: fileURLToPath(new URL("../../docs/img/", import.meta.url)), cleanup() {} };
+/**
+ * HEARTH_SCREENSHOTS=1 writes screenshots into docs/img (the docs'):
+ * `shoot(page, name)` takes them there. Otherwise nothing reads them, so
+ * `shoot` takes none (each cost 50-150 ms of Chromium's time, 60 a run);
+ * `dir` is then a temp dir for what a test writes itself.
+ */
+export function screenshotDir(): {
+  dir: string;
+  cleanup(): void;
+  shoot(page: Page, name: string, options?: { fullPage?: boolean }): Promise<void>;
+} {
+  if (process.env.HEARTH_SCREENSHOTS) {
+    const dir = fileURLToPath(new URL("../../docs/img/", import.meta.url));
+    return {
+      dir,
+      cleanup() {},
+      async shoot(page, name, options = {}) {
+        await page.screenshot({ path: join(dir, name), ...options });
+      },
+    };
+  }
   const dir = mkdtempSync(join(tmpdir(), "hearth-shots-"));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    async shoot() {},
+  };
 }
 
 /**

@@ -268,6 +268,35 @@ export function answerStream(res: ServerResponse, pieces: string[], final?: unkn
   res.end("data: [DONE]\n\n");
 }
 
+const piece = (content: string) =>
+  `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
+
+/**
+ * A fake endpoint whose every turn streams `first`, then holds until the
+ * test calls `release()` (the oldest held turn first), which streams `rest`
+ * and ends it: a turn in the middle for exactly as long as the test acts
+ * there, not for a fixed time. `responder` is the config that uses it.
+ */
+export async function heldModel(first = "word0 ", rest = "word1 word2") {
+  const held: ServerResponse[] = [];
+  const fake = await startFakeOpenAi((_req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(piece(first));
+    held.push(res);
+  });
+  return {
+    fake,
+    content: first + rest,
+    responder: { kind: "openai", baseUrl: fake.baseUrl, model: "m", stream: true },
+    release(): void {
+      const res = held.shift();
+      if (!res) throw new Error("no turn is held at the model");
+      res.write(piece(rest));
+      res.end("data: [DONE]\n\n");
+    },
+  };
+}
+
 /** Close every fake server (call in afterEach; setup.ts kills the gateways). */
 export async function closeFakes(): Promise<void> {
   await Promise.all([...fakes].map((f) => f.close()));

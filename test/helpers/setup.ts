@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeEach } from "vitest";
 import { killTestDashboards, stopDashboards } from "./dashboard.js";
-import { cleanupFileHomes, cleanupHomes } from "./home.js";
 import { killFileChildren, killLeftovers, logsOfThisTest, newTest } from "./process.js";
 import { scope } from "./scope.js";
+import { cleanupFileHomes, cleanupHomes } from "./temp-home.js";
 
 // Loaded into every test file (vitest.config.ts, setupFiles). Its afterEach
 // runs after the file's own (vitest runs after-hooks in reverse order), so a

@@ -7,6 +7,7 @@ import { runCli } from "../../helpers/cli.js";
 import {
   closeFakes,
   type GatewayChild,
+  heldModel,
   startGateway,
   withStore,
   writeConfig,
@@ -202,7 +203,9 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
   });
 
   it("session/cancel while the prompt waits for another turn on the session: cancelled, nothing of it stored", async () => {
-    const h = home(SLOW_SCRIPT, { turnWaitMs: 60_000 });
+    // The HTTP turn holds at the model until released (not a slow script's fixed 3 s).
+    const model = await heldModel();
+    const h = home([], { turnWaitMs: 60_000, responder: model.responder });
     const gw = await startGateway(h);
     const agent = new AcpChild(h);
     await agent.initialize();
@@ -212,11 +215,14 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     const prompt = agent.prompt(sid, "waiting");
     await agent.agent.notify(acp.methods.agent.session.cancel, { sessionId: sid });
     expect(await prompt).toEqual({ stopReason: "cancelled" });
+    model.release();
     while (!(await reader.read()).done);
     expect(await transcript(h, sid)).toEqual([
       ["user", "from http"],
-      ["assistant", SLOW_SCRIPT[0]!.content],
+      ["assistant", model.content],
     ]);
+    // Only the HTTP turn reached the model.
+    expect(model.fake.requests).toHaveLength(1);
     expect(await agent.close()).toEqual({ code: 0, signal: null });
   });
 
@@ -237,7 +243,9 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
   });
 
   it("an ACP prompt and a gateway message on one session never run two turns at once", async () => {
-    const h = home(SLOW_SCRIPT, { turnWaitMs: 0 });
+    // Each turn holds at the model until released, while the other side tries.
+    const model = await heldModel();
+    const h = home([], { turnWaitMs: 0, responder: model.responder });
     const gw = await startGateway(h);
     const agent = new AcpChild(h);
     await agent.initialize();
@@ -249,6 +257,7 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     const busy = await gw.post({ platform: "acp", chat: sid, content: "from http, too early" });
     expect(busy.status).toBe(409);
     expect(busy.body.error.code).toBe("HEARTH_TURN_BUSY");
+    model.release();
     expect(await prompt).toEqual({ stopReason: "end_turn" });
 
     // Then the gateway: the editor's prompt is refused while the HTTP turn runs.
@@ -256,16 +265,17 @@ describe("hearth acp, driven by the ACP SDK's client over real stdio", () => {
     const refused = await agent.prompt(sid, "from the editor, too early").catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(acp.RequestError);
     expect((refused as acp.RequestError).data).toMatchObject({ code: "HEARTH_TURN_BUSY" });
+    model.release();
     while (!(await reader.read()).done);
 
     // One turn after the other, nothing interleaved, nothing from the refused ones stored.
-    const words = SLOW_SCRIPT[0]!.content;
     expect(await transcript(h, sid)).toEqual([
       ["user", "from the editor"],
-      ["assistant", words],
+      ["assistant", model.content],
       ["user", "from http"],
-      ["assistant", words],
+      ["assistant", model.content],
     ]);
+    expect(model.fake.requests).toHaveLength(2);
     await agent.close();
   });
 

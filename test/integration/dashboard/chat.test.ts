@@ -1,13 +1,17 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
-import { type Browser, startDashboard, stopDashboards } from "../../helpers/dashboard.js";
-import { type SseEvent, startGateway, withStore, writeConfig } from "../../helpers/gateway.js";
-import { cleanupHomes, tempHome } from "../../helpers/home.js";
+import { type Browser, type DashboardChild, startDashboard } from "../../helpers/dashboard.js";
+import {
+  type GatewayChild,
+  type SseEvent,
+  startGateway,
+  withStore,
+  writeConfig,
+} from "../../helpers/gateway.js";
+import { tempHome } from "../../helpers/home.js";
 
-afterEach(async () => {
-  await stopDashboards();
-  cleanupHomes();
-});
+// setup.ts stops the dashboards and gateways a test started after it, and
+// what a beforeAll started after the file, then removes their homes.
 
 /** POST /api/chat as a logged-in page does, and read its server-sent events to the end. */
 async function chat(
@@ -53,85 +57,92 @@ async function chat(
 const messageCount = (home: string) => withStore(home, async (s) => (await s.counts()).messages);
 
 describe("dashboard chat (through the gateway)", () => {
-  it("relays a new conversation to the gateway and streams stored, deltas and the reply", async () => {
-    const home = tempHome();
-    await startGateway(home);
-    const dash = await startDashboard(home);
-    const browser = await dash.logIn();
-    const r = await chat(browser, { profile: "default", content: "hello from the page" });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const kinds = r.events.map((e) => e.event);
-    expect(kinds[0]).toBe("stored");
-    expect(kinds.at(-1)).toBe("reply");
-    expect(kinds.filter((k) => k === "delta").length).toBeGreaterThan(0);
-    const deltas = r.events
-      .filter((e) => e.event === "delta")
-      .map((e) => (e.data as { text: string }).text)
-      .join("");
-    const reply = r.events.at(-1)!.data as {
-      session: { id: string; source: string };
-      reply: { content: string };
-    };
-    expect(reply.reply.content).toBe("echo: hello from the page");
-    expect(deltas).toBe(reply.reply.content);
-    expect(reply.session.source).toBe("dashboard");
-    await withStore(home, async (s) => {
-      const loaded = await s.messages.load(reply.session.id);
-      expect(loaded.map((m) => m.content)).toEqual([
-        "hello from the page",
-        "echo: hello from the page",
-      ]);
+  // Three tests that each write their own session (or nothing) share one
+  // home, gateway and dashboard: none needs a fresh process.
+  describe("one home, gateway and dashboard", () => {
+    let home: string;
+    let gw: GatewayChild;
+    let dash: DashboardChild;
+    let browser: Browser;
+    beforeAll(async () => {
+      home = tempHome();
+      gw = await startGateway(home);
+      dash = await startDashboard(home);
+      browser = await dash.logIn();
     });
-  });
 
-  it("continues an existing session through its platform and chat", async () => {
-    const home = tempHome();
-    const gw = await startGateway(home);
-    const sid = (await gw.post({ platform: "telegram", chat: "42", content: "first" })).body.session
-      .id as string;
-    const dash = await startDashboard(home);
-    const browser = await dash.logIn();
-    const r = await chat(browser, { profile: "default", sessionId: sid, content: "second" });
-    expect(r.events.at(-1)!.event).toBe("reply");
-    expect((r.events.at(-1)!.data as { session: { id: string } }).session.id).toBe(sid);
-    await withStore(home, async (s) =>
-      expect((await s.messages.load(sid)).map((m) => m.content)).toEqual([
-        "first",
-        "echo: first",
-        "second",
-        "echo: second",
-      ]),
-    );
-  });
-
-  it("refuses a chat message without the CSRF token or from a foreign Origin, and nothing reaches the gateway", async () => {
-    const home = tempHome();
-    await startGateway(home);
-    const dash = await startDashboard(home);
-    const browser = await dash.logIn();
-    const before = await messageCount(home);
-    const noToken = await chat(browser, { profile: "default", content: "forged" }, { csrf: false });
-    expect(noToken.status).toBe(403);
-    expect((noToken.body as { error: { code: string } }).error.code).toBe("HEARTH_CSRF_REJECTED");
-    const foreign = await chat(
-      browser,
-      { profile: "default", content: "forged" },
-      { origin: "http://evil.example" },
-    );
-    expect(foreign.status).toBe(403);
-    const noOrigin = await chat(
-      browser,
-      { profile: "default", content: "forged" },
-      { origin: null },
-    );
-    expect(noOrigin.status).toBe(403);
-    const anonymous = await fetch(dash.url("/api/chat"), {
-      method: "POST",
-      headers: { "content-type": "application/json", origin: dash.address },
-      body: JSON.stringify({ profile: "default", content: "forged" }),
+    it("relays a new conversation to the gateway and streams stored, deltas and the reply", async () => {
+      const r = await chat(browser, { profile: "default", content: "hello from the page" });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const kinds = r.events.map((e) => e.event);
+      expect(kinds[0]).toBe("stored");
+      expect(kinds.at(-1)).toBe("reply");
+      expect(kinds.filter((k) => k === "delta").length).toBeGreaterThan(0);
+      const deltas = r.events
+        .filter((e) => e.event === "delta")
+        .map((e) => (e.data as { text: string }).text)
+        .join("");
+      const reply = r.events.at(-1)!.data as {
+        session: { id: string; source: string };
+        reply: { content: string };
+      };
+      expect(reply.reply.content).toBe("echo: hello from the page");
+      expect(deltas).toBe(reply.reply.content);
+      expect(reply.session.source).toBe("dashboard");
+      await withStore(home, async (s) => {
+        const loaded = await s.messages.load(reply.session.id);
+        expect(loaded.map((m) => m.content)).toEqual([
+          "hello from the page",
+          "echo: hello from the page",
+        ]);
+      });
     });
-    expect(anonymous.status).toBe(401);
-    expect(await messageCount(home)).toBe(before);
+
+    it("continues an existing session through its platform and chat", async () => {
+      const sid = (await gw.post({ platform: "telegram", chat: "42", content: "first" })).body
+        .session.id as string;
+      const r = await chat(browser, { profile: "default", sessionId: sid, content: "second" });
+      expect(r.events.at(-1)!.event).toBe("reply");
+      expect((r.events.at(-1)!.data as { session: { id: string } }).session.id).toBe(sid);
+      await withStore(home, async (s) =>
+        expect((await s.messages.load(sid)).map((m) => m.content)).toEqual([
+          "first",
+          "echo: first",
+          "second",
+          "echo: second",
+        ]),
+      );
+    });
+
+    it("refuses a chat message without the CSRF token or from a foreign Origin, and nothing reaches the gateway", async () => {
+      const before = await messageCount(home);
+      const noToken = await chat(
+        browser,
+        { profile: "default", content: "forged" },
+        { csrf: false },
+      );
+      expect(noToken.status).toBe(403);
+      expect((noToken.body as { error: { code: string } }).error.code).toBe("HEARTH_CSRF_REJECTED");
+      const foreign = await chat(
+        browser,
+        { profile: "default", content: "forged" },
+        { origin: "http://evil.example" },
+      );
+      expect(foreign.status).toBe(403);
+      const noOrigin = await chat(
+        browser,
+        { profile: "default", content: "forged" },
+        { origin: null },
+      );
+      expect(noOrigin.status).toBe(403);
+      const anonymous = await fetch(dash.url("/api/chat"), {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: dash.address },
+        body: JSON.stringify({ profile: "default", content: "forged" }),
+      });
+      expect(anonymous.status).toBe(401);
+      expect(await messageCount(home)).toBe(before);
+    });
   });
 
   it("says HEARTH_GATEWAY_UNREACHABLE when no gateway runs, even with a stale record after kill -9", async () => {
