@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
-import { openStore } from "../../../src/index.js";
+import { openStore, sqliteOnly } from "../../../src/index.js";
 import { psProfileSettling, runPs } from "../../../src/ops/ps.js";
 import {
   assertHoldersKnown,
@@ -77,7 +77,7 @@ async function withTimerWatch<T>(read: () => Promise<T>): Promise<{ report: T; t
 
 it("store.holders() reads again with the pauses awaited, not slept", async () => {
   const { home, reader } = await storeWithExitingHolder();
-  const store = await openStore({ home });
+  const store = sqliteOnly(await openStore({ home }), "holders()");
   try {
     const { report, ticked } = await withTimerWatch(() => store.holders());
     expect(report.unexplainedLocks).toBe(0);
