@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { openStore } from "../../../src/index.js";
+import { pagesToCopy, WalIndexReader } from "../../../src/store/sqlite/wal-sync/wal-index.js";
 import { tempHome } from "../../helpers/home.js";
 import { run } from "../../helpers/process.js";
 import { type Call, parseTrace } from "../../helpers/strace.js";
@@ -67,4 +70,50 @@ describe("the checkpoint thread's copies into the database", () => {
       expect(hearthCopies / rawCopies).toBeLessThanOrEqual(1.1);
     },
   );
+});
+
+describe("the distinct pages a checkpoint would copy, from the wal-index", () => {
+  it("are those the WAL's frame headers name, counted up to a limit", async () => {
+    // No checkpoint copies or restarts the WAL: a reader holds it, the threshold is out of reach.
+    const store = await openStore({
+      home: tempHome(),
+      config: { durability: { walAutocheckpointPages: 100_000 } },
+    });
+    const hold = new Database(store.path, { readonly: true });
+    try {
+      hold.exec("BEGIN");
+      hold.prepare("SELECT count(*) FROM sqlite_schema").get();
+      const session = await store.sessions.create({ title: "pages" });
+      for (let i = 0; i < 150; i++)
+        await store.messages.append(session.id, {
+          role: "user",
+          content: `m${i} ${"z".repeat(300)}`,
+        });
+      const shm = openSync(`${store.path}-shm`, "r");
+      try {
+        const index = new WalIndexReader().read(shm)!;
+        expect(index.frames).toBeGreaterThan(300);
+        // Each frame: a 24-byte header, its page number first (big-endian), then the page.
+        const wal = readFileSync(`${store.path}-wal`);
+        const pages = new Set<number>();
+        for (let f = index.backfilled; f < index.frames; f++)
+          pages.add(wal.readUInt32BE(32 + f * (24 + index.pageSize)));
+        expect(pages.size).toBeLessThan(index.frames / 3); // the same pages, again and again
+        expect(pagesToCopy(shm, index, 100_000)).toBe(pages.size);
+        // Past the limit: limit + 1, however many.
+        expect(pagesToCopy(shm, index, pages.size - 1)).toBe(pages.size);
+        expect(pagesToCopy(shm, index, 3)).toBe(4);
+        // A WAL longer than 64 × the limit is not read: more.
+        expect(pagesToCopy(shm, { ...index, frames: index.backfilled + 64 * 2 + 1 }, 2)).toBe(3);
+        // Nothing past nBackfill: nothing to copy.
+        expect(pagesToCopy(shm, { ...index, backfilled: index.frames }, 10)).toBe(0);
+      } finally {
+        closeSync(shm);
+      }
+    } finally {
+      hold.exec("COMMIT");
+      hold.close();
+      await store.close();
+    }
+  });
 });
