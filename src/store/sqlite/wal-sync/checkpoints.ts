@@ -117,7 +117,6 @@ export class Checkpoints {
   /** Thresholds of WAL left after a whole copy from which the final job waits for readers. */
   private heldThresholds = HELD_THRESHOLDS;
   private whole = 0;
-  private readonly starts = { passes: 0, finalOnly: 0 };
 
   constructor(
     private readonly host: CheckpointHost,
@@ -159,11 +158,6 @@ export class Checkpoints {
       return;
     }
     this.start(frames, pagesToCopy);
-  }
-
-  /** Checkpoints started with passes, and without (the final job alone: a small copy). */
-  get started(): { passes: number; finalOnly: number } {
-    return { ...this.starts };
   }
 
   /** Whole checkpoints of the thread's (or the writer's fallback) so far. */
@@ -214,13 +208,11 @@ export class Checkpoints {
       // session's row, the right edge of each index, the search index's
       // structure) once in a pass and again in the final job: 1.2 pages
       // copied per append against SQLite's 0.95 (issue 44).
-      this.starts.finalOnly++;
       const passes: Passes = { id: NO_PASSES, done: PASSES_OVER, frames, over: Promise.resolve() };
       this.passes = passes;
       this.finish(passes, frames);
       return;
     }
-    this.starts.passes++;
     const done = new Int32Array(new SharedArrayBuffer(4));
     const { id, reply } = checkpointOffLoop({
       kind: "passes",
