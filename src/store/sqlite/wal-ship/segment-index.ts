@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { endianness } from "node:os";
+import { walIndexPages } from "../wal-sync/wal-index.js";
 import { finish, lastOfEachPage, type PackedSegment, packCounts } from "./pack.js";
 import {
   FRAME_HEADER_BYTES,
@@ -33,12 +34,6 @@ import {
 const LE = endianness() === "LE";
 /** struct WalIndexHdr: 48 bytes, twice, then WalCkptInfo (40 bytes). */
 const HDR_BYTES = 48;
-const INDEX_HEADER_BYTES = 136;
-/** Page numbers per index block: 4,096, the first block's fewer by its header. */
-const NPAGE = 4096;
-const NPAGE_ONE = NPAGE - INDEX_HEADER_BYTES / 4;
-/** A block: the page numbers then the hash table (8,192 u16 slots). */
-const BLOCK_BYTES = NPAGE * 4 + NPAGE * 2 * 2;
 
 export function packFromIndex(
   walPath: string,
@@ -68,7 +63,7 @@ export function packFromIndex(
       packCounts.indexed++;
       return { data: Buffer.alloc(0), sha: "", to: from, frames: 0, kept: 0, walBytes: 0 };
     }
-    const pages = pageNumbers(shm, from.frame + 1, before.mxFrame);
+    const pages = walIndexPages(shm, from.frame + 1, before.mxFrame);
     if (!pages) return undefined;
     const keep = lastOfEachPage(pages);
     if (keep.length * frameBytes > Math.max(maxBytes, frameBytes)) return undefined;
@@ -126,23 +121,3 @@ function indexHeader(shm: number, header: WalHeader): { mxFrame: number } | unde
 }
 
 /** The page number of frames first..last (1-based), from the index's page arrays. */
-function pageNumbers(shm: number, first: number, last: number): number[] | undefined {
-  const pages: number[] = [];
-  let frame = first;
-  while (frame <= last) {
-    const block = frame <= NPAGE_ONE ? 0 : 1 + Math.floor((frame - NPAGE_ONE - 1) / NPAGE);
-    const zero = block === 0 ? 0 : NPAGE_ONE + (block - 1) * NPAGE;
-    const base = block === 0 ? INDEX_HEADER_BYTES : block * BLOCK_BYTES;
-    const end = Math.min(last, zero + (block === 0 ? NPAGE_ONE : NPAGE));
-    const n = end - frame + 1;
-    const b = Buffer.alloc(n * 4);
-    if (readSync(shm, b, 0, b.length, base + (frame - zero - 1) * 4) !== b.length) return undefined;
-    for (let i = 0; i < n; i++) {
-      const page = LE ? b.readUInt32LE(i * 4) : b.readUInt32BE(i * 4);
-      if (page === 0) return undefined;
-      pages.push(page);
-    }
-    frame = end + 1;
-  }
-  return pages;
-}

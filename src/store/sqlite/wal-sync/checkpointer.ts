@@ -48,6 +48,9 @@ interface JobTarget {
  *   the next commit starts the WAL over, as SQLite's automatic checkpoint
  *   would have; only the frames the passes left are copied with the writer
  *   waiting.
+ *   A checkpoint whose whole copy is small (Checkpoints: no more distinct
+ *   pages than a pass may leave) posts no passes: its final job names
+ *   passes id 0, and opens its own connection.
  * - "drop": the final will not come (its write lock was not had in time):
  *   the connection the passes kept is closed.
  */

@@ -49,3 +49,66 @@ export class WalIndexReader {
     };
   }
 }
+
+/** struct WalIndexHdr twice, then WalCkptInfo: the first block's page numbers start after them. */
+const INDEX_HEADER_BYTES = 136;
+/** Page numbers per index block: 4,096, the first block's fewer by its header. */
+const NPAGE = 4096;
+const NPAGE_ONE = NPAGE - INDEX_HEADER_BYTES / 4;
+/** A block: the page numbers then the hash table (8,192 u16 slots). */
+const BLOCK_BYTES = NPAGE * 4 + NPAGE * 2 * 2;
+
+/**
+ * The page each WAL frame `first`..`last` (1-based) holds, from the
+ * wal-index's page arrays behind `shm`; undefined when a read comes short
+ * or finds a frame with no page (an index being rebuilt or started over).
+ * Read without SQLite's locks: the caller checks what it relies on.
+ */
+export function walIndexPages(shm: number, first: number, last: number): number[] | undefined {
+  const pages: number[] = [];
+  let frame = first;
+  while (frame <= last) {
+    const block = frame <= NPAGE_ONE ? 0 : 1 + Math.floor((frame - NPAGE_ONE - 1) / NPAGE);
+    const zero = block === 0 ? 0 : NPAGE_ONE + (block - 1) * NPAGE;
+    const base = block === 0 ? INDEX_HEADER_BYTES : block * BLOCK_BYTES;
+    const end = Math.min(last, zero + (block === 0 ? NPAGE_ONE : NPAGE));
+    const n = end - frame + 1;
+    const b = Buffer.alloc(n * 4);
+    try {
+      if (readSync(shm, b, 0, b.length, base + (frame - zero - 1) * 4) !== b.length)
+        return undefined;
+    } catch {
+      return undefined;
+    }
+    for (let i = 0; i < n; i++) {
+      const page = LE ? b.readUInt32LE(i * 4) : b.readUInt32BE(i * 4);
+      if (page === 0) return undefined;
+      pages.push(page);
+    }
+    frame = end + 1;
+  }
+  return pages;
+}
+
+/**
+ * How many distinct database pages a checkpoint of `index` would copy now
+ * (its frames past nBackfill), counted up to `limit`: `limit + 1` means
+ * more, and so does a WAL past `limit` × 64 frames (not read: a backlog) or
+ * an index that cannot be read. A writer's hot pages (a session's row, the
+ * right edge of each index) come again and again: a lone appender's 1,000
+ * frames held ~50 distinct pages. A heuristic for where the copy runs
+ * (src/store/sqlite/wal-sync/checkpoints.ts), never for durability.
+ */
+export function pagesToCopy(shm: number, index: WalIndex, limit: number): number {
+  const frames = index.frames - index.backfilled;
+  if (frames <= 0) return 0;
+  if (frames > limit * 64) return limit + 1;
+  const pages = walIndexPages(shm, index.backfilled + 1, index.frames);
+  if (!pages) return limit + 1;
+  const seen = new Set<number>();
+  for (const page of pages) {
+    seen.add(page);
+    if (seen.size > limit) return limit + 1;
+  }
+  return seen.size;
+}
