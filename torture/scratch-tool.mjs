@@ -20,7 +20,7 @@ if (op === "damage-index") {
     pageSize = ro.pragma("page_size", { simple: true });
     const leaves = ro
       .prepare(
-        `SELECT name, pageno FROM dbstat WHERE name IN
+        `SELECT name, pageno, pagetype FROM dbstat WHERE name IN
           (SELECT name FROM sqlite_master WHERE type = 'index')`,
       )
       .all();
@@ -41,7 +41,11 @@ if (op === "damage-index") {
       for (let at = 32; salts && at + 24 <= wal.length; at += 24 + pageSize)
         if (wal.subarray(at + 8, at + 16).equals(salts)) inWal.add(wal.readUInt32BE(at));
     }
-    leaf = best?.find((l) => !inWal.has(l.pageno));
+    // A leaf: an interior page (the root first, in dbstat's order) is written
+    // again at the next split below it, and that newer copy in the WAL hid the
+    // damage from the check that follows ("not visible": the kind did not fire).
+    const free = (best ?? []).filter((l) => !inWal.has(l.pageno));
+    leaf = free.find((l) => l.pagetype === "leaf") ?? free[0];
   } finally {
     ro.close();
   }
