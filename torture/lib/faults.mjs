@@ -137,7 +137,9 @@ export class Faults {
     // No check may run between the damage and its repair: they would count the damage itself.
     const queued = Date.now();
     const job = this.actors.checks.queue.then(() => {
-      this.actors.trace(`damage of ${profile}: the checks before it took ${Date.now() - queued} ms`);
+      this.actors.trace(
+        `damage of ${profile}: the checks before it took ${Date.now() - queued} ms`,
+      );
       return this.damageExclusive(profile);
     });
     this.actors.checks.queue = job;
