@@ -234,7 +234,11 @@ try {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     stats.actions[event.action] = (stats.actions[event.action] ?? 0) + 1;
     await actors.perform(event);
-    allFired = stats.untilAllFaults && faultsNotFired(stats).length === 0;
+    if (stats.untilAllFaults) {
+      const missing = faultsNotFired(stats);
+      actors.trace(`fault kinds not fired yet: ${missing.length ? missing.join("; ") : "none"}`);
+      allFired = missing.length === 0;
+    }
   }
   const wait = started + seconds * 1000 - Date.now();
   if (wait > 0 && !allFired) await new Promise((r) => setTimeout(r, wait));

@@ -20,7 +20,7 @@ if (op === "damage-index") {
     pageSize = ro.pragma("page_size", { simple: true });
     const leaves = ro
       .prepare(
-        `SELECT name, pageno FROM dbstat WHERE name IN
+        `SELECT name, pageno, pagetype FROM dbstat WHERE name IN
           (SELECT name FROM sqlite_master WHERE type = 'index')`,
       )
       .all();
@@ -28,13 +28,24 @@ if (op === "damage-index") {
     for (const l of leaves) byIndex.set(l.name, [...(byIndex.get(l.name) ?? []), l]);
     const best = [...byIndex.values()].sort((a, b) => b.length - a.length)[0];
     // A leaf with no copy in the WAL (a checkpoint would write that copy over the
-    // damage): the page numbers of every frame, valid or not, a superset.
+    // damage): the page numbers of the frames of the WAL's current generation,
+    // those whose salts are the header's, committed or not (a superset). The
+    // frames of earlier generations, left in the file after the WAL started
+    // over, are never read or checkpointed again (SQLite's own rule); counted,
+    // they covered every page of a young store, and the damage waited up to
+    // 20 s for a WAL file cut back.
     const inWal = new Set();
     if (existsSync(`${path}-wal`)) {
       const wal = readFileSync(`${path}-wal`);
-      for (let at = 32; at + 24 <= wal.length; at += 24 + pageSize) inWal.add(wal.readUInt32BE(at));
+      const salts = wal.length >= 32 ? wal.subarray(16, 24) : undefined;
+      for (let at = 32; salts && at + 24 <= wal.length; at += 24 + pageSize)
+        if (wal.subarray(at + 8, at + 16).equals(salts)) inWal.add(wal.readUInt32BE(at));
     }
-    leaf = best?.find((l) => !inWal.has(l.pageno));
+    // A leaf: an interior page (the root first, in dbstat's order) is written
+    // again at the next split below it, and that newer copy in the WAL hid the
+    // damage from the check that follows ("not visible": the kind did not fire).
+    const free = (best ?? []).filter((l) => !inWal.has(l.pageno));
+    leaf = free.find((l) => l.pagetype === "leaf") ?? free[0];
   } finally {
     ro.close();
   }

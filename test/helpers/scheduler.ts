@@ -1,7 +1,7 @@
 import type { JobRun } from "../../src/store/runs.js";
 import { CLI } from "./cli.js";
 import { withStore, writeConfig } from "./gateway.js";
-import { type Child, spawnNode, until } from "./process.js";
+import { type Child, spawnNode } from "./process.js";
 
 export interface SchedulerEvent {
   event?: string;
@@ -63,25 +63,32 @@ export async function runsOf(home: string, profile = "default"): Promise<JobRun[
   return withStore(home, async (s) => (await s.runs.list({ limit: 10_000 })).reverse(), profile);
 }
 
-/** Wait until the recorded runs satisfy `check`; returns them. */
+const UNTIL_RUNS_POLL_MS = 100;
+
+/**
+ * Wait until the recorded runs satisfy `check`; returns them. Each look
+ * opens the store (a PostgreSQL connection, a server backend, on a pg
+ * profile) and reads every run, so it looks every 100 ms, not `until`'s
+ * 10 ms: at 10 ms the looking took most of a CPU from the schedulers and
+ * workers it waits for, on a 2-CPU machine. Jobs are due once a second at
+ * most, so a tenth of that is what the wait can add.
+ */
 export async function untilRuns(
   home: string,
   what: string,
   check: (runs: JobRun[]) => boolean,
   ms = 30_000,
 ): Promise<JobRun[]> {
-  let last: JobRun[] = [];
-  await until(
-    what,
-    async () => {
-      try {
-        last = await runsOf(home);
-      } catch {
-        return false; // the store is not created yet
-      }
-      return check(last);
-    },
-    ms,
-  );
-  return last;
+  const deadline = Date.now() + ms;
+  for (;;) {
+    let runs: JobRun[] | undefined;
+    try {
+      runs = await runsOf(home);
+    } catch {
+      // the store is not created yet
+    }
+    if (runs && check(runs)) return runs;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, UNTIL_RUNS_POLL_MS));
+  }
 }

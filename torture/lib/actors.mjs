@@ -210,8 +210,18 @@ export class Actors {
     appendFileSync(this.traceFile, `${new Date().toISOString()} ${text}\n`);
   }
 
+  /** One scheduled action; the trace says when it began and how long it took. */
   async perform(event) {
     this.trace(`action ${JSON.stringify(event)}`);
+    const t0 = Date.now();
+    try {
+      return await this.act(event);
+    } finally {
+      this.trace(`action ${event.action} done in ${Date.now() - t0} ms`);
+    }
+  }
+
+  async act(event) {
     switch (event.action) {
       case "worker":
         // A third of the workers also do a stray open/close inside themselves (F2);

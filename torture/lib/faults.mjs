@@ -135,7 +135,13 @@ export class Faults {
   async damageAndRepair(profile) {
     if (!this.actors.fleet.startedOnce) return;
     // No check may run between the damage and its repair: they would count the damage itself.
-    const job = this.actors.checks.queue.then(() => this.damageExclusive(profile));
+    const queued = Date.now();
+    const job = this.actors.checks.queue.then(() => {
+      this.actors.trace(
+        `damage of ${profile}: the checks before it took ${Date.now() - queued} ms`,
+      );
+      return this.damageExclusive(profile);
+    });
     this.actors.checks.queue = job;
     await job;
     await this.waitProgress(profile, `after the repair of ${profile}`);
@@ -160,10 +166,14 @@ export class Faults {
     const db = this.dbOf(profile);
     // Every index page may have a newer copy in the WAL for a while: try again until one has none.
     let d;
-    for (let t0 = Date.now(); Date.now() - t0 < 20_000; await sleep(500)) {
+    let tries = 0;
+    const t0 = Date.now();
+    for (; Date.now() - t0 < 20_000; await sleep(500)) {
+      tries++;
       d = await runNode([SCRATCH_TOOL, "damage-index", db]);
       if (d.code !== 2) break;
     }
+    this.actors.trace(`damage-index on ${profile}: ${tries} tries, ${Date.now() - t0} ms`);
     if (d.code === 2) return void this.stats.faults.damage.skipped++;
     if (d.code !== 0)
       return void this.stats.unexpectedExits.push(`damage-index exited ${d.code}: ${d.stderr}`);

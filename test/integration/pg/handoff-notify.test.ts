@@ -85,11 +85,12 @@ const total = (counts: Record<string, number>) => Object.values(counts).reduce((
 
 describe.skipIf(!pgEnabled)("handoff wake-ups on PostgreSQL", () => {
   it("an idle watcher polls slowly and is woken by a handoff another process requests", async () => {
-    const s = await setup(250);
+    const s = await setup(100);
     await until("the watcher listens", async () => (await listeners(s.url)).length === 1);
-    // Idle: the fast rate (250 ms) would poll about 10 times in this window.
+    // Idle: the fast rate (100 ms) would poll about 10 times in this window
+    // (it was 250 ms over 2.5 s: the same count, 1.5 s longer).
     const before = total(s.watcher.counts.polls);
-    await sleep(2_500);
+    await sleep(1_000);
     const idlePolls = total(s.watcher.counts.polls) - before;
     expect(idlePolls).toBeLessThanOrEqual(2);
     // The claim comes from the notification's poll, not from a timer.

@@ -128,12 +128,14 @@ describe.skipIf(!pgEnabled)("scheduled jobs on several hosts sharing one Postgre
       { name: "tick", schedule: EVERY_2S, kind: "command", command },
     ]);
     const ok = (runs: JobRun[]) => runs.filter((r) => r.outcome === "ok");
-    await untilRuns(hosts[0]!.home, "five runs ok", (r) => ok(r).length >= 5, 90_000);
+    // Three due times, each raced for by three hosts (five took 4 s more,
+    // 2 s a due time); the claim is seen to lose below (run.claimed).
+    await untilRuns(hosts[0]!.home, "three runs ok", (r) => ok(r).length >= 3, 90_000);
     await stopAll(hosts);
 
     const runs = await runsOf(hosts[0]!.home);
     const records = oncePerDueTime(runs);
-    expect(ok(records).length).toBeGreaterThanOrEqual(5);
+    expect(ok(records).length).toBeGreaterThanOrEqual(3);
     // Each run ran its command once: as many completed commands as runs ok.
     expect(completedWithoutOverlap(file)).toBe(ok(runs).length);
     const boots = new Set(hosts.map((h) => h.bootId));
