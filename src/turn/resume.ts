@@ -131,6 +131,24 @@ export async function resumeOrphanedTurns(
       );
     }
   };
-  await Promise.all((await orphanedTurns(runtime)).map(resume));
+  let orphaned: string[];
+  try {
+    orphaned = await orphanedTurns(runtime);
+  } catch (err) {
+    // A background sweep (the gateway does not await it): a failure here
+    // (PostgreSQL ending the connection at start, a store closing) must not
+    // end the process. Nothing is lost: each interrupted turn is finished
+    // by the next message to its session, whoever receives it.
+    log.warn(
+      {
+        event: "turn.resume_sweep_failed",
+        profile: runtime.profile,
+        error: (err as Error).message,
+      },
+      "interrupted turns were not looked for; each is finished when its session is next used",
+    );
+    return 0;
+  }
+  await Promise.all(orphaned.map(resume));
   return resumed;
 }
