@@ -113,31 +113,36 @@ describe.skipIf(!pgEnabled)("turn lease claims whose commit outcome is unknown",
     // Each chat sends `turns` messages, and goes on until the killer has ended a
     // connection at least once (fewer round trips per turn leave it fewer chances).
     let sent = 0;
-    await Promise.all(
-      Array.from({ length: chats }, async (_, c) => {
-        for (let n = 0; n < turns || (terminated === 0 && n < 500); n++) {
-          sent++;
-          const body = {
-            platform: "t",
-            chat: `c${c}`,
-            content: `m ${c}-${n}`,
-            clientId: `${c}-${n}`,
-          };
-          // A client retries what was not acknowledged, with its clientId, until it is.
-          for (let attempt = 0; attempt < 100; attempt++) {
-            const res = await gateway.post(body);
-            if (res.status === 200) {
-              acked.push(res);
-              break;
+    try {
+      await Promise.all(
+        Array.from({ length: chats }, async (_, c) => {
+          for (let n = 0; n < turns || (terminated === 0 && n < 500); n++) {
+            sent++;
+            const body = {
+              platform: "t",
+              chat: `c${c}`,
+              content: `m ${c}-${n}`,
+              clientId: `${c}-${n}`,
+            };
+            // A client retries what was not acknowledged, with its clientId, until it is.
+            for (let attempt = 0; attempt < 100; attempt++) {
+              const res = await gateway.post(body);
+              if (res.status === 200) {
+                acked.push(res);
+                break;
+              }
+              refused.push(`${res.status} ${res.body.error?.code}`);
+              await new Promise((r) => setTimeout(r, 20));
             }
-            refused.push(`${res.status} ${res.body.error?.code}`);
-            await new Promise((r) => setTimeout(r, 20));
           }
-        }
-      }),
-    );
-    stop = true;
-    await killer;
+        }),
+      );
+    } finally {
+      // Also when a post fails (a gateway that died): the killer must not
+      // outlive the test and query on a client that is closed by then.
+      stop = true;
+      await killer;
+    }
     expect(terminated).toBeGreaterThan(0);
     // Every message was answered in the end: no chat was left held by a turn that is not running.
     expect(sent).toBeGreaterThanOrEqual(chats * turns);
