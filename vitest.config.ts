@@ -7,10 +7,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Three files at a time (the default on 2 cores is one): most of a
-    // file's time is spent waiting for the processes it starts, so a third
-    // file uses CPU the other two leave idle (docs/testing.md).
-    maxWorkers: 3,
+    // Two files at a time (the default on 2 cores is one): docs/testing.md.
+    // Three made npm test take 440 s instead of ~500, but two of two idle
+    // clean-clone runs with three each failed a test (docs/testing.md).
+    maxWorkers: 2,
     // Rebuilds dist/ (which child processes run) when src/ is newer, and
     // starts an embedded PostgreSQL when no server answers (docs/testing.md).
     globalSetup: ["test/helpers/global-setup.ts"],

@@ -51,8 +51,14 @@ it("hearth ps reads /proc/locks and each holder's descriptor table once for a ho
 
   const paths = opened(readFileSync(out, "utf8"));
   const count = (path: string) => paths.filter((p) => p === path).length;
-  expect(count(`/proc/${gateway.pid}/fd`)).toBe(1);
-  expect(count("/proc/locks")).toBe(1);
-  // Every holder is described once: its command line read once, not once per profile.
-  expect(count(`/proc/${gateway.pid}/cmdline`)).toBe(1);
+  // One census for every profile: /proc/locks, the holder's descriptor table
+  // and its command line read once each, not once per profile. A profile
+  // whose census shows a lock no presence explains yet (a busy machine) is
+  // read again in new whole censuses (readHoldersSettled, at most 5), each
+  // reading the three once more: a clean-clone CI run counted 6.
+  const censuses = count("/proc/locks");
+  expect(censuses).toBeGreaterThanOrEqual(1);
+  expect(censuses).toBeLessThan(profiles.length / 2);
+  expect(count(`/proc/${gateway.pid}/fd`)).toBe(censuses);
+  expect(count(`/proc/${gateway.pid}/cmdline`)).toBe(censuses);
 });
