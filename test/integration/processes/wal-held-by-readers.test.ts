@@ -51,16 +51,17 @@ describe("the WAL under steady reads from other processes (C2)", () => {
         // never shrank.
         const shrank = sizes.some((size, i) => i > 0 && size < sizes[i - 1]!);
         expect(shrank, `WAL sizes sampled: ${sizes.join(", ")}`).toBe(true);
-        // Bounded by the size limit and the most thresholds a wait the
-        // readers outlasted may defer the next one to (HELD_THRESHOLDS_MAX,
-        // 64 of 50 pages: a starved machine outlasts the 25 ms waits, and
-        // doubles it from 8), not by what was written. In the file a frame
-        // is its 4 KiB page and a 24-byte header, after the WAL's 32-byte
-        // header (the bound counted 4,096 a frame until a run beside a CPU
-        // hog measured 14,168,712 bytes: 3,439 frames, within the limit and
-        // 64 thresholds counted in frames).
+        // Bounded by the size limit, the 64 thresholds the waits defer to,
+        // and the checkpoints at that cap whose waits the readers outlast
+        // before one is long enough (25, 50, 100, 200 ms: READER_WAIT_MAX_MS,
+        // src/store/sqlite/wal-sync/checkpoints.ts), not by what was
+        // written. With the wait kept at 25 ms a run beside a CPU hog went to
+        // 3,439 and 3,467 frames, each failed wait a threshold more
+        // (wal-held-long.test.ts holds readers to this on any machine). In
+        // the file a frame is its 4 KiB page and a 24-byte header, after the
+        // WAL's 32-byte header.
         const frame = 4096 + 24;
-        expect(Math.max(...sizes)).toBeLessThan((1 << 20) + 32 + 64 * pages * frame);
+        expect(Math.max(...sizes)).toBeLessThan((1 << 20) + 32 + 80 * pages * frame);
       } finally {
         await Promise.all(readers.map((r) => r.kill()));
         await store.close();
