@@ -7,6 +7,7 @@ import {
   checkpointThreadFailing,
   checkpointThreadUp,
 } from "./checkpointer.js";
+import { pagesToCopy, type WalIndex } from "./wal-index.js";
 
 /**
  * How many thresholds of frames past the last checkpoint the WAL may hold
@@ -137,11 +138,13 @@ export class Checkpoints {
   ) {}
 
   /**
-   * After a commit, with the WAL's length in frames now (undefined:
-   * unreadable) and, when the wal-index can tell, how many distinct pages a
-   * checkpoint would copy now, counted up to the limit given (more: limit + 1).
+   * After a commit, with the wal-index header read now (undefined:
+   * unreadable) and the -shm's descriptor, from which a checkpoint about to
+   * start counts the distinct pages it would copy. Called at every commit:
+   * it allocates nothing.
    */
-  afterCommit(frames: number | undefined, pagesToCopy?: (limit: number) => number): void {
+  afterCommit(index: WalIndex | undefined, shmFd: number): void {
+    const frames = index?.frames;
     if (frames !== undefined && frames < this.backfilled) this.backfilled = 0; // the WAL started over
     // When the WAL's length cannot be read, checkpoint anyway: with SQLite's
     // automatic checkpoint off, skipping would let the WAL grow without bound.
@@ -170,7 +173,7 @@ export class Checkpoints {
       if (!up && behind >= OVERDUE_THRESHOLDS * this.options.pages) this.checkpointedHere(frames);
       return;
     }
-    this.start(frames, pagesToCopy);
+    this.start(frames, index, shmFd);
   }
 
   /** Whole checkpoints of the thread's (or the writer's fallback) so far. */
@@ -208,13 +211,13 @@ export class Checkpoints {
     await this.passes?.over;
   }
 
-  private start(frames: number | undefined, pagesToCopy?: (limit: number) => number): void {
+  private start(frames: number | undefined, index: WalIndex | undefined, shmFd: number): void {
     const { path, key } = this.host;
     const { synchronous, pages } = this.options;
     // A pass that copied an eighth of a threshold or less is the last: the
     // final job, under the write lock, copies up to that many frames.
     const finalFrames = Math.max(16, Math.floor(pages / 8));
-    if (pagesToCopy && pagesToCopy(finalFrames) <= finalFrames) {
+    if (index && pagesToCopy(shmFd, index, finalFrames) <= finalFrames) {
       // The whole copy is no larger than what the final job may copy after
       // passes: the final job alone, as SQLite's automatic checkpoint would.
       // Passes would only copy the pages the writer keeps changing (a

@@ -9,7 +9,7 @@ import { checkpointThreadFailing } from "./checkpointer.js";
 import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./checkpoints.js";
 import { FSYNC_POLICY, FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 import { checkpointModeFor } from "./wal-checkpoint.js";
-import { pagesToCopy, type WalIndex, WalIndexReader } from "./wal-index.js";
+import { type WalIndex, WalIndexReader } from "./wal-index.js";
 
 /**
  * A database larger than this never checkpoints (nor merges its search
@@ -167,11 +167,7 @@ export class WalSync {
     const index = this.walIndex.read(guard.shmFd);
     this.inlineNext = index !== undefined && this.inlineFits(index);
     if (mode === "inline") this.checkpoints.afterInline(index?.backfilled);
-    else
-      this.checkpoints.afterCommit(
-        index?.frames,
-        index && ((limit) => pagesToCopy(guard.shmFd, index, limit)),
-      );
+    else this.checkpoints.afterCommit(index, guard.shmFd);
     // Followers never count on a commit's own fsync on the loop: a commit that changed nothing has none.
     if (mode !== "pool") return undefined;
     if (how.follow) return this.follow();

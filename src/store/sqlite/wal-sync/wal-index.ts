@@ -38,15 +38,18 @@ export class WalIndexReader {
     } catch {
       return undefined;
     }
-    const u32 = (at: number) => (LE ? b.readUInt32LE(at) : b.readUInt32BE(at));
     const size = LE ? b.readUInt16LE(PAGE_SIZE_OFFSET) : b.readUInt16BE(PAGE_SIZE_OFFSET);
     const pageSize = size === 1 ? 65_536 : size;
     return {
-      frames: u32(MX_FRAME_OFFSET),
-      backfilled: u32(N_BACKFILL_OFFSET),
-      dbBytes: u32(N_PAGE_OFFSET) * pageSize,
+      frames: this.u32(MX_FRAME_OFFSET),
+      backfilled: this.u32(N_BACKFILL_OFFSET),
+      dbBytes: this.u32(N_PAGE_OFFSET) * pageSize,
       pageSize,
     };
+  }
+
+  private u32(at: number): number {
+    return LE ? this.buffer.readUInt32LE(at) : this.buffer.readUInt32BE(at);
   }
 }
 
