@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../src/index.js";
 import { backends, TestHomes } from "./fixture.js";
 
@@ -75,14 +75,18 @@ describe.each(backends)("argument misuse on $name", (backend) => {
   const homes = new TestHomes(backend);
   let store: Store;
 
-  beforeEach(async () => {
+  // One store for the file's backend: every misuse test snapshots it before and after its call
+  // (a call that changed anything fails that test), and the one test that writes (appendMany)
+  // asserts its own rows. A fresh store per test (a recycled database emptied and refilled on
+  // PostgreSQL) checked nothing more.
+  beforeAll(async () => {
     store = await homes.open(homes.makeHome());
     const session = await store.sessions.create({ title: "kept" });
     await store.messages.append(session.id, { role: "user", content: "one" });
     await store.messages.append(session.id, { role: "assistant", content: "two" });
   });
 
-  afterEach(async () => {
+  afterAll(async () => {
     await homes.cleanup();
   });
 

@@ -160,14 +160,15 @@ describe("the transcript keeps the reader's place and loads the next page (issue
     // before last + 101) is held; those before it pass.
     const gate = await holdPages((before) => before - 1 - first + 1 > KEEP);
     try {
-      // Down page by page until that page is asked for.
+      // Down page by page until that page is asked for (each look scrolls to the end again:
+      // every 100 ms, so a page that landed is followed by the next at once, not up to 500 ms on).
       await expect
         .poll(
           async () => {
             await page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)");
             return gate.held.length;
           },
-          { timeout: 60_000, interval: 500 },
+          { timeout: 60_000, interval: 100 },
         )
         .toBe(1);
       expect(await loaded()).toBeGreaterThan(KEEP - 100);

@@ -17,9 +17,11 @@ describe("hearth doctor and MCP servers", () => {
       tools: {
         mcpServers: {
           good: { command: process.execPath, args: [SERVER], tools: ["count", "pid"] },
+          // Never answers, and ends when its stdin closes (as most servers do): one that
+          // ignores it holds the MCP SDK's close() 2 s before its SIGTERM, in each run.
           silent: {
             command: process.execPath,
-            args: ["-e", "setTimeout(() => {}, 60000)"],
+            args: ["-e", "process.stdin.resume()"],
             startTimeoutMs: 300,
           },
           web: { url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer hidden" } },
