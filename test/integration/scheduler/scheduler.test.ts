@@ -166,13 +166,16 @@ describe("hearth scheduler run", () => {
       },
     ]);
     const s = await startScheduler(home);
+    // Two runs ok, each 1.5 s over its period: a due time came while each ran
+    // (a skip is asserted), and the second began only after the first ended.
+    // (Three took 2 s more, a run and its skip, and crossed nothing new.)
     const runs = await untilRuns(
       home,
-      "three ok runs",
-      (r) => r.filter((x) => x.outcome === "ok").length >= 3,
+      "two ok runs",
+      (r) => r.filter((x) => x.outcome === "ok").length >= 2,
     );
     await s.process.stop();
-    expect(assertNoOverlap(file)).toBeGreaterThanOrEqual(3);
+    expect(assertNoOverlap(file)).toBeGreaterThanOrEqual(2);
     expect(runs.some((x) => x.outcome === "skipped")).toBe(true);
   });
 
@@ -235,7 +238,9 @@ describe("hearth scheduler run", () => {
     expect(await a.process.stop()).toEqual({ code: 0, signal: null });
     const before = await untilRuns(home, "all finished", (r) => r.every(finished));
     const last = Math.max(...before.map((x) => Date.parse(x.scheduledAt)));
-    await until("four due times passed", () => Date.now() >= last + 4_200);
+    // Three due times passed (four until round 3 of the suite's time): one
+    // is the catch-up, two or more are missed.
+    await until("three due times passed", () => Date.now() >= last + 3_200);
     const downUntil = Date.now();
     const b = await startScheduler(home);
     const runs = await untilRuns(home, "the catch-up finished", (r) =>
@@ -250,7 +255,7 @@ describe("hearth scheduler run", () => {
     );
     // Nothing in the downtime ran on its own schedule: each due time is missed or the one catch-up.
     expect(gap.filter((x) => x.outcome !== "missed" && x.trigger !== "catch-up")).toEqual([]);
-    expect(gap.filter((x) => x.outcome === "missed").length).toBeGreaterThanOrEqual(3);
+    expect(gap.filter((x) => x.outcome === "missed").length).toBeGreaterThanOrEqual(2);
     // One record per due time: nothing run twice, nothing left out.
     const times = runs.filter((x) => x.trigger !== "retry").map((x) => x.scheduledAt);
     expect(new Set(times).size).toBe(times.length);
