@@ -213,7 +213,8 @@ export class DatabaseEntry {
           String(conn.db.pragma("journal_mode", { simple: true })).toLowerCase() === "wal";
         // The guard borrows the kernel locks' descriptor on the database (open until retire()).
         this.guard = new FileGuard(this.path, this.walMode, this.locks.readable());
-        if (this.walMode) rememberIndex(this.key, this.guard.identity("-shm"));
+        if (this.walMode)
+          rememberIndex(this.key, this.guard.identity("-shm"), this.locks.readable());
       }
       // In WAL mode BEGIN IMMEDIATE never waits inside SQLite: the store's
       // write path waits asynchronously instead (rollback journals still need

@@ -1,4 +1,4 @@
-import { readFileSync, realpathSync } from "node:fs";
+import { fstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { HearthError } from "../../errors.js";
 import { lstatOrNull } from "../../files/inspect.js";
@@ -10,8 +10,10 @@ import { lockDevice } from "../../process/proc-locks.js";
  * /proc/self/maps prints them): a -shm renamed
  * away keeps its mapping under the new name, so the name alone would not
  * tell it is a removed one. A handful per database over a process's life.
+ * `born` is the database file's birth time (statx), where the file system
+ * keeps one: the key's inode is reused too once the database is removed.
  */
-const attached = new Map<string, Set<string>>();
+const attached = new Map<string, { born: bigint | undefined; shms: Set<string> }>();
 
 /**
  * The database that attached each -shm last. Inodes are reused: once a
@@ -25,14 +27,64 @@ const attached = new Map<string, Set<string>>();
  */
 const lastAttachedBy = new Map<string, string>();
 
-/** Note the -shm a store of this process now uses (its guard's descriptor). */
-export function rememberIndex(key: string, shm: { dev: number; ino: number } | undefined): void {
+/** A file's birth time in ns, undefined where the file system keeps none (or it cannot be read). */
+function bornOf(fd: number): bigint | undefined {
+  try {
+    const stats = fstatSync(fd, { bigint: true });
+    return stats.birthtimeNs > 0n ? stats.birthtimeNs : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Note the -shm a store of this process now uses (its guard's
+ * descriptor); `database` is a descriptor on the database file itself.
+ */
+export function rememberIndex(
+  key: string,
+  shm: { dev: number; ino: number } | undefined,
+  database: number,
+): void {
   if (!shm) return;
   const id = `${lockDevice(shm.dev)}:${shm.ino}`;
-  const set = attached.get(key) ?? new Set<string>();
-  set.add(id);
-  attached.set(key, set);
+  const born = bornOf(database);
+  let entry = attached.get(key);
+  if (!entry || !sameBirth(entry.born, born)) {
+    entry = { born, shms: new Set<string>() };
+    attached.set(key, entry);
+  }
+  entry.shms.add(id);
   lastAttachedBy.set(id, key);
+}
+
+/** Two birth times of a "dev:ino" differ only when both are known: unknown counts as the same file. */
+function sameBirth(a: bigint | undefined, b: bigint | undefined): boolean {
+  return a === undefined || b === undefined || a === b;
+}
+
+/**
+ * The -shm files (as maps prints them) the database at `path` attached in
+ * this process. A database born after those were noted is another file on
+ * a reused inode: the first database was removed, its -shm numbers may now
+ * be other databases' removed ones (seen in an idle suite run: a fresh
+ * database was refused for another's removed -shm, both inodes reused).
+ */
+function earlierIndexes(key: string, path: string): Set<string> {
+  const entry = attached.get(key);
+  if (!entry) return new Set<string>();
+  let born: bigint | undefined;
+  try {
+    const now = statSync(path, { bigint: true });
+    // Replaced since the key was read: cannot tell which file was born when.
+    if (`${now.dev}:${now.ino}` !== key) return entry.shms;
+    born = now.birthtimeNs > 0n ? now.birthtimeNs : undefined;
+  } catch {
+    return entry.shms;
+  }
+  if (sameBirth(entry.born, born)) return entry.shms;
+  attached.delete(key);
+  return new Set<string>();
 }
 
 /**
@@ -117,7 +169,7 @@ export function assertNoRemovedIndex(
   }
   const now = lstatOrNull(shm);
   const current = now ? `${lockDevice(now.dev)}:${now.ino}` : undefined;
-  const earlier = attached.get(key) ?? new Set<string>();
+  const earlier = earlierIndexes(key, path);
   for (const line of maps.split("\n")) {
     const fields = /^\S+\s+\S+\s+\S+\s+(\S+)\s+(\d+)\s+(.+)$/.exec(line);
     if (!fields) continue;
