@@ -315,7 +315,8 @@ Workloads (sizes of this ${s.mode} run):
    pg_stat_activity, before/after) and the gateway's CPU. The ceiling replays the rows
    that window wrote, with raw \`pg\` on the same database (fresh sessions), in the
    fewest round trips the same work allows: per turn one chat lookup (the gateway's
-   echo responder reads no transcript), per chat the window started one INSERT of its
+   echo responder reads no transcript; a batch's lookups sent at once on 8 pooled
+   connections, as the gateway's concurrent clients send theirs on its 8), per chat the window started one INSERT of its
    session with the title and metadata the gateway gave it (the lookup finds none; the
    window's messages only are replayed, sessions older than the window are inserted
    before the timing, as the gateway had them), per batch of the gateway's mean group-commit

@@ -3,6 +3,10 @@
 // of their own), in the fewest round trips the same work allows:
 //   per turn   one read: the chat's session, as the gateway finds it (the
 //              echo responder reads only the new message: no transcript);
+//              a batch's reads are sent at once on the pool, as the
+//              gateway's concurrent clients send theirs (one at a time, the
+//              server spent less CPU per read than it does under the
+//              gateway's concurrency: a ceiling of other work);
 //   per chat   the window's new chats only (sessions the gateway created in
 //   started    the window; older ones are inserted before the timing, as the
 //              gateway had them): the read finds none, and ONE INSERT writes
@@ -152,15 +156,19 @@ export async function replayCeiling(url, { batch, name, start, end }) {
     const worker = async () => {
       while (next < batches.length) {
         const b = batches[next++];
-        for (const { chat, create } of b.reads) {
-          queries++;
-          const found = await pool.query(READ_SQL, chat);
-          if (found.rowCount !== (create ? 0 : 1))
-            throw new Error("the ceiling's chat lookup found what the gateway's did not");
-          if (!create) continue;
-          queries++;
-          await pool.query(SESSION_SQL, [...create, Date.now()]);
-        }
+        // The batch's turns look up their chats at once, on the pool's 8
+        // connections, as the gateway's concurrent clients do on its 8.
+        await Promise.all(
+          b.reads.map(async ({ chat, create }) => {
+            queries++;
+            const found = await pool.query(READ_SQL, chat);
+            if (found.rowCount !== (create ? 0 : 1))
+              throw new Error("the ceiling's chat lookup found what the gateway's did not");
+            if (!create) return;
+            queries++;
+            await pool.query(SESSION_SQL, [...create, Date.now()]);
+          }),
+        );
         queries++;
         const { rowCount } = await pool.query(WRITE_SQL, b.params);
         if (rowCount !== b.params[0].length)
