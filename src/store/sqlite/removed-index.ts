@@ -1,4 +1,4 @@
-import { fstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { type BigIntStats, fstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { HearthError } from "../../errors.js";
 import { lstatOrNull } from "../../files/inspect.js";
@@ -27,11 +27,15 @@ const attached = new Map<string, { born: bigint | undefined; shms: Set<string> }
  */
 const lastAttachedBy = new Map<string, string>();
 
-/** A file's birth time in ns, undefined where the file system keeps none (or it cannot be read). */
+/** A file's birth time in ns, undefined where the file system keeps none. */
+function birthOf(stats: BigIntStats): bigint | undefined {
+  return stats.birthtimeNs > 0n ? stats.birthtimeNs : undefined;
+}
+
+/** The birth time of the file `fd` is open on, undefined where it cannot be told. */
 function bornOf(fd: number): bigint | undefined {
   try {
-    const stats = fstatSync(fd, { bigint: true });
-    return stats.birthtimeNs > 0n ? stats.birthtimeNs : undefined;
+    return birthOf(fstatSync(fd, { bigint: true }));
   } catch {
     return undefined;
   }
@@ -78,7 +82,7 @@ function earlierIndexes(key: string, path: string): Set<string> {
     const now = statSync(path, { bigint: true });
     // Replaced since the key was read: cannot tell which file was born when.
     if (`${now.dev}:${now.ino}` !== key) return entry.shms;
-    born = now.birthtimeNs > 0n ? now.birthtimeNs : undefined;
+    born = birthOf(now);
   } catch {
     return entry.shms;
   }
