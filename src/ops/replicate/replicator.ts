@@ -12,6 +12,7 @@ import {
   type WalPosition,
   walStart,
 } from "../../store/sqlite/wal-ship/wal-file.js";
+import { type WalLength, walLength } from "../../store/sqlite/wal-sync/wal-length.js";
 import { newCounters, type ShipCounters } from "./counters.js";
 import { newGeneration, segmentKey, snapshotKey } from "./layout.js";
 import { resumable } from "./resume.js";
@@ -28,7 +29,11 @@ export interface ReplicatorLog {
 const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
 /** Retention runs at most this often. */
 const RETENTION_EVERY_MS = 60_000;
-/** The WAL is let start over (restart()) once this many checkpoint thresholds long. */
+/**
+ * The WAL is let start over (restart()) once this many checkpoint
+ * thresholds long: at the tick, and as soon as a commit of this process
+ * leaves it that long (WalLength), without waiting for the tick.
+ */
 const RESTART_THRESHOLDS = 2;
 
 interface Generation {
@@ -61,6 +66,10 @@ export class Replicator {
   /** A maintenance window parked the store since the last generation began: the file may have been replaced, so the next generation is new. */
   private parkedSince = false;
   private lastRetention = 0;
+  /** The WAL's walSeq at the last restart that copied it whole (it starts over at the next commit, unless a reader holds it). */
+  private restartedIn: number | undefined;
+  /** This process's commits, telling the WAL's length (armed after each tick: watchLength). */
+  private readonly length: WalLength;
   private readonly status: ReplicationStatus;
   readonly counters: ShipCounters = newCounters();
 
@@ -71,6 +80,7 @@ export class Replicator {
     private readonly publish: (status: ReplicationStatus) => void,
     private readonly log: ReplicatorLog,
   ) {
+    this.length = store[walLength];
     this.status = {
       pid: process.pid,
       profile: store.profile,
@@ -147,7 +157,7 @@ export class Replicator {
       const gen = this.gen!;
       if (Date.now() - gen.snapshotAt >= this.config.replicate.snapshotIntervalMs)
         await this.snapshot(gen);
-      await this.maybeRestart(gen);
+      this.watchLength(gen, await this.maybeRestart(gen));
       this.status.lastError = null;
       if (Date.now() - this.lastRetention >= RETENTION_EVERY_MS) {
         this.lastRetention = Date.now();
@@ -198,6 +208,8 @@ export class Replicator {
   }
 
   private endGeneration(): void {
+    this.length.unwatch(this.early);
+    this.restartedIn = undefined;
     this.gen = undefined;
     this.source?.close();
     this.source = undefined;
@@ -362,12 +374,13 @@ export class Replicator {
     }
   }
 
-  private async maybeRestart(gen: Generation): Promise<void> {
+  /** Let the WAL start over when it is RESTART_THRESHOLDS long; true when the copy was whole (it starts over at the next commit). */
+  private async maybeRestart(gen: Generation): Promise<boolean> {
     const pages = this.config.durability.walAutocheckpointPages;
-    if (!gen.pos || gen.pos.frame < RESTART_THRESHOLDS * pages) return;
+    if (!gen.pos || gen.pos.frame < RESTART_THRESHOLDS * pages) return false;
     const source = this.source!;
     let locked = 0;
-    await source.restart(async () => {
+    const whole = await source.restart(async () => {
       locked = Date.now();
       const header = await source.header();
       if (header) await this.shipFrames(gen, header);
@@ -376,6 +389,31 @@ export class Replicator {
       this.counters.restarts++;
       this.counters.restartLockedMs += Date.now() - locked;
     }
+    return whole;
+  }
+
+  /** A commit of this process left the WAL long enough to start over: a tick now, off the commit's path. */
+  private readonly early = (): void => {
+    setImmediate(() => {
+      if (!this.stopped && !this.paused) void this.tick();
+    });
+  };
+
+  /**
+   * After a tick: the next one comes as soon as this process's commits make
+   * the WAL RESTART_THRESHOLDS long, where a whole copy lets it start over
+   * from nothing at the next commit. When it did not start over after the
+   * last whole copy (a reader of the WAL kept it), or the copy was not
+   * whole, the next tick comes a threshold past what is shipped: one
+   * restart tried per threshold of frames, not per commit.
+   */
+  private watchLength(gen: Generation, whole: boolean): void {
+    const pages = this.config.durability.walAutocheckpointPages;
+    const floor = RESTART_THRESHOLDS * pages;
+    const fresh = whole && this.restartedIn !== gen.walSeq;
+    if (whole) this.restartedIn = gen.walSeq;
+    const frames = fresh || !gen.pos ? floor : Math.max(floor, gen.pos.frame + pages);
+    this.length.watch(frames, this.early);
   }
 }
 

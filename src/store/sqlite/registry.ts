@@ -11,6 +11,7 @@ import { ParkDoor } from "./park-door.js";
 import { ReaderPool } from "./reader-pool/pool.js";
 import { assertNoRemovedIndex, rememberIndex } from "./removed-index.js";
 import { type WalSync, walSyncFor } from "./wal-sync/sync.js";
+import { WalLength } from "./wal-sync/wal-length.js";
 
 /**
  * One role's connection and its references. `lazy`: a reader slot whose
@@ -50,6 +51,9 @@ export class DatabaseEntry {
 
   /** fsync and checkpoints of the writer's commits, off the event loop (undefined: SQLite does both in the commit). */
   walSync: WalSync | undefined;
+
+  /** The WAL's length after this process's commits, for whoever watches it (wal-length.ts). */
+  readonly walLength = new WalLength();
 
   /** Search-index merge work this process's writes owe (src/store/sqlite/fts-merge.ts). */
   readonly searchMerges = new MergeDebt();

@@ -43,6 +43,7 @@ import { SqliteStats } from "./stats.js";
 import { type StructuralContext, structuralOperations } from "./structural-context.js";
 import { SqliteTokens } from "./tokens.js";
 import { SqliteToolPermissions } from "./tool-permissions.js";
+import { type WalLength, walLength } from "./wal-sync/wal-length.js";
 
 /** Test-only window into which connection served which call (C1). */
 export const internals = Symbol("hearth.internals");
@@ -368,6 +369,12 @@ export class SqliteStore implements Store {
   get [inodeLocks](): InodeLocks {
     this.assertOpen();
     return this.entry.locks;
+  }
+
+  /** @internal */
+  get [walLength](): WalLength {
+    this.assertOpen();
+    return this.entry.walLength;
   }
 
   /** @internal */

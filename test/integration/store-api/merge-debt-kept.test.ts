@@ -5,6 +5,7 @@ import { findEntry } from "../../../src/store/sqlite/registry.js";
 import { checkpointThreadUp } from "../../../src/store/sqlite/wal-sync/checkpointer.js";
 import { FSYNC_POLICY } from "../../../src/store/sqlite/wal-sync/policy.js";
 import { WalSync } from "../../../src/store/sqlite/wal-sync/sync.js";
+import { WalLength } from "../../../src/store/sqlite/wal-sync/wal-length.js";
 import { openSqliteStore, tempHome } from "../../helpers/home.js";
 
 // A checkpoint job takes the search-index merge it owes when it gets the
@@ -35,6 +36,7 @@ describe("a checkpoint job that does not run keeps its search-index merge owed",
           guard: entry!.guard,
           locks: entry!.locks,
           searchMerges: debt,
+          walLength: new WalLength(),
         },
         {
           fsync: false,

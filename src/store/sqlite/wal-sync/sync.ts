@@ -10,6 +10,7 @@ import { type CheckpointHost, type CheckpointOptions, Checkpoints } from "./chec
 import { FSYNC_POLICY, FsyncPolicy, type FsyncPolicyOptions } from "./policy.js";
 import { checkpointModeFor } from "./wal-checkpoint.js";
 import { type WalIndex, WalIndexReader } from "./wal-index.js";
+import type { WalLength } from "./wal-length.js";
 
 /**
  * A database larger than this never checkpoints (nor merges its search
@@ -44,7 +45,10 @@ export interface CommitHow {
 }
 
 /** What a WalSync needs of its database entry (src/store/sqlite/registry.ts). */
-export type WalSyncHost = CheckpointHost;
+export interface WalSyncHost extends CheckpointHost {
+  /** Told the WAL's length after each commit (continuous replication watches it). */
+  readonly walLength: WalLength;
+}
 
 export interface WalSyncOptions extends CheckpointOptions {
   /**
@@ -168,6 +172,7 @@ export class WalSync {
     this.inlineNext = index !== undefined && this.inlineFits(index);
     if (mode === "inline") this.checkpoints.afterInline(index?.backfilled);
     else this.checkpoints.afterCommit(index, guard.shmFd);
+    if (index) this.host.walLength.committed(index.frames);
     // Followers never count on a commit's own fsync on the loop: a commit that changed nothing has none.
     if (mode !== "pool") return undefined;
     if (how.follow) return this.follow();
@@ -348,7 +353,7 @@ function injectedEio(): NodeJS.ErrnoException {
  * (nothing to sync) or EXTRA (SQLite keeps every sync in the commit).
  */
 export function walSyncFor(
-  entry: CheckpointHost,
+  entry: WalSyncHost,
   conn: Connection,
   config: HearthConfig,
 ): WalSync | undefined {
