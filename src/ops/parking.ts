@@ -30,7 +30,15 @@ export async function acceptWindows(
     park: async (request) => {
       const started = Date.now();
       await pauseReplication(store.path);
-      await store.park();
+      try {
+        await store.park();
+      } catch (err) {
+        // Commits only a removed -wal held, not put back: said loudly here; the window is refused.
+        if (isHearthError(err, "HEARTH_GENERATION_LOST"))
+          log.error({ event: "store.generation_lost", profile, err }, err.message);
+        resumeReplication(store.path);
+        throw err;
+      }
       log.warn(
         {
           event: "window.parked",
