@@ -104,25 +104,24 @@ export class DatabaseEntry {
    */
   async park(maxWaitMs: number): Promise<void> {
     if (!(await this.door.shut(maxWaitMs))) return;
-    await this.pool?.close();
     await this.walSync?.settled();
     // The window's process opens the files as they are now: what only a
     // removed WAL holds is saved first, through the writer that still sees
     // it (F3). SQLite's own checkpoint at the close below saves nothing
     // while another process is still on the database. When saving is not
     // safe, a copy is kept and HEARTH_GENERATION_LOST names the commits:
-    // the window is refused, and the process goes on as after a reopen
-    // that reported a loss.
+    // the window is refused with nothing else changed (the reader threads
+    // stay on the files they have, as after a reopen that reported a loss).
     try {
       const writer = this.slots.writer?.conn;
       this.ghosts.beforeReopen(
         this.sameInode() ? this.ghostFiles(writer, writer ?? this.slots.reader?.conn) : undefined,
       );
     } catch (err) {
-      this.pool?.reopen();
       this.door.open();
       throw err;
     }
+    await this.pool?.close();
     for (const role of ["writer", "reader"] as const) {
       const slot = this.slots[role];
       const conn = slot?.conn;
