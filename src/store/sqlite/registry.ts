@@ -113,10 +113,7 @@ export class DatabaseEntry {
     // the window is refused with nothing else changed (the reader threads
     // stay on the files they have, as after a reopen that reported a loss).
     try {
-      const writer = this.slots.writer?.conn;
-      this.ghosts.beforeReopen(
-        this.sameInode() ? this.ghostFiles(writer, writer ?? this.slots.reader?.conn) : undefined,
-      );
+      this.ghosts.beforeReopen(this.removedGeneration());
     } catch (err) {
       this.door.open();
       throw err;
@@ -297,10 +294,7 @@ export class DatabaseEntry {
   }
 
   private async reattachAll(config: HearthConfig): Promise<GhostOutcome> {
-    const writer = this.slots.writer?.conn;
-    const ghost = this.ghosts.beforeReopen(
-      this.sameInode() ? this.ghostFiles(writer, writer ?? this.slots.reader?.conn) : undefined,
-    );
+    const ghost = this.ghosts.beforeReopen(this.removedGeneration());
     // A reserved connection not opened yet stays so (it opens on the current files when used).
     const roles = (["writer", "reader"] as const).filter(
       (r) => this.slots[r] && !this.slots[r]!.lazy,
@@ -324,6 +318,14 @@ export class DatabaseEntry {
     assertNoRemovedIndex(this.path, this.key);
     for (const role of roles) this.acquire(role, config, undefined, true);
     return ghost;
+  }
+
+  /** What a save before a reopen or a park works on: none when the database file itself is another now. */
+  private removedGeneration(): GhostFiles | undefined {
+    const writer = this.slots.writer?.conn;
+    return this.sameInode()
+      ? this.ghostFiles(writer, writer ?? this.slots.reader?.conn)
+      : undefined;
   }
 
   /** What ghost-wal.ts works on: this entry's guard and the connections that still see its WAL. */
