@@ -77,8 +77,8 @@ describe("a park on a removed generation (F3)", () => {
       const rows = kept.prepare("SELECT content FROM messages ORDER BY id").all();
       kept.close();
       expect(rows).toContainEqual({ content: "only in the WAL 2" });
-      // The window is refused and the process not parked: its next call is served, on the files
-      // as they are now (the loss was reported once).
+      // The window is refused and the process not parked: its next write learns of the removed
+      // files, and a reopen goes on without the commits (the loss was reported once, with a copy).
       expect(store.isParked).toBe(false);
       await expect(
         store.messages.append(session.id, { role: "user", content: "after" }),
