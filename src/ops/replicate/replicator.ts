@@ -12,9 +12,10 @@ import {
   type WalPosition,
   walStart,
 } from "../../store/sqlite/wal-ship/wal-file.js";
-import { type WalLength, walLength } from "../../store/sqlite/wal-sync/wal-length.js";
+import { walLength } from "../../store/sqlite/wal-sync/wal-length.js";
 import { newCounters, type ShipCounters } from "./counters.js";
 import { newGeneration, segmentKey, snapshotKey } from "./layout.js";
+import { RestartPacing } from "./restart-pacing.js";
 import { resumable } from "./resume.js";
 import { applyRetention } from "./retention.js";
 import type { ReplicationStatus } from "./status.js";
@@ -29,12 +30,6 @@ export interface ReplicatorLog {
 const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
 /** Retention runs at most this often. */
 const RETENTION_EVERY_MS = 60_000;
-/**
- * The WAL is let start over (restart()) once this many checkpoint
- * thresholds long: at the tick, and as soon as a commit of this process
- * leaves it that long (WalLength), without waiting for the tick.
- */
-const RESTART_THRESHOLDS = 2;
 
 interface Generation {
   id: string;
@@ -66,10 +61,8 @@ export class Replicator {
   /** A maintenance window parked the store since the last generation began: the file may have been replaced, so the next generation is new. */
   private parkedSince = false;
   private lastRetention = 0;
-  /** The WAL's walSeq at the last restart that copied it whole (it starts over at the next commit, unless a reader holds it). */
-  private restartedIn: number | undefined;
-  /** This process's commits, telling the WAL's length (armed after each tick: watchLength). */
-  private readonly length: WalLength;
+  /** When the WAL is let start over: at a tick, or at a commit of this process that makes it long. */
+  private readonly pacing: RestartPacing;
   private readonly status: ReplicationStatus;
   readonly counters: ShipCounters = newCounters();
 
@@ -80,7 +73,13 @@ export class Replicator {
     private readonly publish: (status: ReplicationStatus) => void,
     private readonly log: ReplicatorLog,
   ) {
-    this.length = store[walLength];
+    this.pacing = new RestartPacing(
+      store[walLength],
+      config.durability.walAutocheckpointPages,
+      () => {
+        if (!this.stopped && !this.paused) void this.tick();
+      },
+    );
     this.status = {
       pid: process.pid,
       profile: store.profile,
@@ -157,7 +156,7 @@ export class Replicator {
       const gen = this.gen!;
       if (Date.now() - gen.snapshotAt >= this.config.replicate.snapshotIntervalMs)
         await this.snapshot(gen);
-      this.watchLength(gen, await this.maybeRestart(gen));
+      this.pacing.after(gen.walSeq, gen.pos?.frame, await this.maybeRestart(gen));
       this.status.lastError = null;
       if (Date.now() - this.lastRetention >= RETENTION_EVERY_MS) {
         this.lastRetention = Date.now();
@@ -208,8 +207,7 @@ export class Replicator {
   }
 
   private endGeneration(): void {
-    this.length.unwatch(this.early);
-    this.restartedIn = undefined;
+    this.pacing.reset();
     this.gen = undefined;
     this.source?.close();
     this.source = undefined;
@@ -374,10 +372,9 @@ export class Replicator {
     }
   }
 
-  /** Let the WAL start over when it is RESTART_THRESHOLDS long; true when the copy was whole (it starts over at the next commit). */
+  /** Let the WAL start over when it is long (RestartPacing); true when the copy was whole (it starts over at the next commit). */
   private async maybeRestart(gen: Generation): Promise<boolean> {
-    const pages = this.config.durability.walAutocheckpointPages;
-    if (!gen.pos || gen.pos.frame < RESTART_THRESHOLDS * pages) return false;
+    if (!this.pacing.due(gen.pos?.frame)) return false;
     const source = this.source!;
     let locked = 0;
     const whole = await source.restart(async () => {
@@ -390,30 +387,6 @@ export class Replicator {
       this.counters.restartLockedMs += Date.now() - locked;
     }
     return whole;
-  }
-
-  /** A commit of this process left the WAL long enough to start over: a tick now, off the commit's path. */
-  private readonly early = (): void => {
-    setImmediate(() => {
-      if (!this.stopped && !this.paused) void this.tick();
-    });
-  };
-
-  /**
-   * After a tick: the next one comes as soon as this process's commits make
-   * the WAL RESTART_THRESHOLDS long, where a whole copy lets it start over
-   * from nothing at the next commit. When it did not start over after the
-   * last whole copy (a reader of the WAL kept it), or the copy was not
-   * whole, the next tick comes a threshold past what is shipped: one
-   * restart tried per threshold of frames, not per commit.
-   */
-  private watchLength(gen: Generation, whole: boolean): void {
-    const pages = this.config.durability.walAutocheckpointPages;
-    const floor = RESTART_THRESHOLDS * pages;
-    const fresh = whole && this.restartedIn !== gen.walSeq;
-    if (whole) this.restartedIn = gen.walSeq;
-    const frames = fresh || !gen.pos ? floor : Math.max(floor, gen.pos.frame + pages);
-    this.length.watch(frames, this.early);
   }
 }
 
