@@ -105,13 +105,9 @@ export class DatabaseEntry {
   async park(maxWaitMs: number): Promise<void> {
     if (!(await this.door.shut(maxWaitMs))) return;
     await this.walSync?.settled();
-    // The window's process opens the files as they are now: what only a
-    // removed WAL holds is saved first, through the writer that still sees
-    // it (F3). SQLite's own checkpoint at the close below saves nothing
-    // while another process is still on the database. When saving is not
-    // safe, a copy is kept and HEARTH_GENERATION_LOST names the commits:
-    // the window is refused with nothing else changed (the reader threads
-    // stay on the files they have, as after a reopen that reported a loss).
+    // What only a removed WAL holds is saved first, as before a reopen (F3,
+    // docs/durability.md); when that is not safe, HEARTH_GENERATION_LOST
+    // refuses the window with nothing else changed.
     try {
       this.ghosts.beforeReopen(this.removedGeneration());
     } catch (err) {
