@@ -159,10 +159,24 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
 }
 
 /**
+ * How many times a transaction whose connection was lost before its COMMIT
+ * was sent runs again, each time on another connection.
+ */
+export const LOST_CONNECTION_RETRIES = 2;
+
+/**
  * Run `fn` in one transaction on a pooled connection (READ COMMITTED unless
  * `isolation` says otherwise). A serialization failure or deadlock retries
  * the whole transaction (up to `retries` times): `fn` must be safe to run
  * again, which it is when all it does is SQL on `client`.
+ *
+ * A connection lost before the COMMIT was sent (the server restarted or
+ * ended the backend, the network cut it) retries it too, on another
+ * connection, up to LOST_CONNECTION_RETRIES times: the server never saw a
+ * COMMIT, so nothing of it can have committed. "Lost" is what the
+ * ROLLBACK says: it failed, so the connection is gone, not merely the
+ * statement. Once the COMMIT is sent, a loss is reported and never retried:
+ * the transaction may have committed (HEARTH_PG_UNAVAILABLE).
  */
 export async function transaction<T>(
   pool: PgPool,
@@ -172,6 +186,7 @@ export async function transaction<T>(
   options: { isolation?: "serializable" | "repeatable read"; retries?: number } = {},
 ): Promise<T> {
   const retries = options.retries ?? 5;
+  let lost = 0;
   for (let attempt = 0; ; attempt++) {
     let client: PgClient;
     try {
@@ -180,11 +195,13 @@ export async function transaction<T>(
       throw fromPgError(err, url, doing);
     }
     let broken = false;
+    let committing = false;
     try {
       await client.query(
         options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : "BEGIN",
       );
       const result = await fn(client);
+      committing = true;
       await client.query("COMMIT");
       return result;
     } catch (err) {
@@ -194,11 +211,20 @@ export async function transaction<T>(
         broken = true;
       }
       if (isRetryable(err) && attempt < retries) continue;
+      if (broken && !committing && lost < LOST_CONNECTION_RETRIES && connectionLost(err, url)) {
+        lost++;
+        continue;
+      }
       throw fromPgError(err, url, doing);
     } finally {
       client.release(broken);
     }
   }
+}
+
+/** The error is the server's or the network's ending of the connection (not the statement's own failure). */
+function connectionLost(err: unknown, url: string): boolean {
+  return fromPgError(err, url, "").code === "HEARTH_PG_UNAVAILABLE";
 }
 
 /**

@@ -1,0 +1,121 @@
+/**
+ * A transaction whose connection the server ends (pg_terminate_backend)
+ * before its COMMIT was sent runs again on another connection
+ * (src/store/pg/pool.ts): the call succeeds and its message is stored
+ * once. One ended while its COMMIT runs is reported as
+ * HEARTH_PG_UNAVAILABLE and not run again, since it may have committed.
+ *
+ * A trigger holds the first attempt's INSERT (or, deferred, its COMMIT) in
+ * pg_sleep, so the test ends that backend at a known point. A sequence
+ * counts the attempts: a rolled-back transaction does not take back its
+ * nextval.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore, type Store } from "../../../src/index.js";
+import { tempHome } from "../../helpers/home.js";
+import { freshPgDatabase, pgEnabled, withPgClient } from "../../helpers/pg.js";
+import { until } from "../../helpers/process.js";
+
+const stores: Store[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+});
+
+const HOLD_FIRST_ATTEMPT = `
+  CREATE SEQUENCE cut_attempts;
+  CREATE FUNCTION cut_hold() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF nextval('cut_attempts') = 1 THEN PERFORM pg_sleep(60); END IF;
+    RETURN NEW;
+  END $$;`;
+
+/** A store on a fresh database whose first message INSERT (or its COMMIT, `atCommit`) sleeps until ended. */
+async function storeWithHold(atCommit: boolean): Promise<{ store: Store; url: string }> {
+  const url = await freshPgDatabase();
+  const store = await openStore({ home: tempHome(), url, env: {} });
+  stores.push(store);
+  await withPgClient(url, (c) =>
+    c.query(
+      HOLD_FIRST_ATTEMPT +
+        (atCommit
+          ? `CREATE CONSTRAINT TRIGGER cut_hold AFTER INSERT ON messages
+             DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION cut_hold();`
+          : `CREATE TRIGGER cut_hold BEFORE INSERT ON messages
+             FOR EACH ROW EXECUTE FUNCTION cut_hold();`),
+    ),
+  );
+  return { store, url };
+}
+
+/** Waits for the backend asleep in the trigger, ends it, and returns the statement it was running. */
+async function endSleeper(url: string): Promise<string> {
+  return withPgClient(url, async (c) => {
+    let found: { pid: number; query: string } | undefined;
+    await until(
+      "a backend asleep in the trigger",
+      async () => {
+        const { rows } = await c.query<{ pid: number; query: string }>(
+          `SELECT pid, query FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event = 'PgSleep'`,
+        );
+        found = rows[0];
+        return found !== undefined;
+      },
+      20_000,
+    );
+    const sleeper = found as { pid: number; query: string };
+    await c.query("SELECT pg_terminate_backend($1)", [sleeper.pid]);
+    return sleeper.query;
+  });
+}
+
+async function attempts(url: string): Promise<number> {
+  return withPgClient(url, async (c) =>
+    Number((await c.query("SELECT last_value FROM cut_attempts")).rows[0].last_value),
+  );
+}
+
+async function stored(url: string, content: string): Promise<number> {
+  return withPgClient(url, async (c) =>
+    Number(
+      (await c.query("SELECT count(*) AS n FROM messages WHERE content = $1", [content])).rows[0].n,
+    ),
+  );
+}
+
+describe.skipIf(!pgEnabled)("a connection ended under a transaction", () => {
+  it("before the COMMIT was sent: the transaction runs again on another connection and stores once", async () => {
+    const { store, url } = await storeWithHold(false);
+    const session = await store.sessions.create({ title: "cut" });
+    const append = store.messages.append(session.id, { role: "user", content: "cut mid-insert" });
+    const statement = await endSleeper(url);
+    expect(statement).toMatch(/INSERT INTO messages/i);
+
+    const message = await append;
+    expect(message.content).toBe("cut mid-insert");
+    expect(await attempts(url)).toBe(2);
+    expect(await stored(url, "cut mid-insert")).toBe(1);
+    // The store goes on working on the pool's other connections.
+    await store.messages.append(session.id, { role: "assistant", content: "after" });
+    expect((await store.messages.load(session.id)).map((m) => m.content)).toEqual([
+      "cut mid-insert",
+      "after",
+    ]);
+  });
+
+  it("while its COMMIT runs: reported as HEARTH_PG_UNAVAILABLE, never run again", async () => {
+    const { store, url } = await storeWithHold(true);
+    const session = await store.sessions.create({ title: "cut" });
+    const append = store.messages.append(session.id, { role: "user", content: "cut at commit" });
+    const failed = append.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(await endSleeper(url)).toMatch(/^\s*COMMIT\s*$/i);
+
+    expect(await failed).toMatchObject({ code: "HEARTH_PG_UNAVAILABLE" });
+    expect(await attempts(url)).toBe(1);
+    // The backend was ended before its commit record: nothing landed, and nothing was acknowledged.
+    expect(await stored(url, "cut at commit")).toBe(0);
+  });
+});
