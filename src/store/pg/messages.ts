@@ -15,7 +15,7 @@ import type { Message } from "../types.js";
 import { PgEdits } from "./edits.js";
 import { appendGroup, GroupItemFails } from "./group-append.js";
 import { archiveSuffix, insertMessage, lockSession } from "./message-write.js";
-import { casOn, holdClaims } from "./meta.js";
+import { casOn, withClaimsHeld } from "./meta.js";
 import type { OwnerPresence } from "./owner-presence.js";
 import { fromPgError, type PgClient, type PgDb } from "./pool.js";
 import { messageFromArray, num, refuseNulMessage } from "./rows.js";
@@ -77,21 +77,19 @@ export class PgMessages extends PgEdits implements MessagesSql {
    * A transaction retried after a deadlock starts every item again.
    */
   async appendMany(items: readonly ReadyItem[], now: number): Promise<AppendResult[]> {
-    await holdClaims(
-      this.owners,
-      items.flatMap((i) => [i.metaBefore, i.metaAfter]),
-    );
+    const changes = items.flatMap((i) => [i.metaBefore, i.metaAfter]);
     // First all items in a few statements (src/store/pg/group-append.ts).
-    const grouped = (client: PgClient) =>
+    const grouped = withClaimsHeld(this.owners, changes, (client) =>
       appendGroup(client, items, now).then(
         (stored) => stored.map((r): AppendResult => ({ ok: true, ...r })),
         (err: unknown) => {
           // A lost connection or a deadlock is the whole transaction's, not an item's.
           throw err instanceof GroupItemFails || isItemError(err) ? new ItemFailed() : err;
         },
-      );
+      ),
+    );
     // When one item fails there: again, item by item, each in its own savepoint.
-    const isolated = async (client: PgClient) => {
+    const isolated = withClaimsHeld(this.owners, changes, async (client) => {
       const results: AppendResult[] = [];
       for (const item of items) {
         await client.query("SAVEPOINT hearth_item");
@@ -110,7 +108,7 @@ export class PgMessages extends PgEdits implements MessagesSql {
         }
       }
       return results;
-    };
+    });
     const doing = "append messages (group commit)";
     try {
       return await this.db.transaction(doing, grouped);

@@ -47,9 +47,12 @@ export class PgMeta implements MetaSql {
   /** Read-modify-write in one transaction under the key's lock. */
   async compareAndSet(key: string, decide: MetaDecide, presence?: MetaPresence): Promise<boolean> {
     refuseNul(key, "key");
-    await holdClaims(this.owners, [{ key, decide, presence }]);
-    return this.db.transaction("compare-and-set meta", (client) =>
-      casOn(client, key, decide, Date.now(), presence),
+    const change = [{ key, decide, presence }];
+    return this.db.transaction(
+      "compare-and-set meta",
+      withClaimsHeld(this.owners, change, (client) =>
+        casOn(client, key, decide, Date.now(), presence),
+      ),
     );
   }
 
@@ -95,10 +98,10 @@ export async function casOn(
 }
 
 /**
- * Before the transaction of `changes`: hold the presence of every owner
- * they claim as (taken again if a lost connection dropped it), so a value
- * they write never names an owner the server does not see alive. Fails
- * (nothing written) when the presence cannot be held.
+ * Before the statements of a transaction of `changes`: hold the presence
+ * of every owner they claim as (taken again if a lost connection dropped
+ * it), so a value they write never names an owner the server does not see
+ * alive. Fails (nothing written) when the presence cannot be held.
  */
 export async function holdClaims(
   owners: OwnerPresence,
@@ -107,6 +110,23 @@ export async function holdClaims(
   const claims = new Set<string>();
   for (const c of changes) if (c?.presence) claims.add(c.presence.claims);
   for (const owner of claims) await owners.hold(owner);
+}
+
+/**
+ * A transaction body that holds the claims of `changes` first, on every
+ * run: a transaction whose connection was lost runs its body again
+ * (pool.ts), and what ended that connection (a server restart) may have
+ * ended the presence connection too.
+ */
+export function withClaimsHeld<T>(
+  owners: OwnerPresence,
+  changes: readonly (MetaCas | undefined)[],
+  fn: (client: PgClient) => Promise<T>,
+): (client: PgClient) => Promise<T> {
+  return async (client) => {
+    await holdClaims(owners, changes);
+    return fn(client);
+  };
 }
 
 /**

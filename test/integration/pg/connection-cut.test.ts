@@ -29,8 +29,11 @@ const HOLD_FIRST_ATTEMPT = `
     RETURN NEW;
   END $$;`;
 
-/** A store on a fresh database whose first message INSERT (or its COMMIT, `atCommit`) sleeps until ended. */
-async function storeWithHold(atCommit: boolean): Promise<{ store: Store; url: string }> {
+/** A store on a fresh database whose first INSERT into `table` (or its COMMIT, `atCommit`) sleeps until ended. */
+async function storeWithHold(
+  atCommit: boolean,
+  table = "messages",
+): Promise<{ store: Store; url: string }> {
   const url = await freshPgDatabase();
   const store = await openStore({ home: tempHome(), url, env: {} });
   stores.push(store);
@@ -38,9 +41,9 @@ async function storeWithHold(atCommit: boolean): Promise<{ store: Store; url: st
     c.query(
       HOLD_FIRST_ATTEMPT +
         (atCommit
-          ? `CREATE CONSTRAINT TRIGGER cut_hold AFTER INSERT ON messages
+          ? `CREATE CONSTRAINT TRIGGER cut_hold AFTER INSERT ON ${table}
              DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION cut_hold();`
-          : `CREATE TRIGGER cut_hold BEFORE INSERT ON messages
+          : `CREATE TRIGGER cut_hold BEFORE INSERT ON ${table}
              FOR EACH ROW EXECUTE FUNCTION cut_hold();`),
     ),
   );
@@ -101,6 +104,44 @@ describe.skipIf(!pgEnabled)("a connection ended under a transaction", () => {
       "cut mid-insert",
       "after",
     ]);
+  });
+
+  it("a lost presence connection too: the claim's owner is held again before the transaction runs again", async () => {
+    const { store, url } = await storeWithHold(false, "meta");
+    const presence = {
+      claims: "owner-a",
+      ownerOf: (value: string) => (JSON.parse(value) as { owner?: string }).owner,
+    };
+    const claim = store.meta.compareAndSet(
+      "turn-lease:cut",
+      (current) => (current === null ? JSON.stringify({ owner: "owner-a" }) : undefined),
+      presence,
+    );
+    // A server restart ends every connection: here the presence's first,
+    // seen gone by the store, then the transaction's, asleep in its INSERT.
+    const presenceHolders = () =>
+      withPgClient(url, async (c) =>
+        (
+          await c.query<{ pid: number }>(
+            `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+             WHERE a.datname = current_database() AND l.locktype = 'advisory'
+               AND l.mode = 'ShareLock' AND l.granted`,
+          )
+        ).rows.map((r) => r.pid),
+      );
+    await until("the claim's presence held", async () => (await presenceHolders()).length === 1);
+    const [first] = await presenceHolders();
+    await withPgClient(url, (c) => c.query("SELECT pg_terminate_backend($1)", [first]));
+    await until("the presence connection gone", async () => (await presenceHolders()).length === 0);
+    await new Promise((r) => setTimeout(r, 200)); // the store's client reads its end
+    await endSleeper(url);
+
+    expect(await claim).toBe(true);
+    expect(await attempts(url)).toBe(2);
+    // The lease names owner-a, and the server sees owner-a alive again, on another connection.
+    const holders = await presenceHolders();
+    expect(holders).toHaveLength(1);
+    expect(holders[0]).not.toBe(first);
   });
 
   it("while its COMMIT runs: reported as HEARTH_PG_UNAVAILABLE, never run again", async () => {
