@@ -1,13 +1,25 @@
 import { connect } from "node:net";
-import { createInterface } from "node:readline";
 import { HearthError } from "../errors.js";
 import { type ControlRequest, checkControlSocket, controlSocketPath } from "./control-socket.js";
+import { readLines } from "./lines.js";
 
 function notRunning(home: string): HearthError {
   return new HearthError("HEARTH_SUPERVISOR_NOT_RUNNING", `no hearth start runs on ${home}`, {
     resource: home,
     hint: "start it: hearth start (or systemctl start hearth); hearth ps shows what holds the stores",
   });
+}
+
+function lost(home: string, err: NodeJS.ErrnoException): HearthError {
+  return new HearthError(
+    "HEARTH_SUPERVISOR_LOST",
+    `hearth start on ${home} broke the connection before it answered (${err.code ?? err.message}): it died or was killed mid-request`,
+    {
+      resource: home,
+      cause: err,
+      hint: "hearth status says whether it runs now; a stop or restart may have been done or not",
+    },
+  );
 }
 
 /**
@@ -35,9 +47,11 @@ export async function askSupervisor(
     socket.once("error", (err: NodeJS.ErrnoException) => {
       if (!connected && (err.code === "ECONNREFUSED" || err.code === "ENOENT"))
         reject(notRunning(home));
-      else if (!signal?.aborted) reject(err);
+      else if (signal?.aborted) return;
+      else if (connected) reject(lost(home, err));
+      else reject(err);
     });
-    createInterface({ input: socket }).on("line", (line) => {
+    readLines(socket).on("line", (line) => {
       try {
         onMessage(JSON.parse(line) as Record<string, unknown>);
       } catch (err) {

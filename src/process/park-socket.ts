@@ -1,10 +1,10 @@
 import { linkSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { HearthError } from "../errors.js";
 import { ensurePrivateDir } from "../files/create.js";
 import { currentIdentity } from "./identity.js";
+import { readLines } from "./lines.js";
 import { runDir } from "./markers.js";
 
 /**
@@ -147,7 +147,7 @@ async function listenAt(path: string): Promise<Hub> {
   };
   h.server = createServer((socket) => {
     socket.on("error", () => undefined);
-    const lines = createInterface({ input: socket });
+    const lines = readLines(socket);
     lines.once("line", (line) => {
       lines.close();
       let request: ParkRequest;
@@ -223,7 +223,7 @@ export function askToPark(path: string, request: ParkRequest): Promise<ParkHandl
     socket.on("error", (err) => fail(`cannot be asked to park: ${err.message}`));
     socket.on("close", () => fail("closed the request without parking"));
     socket.write(`${JSON.stringify(request)}\n`);
-    createInterface({ input: socket }).once("line", (line) => {
+    readLines(socket).once("line", (line) => {
       let answer: ParkAnswer;
       try {
         answer = JSON.parse(line) as ParkAnswer;

@@ -1,6 +1,5 @@
 import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import { createInterface } from "node:readline";
 import { HearthError } from "../errors.js";
 import { lstatOrNull } from "../files/inspect.js";
 import {
@@ -8,6 +7,7 @@ import {
   checkControlSocket,
   controlSocketPath,
 } from "../process/control-socket.js";
+import { readLines } from "../process/lines.js";
 
 export { type ControlRequest, checkControlSocket, controlSocketPath };
 
@@ -66,7 +66,7 @@ function serveConnection(
     end: () => socket.end(),
     onClose: (fn) => closers.push(fn),
   };
-  const lines = createInterface({ input: socket });
+  const lines = readLines(socket);
   lines.once("line", (line) => {
     lines.close();
     let request: ControlRequest;

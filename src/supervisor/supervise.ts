@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { HearthError } from "../errors.js";
+import { readLines } from "../process/lines.js";
 import type { ChildSpec } from "./children.js";
 
 /** A child that crashes is restarted after `restartBackoffMs` (start.restartBackoffMs, 500 ms by default), doubling per crash in a row up to this. */
@@ -114,10 +114,8 @@ export function supervise(o: SupervisorOptions): Supervisor {
     });
     state.child = child;
     o.log({ event: "child.started", name: state.spec.name, childPid: child.pid ?? null });
-    createInterface({ input: child.stderr! }).on("line", (line) =>
-      o.onLogLine(line, state.spec.name),
-    );
-    createInterface({ input: child.stdout! }).on("line", (line) => {
+    readLines(child.stderr!).on("line", (line) => o.onLogLine(line, state.spec.name));
+    readLines(child.stdout!).on("line", (line) => {
       o.onLine(line, state.spec.name);
       let event: Record<string, unknown> | undefined;
       try {
