@@ -193,11 +193,12 @@ export async function startGateway(options: {
   try {
     await watcher.start();
     for (const r of runtimes.values()) {
-      const server = await acceptWindows(r.store, {
-        info: logOf("info"),
-        warn: logOf("warn"),
-        error: logOf("error"),
-      });
+      const server = await acceptWindows(
+        r.store,
+        { info: logOf("info"), warn: logOf("warn"), error: logOf("error") },
+        // A loss a park found stops the gateway as one its reattach found does.
+        (err) => lost(err),
+      );
       if (server) parking.push(server);
     }
     const { host, port } = config.gateway;

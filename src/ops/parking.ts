@@ -17,11 +17,15 @@ export interface ParkingLog {
  * close, new calls wait at the door), and when the window ends resume it,
  * retrying while the structural operation still holds the gate. Returns
  * undefined when this host cannot offer the socket; windows then refuse,
- * naming this process.
+ * naming this process. `onLost`: what the process does when a park finds
+ * commits only a removed -wal held and cannot put them back
+ * (HEARTH_GENERATION_LOST), as its own reattach would (the gateway stops
+ * and exits 78); the window is refused either way.
  */
 export async function acceptWindows(
   store: Store,
   log: ParkingLog,
+  onLost?: (err: Error) => void,
 ): Promise<ParkServer | undefined> {
   // Windows park a SQLite file's users; a PostgreSQL store has no file to free.
   if (!isSqliteStore(store)) return undefined;
@@ -34,9 +38,10 @@ export async function acceptWindows(
         await store.park();
       } catch (err) {
         // Commits only a removed -wal held, not put back: said loudly here; the window is refused.
-        if (isHearthError(err, "HEARTH_GENERATION_LOST"))
-          log.error({ event: "store.generation_lost", profile, err }, err.message);
+        const lost = isHearthError(err, "HEARTH_GENERATION_LOST");
+        if (lost) log.error({ event: "store.generation_lost", profile, err }, err.message);
         resumeReplication(store.path);
+        if (lost) onLost?.(err);
         throw err;
       }
       log.warn(

@@ -3,6 +3,7 @@ import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
 import { runCli } from "../../helpers/cli.js";
+import { startDashboard } from "../../helpers/dashboard.js";
 import { spawnGateway, startGateway, withStore } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
 
@@ -109,5 +110,31 @@ describe("the gateway recovers from a generation change (F3)", () => {
     expect(existsSync(copy)).toBe(true);
     expect(gw.stderr).toContain("HEARTH_GENERATION_LOST");
     await other.close();
+  });
+
+  it("stops with exit 78 too when a maintenance window's park finds the loss first", async () => {
+    const home = tempHome();
+    const gw = await postThenRemoveWal(home, "only here");
+    // A dashboard started now reads through new -wal and -shm: the removed WAL can no longer be saved.
+    const dashboard = await startDashboard(home);
+    try {
+      expect(existsSync(`${gw.path}-shm`)).toBe(true);
+      const window = await runCli(["--json", "sessions", "optimize", "--window"], { home });
+      expect(window.code).toBe(3);
+      expect(JSON.parse(window.stderr).error.code).toBe("HEARTH_STORE_HELD");
+      expect(window.stderr).toContain("cannot be put back into the database");
+      // As when its own reattach finds the loss: the gateway does not serve on quietly.
+      const exit = await Promise.race([
+        gw.exited,
+        new Promise<{ code: string }>((r) =>
+          setTimeout(() => r({ code: "still serving" }), 20_000),
+        ),
+      ]);
+      expect(exit.code).toBe(78);
+      const [lost] = gw.logEvents("store.generation_lost");
+      expect(lost).toMatchObject({ level: 50, profile: "default" });
+    } finally {
+      await dashboard.kill("SIGKILL");
+    }
   });
 });
