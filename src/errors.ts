@@ -110,7 +110,7 @@ export const ERROR_CODES = {
   HEARTH_SUPERVISOR_NOT_RUNNING:
     "hearth status, restart, stop or logs found no running hearth start on the home",
   HEARTH_SUPERVISOR_LOST:
-    "hearth start's control connection broke before it answered (it died or was killed mid-request)",
+    "hearth start's control connection broke mid-request (it died or was killed)",
   HEARTH_CONTROL_SOCKET_UNSAFE:
     "the control socket of hearth start is not one this user may trust (owner, mode, type)",
   HEARTH_CHILD_UNREACHABLE: "a supervised child did not answer its /v1/ready",

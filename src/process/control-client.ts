@@ -13,7 +13,7 @@ function notRunning(home: string): HearthError {
 function lost(home: string, err: NodeJS.ErrnoException): HearthError {
   return new HearthError(
     "HEARTH_SUPERVISOR_LOST",
-    `hearth start on ${home} broke the connection before it answered (${err.code ?? err.message}): it died or was killed mid-request`,
+    `hearth start on ${home} broke the connection (${err.code ?? err.message}): it died or was killed mid-request`,
     {
       resource: home,
       cause: err,
