@@ -117,7 +117,7 @@ export async function runDoctor(
     findings.push(unreadable(err, path));
   }
 
-  const held = holderFindings(path, home, profile);
+  const held = await holderFindings(path, home, profile);
   findings.push(...held.findings);
   findings.push(synchronousFinding(config.durability.synchronous, probe, held.writers));
   report.holders = held.holders;

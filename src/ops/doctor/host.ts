@@ -8,6 +8,7 @@ import {
   type HolderJson,
   holderJson,
   readHolders,
+  settling,
 } from "../../process/holders.js";
 import { readMarkers } from "../../process/markers.js";
 import { listBackups } from "../backup-names.js";
@@ -17,22 +18,28 @@ import type { Finding } from "./finding.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 
-/** Holders from the kernel (P5), processes on deleted generations, stale markers. */
-export function holderFindings(
+/**
+ * Holders from the kernel (P5), processes on deleted generations, stale
+ * markers. A lock no holder explains is read again first, as `hearth ps`
+ * and a structural claim do (settling(): a process starting or exiting
+ * holds a lock for an instant that no presence explains); one still
+ * unexplained then is a warning.
+ */
+export async function holderFindings(
   path: string,
   home: string,
   profile: string,
-): {
+): Promise<{
   findings: Finding[];
   holders: HolderJson[];
   writers: WriterLevel[];
-} {
+}> {
   const findings: Finding[] = [];
   let holders: HolderJson[] = [];
   const writers: WriterLevel[] = [];
   const markers = readMarkers(profileDir(home, profile));
   try {
-    const report = readHolders(path);
+    const report = await settling(() => readHolders(path));
     holders = report.holders.map(holderJson);
     for (const h of report.holders.filter((h) => h.roles.includes("writer"))) {
       const marker = markers.find(

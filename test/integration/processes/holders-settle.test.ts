@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import { openStore, sqliteOnly } from "../../../src/index.js";
+import { runDoctor } from "../../../src/ops/doctor.js";
 import { psProfileSettling, runPs } from "../../../src/ops/ps.js";
 import {
   assertHoldersKnown,
@@ -62,6 +63,13 @@ it("hearth ps reads again before it reports a lock unexplained", async () => {
   const [profile] = runPs({ home }).profiles;
   expect(profile?.unexplainedLocks).toBe(0);
   expect(profile?.holders.map((h) => h.pid)).toContain(reader.pid);
+});
+
+it("hearth doctor reads again before it warns of a lock no holder explains", async () => {
+  const { home, reader } = await storeWithExitingHolder();
+  const report = await runDoctor({ home });
+  expect(report.findings.filter((f) => f.code === "holders_unknown")).toEqual([]);
+  expect(report.holders?.map((h) => h.pid)).toContain(reader.pid);
 });
 
 // A long-lived process reads again too, but never sleeps on its event loop:
