@@ -103,7 +103,7 @@ export async function casOn(
  * it), so a value they write never names an owner the server does not see
  * alive. Fails (nothing written) when the presence cannot be held.
  */
-export async function holdClaims(
+async function holdClaims(
   owners: OwnerPresence,
   changes: Iterable<MetaCas | undefined>,
 ): Promise<void> {

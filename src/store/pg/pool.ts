@@ -162,7 +162,7 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
  * How many times a transaction whose connection was lost before its COMMIT
  * was sent runs again, each time on another connection.
  */
-export const LOST_CONNECTION_RETRIES = 2;
+const LOST_CONNECTION_RETRIES = 2;
 
 /**
  * Run `fn` in one transaction on a pooled connection (READ COMMITTED unless
