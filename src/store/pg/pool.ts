@@ -236,7 +236,11 @@ export interface PgDb {
   readonly pool: PgPool;
   readonly url: string;
   readonly profile: string;
-  /** One query on any pooled connection, errors coded. */
+  /**
+   * One query on any pooled connection, errors coded. A query that only
+   * reads (onlyReads) runs again, on another connection, when the server or
+   * the network ended its connection under it; any other is reported.
+   */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     doing: string,
     text: string,
@@ -267,25 +271,74 @@ export interface PgDb {
   ): Promise<T>;
 }
 
+/**
+ * Ways a connection ends under a statement: the server ended the backend
+ * (57P01 administrator command, 57P02 crash, class 08), the peer reset it,
+ * or the driver found it already closed. Not a timeout (a statement or a
+ * connect that took too long would take as long again).
+ */
+function connectionEnded(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e.code === "string" ? e.code : "";
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "57P01" || code === "57P02")
+    return true;
+  if (code.startsWith("08")) return true;
+  return (
+    code === "" &&
+    /Connection terminated|not queryable/i.test(typeof e.message === "string" ? e.message : "")
+  );
+}
+
+/**
+ * True when `text` can only read: it starts as a query does and names no
+ * statement or function that writes, takes a lock or signals. Anything
+ * else counts as a write (never run again after a loss): cannot tell
+ * means no.
+ */
+export function onlyReads(text: string): boolean {
+  return /^\s*(SELECT|WITH)\b/i.test(text) && !READ_SIDE_EFFECTS.test(text);
+}
+
+const READ_SIDE_EFFECTS =
+  /\b(INSERT|UPDATE|DELETE|MERGE|TRUNCATE|COPY|LOCK|CALL|DO|FOR\s+(NO\s+KEY\s+)?(UPDATE|SHARE|KEY\s+SHARE)|nextval|setval|set_config|pg_advisory\w*|pg_try_advisory\w*|pg_notify|pg_terminate_backend|pg_cancel_backend|lo_\w+|dblink\w*)\b/i;
+
+/** A read cut by a lost connection runs again on another connection, this many times. */
+const LOST_READ_RETRIES = 2;
+
+/**
+ * `run` (one statement on a pooled connection), run again when its
+ * connection ended under it and the statement only reads: a read has no
+ * effect to repeat. Checked on the error path only.
+ */
+async function read<T>(
+  url: string,
+  doing: string,
+  text: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  for (let lost = 0; ; lost++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (lost < LOST_READ_RETRIES && connectionEnded(err) && onlyReads(text)) continue;
+      throw fromPgError(err, url, doing);
+    }
+  }
+}
+
 export function pgDb(pool: PgPool, url: string, profile: string): PgDb {
   return {
     pool,
     url,
     profile,
-    async query(doing, text, params) {
-      try {
-        return await pool.query(text, params);
-      } catch (err) {
-        throw fromPgError(err, url, doing);
-      }
-    },
-    async queryArrays(doing, text, params) {
-      try {
-        return (await pool.query<unknown[]>({ text, values: params, rowMode: "array" })).rows;
-      } catch (err) {
-        throw fromPgError(err, url, doing);
-      }
-    },
+    query: (doing, text, params) => read(url, doing, text, () => pool.query(text, params)),
+    queryArrays: (doing, text, params) =>
+      read(
+        url,
+        doing,
+        text,
+        async () => (await pool.query<unknown[]>({ text, values: params, rowMode: "array" })).rows,
+      ),
     async statement(doing, text, params) {
       for (let attempt = 0; ; attempt++) {
         try {

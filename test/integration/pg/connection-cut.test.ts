@@ -9,9 +9,14 @@
  * pg_sleep, so the test ends that backend at a known point. A sequence
  * counts the attempts: a rolled-back transaction does not take back its
  * nextval.
+ *
+ * A read (SELECT) cut the same way runs again too: it has no effect to
+ * repeat. A write sent as one statement outside a transaction is not: it
+ * may have committed. A view over the table holds the first read.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../../src/index.js";
+import { createPool, pgDb } from "../../../src/store/pg/pool.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled, withPgClient } from "../../helpers/pg.js";
 import { until } from "../../helpers/process.js";
@@ -158,5 +163,74 @@ describe.skipIf(!pgEnabled)("a connection ended under a transaction", () => {
     expect(await attempts(url)).toBe(1);
     // The backend was ended before its commit record: nothing landed, and nothing was acknowledged.
     expect(await stored(url, "cut at commit")).toBe(0);
+  });
+});
+
+/** Puts a view in front of `table` whose first row sleeps until ended (the table's rows are kept). */
+async function holdFirstRead(url: string, table: string): Promise<void> {
+  await withPgClient(url, (c) =>
+    c.query(`
+      CREATE SEQUENCE cut_attempts;
+      CREATE FUNCTION cut_read_hold() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+      BEGIN
+        IF nextval('cut_attempts') = 1 THEN PERFORM pg_sleep(60); END IF;
+        RETURN true;
+      END $$;
+      ALTER TABLE ${table} RENAME TO ${table}_held;
+      CREATE VIEW ${table} AS SELECT * FROM ${table}_held WHERE cut_read_hold();`),
+  );
+}
+
+describe.skipIf(!pgEnabled)("a connection ended under a read", () => {
+  it("a transcript load runs again on another connection and returns every message", async () => {
+    const url = await freshPgDatabase();
+    const store = await openStore({ home: tempHome(), url, env: {} });
+    stores.push(store);
+    const session = await store.sessions.create({ title: "read cut" });
+    await store.messages.append(session.id, { role: "user", content: "one" });
+    await store.messages.append(session.id, { role: "assistant", content: "two" });
+    await holdFirstRead(url, "messages");
+
+    const load = store.messages.load(session.id);
+    expect(await endSleeper(url)).toMatch(/FROM messages WHERE session_id/);
+    expect((await load).map((m) => m.content)).toEqual(["one", "two"]);
+    // The first attempt's one row, then the second attempt's two.
+    expect(await attempts(url)).toBe(3);
+  });
+
+  it("a session read (one query on the pool) runs again too", async () => {
+    const url = await freshPgDatabase();
+    const store = await openStore({ home: tempHome(), url, env: {} });
+    stores.push(store);
+    const session = await store.sessions.create({ title: "read cut" });
+    await holdFirstRead(url, "sessions");
+
+    const got = store.sessions.get(session.id);
+    expect(await endSleeper(url)).toMatch(/FROM sessions WHERE id/);
+    expect((await got)?.title).toBe("read cut");
+    expect(await attempts(url)).toBe(2);
+  });
+
+  it("a write sent as one statement is reported, never run again: it may have committed", async () => {
+    const url = await freshPgDatabase();
+    await withPgClient(url, (c) =>
+      c.query(`${HOLD_FIRST_ATTEMPT}
+        CREATE TABLE cut_rows (id int PRIMARY KEY, n int NOT NULL);
+        INSERT INTO cut_rows VALUES (1, 0);
+        CREATE TRIGGER cut_hold BEFORE UPDATE ON cut_rows FOR EACH ROW EXECUTE FUNCTION cut_hold();`),
+    );
+    const pool = createPool(url, { max: 2 });
+    try {
+      const db = pgDb(pool, url, "default");
+      const update = db.query("bump a row", "UPDATE cut_rows SET n = n + 1 WHERE id = 1").then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(await endSleeper(url)).toMatch(/^UPDATE cut_rows/);
+      expect(await update).toMatchObject({ code: "HEARTH_PG_UNAVAILABLE" });
+      expect(await attempts(url)).toBe(1);
+    } finally {
+      await pool.end();
+    }
   });
 });
