@@ -1,4 +1,5 @@
-import { HearthError, isHearthError, toHearthError } from "../errors.js";
+import { HearthError, isHearthError } from "../errors.js";
+import { toHearthError } from "../sqlite-errors.js";
 import { printable } from "./printable.js";
 
 /** Exit codes: a documented contract (docs/cli.md). */

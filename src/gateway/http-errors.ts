@@ -1,14 +1,9 @@
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import {
-  ERROR_CODES,
-  HearthError,
-  type HearthErrorCode,
-  NO_SPACE_SITUATIONS,
-  type NoSpaceSituation,
-} from "../errors.js";
+import { ERROR_CODES, HearthError, type HearthErrorCode } from "../errors.js";
 import { isPgOutage, PG_RETRY_AFTER_SECONDS } from "../http/readiness.js";
 import { fromRequestError as fromHttpError } from "../http/request-error.js";
+import { NO_SPACE_SITUATIONS, type NoSpaceSituation } from "../no-space.js";
 import type { GatewayMetrics } from "./metrics.js";
 
 /** The HTTP status of each code the gateway answers with (docs/gateway.md); anything else is 500. */

@@ -1,10 +1,11 @@
 import { loadConfigLazily } from "../config/load-lazily.js";
 import { databasePath, resolveLocation } from "../config/paths.js";
 import type { HearthConfig } from "../config/schema.js";
-import { fromSqliteError, isHearthError, isSqliteError } from "../errors.js";
+import { isHearthError } from "../errors.js";
 import { assertOurs, lstatOrNull, readHeader } from "../files/inspect.js";
 import type { HolderJson } from "../process/holders.js";
 import { warmKernelLocks } from "../process/proc-locks.js";
+import { fromSqliteError, isSqliteError } from "../sqlite-errors.js";
 import { sqliteMaintenance } from "../store/sqlite/maintenance.js";
 import type { StoreCounts } from "../store/types.js";
 import type { McpProbe } from "../turn/tools/mcp/probe.js";

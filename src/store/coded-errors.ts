@@ -1,4 +1,4 @@
-import { fromSqliteError, isSqliteError } from "../errors.js";
+import { fromSqliteError, isSqliteError } from "../sqlite-errors.js";
 import { abortedError } from "./api.js";
 import { markMisuse } from "./args.js";
 

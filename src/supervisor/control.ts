@@ -1,6 +1,7 @@
-import { HearthError, toHearthError } from "../errors.js";
+import { HearthError } from "../errors.js";
 import { probeReady, rssBytes } from "../http/ready-probe.js";
 import type { EventRing } from "../log/ring.js";
+import { toHearthError } from "../sqlite-errors.js";
 import type { ControlConnection, ControlRequest } from "./control-socket.js";
 import type { Supervisor, SupervisorResult } from "./supervise.js";
 

@@ -1,15 +1,9 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import {
-  ERROR_CODES,
-  fromSqliteError,
-  HearthError,
-  isHearthError,
-  isSqliteError,
-  NO_SPACE_SITUATIONS,
-  toHearthError,
-} from "../../src/errors.js";
+import { ERROR_CODES, HearthError, isHearthError } from "../../src/errors.js";
 import { publicError } from "../../src/gateway/http-errors.js";
+import { NO_SPACE_SITUATIONS } from "../../src/no-space.js";
+import { fromSqliteError, isSqliteError, toHearthError } from "../../src/sqlite-errors.js";
 import { INVALID_ARG, requireString } from "../../src/store/args.js";
 import { codedErrors } from "../../src/store/coded-errors.js";
 

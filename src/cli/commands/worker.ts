@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { JOB_KINDS, type JobKind } from "../../config/job-kinds.js";
-import { toHearthError } from "../../errors.js";
+import { toHearthError } from "../../sqlite-errors.js";
 import { globals } from "../globals.js";
 import { reportError } from "../output.js";
 

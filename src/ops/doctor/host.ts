@@ -1,8 +1,8 @@
 import { statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { backupsDir, profileDir } from "../../config/paths.js";
-import { diskIsFull } from "../../errors.js";
 import { lstatOrNull } from "../../files/inspect.js";
+import { diskIsFull } from "../../no-space.js";
 import {
   describeHolders,
   type HolderJson,

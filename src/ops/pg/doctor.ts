@@ -7,7 +7,8 @@
 
 import { loadConfigLazily } from "../../config/load-lazily.js";
 import type { PgSettings } from "../../config/pg.js";
-import { isHearthError, toHearthError } from "../../errors.js";
+import { isHearthError } from "../../errors.js";
+import { toHearthError } from "../../sqlite-errors.js";
 import { createPool, fromPgError, maskUrl } from "../../store/pg/pool.js";
 import type { McpProbe } from "../../turn/tools/mcp/probe.js";
 import { type Finding, type Severity, worst } from "../doctor/finding.js";

@@ -1,8 +1,9 @@
 import Database from "better-sqlite3";
 import type { HearthConfig } from "../../config/schema.js";
-import { fromSqliteError, HearthError, isSqliteError } from "../../errors.js";
+import { HearthError } from "../../errors.js";
 import { failpoint } from "../../failpoints.js";
 import type { FileGuard } from "../../files/guard.js";
+import { fromSqliteError, isSqliteError } from "../../sqlite-errors.js";
 import {
   checkpointModeFor,
   type WalCheckpointRow,

@@ -1,4 +1,4 @@
-import { isSqliteError } from "../../errors.js";
+import { isSqliteError } from "../../sqlite-errors.js";
 import type { Connection } from "./connection.js";
 
 /** Read-only inspections of a store's database, on its read-only connection. */

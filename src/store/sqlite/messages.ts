@@ -5,7 +5,8 @@
  * transaction) on the reader connection. The reader threads run the same
  * reads (readWindow, readWindowJson) on connections of their own.
  */
-import { fromSqliteError, HearthError, isSqliteError } from "../../errors.js";
+import { HearthError } from "../../errors.js";
+import { fromSqliteError, isSqliteError } from "../../sqlite-errors.js";
 import type { LoadWindow, PreparedMessage } from "../message-input.js";
 import { requireOwnEntry } from "../message-write.js";
 import type { AppendResult, MessagesSql, ReadyItem } from "../messages.js";

@@ -1,16 +1,11 @@
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { nodeWorkerThreads } from "../../builtins.js";
-import {
-  diskIsFull,
-  fromSqliteError,
-  HearthError,
-  type HearthErrorCode,
-  isHearthError,
-  noSpaceError,
-} from "../../errors.js";
+import { HearthError, type HearthErrorCode, isHearthError } from "../../errors.js";
 import { builtFile } from "../../files/built.js";
+import { diskIsFull, noSpaceError } from "../../no-space.js";
 import { raiseBackupFlag } from "../../process/backup-flag.js";
+import { fromSqliteError } from "../../sqlite-errors.js";
 import type { OnProgress } from "../progress.js";
 import type { BackupJob, BackupMessage } from "./backup-worker.js";
 

@@ -1,4 +1,5 @@
-import { fromSqliteError, HearthError } from "../../errors.js";
+import { HearthError } from "../../errors.js";
+import { fromSqliteError } from "../../sqlite-errors.js";
 import { RANK_WINDOW, type SearchQuery, searchScopeSql, storeWide } from "../search.js";
 import type { MessageRole, SearchHit } from "../types.js";
 import type { Access } from "./access.js";

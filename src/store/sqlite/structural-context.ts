@@ -1,6 +1,6 @@
-import { fromSqliteError } from "../../errors.js";
 import type { Holder } from "../../process/holders.js";
 import type { StructuralOptions } from "../../process/structural.js";
+import { fromSqliteError } from "../../sqlite-errors.js";
 import type { Connection } from "./connection.js";
 import type { SqliteStore } from "./store.js";
 import { walCheckpoint } from "./wal-sync/wal-checkpoint.js";
