@@ -1,10 +1,10 @@
 /**
- * Which statements a lost connection may run again (src/store/pg/pool.ts,
+ * Which statements a lost connection may run again (src/store/pg/pg-errors.ts,
  * onlyReads): plain reads yes; anything that writes, locks or signals, or
  * that does not start as a query, no.
  */
 import { describe, expect, it } from "vitest";
-import { onlyReads } from "../../src/store/pg/pool.js";
+import { onlyReads } from "../../src/store/pg/pg-errors.js";
 
 describe("onlyReads", () => {
   it.each([
