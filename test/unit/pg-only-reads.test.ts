@@ -1,10 +1,12 @@
 /**
  * Which statements a lost connection may run again (src/store/pg/pg-errors.ts,
  * onlyReads): plain reads yes; anything that writes, locks or signals, or
- * that does not start as a query, no.
+ * that does not start as a query, no. And which errors mean the connection
+ * itself ended (connectionEnded): not a statement timeout, nor a failure
+ * to connect.
  */
 import { describe, expect, it } from "vitest";
-import { onlyReads } from "../../src/store/pg/pg-errors.js";
+import { connectionEnded, onlyReads } from "../../src/store/pg/pg-errors.js";
 
 describe("onlyReads", () => {
   it.each([
@@ -38,5 +40,34 @@ describe("onlyReads", () => {
     "",
   ])("not only a read: %s", (text) => {
     expect(onlyReads(text)).toBe(false);
+  });
+});
+
+describe("connectionEnded (both retries after a lost connection use it)", () => {
+  it.each([
+    [{ code: "57P01", message: "terminating connection due to administrator command" }],
+    [
+      {
+        code: "57P02",
+        message: "terminating connection because of crash of another server process",
+      },
+    ],
+    [{ code: "08006", message: "connection failure" }],
+    [{ code: "ECONNRESET", message: "read ECONNRESET" }],
+    [{ code: "ETIMEDOUT", message: "read ETIMEDOUT" }],
+    [{ message: "Connection terminated unexpectedly" }],
+    [{ message: "Client has encountered a connection error and is not queryable" }],
+  ])("ended: %o", (err) => {
+    expect(connectionEnded(err)).toBe(true);
+  });
+
+  it.each([
+    [{ code: "57014", message: "canceling statement due to statement timeout" }],
+    [{ code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:5432" }],
+    [{ code: "40001", message: "could not serialize access" }],
+    [{ message: "timeout exceeded when trying to connect" }],
+    [{ code: "23505", message: "duplicate key value violates unique constraint" }],
+  ])("not ended: %o", (err) => {
+    expect(connectionEnded(err)).toBe(false);
   });
 });

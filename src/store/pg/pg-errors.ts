@@ -106,18 +106,23 @@ export function fromPgError(err: unknown, url: string, doing: string): HearthErr
   );
 }
 
+/** Socket errors on a connection already made: it is gone (not: the server could not be reached). */
+const ENDED_ERRNO = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+
 /**
- * Ways a connection ends under a statement: the server ended the backend
- * (57P01 administrator command, 57P02 crash, class 08), the peer reset it,
- * or the driver found it already closed. Not a timeout (a statement or a
- * connect that took too long would take as long again).
+ * The connection itself ended under a statement: the server ended the
+ * backend (57P01 administrator command, 57P02 crash, class 08), the socket
+ * failed (reset, broken pipe, its own timeout, no route), or the driver
+ * found it already closed. Not a statement timeout (57014, the connection
+ * is alive, and the statement would take as long again), nor a failure to
+ * connect (nothing was sent). Both retries on a new connection use it: a
+ * transaction's before its COMMIT is sent, a read's (pool.ts).
  */
 export function connectionEnded(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e.code === "string" ? e.code : "";
-  if (code === "ECONNRESET" || code === "EPIPE" || code === "57P01" || code === "57P02")
+  if (ENDED_ERRNO.has(code) || code === "57P01" || code === "57P02" || code.startsWith("08"))
     return true;
-  if (code.startsWith("08")) return true;
   return (
     code === "" &&
     /Connection terminated|not queryable/i.test(typeof e.message === "string" ? e.message : "")

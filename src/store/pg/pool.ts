@@ -26,12 +26,7 @@ export interface PgPoolOptions {
   readOnly?: boolean;
 }
 
-export {
-  fromPgError,
-  isRetryable,
-  onlyReads,
-  TOO_MANY_CONNECTIONS_HINT,
-} from "./pg-errors.js";
+export { fromPgError, TOO_MANY_CONNECTIONS_HINT } from "./pg-errors.js";
 export { maskUrl, parseStoreUrl, urlPasswords } from "./url.js";
 
 /** `hearth:<kind>:<pid>@<host>`, cut to PostgreSQL's 63 bytes. */
@@ -81,9 +76,9 @@ const LOST_CONNECTION_RETRIES = 2;
  * A connection lost before the COMMIT was sent (the server restarted or
  * ended the backend, the network cut it) retries it too, on another
  * connection, up to LOST_CONNECTION_RETRIES times: the server never saw a
- * COMMIT, so nothing of it can have committed. "Lost" is what the
- * ROLLBACK says: it failed, so the connection is gone, not merely the
- * statement. Once the COMMIT is sent, a loss is reported and never retried:
+ * COMMIT, so nothing of it can have committed. "Lost": the error says the
+ * connection ended (connectionEnded), and the ROLLBACK failed too, so the
+ * connection is gone, not merely the statement. Once the COMMIT is sent, a loss is reported and never retried:
  * the transaction may have committed (HEARTH_PG_UNAVAILABLE).
  */
 export async function transaction<T>(
@@ -119,7 +114,7 @@ export async function transaction<T>(
         broken = true;
       }
       if (isRetryable(err) && attempt < retries) continue;
-      if (broken && !committing && lost < LOST_CONNECTION_RETRIES && connectionLost(err, url)) {
+      if (broken && !committing && lost < LOST_CONNECTION_RETRIES && connectionEnded(err)) {
         lost++;
         continue;
       }
@@ -128,11 +123,6 @@ export async function transaction<T>(
       client.release(broken);
     }
   }
-}
-
-/** The error is the server's or the network's ending of the connection (not the statement's own failure). */
-function connectionLost(err: unknown, url: string): boolean {
-  return fromPgError(err, url, "").code === "HEARTH_PG_UNAVAILABLE";
 }
 
 /**
