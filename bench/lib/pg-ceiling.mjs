@@ -16,6 +16,9 @@
 //              the sessions' counters moved, and the turn leases written as
 //              hearth's group commit leaves them (a user message takes its
 //              session's lease key, the reply deletes it; net per key).
+// Every statement is prepared once per connection (named), as hearth's
+// chat lookup and group-commit statements are: the server parses and plans
+// each once per connection, on both sides.
 // Batches are the gateway's mean group-commit batch, in message id order,
 // one at a time as the gateway's group commit runs them (one commit in
 // flight; with more, a reply's batch waits on its user message's batch for
@@ -161,16 +164,24 @@ export async function replayCeiling(url, { batch, name, start, end }) {
         await Promise.all(
           b.reads.map(async ({ chat, create }) => {
             queries++;
-            const found = await pool.query(READ_SQL, chat);
+            const found = await pool.query({ name: "ceiling_read", text: READ_SQL, values: chat });
             if (found.rowCount !== (create ? 0 : 1))
               throw new Error("the ceiling's chat lookup found what the gateway's did not");
             if (!create) return;
             queries++;
-            await pool.query(SESSION_SQL, [...create, Date.now()]);
+            await pool.query({
+              name: "ceiling_session",
+              text: SESSION_SQL,
+              values: [...create, Date.now()],
+            });
           }),
         );
         queries++;
-        const { rowCount } = await pool.query(WRITE_SQL, b.params);
+        const { rowCount } = await pool.query({
+          name: "ceiling_write",
+          text: WRITE_SQL,
+          values: b.params,
+        });
         if (rowCount !== b.params[0].length)
           throw new Error("the ceiling's batch wrote too few rows");
       }

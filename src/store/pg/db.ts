@@ -55,7 +55,7 @@ export function storeDb(db: PgDb, role: ConnectionRole): StoreDb {
     get stopped() {
       return stopped;
     },
-    query: (doing, text, params) => guarded(() => db.query(doing, text, params)),
+    query: (doing, sql, params) => guarded(() => db.query(doing, sql, params)),
     queryArrays: (doing, text, params) => guarded(() => db.queryArrays(doing, text, params)),
     async statement(doing, text, params) {
       if (role !== "writer") throw readOnlyError(resource);

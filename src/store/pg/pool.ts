@@ -141,7 +141,7 @@ export interface PgDb {
    */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(
     doing: string,
-    text: string,
+    sql: string | PreparedSql,
     params?: unknown[],
   ): Promise<pg.QueryResult<R>>;
   /**
@@ -167,6 +167,21 @@ export interface PgDb {
     fn: (client: PgClient) => Promise<T>,
     options?: { isolation?: "serializable" | "repeatable read"; retries?: number },
   ): Promise<T>;
+}
+
+/**
+ * A statement each connection prepares once under `name`: the server
+ * parses and plans it at its first run there, then binds and executes it,
+ * where plain text is parsed, analysed and planned again at every call.
+ * For the statements every turn runs (workload 18: the server's CPU per
+ * message). One name must always mean one text in a process, and its
+ * result must name its columns, never `*`: a migration adding a column
+ * would change the shape of a plan the server holds ("cached plan must not
+ * change result type").
+ */
+export interface PreparedSql {
+  readonly name: string;
+  readonly text: string;
 }
 
 /** A read cut by a lost connection runs again on another connection, this many times. */
@@ -198,7 +213,12 @@ export function pgDb(pool: PgPool, url: string, profile: string): PgDb {
     pool,
     url,
     profile,
-    query: (doing, text, params) => read(url, doing, text, () => pool.query(text, params)),
+    query: (doing, sql, params) =>
+      typeof sql === "string"
+        ? read(url, doing, sql, () => pool.query(sql, params))
+        : read(url, doing, sql.text, () =>
+            pool.query({ name: sql.name, text: sql.text, values: params }),
+          ),
     queryArrays: (doing, text, params) =>
       read(
         url,

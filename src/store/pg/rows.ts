@@ -19,6 +19,43 @@ function numOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : num(value);
 }
 
+/**
+ * Every column of a SessionRow, for a statement that names them rather
+ * than `*`: a prepared statement's result must keep its shape when a later
+ * migration adds a column ("cached plan must not change result type").
+ */
+export const SESSION_ROW_COLUMNS = [
+  "id",
+  "profile",
+  "source",
+  "chat_key",
+  "title",
+  "title_source",
+  "created_at",
+  "updated_at",
+  "last_activity_at",
+  "ended_at",
+  "end_reason",
+  "parent_id",
+  "pinned",
+  "archived",
+  "hidden",
+  "handoff_state",
+  "handoff_platform",
+  "handoff_owner",
+  "handoff_error",
+  "handoff_updated_at",
+  "message_count",
+  "token_count",
+  "owner_id",
+  "metadata",
+] as const satisfies readonly (keyof SessionRow)[];
+
+// Compile-time: the list names every SessionRow field (a field added to one and not the other fails the build).
+type Missing = Exclude<keyof SessionRow, (typeof SESSION_ROW_COLUMNS)[number]>;
+const everySessionColumn: [Missing] extends [never] ? true : Missing = true;
+void everySessionColumn;
+
 export function sessionRow(r: Raw): SessionRow {
   return {
     ...(r as unknown as SessionRow),

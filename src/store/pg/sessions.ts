@@ -19,9 +19,9 @@ import type { SqlParams } from "../sql.js";
 import type { Session, TitleSource } from "../types.js";
 import { insertAudit } from "./audit.js";
 import { lockSession } from "./message-write.js";
-import type { PgDb } from "./pool.js";
+import type { PgDb, PreparedSql } from "./pool.js";
 import { deleteIfUnchanged, deleteLineage, endIdle, fingerprint, lineageRows } from "./prune.js";
-import { refuseNul, sessionRow } from "./rows.js";
+import { refuseNul, SESSION_ROW_COLUMNS, sessionRow } from "./rows.js";
 import {
   insertSession,
   isTitleTaken,
@@ -60,9 +60,7 @@ export class PgSessions implements SessionsSql {
   async resolveChat(platform: string, chatKey: string): Promise<Session> {
     refuseNul(platform, "platform");
     refuseNul(chatKey, "chat");
-    const find =
-      "SELECT * FROM sessions WHERE source = $1 AND chat_key = $2 AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1";
-    const known = await this.db.query("resolve a chat", find, [platform, chatKey]);
+    const known = await this.db.query("resolve a chat", FIND_CHAT, [platform, chatKey]);
     if (known.rows[0]) return toSession(sessionRow(known.rows[0]));
     return this.db.transaction("resolve a chat", async (client) => {
       // Concurrent first messages of one chat, on any host, meet at this lock.
@@ -82,7 +80,7 @@ export class PgSessions implements SessionsSql {
          RETURNING *`,
         [randomUUID(), this.db.profile, platform, chatKey, Date.now()],
       );
-      const row = rows[0] ?? (await client.query(find, [platform, chatKey])).rows[0];
+      const row = rows[0] ?? (await client.query(FIND_CHAT.text, [platform, chatKey])).rows[0];
       return toSession(sessionRow(row));
     });
   }
@@ -232,3 +230,10 @@ export class PgSessions implements SessionsSql {
 
 /** The advisory lock class of chats being resolved ('chat'). */
 const CHAT_LOCK = 0x63686174;
+
+/** A chat's live session: the read of every gateway turn, prepared (PreparedSql). */
+const FIND_CHAT: PreparedSql = {
+  name: "hearth_find_chat",
+  text: `SELECT ${SESSION_ROW_COLUMNS.join(", ")} FROM sessions
+    WHERE source = $1 AND chat_key = $2 AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+};

@@ -1,0 +1,95 @@
+/**
+ * The statements every gateway turn runs on PostgreSQL (the chat lookup and
+ * the group commit's three) are prepared: each connection parses and plans
+ * them once, under a name the server keeps (pg_prepared_statements). And a
+ * migration that adds a column to `sessions` while a gateway runs leaves
+ * those plans answering: their results name their columns, so the plan's
+ * shape does not change ("cached plan must not change result type").
+ */
+import { afterEach, expect, it } from "vitest";
+import { prepare } from "../../../src/store/message-input.js";
+import { appendGroup } from "../../../src/store/pg/group-append.js";
+import { migratePg } from "../../../src/store/pg/migrate.js";
+import { createPool, type PgClient, type PgPool, pgDb } from "../../../src/store/pg/pool.js";
+import { PgSessions } from "../../../src/store/pg/sessions.js";
+import { freshPgDatabase, pgEnabled, withPgClient } from "../../helpers/pg.js";
+
+const pools: PgPool[] = [];
+afterEach(async () => {
+  for (const p of pools.splice(0)) await p.end();
+});
+
+/** Sessions on a pool of ONE connection: every statement below runs on it. */
+async function oneConnection() {
+  const url = await freshPgDatabase();
+  const pool = createPool(url, { max: 1 });
+  pools.push(pool);
+  await migratePg(pool, url);
+  return { url, pool, sessions: new PgSessions(pgDb(pool, url, "default")) };
+}
+
+/** One group commit of `n` messages (with clientIds: the batch reads them under its locks). */
+async function groupCommit(pool: PgPool, sessionId: string, n: number, tag: string) {
+  const client: PgClient = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const now = Date.now();
+    const stored = await appendGroup(
+      client,
+      Array.from({ length: n }, (_, i) => ({
+        sessionId,
+        message: prepare({ role: "user", content: `${tag} ${i}`, clientId: `${tag}-${i}` }, now),
+      })),
+      now,
+    );
+    await client.query("COMMIT");
+    return stored;
+  } finally {
+    client.release();
+  }
+}
+
+async function preparedNames(pool: PgPool): Promise<string[]> {
+  const { rows } = await pool.query<{ name: string }>(
+    "SELECT name FROM pg_prepared_statements ORDER BY name",
+  );
+  return rows.map((r) => r.name);
+}
+
+it.runIf(pgEnabled)(
+  "a turn's statements are prepared once per connection, under names the server keeps",
+  async () => {
+    const { pool, sessions } = await oneConnection();
+    const created = await sessions.resolveChat("test", "chat-1");
+    for (let round = 0; round < 5; round++) {
+      expect((await sessions.resolveChat("test", "chat-1")).id).toBe(created.id);
+      expect(await groupCommit(pool, created.id, 3, `r${round}`)).toHaveLength(3);
+    }
+    expect(await preparedNames(pool)).toEqual([
+      "hearth_find_chat",
+      "hearth_group_insert",
+      "hearth_group_lock",
+      "hearth_group_read",
+    ]);
+    const session = await sessions.require(created.id);
+    expect(session.messageCount).toBe(15);
+  },
+);
+
+it.runIf(pgEnabled)(
+  "a column added to sessions while the statements are prepared: they still answer, with the session's fields",
+  async () => {
+    const { url, pool, sessions } = await oneConnection();
+    const created = await sessions.resolveChat("test", "chat-2");
+    await groupCommit(pool, created.id, 2, "before");
+    expect(await preparedNames(pool)).toContain("hearth_group_insert");
+    // What a newer hearth's migration could do while this one runs.
+    await withPgClient(url, (c) => c.query("ALTER TABLE sessions ADD COLUMN later_field text"));
+    const found = await sessions.resolveChat("test", "chat-2");
+    expect(found.id).toBe(created.id);
+    const after = await groupCommit(pool, created.id, 2, "after");
+    expect(after.map((s) => s.message.ordinal)).toEqual([2, 3]);
+    expect(after[1]!.session?.messageCount).toBe(4);
+    expect(after[1]!.session?.id).toBe(created.id);
+  },
+);
