@@ -73,8 +73,8 @@ it.runIf(pgEnabled)(
     pg.Client.prototype.query = query;
 
     const text = (q: string) => q.replace(/\s+/g, " ").trim();
-    const lookups = sent.filter((q) => text(q).startsWith("SELECT * FROM sessions WHERE source"));
-    const rereads = sent.filter((q) => text(q).startsWith("SELECT * FROM sessions WHERE id"));
+    const lookups = sent.filter((q) => isChatLookup(text(q)));
+    const rereads = sent.filter((q) => /^SELECT .* FROM sessions WHERE id\b/.test(text(q)));
     const commits = sent.filter((q) => text(q) === "BEGIN").length;
     expect(lookups).toHaveLength(CHATS);
     expect(rereads).toHaveLength(0);
@@ -91,6 +91,11 @@ it.runIf(pgEnabled)(
     }
   },
 );
+
+/** The chat lookup, whichever columns it names (prepared, it names them all). */
+function isChatLookup(text: string): boolean {
+  return /^SELECT .* FROM sessions WHERE source = \$1 AND chat_key = \$2\b/.test(text);
+}
 
 /** The round trips `sent` as transactions (BEGIN … COMMIT on one connection) and lone statements. */
 function transactions(sent: readonly { client: unknown; text: string }[]) {
@@ -159,7 +164,7 @@ it.runIf(pgEnabled)(
     for (const t of commits) expect(t.length).toBeLessThanOrEqual(5);
     expect(resolves.length + commits.length).toBe(done.length); // no other transaction
     // Outside transactions: each chat's lookup (it finds nothing) and its title's two writes.
-    const lookups = lone.filter((q) => q.startsWith("SELECT * FROM sessions WHERE source"));
+    const lookups = lone.filter(isChatLookup);
     const titles = lone.filter((q) => q.startsWith("UPDATE sessions SET title"));
     const titledBy = lone.filter((q) => q.startsWith("UPDATE sessions SET metadata"));
     expect([lookups.length, titles.length, titledBy.length]).toEqual([CHATS, CHATS, CHATS]);
