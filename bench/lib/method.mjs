@@ -217,7 +217,12 @@ Workloads (sizes of this ${s.mode} run):
 12. **CLI latency** (bench/workloads/cli.mjs): \`hearth --help\`, \`ps\`,
    \`sessions list\`, \`doctor\` from dist/ on a 20-session store, each spawned
    ${s.cliSpawns ?? 0} times per round interleaved with \`node -e 0\` (the ceiling: Node
-   starting and exiting); the median wall time of each per round.
+   starting and exiting); the median wall time of each per round, and the
+   mean CPU of each spawn's process (user + system, all its threads: this
+   process's waited-for children's, /proc/self/stat), the cost a busy machine
+   cannot hide. The CLI's V8 helper threads (GC, compilation) run beside its
+   main thread, so its CPU exceeds its wall time; on a loaded machine they
+   no longer overlap for free, and the wall ratio moves toward the CPU one.
 
 13. **tail** (bench/workloads/tail.mjs): \`messages.tail(id, 200)\`, the read an
    agent loop makes before each model call, ${n(s.tailCalls ?? 0)} calls per round, from a
