@@ -20,6 +20,7 @@ import type { Connection } from "./connection.js";
 import { applyJournalMode, assertWalAllowed } from "./durability.js";
 import { migrate, schemaTooNew, userVersion } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION } from "./migrations.js";
+import { restQuietly } from "./quiet-connections.js";
 import { createEntry, type DatabaseEntry, dropEntryIfIdle, findEntry } from "./registry.js";
 import { assertNoRemovedIndex } from "./removed-index.js";
 import { SqliteStore } from "./store.js";
@@ -110,6 +111,7 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
   // The first store of this process on the database: no connection of the
   // process may still be on removed -wal/-shm (src/store/sqlite/removed-index.ts).
   let entry = findEntry(key);
+  const created = !entry;
   if (!entry) assertNoRemovedIndex(path, key, "open");
   entry ??= createEntry(key, path);
   try {
@@ -158,6 +160,10 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
           : "checkpoint",
     });
   }
+  // Opened, and nothing has asked the store anything yet: connections this
+  // open created rest until their first use (Connection.rest()), and the
+  // next store this process opens reuses the memory they gave back.
+  if (created) for (const r of ["writer", "reader"] as const) restQuietly(entry.connection(r));
   return new SqliteStore({
     home,
     profile,

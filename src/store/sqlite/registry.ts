@@ -8,6 +8,7 @@ import { Connection } from "./connection.js";
 import { MergeDebt } from "./fts-merge.js";
 import { type GhostFiles, type GhostOutcome, GhostWalKeeper } from "./ghost-wal.js";
 import { ParkDoor } from "./park-door.js";
+import { unwatchQuiet, watchQuiet } from "./quiet-connections.js";
 import { ReaderPool } from "./reader-pool/pool.js";
 import { assertNoRemovedIndex, rememberIndex } from "./removed-index.js";
 import { type WalSync, walSyncFor } from "./wal-sync/sync.js";
@@ -382,6 +383,7 @@ export class DatabaseEntry {
     this.closeGuard();
     this.locks.close();
     if (entries.get(this.key) === this) entries.delete(this.key);
+    unwatchQuiet(this);
   }
 }
 
@@ -396,6 +398,7 @@ export function createEntry(key: string, path: string): DatabaseEntry {
     throw new HearthError("HEARTH_INTERNAL", `internal: registry already holds ${path}`);
   const entry = new DatabaseEntry(key, path);
   entries.set(key, entry);
+  watchQuiet(entry);
   return entry;
 }
 
