@@ -132,10 +132,13 @@ export class Connection {
    * (shrink_memory frees the block), then holding the one page read back.
    * The next use puts the configured size back first (one pragma); the
    * cache, never empty, fills again page by page as it reads. Nothing about
-   * the data changes. Not inside a transaction.
+   * the data changes. Not inside a transaction, nor while one of its
+   * statements is being iterated.
    */
   rest(): void {
     if (this.restingFrom !== undefined || this.inTransaction || this.handle.inTransaction) return;
+    // Nor while a statement of it is still being iterated (its read is not over).
+    for (const statement of this.statements.values()) if (statement.busy) return;
     // Marked first: a pragma that throws leaves a connection the next use wakes.
     this.restingFrom = Number(this.handle.pragma("cache_size", { simple: true }));
     this.handle.pragma(`cache_size = ${REST_CACHE_PAGES}`);

@@ -94,6 +94,21 @@ describe("quiet connections rest", () => {
     expect(cacheSize(writer)).toBe(2);
   });
 
+  it("never rests while one of its statements is being iterated", async () => {
+    const { store, writer } = await opened();
+    const session = await store.sessions.create({ title: "iterated" });
+    await store.messages.append(session.id, { role: "user", content: "one" });
+    await store.messages.append(session.id, { role: "user", content: "two" });
+    const rows = writer.stmt("SELECT content FROM messages ORDER BY id").iterate();
+    expect((rows.next().value as { content: string }).content).toBe("one");
+    writer.rest();
+    expect(writer.resting).toBe(false);
+    expect((rows.next().value as { content: string }).content).toBe("two");
+    rows.return?.();
+    writer.rest();
+    expect(writer.resting).toBe(true);
+  });
+
   it("never rests inside a transaction", async () => {
     const { store, writer } = await opened();
     await store.sessions.create({ title: "awake" });
