@@ -36,10 +36,10 @@ const UNKNOWN = Symbol("unknown settings");
  */
 export type OffLoopMode = "loop" | "pool";
 
-/** SQLite's numeric `PRAGMA synchronous` value as its name. */
 /** A resting connection's page cache, in pages: below 3, SQLite takes no block of pages up front. */
 const REST_CACHE_PAGES = 2;
 
+/** SQLite's numeric `PRAGMA synchronous` value as its name. */
 export function synchronousName(value: unknown): SynchronousLevel | string {
   return (["off", "normal", "full", "extra"] as const)[Number(value)] ?? String(value);
 }
