@@ -1,8 +1,17 @@
 import { HearthError } from "../../errors.js";
 import type { ConnectionRole } from "../types.js";
-import type { Connection } from "./connection.js";
+import type { Connection, Statement } from "./connection.js";
 import type { DatabaseEntry } from "./registry.js";
 import { type WriteOptions, writeTransaction } from "./write-path.js";
+
+/**
+ * A probe's statements: Connection.probeStmt() on the connection probe()
+ * chose (a resting connection stays at rest for them), or, in a reader
+ * thread, its connection's own stmt().
+ */
+export interface Prober {
+  stmt(sql: string): Statement;
+}
 
 /** What the store's parts need: a connection for reads, one for writes, a clock. */
 export interface Access {
@@ -20,7 +29,7 @@ export interface Access {
    * idle profile then never opens its read-only connection (2 descriptors
    * and ~280 KiB each; docs/benchmarks-history.md).
    */
-  probe(): Connection;
+  probe(): Prober;
   /** The shared writer connection; throws HEARTH_READ_ONLY for reader stores. */
   write(): Connection;
   /**
@@ -97,10 +106,14 @@ export function storeAccess(o: {
     connection,
     read: () => connection("reader"),
     probe: () => {
-      if (o.role !== "writer" || entry.connection("reader")) return connection("reader");
-      const writer = connection("writer");
-      // Never inside a transaction the writer has open: it would read uncommitted rows.
-      return writer.db.inTransaction ? connection("reader") : writer;
+      let conn: Connection;
+      if (o.role !== "writer" || entry.connection("reader")) conn = connection("reader");
+      else {
+        const writer = connection("writer");
+        // Never inside a transaction the writer has open: it would read uncommitted rows.
+        conn = writer.transactionOpen ? connection("reader") : writer;
+      }
+      return { stmt: (sql) => conn.probeStmt(sql) };
     },
     write,
     writeTransaction: (fn, signal, options) => {

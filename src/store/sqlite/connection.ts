@@ -10,7 +10,7 @@ import {
   walCheckpoint,
 } from "./wal-sync/wal-checkpoint.js";
 
-type Statement = Database.Statement<unknown[], unknown>;
+export type Statement = Database.Statement<unknown[], unknown>;
 
 /** A transaction's generation check leans on the last commit's for no longer than this (FileGuard.checkUnlessWithin). */
 const GUARD_LEAN_MAX_MS = 1;
@@ -57,6 +57,8 @@ export class Connection {
   /** The synchronous level of this connection, as SQLite reports it after hearth set it (C2). */
   readonly synchronous: SynchronousLevel | string;
   uses = 0;
+  /** Of `uses`, the probes' (probeStmt()): the quiet sweep does not count them as use. */
+  probes = 0;
   /** Write transactions begun on this connection (tests count them: a probe must begin none). */
   transactions = 0;
   private readonly statements = new Map<string, Statement>();
@@ -256,8 +258,23 @@ export class Connection {
 
   /** @internal A cached prepared statement. */
   stmt(sql: string): Statement {
-    this.uses++;
     if (this.restingFrom !== undefined) this.wake();
+    return this.cached(sql);
+  }
+
+  /**
+   * @internal A cached prepared statement for a probe (Access.probe(): the
+   * small timed reads of a gateway's every profile, a handoff poll every
+   * 5 s). A resting connection stays at rest: the probe's few pages go
+   * through its 2-page cache, and the quiet sweep does not count it as use.
+   */
+  probeStmt(sql: string): Statement {
+    this.probes++;
+    return this.cached(sql);
+  }
+
+  private cached(sql: string): Statement {
+    this.uses++;
     this.settle();
     let statement = this.statements.get(sql);
     if (!statement) {
@@ -265,6 +282,11 @@ export class Connection {
       this.statements.set(sql, statement);
     }
     return statement;
+  }
+
+  /** True while a transaction is open on this connection (asked without waking it). */
+  get transactionOpen(): boolean {
+    return this.handle.inTransaction;
   }
 
   /**

@@ -10,7 +10,8 @@ export const REST_TICK_MS = 30_000;
 
 /**
  * Rests (Connection.rest(): its page cache given back) every connection of
- * this process's stores that served no statement since the last tick, so a
+ * this process's stores that served no statement since the last tick
+ * (probes aside: Connection.probeStmt() reads at rest), so a
  * process holding many quiet stores (a gateway serving 200 profiles) does
  * not keep a page cache per store that nothing reads. A connection used
  * again takes its cache back at that use. The timer is unref'd and runs
@@ -38,7 +39,7 @@ export class QuietConnections {
   sweep(): void {
     for (const conn of this.connections()) {
       if (conn.resting) continue;
-      const uses = conn.uses;
+      const uses = conn.uses - conn.probes; // a probe is not use: it reads at rest
       if (this.seen.get(conn) !== uses) {
         this.seen.set(conn, uses);
         continue;

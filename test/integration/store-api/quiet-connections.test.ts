@@ -94,6 +94,25 @@ describe("quiet connections rest", () => {
     expect(cacheSize(writer)).toBe(2);
   });
 
+  it("a probe (the handoff watcher's poll) reads at rest, and the sweep does not count it as use", async () => {
+    const { store, writer } = await opened();
+    const session = await store.sessions.create({ title: "probed" });
+    await store.handoffs.request(session.id, "slack");
+    const sweep = new QuietConnections(() => [writer]);
+    sweep.sweep(); // noted
+    // Probes only: the writer still rests at the next look, and they keep it at rest.
+    expect((await store.handoffs.list("pending")).map((s) => s.id)).toEqual([session.id]);
+    sweep.sweep();
+    expect(writer.resting).toBe(true);
+    expect((await store.handoffs.list("pending")).map((s) => s.id)).toEqual([session.id]);
+    expect(await store.handoffs.list("running")).toEqual([]);
+    expect(writer.resting).toBe(true);
+    expect(cacheSize(writer)).toBe(2);
+    // A call that is not a probe wakes it.
+    await store.messages.append(session.id, { role: "user", content: "real work" });
+    expect(writer.resting).toBe(false);
+  });
+
   it("never rests while one of its statements is being iterated", async () => {
     const { store, writer } = await opened();
     const session = await store.sessions.create({ title: "iterated" });
