@@ -221,8 +221,7 @@ Workloads (sizes of this ${s.mode} run):
    mean CPU of each spawn's process (user + system, all its threads: this
    process's waited-for children's, /proc/self/stat), the cost a busy machine
    cannot hide. The CLI's V8 helper threads (GC, compilation) run beside its
-   main thread, so its CPU exceeds its wall time; on a loaded machine they
-   no longer overlap for free, and the wall ratio moves toward the CPU one.
+   main thread, so its CPU exceeds its wall time.
 
 13. **tail** (bench/workloads/tail.mjs): \`messages.tail(id, 200)\`, the read an
    agent loop makes before each model call, ${n(s.tailCalls ?? 0)} calls per round, from a
