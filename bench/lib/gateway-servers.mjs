@@ -111,24 +111,30 @@ const TICKS = (() => {
   }
 })();
 
+/**
+ * Two fields of /proc/<pid>/stat added, as ms. Fields are counted after the
+ * command (which may hold spaces): state is field 3, utime 14, stime 15,
+ * cutime 16, cstime 17.
+ */
+function statMs(pid, first, second) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[first - 3]) + Number(fields[second - 3])) * 1000) / TICKS;
+}
+
 /** CPU time (user + system) a process has used so far, in ms (clock-tick resolution). */
 export function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
+  return statMs(pid, 14, 15);
 }
 
 /**
  * CPU (user + system, ms) of this process's children that have ended and
- * been waited for (/proc/self/stat cutime + cstime, fields 16 and 17): read
- * before and after a spawnSync, the difference is that child's CPU, to a
- * clock tick (10 ms at USER_HZ 100; a median over many spawns resolves it).
+ * been waited for (cutime + cstime): read before and after a spawnSync, the
+ * difference is that child's CPU, to a clock tick (10 ms at USER_HZ 100;
+ * the mean over many spawns resolves it).
  */
 export function childrenCpuMs() {
-  const stat = readFileSync("/proc/self/stat", "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS;
+  return statMs("self", 16, 17);
 }
 
 /** The group-commit batch histogram of /metrics so far: { sum (messages), count (commits) }. */
