@@ -17,6 +17,17 @@ export function lstatOrNull(path: string): Stats | null {
   }
 }
 
+/** A file's identity as hearth's per-process registries key it: "dev:ino". */
+export function inodeKey(stats: { dev: number | bigint; ino: number | bigint }): string {
+  return `${stats.dev}:${stats.ino}`;
+}
+
+/** True when `path`, not followed, is still the file whose inodeKey is `key` (a symlink never is). */
+export function stillInode(path: string, key: string): boolean {
+  const stats = lstatOrNull(path);
+  return stats !== null && !stats.isSymbolicLink() && inodeKey(stats) === key;
+}
+
 /**
  * Refuse a database or sidecar path that is a symlink, not a regular file,
  * or owned by someone else. Uses lstat only: no descriptor is opened (F2).

@@ -8,6 +8,7 @@ import {
   assertSafeFile,
   assertSafeSidecars,
   assertSingleName,
+  inodeKey,
   lstatOrNull,
   SIDECAR_SUFFIXES,
 } from "../files/inspect.js";
@@ -76,7 +77,7 @@ export async function repair(options: {
   assertSingleName(path, stats);
   assertSafeSidecars(path);
 
-  const locks = new InodeLocks(path, `${stats.dev}:${stats.ino}`);
+  const locks = new InodeLocks(path, inodeKey(stats));
   try {
     await locks.enterWriter(0);
     claimStructural(locks, "repair", { exclusiveFiles: true });

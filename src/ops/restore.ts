@@ -8,6 +8,7 @@ import {
   assertOurs,
   assertSafeFile,
   assertSafeSidecars,
+  inodeKey,
   lstatOrNull,
   readHeader,
   SIDECAR_SUFFIXES,
@@ -61,7 +62,7 @@ export async function restore(options: {
   assertSafeSidecars(path);
   let locks: InodeLocks | undefined;
   if (current) {
-    locks = new InodeLocks(path, `${current.dev}:${current.ino}`);
+    locks = new InodeLocks(path, inodeKey(current));
     try {
       await locks.enterWriter(0);
       claimStructural(locks, "restore", { exclusiveFiles: true });

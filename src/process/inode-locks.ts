@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import fsx from "fs-native-extensions";
 import { HearthError } from "../errors.js";
+import { inodeKey } from "../files/inspect.js";
 import { describeHolders, holderJson, readHolders } from "./holders.js";
 import { processKind } from "./kind.js";
 import {
@@ -285,7 +286,7 @@ export class InodeLocks {
   private open(flags: number): number {
     const fd = openSync(this.path, flags | constants.O_NOFOLLOW);
     const st = fstatSync(fd);
-    if (`${st.dev}:${st.ino}` !== this.key) {
+    if (inodeKey(st) !== this.key) {
       closeSync(fd);
       throw new HearthError(
         "HEARTH_GENERATION_CHANGED",

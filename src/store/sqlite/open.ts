@@ -9,6 +9,7 @@ import {
   assertSafeFile,
   assertSafeSidecars,
   assertSingleName,
+  inodeKey,
   lstatOrNull,
   readHeader,
 } from "../../files/inspect.js";
@@ -106,7 +107,7 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
         { resource: path },
       );
   }
-  const key = `${stats.dev}:${stats.ino}`;
+  const key = inodeKey(stats);
   const warnings: string[] = [];
   // The first store of this process on the database: no connection of the
   // process may still be on removed -wal/-shm (src/store/sqlite/removed-index.ts).
@@ -135,7 +136,7 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
   }
   // The path must still be the inode we checked (no swap between check and open).
   const after = lstatSync(path);
-  if (`${after.dev}:${after.ino}` !== key || after.isSymbolicLink()) {
+  if (inodeKey(after) !== key || after.isSymbolicLink()) {
     entry.locks.leaveReader();
     if (role === "writer") entry.locks.leaveWriter();
     releaseRoles(entry, role);

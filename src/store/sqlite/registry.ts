@@ -1,11 +1,12 @@
 import type { HearthConfig } from "../../config/schema.js";
 import { HearthError } from "../../errors.js";
 import { FileGuard } from "../../files/guard.js";
-import { lstatOrNull } from "../../files/inspect.js";
+import { inodeKey, lstatOrNull, stillInode } from "../../files/inspect.js";
 import { InodeLocks } from "../../process/inode-locks.js";
 import type { ConnectionRole } from "../types.js";
 import { Connection } from "./connection.js";
 import { MergeDebt } from "./fts-merge.js";
+import { assertSameGeneration } from "./generation.js";
 import { type GhostFiles, type GhostOutcome, GhostWalKeeper } from "./ghost-wal.js";
 import { ParkDoor } from "./park-door.js";
 import { unwatchQuiet, watchQuiet } from "./quiet-connections.js";
@@ -141,7 +142,7 @@ export class DatabaseEntry {
         resource: this.path,
       });
     }
-    const key = `${stats.dev}:${stats.ino}`;
+    const key = inodeKey(stats);
     await this.locks.resume(config.store.gateWaitMs, key);
     if (key !== this.key) {
       if (entries.get(this.key) === this) entries.delete(this.key);
@@ -188,7 +189,7 @@ export class DatabaseEntry {
     const { config, setup } = slot.lazy;
     const conn = this.acquire(role, config, setup, true);
     try {
-      this.assertSameInode();
+      assertSameGeneration(this.path, this.key);
       this.guard?.check();
     } catch (err) {
       slot.conn = undefined;
@@ -311,7 +312,7 @@ export class DatabaseEntry {
     // loss of 1,999 acknowledged writes, issue 41.5).
     await this.walSync?.settled();
     await this.pool?.restart();
-    this.assertSameInode();
+    assertSameGeneration(this.path, this.key);
     assertNoRemovedIndex(this.path, this.key);
     for (const role of roles) this.acquire(role, config, undefined, true);
     return ghost;
@@ -320,7 +321,7 @@ export class DatabaseEntry {
   /** What a save before a reopen or a park works on: none when the database file itself is another now. */
   private removedGeneration(): GhostFiles | undefined {
     const writer = this.slots.writer?.conn;
-    return this.sameInode()
+    return stillInode(this.path, this.key)
       ? this.ghostFiles(writer, writer ?? this.slots.reader?.conn)
       : undefined;
   }
@@ -328,25 +329,6 @@ export class DatabaseEntry {
   /** What ghost-wal.ts works on: this entry's guard and the connections that still see its WAL. */
   private ghostFiles(writer: Connection | undefined, any = writer): GhostFiles | undefined {
     return this.guard ? { path: this.path, guard: this.guard, writer, any } : undefined;
-  }
-
-  private sameInode(): boolean {
-    const stats = lstatOrNull(this.path);
-    return Boolean(stats && `${stats.dev}:${stats.ino}` === this.key && !stats.isSymbolicLink());
-  }
-
-  private assertSameInode(): void {
-    if (!this.sameInode()) {
-      const stats = lstatOrNull(this.path);
-      throw new HearthError(
-        "HEARTH_GENERATION_CHANGED",
-        `${this.path} is no longer the database this process opened (it was ${stats ? "replaced" : "removed"}); this store cannot be reattached`,
-        {
-          resource: this.path,
-          hint: "close this store and open a new one with openStore() (or restart the process)",
-        },
-      );
-    }
   }
 
   private closeConnection(conn: Connection): void {

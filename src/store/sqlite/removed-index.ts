@@ -1,7 +1,7 @@
 import { type BigIntStats, fstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { HearthError } from "../../errors.js";
-import { lstatOrNull } from "../../files/inspect.js";
+import { inodeKey, lstatOrNull } from "../../files/inspect.js";
 import { lockDevice } from "../../process/proc-locks.js";
 
 /**
@@ -81,7 +81,7 @@ function earlierIndexes(key: string, path: string): Set<string> {
   try {
     const now = statSync(path, { bigint: true });
     // Replaced since the key was read: cannot tell which file was born when.
-    if (`${now.dev}:${now.ino}` !== key) return entry.shms;
+    if (inodeKey(now) !== key) return entry.shms;
     born = birthOf(now);
   } catch {
     return entry.shms;

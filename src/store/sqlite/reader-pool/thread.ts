@@ -13,6 +13,7 @@ import { setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { HearthConfig } from "../../../config/schema.js";
 import { HearthError } from "../../../errors.js";
+import { inodeKey } from "../../../files/inspect.js";
 import { fromSqliteError, isSqliteError } from "../../../sqlite-errors.js";
 import { exportStep } from "../../export.js";
 import { JSON_PART_CHARS, jsonTextParts } from "../../transcript-json.js";
@@ -54,7 +55,7 @@ function connection(key: string): Connection {
   conn = undefined;
   const opened = new Connection(init.path, "reader", init.config);
   const stats = statSync(init.path, { throwIfNoEntry: false });
-  if (!stats || `${stats.dev}:${stats.ino}` !== key) {
+  if (!stats || inodeKey(stats) !== key) {
     opened.close();
     throw new HearthError(
       "HEARTH_GENERATION_CHANGED",

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { open } from "node:fs/promises";
+import { inodeKey } from "../../../files/inspect.js";
 import type { FairWriteLock } from "../../../process/write-lock.js";
 import { checkpointOffLoop, checkpointThreadUp } from "../wal-sync/checkpointer.js";
 import { WalHold } from "./hold.js";
@@ -39,7 +40,7 @@ export class WalSource {
   /** dev:ino of the database file now: a replica follows one file. */
   key(): string {
     const st = statSync(this.options.path);
-    return `${st.dev}:${st.ino}`;
+    return inodeKey(st);
   }
 
   /** The WAL's header, undefined while the WAL is empty (or not a valid WAL yet). */

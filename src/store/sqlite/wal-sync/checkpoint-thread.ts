@@ -19,6 +19,7 @@ import { readlinkSync, statSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { failpointFails } from "../../../failpoints.js";
+import { inodeKey } from "../../../files/inspect.js";
 import { mergeSearchIndex } from "../fts-merge.js";
 import type { CheckpointJob, CheckpointReply } from "./checkpointer.js";
 import { checkpointModeFor, type WalCheckpointRow, walCheckpoint } from "./wal-checkpoint.js";
@@ -75,7 +76,7 @@ function sameLink(wal: { link: string; name: string }): boolean {
 
 function sameKey(path: string, key: string): boolean {
   const stats = statSync(path, { throwIfNoEntry: false });
-  return stats !== undefined && `${stats.dev}:${stats.ino}` === key;
+  return stats !== undefined && inodeKey(stats) === key;
 }
 
 function passes(job: Passes): CheckpointReply {

@@ -1,4 +1,5 @@
 import type { FileGuard } from "../../../files/guard.js";
+import { inodeKey } from "../../../files/inspect.js";
 import type { InodeLocks } from "../../../process/inode-locks.js";
 import type { MergeDebt } from "../fts-merge.js";
 import {
@@ -324,8 +325,8 @@ export class Checkpoints {
     const shm = guard.identity("-shm");
     const walLink = guard.walLink();
     return {
-      ...(wal ? { walKey: `${wal.dev}:${wal.ino}` } : {}),
-      ...(shm ? { shmKey: `${shm.dev}:${shm.ino}` } : {}),
+      ...(wal ? { walKey: inodeKey(wal) } : {}),
+      ...(shm ? { shmKey: inodeKey(shm) } : {}),
       ...(walLink ? { walLink } : {}),
     };
   }
