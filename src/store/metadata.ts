@@ -30,6 +30,14 @@ export function serializeMetadata(value: unknown, label: string): string | null 
   return json;
 }
 
+/**
+ * `current` with `patch`'s keys set over it (a shallow merge), serialised
+ * and checked as serializeMetadata() does: the limits hold for the result.
+ */
+export function mergeMetadata(current: JsonObject | null, patch: JsonObject): string {
+  return serializeMetadata({ ...current, ...patch }, "metadata") as string;
+}
+
 export function parseMetadata(json: string | null): JsonObject | null {
   return json === null ? null : (JSON.parse(json) as JsonObject);
 }

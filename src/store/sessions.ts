@@ -57,8 +57,18 @@ export interface SessionsSql {
   resolveChat(platform: string, chatKey: string): Promise<Session>;
   /** Run `select` (a statement of `params`' style) with a LIMIT of `limit` appended. */
   list(select: string, params: SqlParams, limit: number): Promise<Session[]>;
-  /** Set the normalized title, unless titleStays() (then the session is returned as it is). */
-  rename(id: string, title: string | null, source: TitleSource): Promise<Session>;
+  /**
+   * Set the normalized title, unless titleStays() (then the session is
+   * returned as it is). With `metadata` (checked, not serialized), its keys
+   * are merged into the session's metadata in the same write: a value
+   * another writer stored meanwhile is never overwritten by a stale copy.
+   */
+  rename(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    metadata?: JsonObject,
+  ): Promise<Session>;
   /**
    * Set a flag; a title that becomes visible and is taken is HEARTH_TITLE_TAKEN.
    * With `audit`, that row is appended in the same transaction.
@@ -201,11 +211,25 @@ export class Sessions {
   /**
    * Set the title. An automatic title never replaces one a user gave; a
    * user title taken by another visible session is HEARTH_TITLE_TAKEN, an
-   * automatic one gets a " (2)", " (3)", ... suffix instead.
+   * automatic one gets a " (2)", " (3)", ... suffix instead. With
+   * `options.metadata`, its keys are merged (shallowly) into the session's
+   * metadata in the same write, and only when the title is set: keys to
+   * record about the title (who gave it) without a second write that could
+   * overwrite another writer's metadata. Merged metadata over
+   * MAX_METADATA_BYTES is a RangeError, and nothing changes.
    */
-  async rename(id: string, title: string | null, source: TitleSource = "user"): Promise<Session> {
+  async rename(
+    id: string,
+    title: string | null,
+    source: TitleSource = "user",
+    options: { metadata?: JsonObject } = {},
+  ): Promise<Session> {
     requireString(id, "id");
-    return this.sql.rename(id, normalizeTitle(title), source);
+    const { metadata } = options;
+    if (metadata !== undefined) serializeMetadata(metadata, "options.metadata");
+    // No key to merge: a plain rename (the metadata stays as it is, null included).
+    const patch = metadata && Object.keys(metadata).length > 0 ? metadata : undefined;
+    return this.sql.rename(id, normalizeTitle(title), source, patch);
   }
 
   async setPinned(id: string, pinned: boolean): Promise<Session> {

@@ -82,9 +82,19 @@ export async function autoTitle(
     by = "heuristic";
   }
   if (title === null) return null;
-  const after = await store.sessions.rename(session.id, title, "auto");
+  // Who titled it is merged into the metadata by the rename's own write: a
+  // second write of a copy read before would undo another writer's change.
+  let after: Session;
+  try {
+    after = await store.sessions.rename(session.id, title, "auto", {
+      metadata: { titledBy: by },
+    });
+  } catch (err) {
+    // Metadata too full to take the key: the title alone.
+    if (!(err instanceof RangeError)) throw err;
+    after = await store.sessions.rename(session.id, title, "auto");
+  }
   // A person titled it meanwhile: theirs stays.
   if (after.titleSource !== "auto" || after.title !== title) return "kept";
-  await store.sessions.setMetadata(session.id, { ...(after.metadata ?? {}), titledBy: by });
   return by;
 }

@@ -5,7 +5,9 @@
  * mean the same on both backends.
  */
 import { randomUUID } from "node:crypto";
+import { HearthError } from "../../errors.js";
 import { type AuditRow, withTargets } from "../audit.js";
+import { type JsonObject, mergeMetadata, parseMetadata } from "../metadata.js";
 import type { LineageRow, SessionFingerprint } from "../prune.js";
 import { toSession } from "../rows.js";
 import {
@@ -29,6 +31,9 @@ import {
   requireOn,
   withTitle,
 } from "./session-create.js";
+
+/** Reads and merges a rename with metadata tries before HEARTH_BUSY (each retry means another writer's change landed). */
+const RENAME_ATTEMPTS = 20;
 
 export class PgSessions implements SessionsSql {
   readonly paramStyle = "$" as const;
@@ -98,9 +103,15 @@ export class PgSessions implements SessionsSql {
    * version, under the row lock the UPDATE takes. A taken title fails that
    * statement alone, and the next candidate is tried.
    */
-  async rename(id: string, title: string | null, source: TitleSource): Promise<Session> {
+  async rename(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    metadata?: JsonObject,
+  ): Promise<Session> {
     refuseNul(title, "title");
     refuseNulId(id);
+    if (metadata) return this.renameMerging(id, title, source, metadata);
     const tries = new TitleTries(title, source === "auto");
     for (;;) {
       const candidate = tries.candidate;
@@ -119,6 +130,67 @@ export class PgSessions implements SessionsSql {
         const raw = (err as { cause?: unknown }).cause;
         const taken = isTitleTaken(raw);
         tries.refused(taken ? raw : err, taken);
+      }
+    }
+  }
+
+  /**
+   * rename() with `patch` merged into the metadata: the metadata is read,
+   * merged, and written by an UPDATE that also requires it unchanged (the
+   * stored text, compared whole). Another writer's change in between makes
+   * that UPDATE match no row, and the read and merge run again on its
+   * value: 2 round trips, never a stale copy written over a newer one.
+   */
+  private async renameMerging(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    patch: JsonObject,
+  ): Promise<Session> {
+    for (let attempt = 1; ; attempt++) {
+      const { rows: read } = await this.db.query(
+        "read a session's metadata",
+        "SELECT title_source, metadata FROM sessions WHERE id = $1",
+        [id],
+      );
+      const now = read[0] as { title_source: string | null; metadata: string | null } | undefined;
+      if (!now) throw sessionNotFound(id);
+      if (source === "auto" && now.title_source === "user") return requireOn(this.db, id);
+      const merged = mergeMetadata(parseMetadata(now.metadata), patch);
+      const tries = new TitleTries(title, source === "auto");
+      for (;;) {
+        const candidate = tries.candidate;
+        try {
+          const { rows } = await this.db.statement(
+            "rename a session",
+            `UPDATE sessions SET title = $1, title_source = $2, updated_at = $3, metadata = $6
+             WHERE id = $4 AND NOT ($5::boolean AND title_source IS NOT DISTINCT FROM 'user')
+               AND metadata IS NOT DISTINCT FROM $7
+             RETURNING *`,
+            [
+              candidate,
+              candidate === null ? null : source,
+              Date.now(),
+              id,
+              source === "auto",
+              merged,
+              now.metadata,
+            ],
+          );
+          if (rows[0]) return toSession(sessionRow(rows[0]));
+          break; // changed since the read (or gone, or a user's title came): read again
+        } catch (err) {
+          const raw = (err as { cause?: unknown }).cause;
+          const taken = isTitleTaken(raw);
+          tries.refused(taken ? raw : err, taken);
+        }
+      }
+      if (attempt >= RENAME_ATTEMPTS) {
+        throw new HearthError(
+          "HEARTH_BUSY",
+          `session ${id}'s metadata changed ${attempt} times while it was being renamed; nothing was changed`,
+          { resource: id, hint: "retry the rename" },
+        );
       }
     }
   }

@@ -5,6 +5,7 @@
  */
 import { nodeCrypto } from "../../builtins.js";
 import { type AuditRow, withTargets } from "../audit.js";
+import { type JsonObject, mergeMetadata } from "../metadata.js";
 import type { LineageRow, SessionFingerprint } from "../prune.js";
 import { type SessionRow, toSession } from "../rows.js";
 import { type CreateOptions, type SessionInsert, titleStays } from "../session-create.js";
@@ -70,14 +71,28 @@ export class SqliteSessions implements SessionsSql {
     return rows.map(toSession);
   }
 
-  async rename(id: string, title: string | null, source: TitleSource): Promise<Session> {
+  async rename(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    metadata?: JsonObject,
+  ): Promise<Session> {
     await this.access.writeTransaction((conn) => {
-      if (titleStays(requireOn(conn, id), source)) return;
+      const current = requireOn(conn, id);
+      if (titleStays(current, source)) return;
+      // Merged under the write lock, from the metadata as it is now.
+      const merged = metadata && mergeMetadata(current.metadata, metadata);
       const update = conn.stmt(
-        "UPDATE sessions SET title = ?, title_source = ?, updated_at = ? WHERE id = ?",
+        `UPDATE sessions SET title = ?, title_source = ?, updated_at = ?${merged ? ", metadata = ?" : ""} WHERE id = ?`,
       );
       withTitle(title, source === "auto", (candidate) =>
-        update.run(candidate, candidate === null ? null : source, this.access.now(), id),
+        update.run(
+          candidate,
+          candidate === null ? null : source,
+          this.access.now(),
+          ...(merged ? [merged] : []),
+          id,
+        ),
       );
     });
     return requireOn(this.access.write(), id);

@@ -57,7 +57,7 @@ async function ask(gw: GatewayChild, content = "Plan a weekend in Lisbon?"): Pro
   return first.body.session.id as string;
 }
 
-/** The session once its automatic title is recorded (metadata.titledBy, written after the title). */
+/** The session once its automatic title is recorded (metadata.titledBy, written with the title). */
 async function recorded(home: string, sid: string) {
   await until(
     "the title, recorded",
