@@ -35,6 +35,28 @@ import {
 /** Reads and merges a rename with metadata tries before HEARTH_BUSY (each retry means another writer's change landed). */
 const RENAME_ATTEMPTS = 20;
 
+/**
+ * `write` with each title candidate in turn (TitleTries): the next one when
+ * the server refused the last as taken, its result once one was not.
+ */
+async function eachTitle<T>(
+  title: string | null,
+  suffix: boolean,
+  write: (candidate: string | null) => Promise<T>,
+): Promise<T> {
+  const tries = new TitleTries(title, suffix);
+  for (;;) {
+    try {
+      return await write(tries.candidate);
+    } catch (err) {
+      // PgDb.statement codes the error; the server's refusal is its cause.
+      const raw = (err as { cause?: unknown }).cause;
+      const taken = isTitleTaken(raw);
+      tries.refused(taken ? raw : err, taken);
+    }
+  }
+}
+
 export class PgSessions implements SessionsSql {
   readonly paramStyle = "$" as const;
   readonly idKey = 'id COLLATE "C"';
@@ -112,26 +134,17 @@ export class PgSessions implements SessionsSql {
     refuseNul(title, "title");
     refuseNulId(id);
     if (metadata) return this.renameMerging(id, title, source, metadata);
-    const tries = new TitleTries(title, source === "auto");
-    for (;;) {
-      const candidate = tries.candidate;
-      try {
-        const { rows } = await this.db.statement(
-          "rename a session",
-          `UPDATE sessions SET title = $1, title_source = $2, updated_at = $3
-           WHERE id = $4 AND NOT ($5::boolean AND title_source IS NOT DISTINCT FROM 'user')
-           RETURNING *`,
-          [candidate, candidate === null ? null : source, Date.now(), id, source === "auto"],
-        );
-        // No row: the session is unknown (refused), or a user's title stays (returned as it is).
-        return rows[0] ? toSession(sessionRow(rows[0])) : await requireOn(this.db, id);
-      } catch (err) {
-        // PgDb.statement codes the error; the server's refusal is its cause.
-        const raw = (err as { cause?: unknown }).cause;
-        const taken = isTitleTaken(raw);
-        tries.refused(taken ? raw : err, taken);
-      }
-    }
+    return eachTitle(title, source === "auto", async (candidate) => {
+      const { rows } = await this.db.statement(
+        "rename a session",
+        `UPDATE sessions SET title = $1, title_source = $2, updated_at = $3
+         WHERE id = $4 AND NOT ($5::boolean AND title_source IS NOT DISTINCT FROM 'user')
+         RETURNING *`,
+        [candidate, candidate === null ? null : source, Date.now(), id, source === "auto"],
+      );
+      // No row: the session is unknown (refused), or a user's title stays (returned as it is).
+      return rows[0] ? toSession(sessionRow(rows[0])) : await requireOn(this.db, id);
+    });
   }
 
   /**
@@ -157,34 +170,27 @@ export class PgSessions implements SessionsSql {
       if (!now) throw sessionNotFound(id);
       if (source === "auto" && now.title_source === "user") return requireOn(this.db, id);
       const merged = mergeMetadata(parseMetadata(now.metadata), patch);
-      const tries = new TitleTries(title, source === "auto");
-      for (;;) {
-        const candidate = tries.candidate;
-        try {
-          const { rows } = await this.db.statement(
-            "rename a session",
-            `UPDATE sessions SET title = $1, title_source = $2, updated_at = $3, metadata = $6
-             WHERE id = $4 AND NOT ($5::boolean AND title_source IS NOT DISTINCT FROM 'user')
-               AND metadata IS NOT DISTINCT FROM $7
-             RETURNING *`,
-            [
-              candidate,
-              candidate === null ? null : source,
-              Date.now(),
-              id,
-              source === "auto",
-              merged,
-              now.metadata,
-            ],
-          );
-          if (rows[0]) return toSession(sessionRow(rows[0]));
-          break; // changed since the read (or gone, or a user's title came): read again
-        } catch (err) {
-          const raw = (err as { cause?: unknown }).cause;
-          const taken = isTitleTaken(raw);
-          tries.refused(taken ? raw : err, taken);
-        }
-      }
+      const renamed = await eachTitle(title, source === "auto", async (candidate) => {
+        const { rows } = await this.db.statement(
+          "rename a session",
+          `UPDATE sessions SET title = $1, title_source = $2, updated_at = $3, metadata = $6
+           WHERE id = $4 AND NOT ($5::boolean AND title_source IS NOT DISTINCT FROM 'user')
+             AND metadata IS NOT DISTINCT FROM $7
+           RETURNING *`,
+          [
+            candidate,
+            candidate === null ? null : source,
+            Date.now(),
+            id,
+            source === "auto",
+            merged,
+            now.metadata,
+          ],
+        );
+        return rows[0] ? toSession(sessionRow(rows[0])) : undefined;
+      });
+      // No row: changed since the read (or gone, or a user's title came): read again.
+      if (renamed) return renamed;
       if (attempt >= RENAME_ATTEMPTS) {
         throw new HearthError(
           "HEARTH_BUSY",
