@@ -4,9 +4,9 @@
 //   node torture/scratch-tool.mjs damage-fts <state.db>   overwrite FTS index blocks
 //   node torture/scratch-tool.mjs version <state.db>      print user_version
 //   node torture/scratch-tool.mjs damage-index <state.db> overwrite a page of the
-//       largest index in the file that has one with no copy in the WAL (the live store:
-//       it reads through a read-only connection, closes it, then writes the bytes);
-//       exit 2 when every index page has a copy in the WAL
+//       largest index in the file, one with no copy in the WAL (the live store: it reads
+//       through a read-only connection, closes it, then writes the bytes); exit 2 when
+//       every index page has a copy in the WAL
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
 import Database from "better-sqlite3";
 
@@ -26,8 +26,7 @@ if (op === "damage-index") {
       .all();
     const byIndex = new Map();
     for (const l of leaves) byIndex.set(l.name, [...(byIndex.get(l.name) ?? []), l]);
-    // Largest first: the largest index with a page free of the WAL (below).
-    const bySize = [...byIndex.values()].sort((a, b) => b.length - a.length);
+    const best = [...byIndex.values()].sort((a, b) => b.length - a.length)[0];
     // A leaf with no copy in the WAL (a checkpoint would write that copy over the
     // damage): the page numbers of the frames of the WAL's current generation,
     // those whose salts are the header's, committed or not (a superset). The
@@ -45,14 +44,8 @@ if (op === "damage-index") {
     // A leaf: an interior page (the root first, in dbstat's order) is written
     // again at the next split below it, and that newer copy in the WAL hid the
     // damage from the check that follows ("not visible": the kind did not fire).
-    // Under a steady write load every page of the largest index can sit in
-    // the WAL for longer than the damage waits (a slow run found none in 20 s
-    // and the kind never fired): a smaller index's page is as good a damage.
-    for (const pages of bySize) {
-      const free = pages.filter((l) => !inWal.has(l.pageno));
-      leaf = free.find((l) => l.pagetype === "leaf") ?? free[0];
-      if (leaf) break;
-    }
+    const free = (best ?? []).filter((l) => !inWal.has(l.pageno));
+    leaf = free.find((l) => l.pagetype === "leaf") ?? free[0];
   } finally {
     ro.close();
   }
