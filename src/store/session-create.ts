@@ -91,7 +91,7 @@ export function normalizeTitle(title: string | null | undefined): string | null 
 }
 
 /** An automatic title never replaces one a user gave: true when `current` keeps its title. */
-export function titleStays(current: Session, source: TitleSource): boolean {
+export function titleStays(current: Pick<Session, "titleSource">, source: TitleSource): boolean {
   return source === "auto" && current.titleSource === "user";
 }
 

@@ -15,6 +15,7 @@ import {
   type SessionInsert,
   sessionNotFound,
   TitleTries,
+  titleStays,
 } from "../session-create.js";
 import type { SessionFlag, SessionsSql } from "../sessions.js";
 import type { SqlParams } from "../sql.js";
@@ -166,9 +167,11 @@ export class PgSessions implements SessionsSql {
         "SELECT title_source, metadata FROM sessions WHERE id = $1",
         [id],
       );
-      const now = read[0] as { title_source: string | null; metadata: string | null } | undefined;
+      const now = read[0] as
+        | { title_source: Session["titleSource"]; metadata: string | null }
+        | undefined;
       if (!now) throw sessionNotFound(id);
-      if (source === "auto" && now.title_source === "user") return requireOn(this.db, id);
+      if (titleStays({ titleSource: now.title_source }, source)) return requireOn(this.db, id);
       const merged = mergeMetadata(parseMetadata(now.metadata), patch);
       const renamed = await eachTitle(title, source === "auto", async (candidate) => {
         const { rows } = await this.db.statement(
