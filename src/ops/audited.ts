@@ -30,7 +30,13 @@ export async function recordAct(
     await store.audit.record(input);
     return;
   }
-  const writer = await openStore({ home: where.home, profile: where.profile, role: "writer" });
+  // The act ran on an existing store; a store gone since is not created anew for one row.
+  const writer = await openStore({
+    home: where.home,
+    profile: where.profile,
+    role: "writer",
+    create: false,
+  });
   try {
     await writer.audit.record(input);
   } finally {

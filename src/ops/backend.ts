@@ -129,7 +129,12 @@ export async function optimizeStore(
     import("./optimize.js"),
     import("../store/open.js"),
   ]);
-  const store = await openStore({ home: target.home, profile: target.profile, role: "writer" });
+  const store = await openStore({
+    home: target.home,
+    profile: target.profile,
+    role: "writer",
+    create: false,
+  });
   try {
     return await optimize(store, options);
   } finally {

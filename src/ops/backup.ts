@@ -40,7 +40,7 @@ export async function backup(
   const size = (lstatOrNull(store.path)?.size ?? 0) + (lstatOrNull(`${store.path}-wal`)?.size ?? 0);
   const final = join(dir, backupFileName(store.profile, options.now ?? new Date()));
   if (options.dryRun) {
-    ensureExists(dir);
+    // A dry run writes nothing, a missing backups/ directory included.
     assertSpaceFor(dir, size, `back up ${store.path}`);
     return { path: final, bytes: size, durationMs: 0, removed: [], dryRun: true };
   }
@@ -66,8 +66,4 @@ export async function backup(
     removed,
     dryRun: false,
   };
-}
-
-function ensureExists(dir: string): void {
-  if (!lstatOrNull(dir)) ensurePrivateDir(dir);
 }

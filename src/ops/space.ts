@@ -1,16 +1,20 @@
 import { statfsSync } from "node:fs";
+import { dirname } from "node:path";
 import { HearthError } from "../errors.js";
+import { lstatOrNull } from "../files/inspect.js";
 
 /**
  * Admission for a copy of `bytes` into `dir`: proportional (the copy plus a
  * tenth of it plus 16 MiB of headroom), and fail closed: when free space
- * cannot be read, the answer is no.
+ * cannot be read, the answer is no. A `dir` not created yet (a dry run
+ * creates nothing) is measured at its nearest existing ancestor, the
+ * filesystem it would be created on.
  */
 export function assertSpaceFor(dir: string, bytes: number, doing: string): void {
   const needed = Math.ceil(bytes * 1.1) + 16 * 1048576;
   let free: number;
   try {
-    const fs = statfsSync(dir);
+    const fs = statfsSync(existingAncestor(dir));
     free = fs.bavail * fs.bsize;
   } catch (err) {
     throw new HearthError(
@@ -36,4 +40,11 @@ export function assertSpaceFor(dir: string, bytes: number, doing: string): void 
       },
     );
   }
+}
+
+/** `dir`, or its nearest ancestor that exists (the root at worst). */
+function existingAncestor(dir: string): string {
+  let at = dir;
+  while (!lstatOrNull(at) && dirname(at) !== at) at = dirname(at);
+  return at;
 }

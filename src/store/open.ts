@@ -23,6 +23,14 @@ export interface OpenStoreOptions {
   profile?: string;
   /** "writer" (default) may write; "reader" uses a read-only connection only and never creates files. */
   role?: ConnectionRole;
+  /**
+   * `false`: a writer too refuses with HEARTH_STORE_NOT_FOUND, creating
+   * nothing, when the profile has no SQLite store yet (maintenance and
+   * tools that act on an existing store, so a mistyped profile name is an
+   * error, not a new empty store). Default `true` for a writer; a reader
+   * never creates. A PostgreSQL database is the store: it is used either way.
+   */
+  create?: boolean;
   /** Highest-precedence configuration (above config.json and HEARTH_* variables). */
   config?: HearthConfigInput;
   /** Receives the loud, once-only warnings about configuration that could not be applied. */
@@ -85,6 +93,8 @@ async function open(options: OpenStoreOptions): Promise<Store> {
   if (role !== "writer" && role !== "reader") {
     throw new TypeError(`options.role must be "writer" or "reader", got ${JSON.stringify(role)}`);
   }
+  if (options.create !== undefined && typeof options.create !== "boolean")
+    throw new TypeError(`options.create must be a boolean, got ${JSON.stringify(options.create)}`);
   const { home, profile } = resolveLocation(options, env);
   const config = await loadConfigLazily({
     home,
@@ -115,6 +125,7 @@ async function open(options: OpenStoreOptions): Promise<Store> {
     home,
     profile,
     role,
+    create: options.create !== false,
     config,
     logger: options.logger,
     readerThreads: options.readerThreads,

@@ -10,8 +10,11 @@ import { snapshot } from "../helpers/snapshot.js";
 // control characters, bad profile names, paths that do not exist, option
 // look-alikes). Every run ends with a documented exit code (0 ok, 1 error,
 // 2 usage, 3 refused, 4 doctor found problems), never prints a stack
-// trace, and a run that did not succeed changed nothing in the home.
-// Commands that would wait on a terminal or run forever are not drawn.
+// trace, and a run that did not succeed changed nothing in the home. The
+// commands drawn only read or are dry runs, so a run that succeeded
+// changed nothing either, but for an export: it records itself in the
+// audit trail. Commands that would wait on a terminal or run forever are
+// not drawn.
 
 const COMMANDS = [
   ["doctor"],
@@ -86,16 +89,25 @@ describe("fuzzed CLI arguments", () => {
           const what = `hearth ${JSON.stringify(argv)} -> ${r.code}\n${r.stderr.slice(0, 600)}`;
           expect([0, 1, 2, 3, 4], what).toContain(r.code);
           expect(r.stderr + r.stdout, what).not.toMatch(/\n\s+at .*[(:]\d+|node:internal/);
-          if (r.code !== 0) expect(view(), what).toEqual(before);
+          const audited = command[0] === "sessions" && command[1] === "export";
+          if (r.code !== 0 || !audited) expect(view(), what).toEqual(before);
         },
       ),
       {
         numRuns: 12,
-        // The order a clean-clone CI run met: a writer that succeeds (and
-        // removes the sidecars), then a reader that refuses (and creates them).
+        // What clean-clone CI runs met:
+        // - a writer that succeeds (and removes the sidecars), then a reader
+        //   that refuses (and creates them);
+        // - a dry run aimed at a profile with no store (it created one);
+        // - an export that left its audit row in the log (its reader closed
+        //   last, and a reader cannot checkpoint), then a dry run whose
+        //   writer, closing last, checkpointed that row into state.db.
         examples: [
           [["sessions", "prune", "--dry-run"], [], undefined],
           [["sessions", "show"], ["-1"], undefined],
+          [["sessions", "delete-empty", "--dry-run"], [], "work"],
+          [["sessions", "export"], [], undefined],
+          [["sessions", "prune", "--dry-run"], [], undefined],
         ],
       },
     );

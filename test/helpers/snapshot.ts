@@ -19,10 +19,14 @@ export interface SnapshotOptions {
 /**
  * Everything observable about a directory tree: names, types, modes, owners,
  * inodes, link counts, sizes, mtimes and bytes, recursively. A refusal must
- * leave it equal. The one exception: a `-shm` file's mtime. SQLite's
- * shared-memory index is written through a memory map by every reader that
- * takes a read mark, so a command that only reads (and then refuses) moves
- * its mtime; its bytes are still compared.
+ * leave it equal. The one exception: a `-shm` file's mtime and bytes (its
+ * name, inode, mode, owner and size are still compared). SQLite's
+ * shared-memory index holds no byte of the database: it is an index of the
+ * `-wal`, written through a memory map by every reader that takes a read
+ * mark, and rebuilt from the log by the first connection to open after the
+ * last one closed without a checkpoint (a reader closing last cannot take
+ * one). So a command that only reads, then refuses, may rewrite it; the
+ * database and the log beside it are still compared byte for byte.
  */
 export function snapshot(dir: string, options: SnapshotOptions | readonly string[] = {}): unknown {
   const { ignore = [], idleSidecars = false } = Array.isArray(options)
@@ -56,7 +60,7 @@ export function snapshot(dir: string, options: SnapshotOptions | readonly string
         nlink: st.nlink,
         size: st.size,
         mtimeMs: name.endsWith("-shm") ? null : st.mtimeMs,
-        bytes: st.isFile() ? readFileSync(path).toString("base64") : null,
+        bytes: st.isFile() && !name.endsWith("-shm") ? readFileSync(path).toString("base64") : null,
         children: st.isDirectory() ? snapshot(path, { ignore, idleSidecars }) : null,
       };
     });

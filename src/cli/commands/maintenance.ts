@@ -19,8 +19,9 @@ const openStore: typeof import("../../store/open.js").openStore = async (...a) =
 
 const DAY = 24 * 60 * 60 * 1000;
 
+/** A writer on the profile's existing store: maintenance never creates one (HEARTH_STORE_NOT_FOUND). */
 function openWriter(g: GlobalOptions): Promise<Store> {
-  return openStore({ home: g.home, profile: g.profile, role: "writer" });
+  return openStore({ home: g.home, profile: g.profile, role: "writer", create: false });
 }
 
 function mib(bytes: number): string {

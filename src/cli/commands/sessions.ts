@@ -162,6 +162,7 @@ export function registerSessions(program: Command): Command {
         }
         const writes = o.deleteAfterExport === true || o.checkpoint === true;
         const store = await open(g, writes ? "writer" : "reader");
+        let act: Parameters<typeof recordAct>[1] | undefined;
         try {
           const targets = ids.length ? ids : await allSessionIds(store);
           const prints = writes
@@ -170,19 +171,16 @@ export function registerSessions(program: Command): Command {
               )
             : [];
           await writeExport(store, o.format, ids, o.output, g.json);
-          await recordAct(
-            g,
-            {
-              action: "export",
-              targets: ids,
-              detail: {
-                format: o.format,
-                output: o.output ?? "stdout",
-                ...(ids.length ? {} : { all: true, sessions: targets.length }),
-              },
+          act = {
+            action: "export",
+            targets: ids,
+            detail: {
+              format: o.format,
+              output: o.output ?? "stdout",
+              ...(ids.length ? {} : { all: true, sessions: targets.length }),
             },
-            store,
-          );
+          };
+          if (writes) await recordAct(g, act, store);
           if (o.checkpoint && o.output) {
             await fsyncFile(o.output);
             for (const fp of prints) {
@@ -213,6 +211,11 @@ export function registerSessions(program: Command): Command {
         } finally {
           await store.close();
         }
+        // A reader's export is recorded once the reader has closed: the
+        // writer opened for the row is then the store's last connection,
+        // and its close checkpoints the row instead of leaving it in the
+        // log for the next process to find.
+        if (!writes && act) await recordAct(g, act);
       },
     );
   return sessions;

@@ -95,7 +95,12 @@ export function registerToken(program: Command): void {
     .description("revoke every token of a family")
     .action(async (family: string, _o: unknown, command: Command) => {
       const g = globals(command);
-      const store = await openStore({ home: g.home, profile: g.profile, role: "writer" });
+      const store = await openStore({
+        home: g.home,
+        profile: g.profile,
+        role: "writer",
+        create: false,
+      });
       try {
         const revoked = await store.tokens.revokeFamily(family, "revoked by hearth token revoke");
         if (revoked)

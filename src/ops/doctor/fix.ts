@@ -99,7 +99,12 @@ function tighten(path: string, code: string): FixAction {
 
 async function truncateWal(report: DoctorReport): Promise<FixAction> {
   try {
-    const store = await openStore({ home: report.home, profile: report.profile, role: "writer" });
+    const store = await openStore({
+      home: report.home,
+      profile: report.profile,
+      role: "writer",
+      create: false,
+    });
     try {
       const note = await sqliteOnly(store, "a WAL truncate").withStructuralGate(
         "checkpoint and truncate the WAL of",

@@ -14,7 +14,6 @@ import { backupsDir } from "../../config/paths.js";
 import type { PgSettings } from "../../config/pg.js";
 import { HearthError } from "../../errors.js";
 import { ensurePrivateDir } from "../../files/create.js";
-import { lstatOrNull } from "../../files/inspect.js";
 import { createPool, fromPgError, maskUrl } from "../../store/pg/pool.js";
 import { wholeDatabase } from "../../store/pg/settings.js";
 import type { OnProgress } from "../../store/progress.js";
@@ -52,7 +51,7 @@ export async function backupPg(options: {
   const final = join(dir, backupFileName(options.profile, options.now ?? new Date(), ".pgdump"));
   const size = await databaseSize(options.url, options.settings);
   if (options.dryRun) {
-    if (!lstatOrNull(dir)) ensurePrivateDir(dir);
+    // A dry run writes nothing, a missing backups/ directory included.
     assertSpaceFor(dir, size, `back up ${maskUrl(options.url)}`);
     return result(final, size, 0, [], true, 0);
   }

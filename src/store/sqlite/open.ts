@@ -33,6 +33,8 @@ export interface SqliteOpenRequest {
   home: string;
   profile: string;
   role: ConnectionRole;
+  /** A writer may create the file when it is missing (a reader never does). Default true. */
+  create?: boolean;
   config: HearthConfig;
   logger?: Logger | undefined;
   readerThreads?: number | boolean | undefined;
@@ -87,10 +89,10 @@ async function open(options: SqliteOpenRequest): Promise<SqliteStore> {
 
   let stats = checkPath(path);
   if (!stats) {
-    if (role === "reader") {
+    if (role === "reader" || options.create === false) {
       throw new HearthError("HEARTH_STORE_NOT_FOUND", `no store at ${path}`, {
         resource: path,
-        hint: `nothing has written to profile ${profile} yet; a writer creates it (openStore() from the library, or npm start for a demo home)`,
+        hint: `nothing has written to profile ${profile} yet: check the profile's name (hearth ps lists the home's profiles); a writer creates it (openStore() from the library, or npm start for a demo home)`,
       });
     }
     // Refuse WAL where it cannot be shared before anything is created: a

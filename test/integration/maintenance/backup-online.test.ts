@@ -7,6 +7,7 @@ import { backup } from "../../../src/ops/backup.js";
 import type { StepProgress } from "../../../src/store/progress.js";
 import { runCli } from "../../helpers/cli.js";
 import { tempHome } from "../../helpers/home.js";
+import { snapshot } from "../../helpers/snapshot.js";
 
 describe("backup() in-process, off the event loop", () => {
   it("copies one snapshot while this process commits between its steps, and reports every step", async () => {
@@ -119,5 +120,18 @@ describe("--progress json", () => {
     const quiet = await runCli(["--json", "backup"], { home });
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stderr).toBe("");
+  });
+});
+
+describe("backup --dry-run", () => {
+  it("reports the target and the space check, and creates nothing: not even backups/", async () => {
+    const home = tempHome();
+    await (await openStore({ home })).close();
+    const before = snapshot(home, { ignore: ["run"], idleSidecars: true });
+    const r = await runCli(["--json", "backup", "--dry-run"], { home });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ dryRun: true, removed: [] });
+    expect(r.json().path).toMatch(/\/backups\/default-.*\.db$/);
+    expect(snapshot(home, { ignore: ["run"], idleSidecars: true })).toEqual(before);
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PG_LATEST_SCHEMA_VERSION } from "../../../src/store/pg/schema.js";
@@ -27,7 +27,8 @@ describe.skipIf(!pgEnabled || !pgToolsFound)("hearth backup and restore on Postg
     const dry = await runCli(["--json", "backup", "--dry-run"], { home, env: cliEnv });
     expect(dry.code).toBe(0);
     expect(dry.json()).toMatchObject({ dryRun: true, backend: "postgres" });
-    expect(readdirSync(join(home, "backups"))).toEqual([]);
+    // A dry run writes nothing, not even the backups directory.
+    expect(existsSync(join(home, "backups"))).toBe(false);
     const first = await runCli(["--json", "backup"], { home, env: cliEnv });
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
