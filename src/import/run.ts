@@ -39,12 +39,14 @@ export interface ImportReport {
 }
 
 export async function runImport(
-  store: Store,
+  store: Store | null,
   source: ImportSource,
   options: ImportOptions = {},
 ): Promise<ImportReport> {
   const started = performance.now();
   const dryRun = options.dryRun === true;
+  // null: a dry run on a profile that has no store yet.
+  if (store === null && !dryRun) throw new TypeError("an import that writes needs a store");
   const batchSize = options.batch ?? 1000;
   const report: ImportReport = {
     kind: source.kind,
@@ -65,7 +67,7 @@ export async function runImport(
   progress(0);
   for (const s of source.sessions()) {
     report.sessions.seen++;
-    if (dryRun) {
+    if (store === null || dryRun) {
       await dryRunSession(store, s.session.id, s.messages(), report);
     } else {
       let first = true;
@@ -101,7 +103,8 @@ export async function runImport(
   report.durationMs = Math.round(performance.now() - started);
   report.messagesPerSecond =
     report.durationMs > 0 ? Math.round((report.messages.seen * 1000) / report.durationMs) : 0;
-  if (!dryRun && options.verify !== false) report.verify = await verifyImport(store, source);
+  if (store !== null && !dryRun && options.verify !== false)
+    report.verify = await verifyImport(store, source);
   return report;
 }
 
@@ -120,15 +123,15 @@ function unrepresentable(err: unknown, source: ImportSource, sourceId: string): 
   );
 }
 
-/** What a run would do for one session: nothing is written. */
+/** What a run would do for one session: nothing is written. No store yet: all of it is new. */
 async function dryRunSession(
-  store: Store,
+  store: Store | null,
   id: string,
   messages: Iterable<ImportedMessage>,
   report: ImportReport,
 ): Promise<void> {
   const stored = new Set<string>();
-  if (await store.sessions.get(id)) {
+  if (store !== null && (await store.sessions.get(id))) {
     report.sessions.existing++;
     let after = -1;
     for (;;) {

@@ -4,7 +4,7 @@
  * a verification that finds a difference exits non-zero; PostgreSQL takes
  * the same import.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { createHermesDb, HermesWriter } from "../../helpers/hermes-fixture.js";
 import { fillBulk, fillHermes } from "../../helpers/hermes-history.js";
 import { tempHome } from "../../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
+import { snapshot } from "../../helpers/snapshot.js";
 import { pgHome } from "../pg/helpers.js";
 
 function bulkSource(home: string): { path: string; messages: number } {
@@ -118,6 +119,29 @@ describe("hearth import hermes (the command)", () => {
     expect(dry.stdout).toContain(`${messages} seen, ${messages} new`);
     expect(dry.stdout).toContain("message role session_meta");
     expect(dump(home).messages).toEqual([]);
+  });
+
+  it("a dry run before anything was written counts everything as new, and leaves no home behind", async () => {
+    const home = tempHome();
+    const { path, messages } = bulkSource(home);
+    expect(existsSync(home)).toBe(false);
+    const dry = await runCli(["--json", "import", "hermes", path, "--dry-run"], { home });
+    expect(dry.code, dry.stderr).toBe(0);
+    const report = dry.json();
+    expect(report.dryRun).toBe(true);
+    expect(report.sessions).toMatchObject({ created: report.sessions.seen, existing: 0 });
+    expect(report.messages).toMatchObject({ seen: messages, inserted: messages, skipped: 0 });
+    // The snapshot's working directory, and the home made for it, are gone again.
+    expect(existsSync(home)).toBe(false);
+
+    // A home that holds something else (here its configuration) keeps it, and only it.
+    mkdirSync(home, { mode: 0o700 });
+    writeFileSync(join(home, "config.json"), "{}\n", { mode: 0o600 });
+    const before = snapshot(home);
+    const again = await runCli(["--json", "import", "hermes", path, "--dry-run"], { home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json().messages).toMatchObject({ inserted: messages });
+    expect(snapshot(home)).toEqual(before);
   });
 });
 
