@@ -74,9 +74,11 @@ export async function restore(options: {
   }
   try {
     const size = statSync(options.from).size;
-    ensurePrivateDir(profileDir(home, profile));
+    // A dry run creates nothing: the space is read where the profile's
+    // directory is, or would be made.
     assertSpaceFor(dirname(path), size, `restore ${options.from}`);
     if (options.dryRun) return { path, from: options.from, dryRun: true, forensicCopy: null };
+    ensurePrivateDir(profileDir(home, profile));
     progress.start("forensic copy");
     const forensic = current
       ? takeForensicCopy(home, profile, path, {

@@ -123,7 +123,7 @@ describe("--progress json", () => {
   });
 });
 
-describe("backup --dry-run", () => {
+describe("backup and restore --dry-run", () => {
   it("reports the target and the space check, and creates nothing: not even backups/", async () => {
     const home = tempHome();
     await (await openStore({ home })).close();
@@ -132,6 +132,24 @@ describe("backup --dry-run", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ dryRun: true, removed: [] });
     expect(r.json().path).toMatch(/\/backups\/default-.*\.db$/);
+    expect(snapshot(home, { ignore: ["run"], idleSidecars: true })).toEqual(before);
+  });
+
+  it("restore --dry-run into a profile that has no store yet creates nothing either", async () => {
+    const home = tempHome();
+    await (await openStore({ home })).close();
+    const made = await runCli(["--json", "backup"], { home });
+    expect(made.code, made.stderr).toBe(0);
+    const before = snapshot(home, { ignore: ["run"], idleSidecars: true });
+    const r = await runCli(
+      ["--json", "--profile", "fresh", "restore", made.json().path, "--dry-run"],
+      {
+        home,
+      },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toMatchObject({ dryRun: true });
+    expect(r.json().path).toMatch(/\/profiles\/fresh\/state\.db$/);
     expect(snapshot(home, { ignore: ["run"], idleSidecars: true })).toEqual(before);
   });
 });
