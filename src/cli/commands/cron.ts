@@ -225,7 +225,7 @@ export function registerCron(program: Command, setExit: (code: number) => void):
         scheduledAt: Date.now(),
         worker: { command: process.execPath, args: [CLI] },
         withStore: async (fn) => {
-          const store = await openStore({ home, profile, role: "writer", create: false });
+          const store = await openStore({ home, profile, role: "writer" });
           try {
             return await fn(store);
           } finally {
