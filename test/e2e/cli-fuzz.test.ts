@@ -95,7 +95,7 @@ describe("fuzzed CLI arguments", () => {
       ),
       {
         numRuns: 12,
-        // What clean-clone CI runs met:
+        // What clean-clone CI runs, and 300-run copies of this test, met:
         // - a writer that succeeds (and removes the sidecars), then a reader
         //   that refuses (and creates them);
         // - a dry run aimed at a profile with no store (it created one);
