@@ -30,7 +30,12 @@ const COMMANDS = [
   ["backup", "--dry-run"],
   ["restore", "--dry-run"],
   ["cron", "list"],
+  ["cron", "runs"],
   ["token", "list"],
+  ["audit"],
+  ["import", "hermes", "--dry-run"],
+  ["import", "openclaw", "--dry-run"],
+  ["migrate", "--dry-run", "--to"],
 ];
 const hostile = fc.oneof(
   fc.string({ maxLength: 30 }),
