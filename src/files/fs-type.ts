@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, realpathSync, statfsSync } from "node:fs";
+import { readFileSync, realpathSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
+import { nearestExisting } from "./inspect.js";
 
 /**
  * statfs magic numbers of filesystems whose shared memory or byte-range
@@ -58,9 +59,7 @@ export interface FilesystemInfo {
 /** Describe the filesystem that holds `path` (which may not exist yet). */
 export function inspectFilesystem(path: string): FilesystemInfo {
   // The filesystem the path is (or would be created) on: its nearest existing ancestor's.
-  let parent = dirname(path);
-  while (!existsSync(parent) && dirname(parent) !== parent) parent = dirname(parent);
-  const dir = realpathSync(parent);
+  const dir = realpathSync(nearestExisting(dirname(path)));
   const { type } = statfsSync(dir);
   let mount: { fstype: string; mountPoint: string } | undefined;
   try {

@@ -1,4 +1,13 @@
-import { closeSync, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  type Stats,
+} from "node:fs";
+import { dirname } from "node:path";
 import { HearthError } from "../errors.js";
 
 /** "HRTH": the application_id every hearth database carries in its header. */
@@ -15,6 +24,17 @@ export function lstatOrNull(path: string): Stats | null {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw err;
   }
+}
+
+/**
+ * `dir` when it exists, else its nearest ancestor that does (the root at
+ * worst): where a directory not made yet would be made, so the filesystem
+ * (its type, its free space) it would be on.
+ */
+export function nearestExisting(dir: string): string {
+  let at = dir;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  return at;
 }
 
 /** A file's identity as hearth's per-process registries key it: "dev:ino". */

@@ -1,7 +1,6 @@
 import { statfsSync } from "node:fs";
-import { dirname } from "node:path";
 import { HearthError } from "../errors.js";
-import { lstatOrNull } from "../files/inspect.js";
+import { nearestExisting } from "../files/inspect.js";
 
 /**
  * Admission for a copy of `bytes` into `dir`: proportional (the copy plus a
@@ -14,7 +13,7 @@ export function assertSpaceFor(dir: string, bytes: number, doing: string): void 
   const needed = Math.ceil(bytes * 1.1) + 16 * 1048576;
   let free: number;
   try {
-    const fs = statfsSync(existingAncestor(dir));
+    const fs = statfsSync(nearestExisting(dir));
     free = fs.bavail * fs.bsize;
   } catch (err) {
     throw new HearthError(
@@ -40,11 +39,4 @@ export function assertSpaceFor(dir: string, bytes: number, doing: string): void 
       },
     );
   }
-}
-
-/** `dir`, or its nearest ancestor that exists (the root at worst). */
-function existingAncestor(dir: string): string {
-  let at = dir;
-  while (!lstatOrNull(at) && dirname(at) !== at) at = dirname(at);
-  return at;
 }

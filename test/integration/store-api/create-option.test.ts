@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
+import { recordAct } from "../../../src/ops/audited.js";
 import { expectHearthError, TestHomes } from "./fixture.js";
 
 // openStore({ create: false }): a writer that acts on an existing store
@@ -44,6 +45,15 @@ describe("openStore({ create: false })", () => {
     const home = homes.makeHome();
     await expect(openStore({ env: {}, home, create: "no" as unknown as boolean })).rejects.toThrow(
       TypeError,
+    );
+    expect(fs.readdirSync(home)).toEqual([]);
+  });
+
+  it("is how an act's audit row is recorded: a store gone since the act is not created anew for it", async () => {
+    const home = homes.makeHome();
+    await expectHearthError(
+      recordAct({ home }, { action: "export", targets: [], detail: null }),
+      "HEARTH_STORE_NOT_FOUND",
     );
     expect(fs.readdirSync(home)).toEqual([]);
   });
