@@ -4,13 +4,18 @@
 // `setup` (beforeAll: warmup and run phases each get their own) and exactly
 // `iterations` timed calls (a variant may set fewer: the slow naive ones).
 import { Bench } from "tinybench";
+import { ioCounters, ioPer } from "./io-counters.mjs";
 import { rotate } from "./stats.mjs";
 
 /**
- * variants: [{ name, async: boolean, iterations?, setup(round, phase) → ctx, fn(ctx, i), teardown?(ctx) }]
- * Returns { [name]: [{ meanMs, p50, p99, max, samples, cpuMs }] } with one entry per round;
+ * variants: [{ name, async: boolean, iterations?, setup(round, phase) → ctx, fn(ctx, i), teardown?(ctx), serverCpu?(ctx) }]
+ * Returns { [name]: [{ meanMs, p50, p99, max, samples, cpuMs, io, serverCpuMs }] } with one entry per round;
  * cpuMs is this process's CPU time (user + system, every thread: process.cpuUsage())
- * per timed call of the run phase, setup and teardown excluded.
+ * per timed call of the run phase, setup and teardown excluded; io the
+ * kernel's counters over the same calls, per call (io-counters.mjs ioPer:
+ * read and write system calls, and the bytes they moved); serverCpuMs the
+ * CPU per call of the server processes `serverCpu(ctx)` names (a Map pid →
+ * CPU ms so far, as in interleaved.mjs; NaN when it names none).
  */
 export async function runRounds({ rounds, iterations, warmup = 0, variants, log }) {
   const out = Object.fromEntries(variants.map((v) => [v.name, []]));
@@ -30,17 +35,30 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
       let i = 0;
       let cpu0;
       let cpuUs = 0;
+      let io0;
+      let io;
+      let server0;
+      let serverMs = Number.NaN;
       bench.add(v.name, v.async ? async () => v.fn(ctx, i++) : () => v.fn(ctx, i++), {
         async: v.async,
         beforeAll: async (mode) => {
           i = 0;
           ctx = await v.setup(round, mode);
+          server0 = mode === "warmup" ? undefined : await v.serverCpu?.(ctx);
+          io0 = mode === "warmup" ? undefined : ioCounters();
           cpu0 = mode === "warmup" ? undefined : process.cpuUsage();
         },
         afterAll: async () => {
           if (cpu0) {
             const d = process.cpuUsage(cpu0);
             cpuUs = d.user + d.system;
+            io = ioPer(io0, i);
+            const server1 = await v.serverCpu?.(ctx);
+            if (server1?.size) {
+              serverMs = 0;
+              for (const [pid, ms] of server1) serverMs += ms - (server0?.get(pid) ?? 0);
+              serverMs /= Math.max(1, i);
+            }
           }
           await v.teardown?.(ctx);
           ctx = undefined;
@@ -55,6 +73,8 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
         max: latency.max,
         samples: latency.samplesCount,
         cpuMs: cpuUs / 1000 / Math.max(1, latency.samplesCount),
+        io,
+        serverCpuMs: serverMs,
       });
       line.push(`${v.name} ${period.toFixed(3)} ms`);
     }

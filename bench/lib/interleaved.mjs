@@ -10,14 +10,21 @@
 // variant marked `alone` (hearth on SQLite beside PostgreSQL) runs after
 // the others' blocks, by itself, so its checkpoints and fsyncs fall on no
 // other variant's block either.
+import { ioCounters } from "./io-counters.mjs";
 import { quantile, rotate } from "./stats.mjs";
 
 /**
  * variants: [{ name, setup(round, phase) → ctx, fn(ctx, i) (may return a
- * promise), teardown?(ctx), alone? }], all with `iterations` calls per
- * round, in blocks of `block`. A warm-up phase of `warmup` calls per variant runs on
- * contexts of its own first. Returns { [name]: [{ meanMs, p50, p99, max,
- * samples }] }, one entry per round (the shape of runRounds).
+ * promise), teardown?(ctx), alone?, serverCpu?(ctx) }], all with
+ * `iterations` calls per round, in blocks of `block`. A warm-up phase of
+ * `warmup` calls per variant runs on contexts of its own first. Returns {
+ * [name]: [{ meanMs, p50, p99, max, samples, cpuMs, io, serverCpuMs }] },
+ * one entry per round (the shape of runRounds): cpuMs and io are this
+ * process's CPU and kernel I/O counters per call over the variant's own
+ * blocks (the blocks run one at a time); serverCpuMs the CPU per call of
+ * the server processes `serverCpu(ctx)` names (a Map pid → CPU ms so far,
+ * read before and after each block; a process that ended inside a block
+ * loses that block's share; NaN when it names none).
  */
 export async function runInterleaved({ rounds, iterations, block, warmup = 0, variants, log }) {
   const out = Object.fromEntries(variants.map((v) => [v.name, []]));
@@ -32,13 +39,29 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
     const ctxs = new Map();
     for (const v of variants) ctxs.set(v.name, await v.setup(round, "run"));
     const times = new Map(variants.map((v) => [v.name, []]));
+    const costs = new Map(
+      variants.map((v) => [v.name, { cpuUs: 0, syscalls: 0, server: 0, servers: 0 }]),
+    );
     const run = async (v, from, to) => {
       const ctx = ctxs.get(v.name);
       const list = times.get(v.name);
+      const cost = costs.get(v.name);
+      const server0 = await v.serverCpu?.(ctx);
+      const io0 = ioCounters();
+      const cpu0 = process.cpuUsage();
       for (let i = from; i < to; i++) {
         const t = performance.now();
         await v.fn(ctx, i);
         list.push(performance.now() - t);
+      }
+      const cpu = process.cpuUsage(cpu0);
+      const io = ioCounters();
+      cost.cpuUs += cpu.user + cpu.system;
+      cost.syscalls += io.syscr - io0.syscr + io.syscw - io0.syscw;
+      const server1 = await v.serverCpu?.(ctx);
+      if (server1) {
+        for (const [pid, ms] of server1) cost.server += ms - (server0?.get(pid) ?? 0);
+        cost.servers = Math.max(cost.servers, server1.size);
       }
     };
     const together = variants.filter((v) => !v.alone);
@@ -55,6 +78,7 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
     const line = [];
     for (const v of variants) {
       const list = times.get(v.name);
+      const cost = costs.get(v.name);
       const meanMs = list.reduce((s, x) => s + x, 0) / list.length;
       out[v.name].push({
         meanMs,
@@ -62,6 +86,9 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
         p99: quantile(list, 0.99),
         max: Math.max(...list),
         samples: list.length,
+        cpuMs: cost.cpuUs / 1000 / list.length,
+        io: { syscalls: cost.syscalls / list.length },
+        serverCpuMs: cost.servers > 0 ? cost.server / list.length : Number.NaN,
       });
       line.push(`${v.name} ${meanMs.toFixed(3)} ms`);
     }

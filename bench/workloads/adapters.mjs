@@ -10,7 +10,7 @@ import { HearthSession } from "../../dist/adapters/openai-agents/index.js";
 import { openStore } from "../../dist/index.js";
 import { messageList } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
-import { row } from "../lib/rows.mjs";
+import { costRows, row } from "../lib/rows.mjs";
 import { newStore, removeDir } from "../lib/stores.mjs";
 import { langgraphWorkload } from "./langgraph.mjs";
 
@@ -107,6 +107,12 @@ export async function adaptersWorkload({ sizes, rounds, log }) {
             value: 0.9,
             basis: "median",
           },
+        }),
+        ...costRows({
+          workload: "11. adapters (OpenAI Agents Session)",
+          what: `getItems(${limit}) of ${TOTAL.toLocaleString("en-US")} items`,
+          res,
+          baselines: { ceiling: "the SDK's MemorySession" },
         }),
       );
     }

@@ -121,6 +121,19 @@ async function measure({ synchronous, batch, perRound, naivePerRound, rounds, wa
           }),
     }),
   );
+  // Counted (/proc/self/io): the read and write system calls per message
+  // (WAL frames, checkpoint copies, the wal-index and page reads).
+  rows.push(
+    row({
+      workload,
+      metric: `${level} read + write system calls per message (/proc/self/io)`,
+      unit: "calls",
+      better: "lower",
+      hearth: res.hearth.map((r) => r.io.syscalls / perCall),
+      ceiling: res.ceiling.map((r) => r.io.syscalls / perCall),
+      naive: res.naive.map((r) => r.io.syscalls / perCall),
+    }),
+  );
   for (const key of ["p50", "p99"]) {
     rows.push(
       row({

@@ -1,7 +1,7 @@
 // Workload 9: the dashboard.
 //
 // 9a. Its JSON API on a large store (100,000 sessions / 1,000,000 messages in
-//     full mode), in this process: the dashboard (startDashboard from dist/)
+//     full mode; dashboard-api.mjs), in this process: the dashboard (startDashboard from dist/)
 //     answers through Fastify's inject (its whole pipeline: Host, session and
 //     CSRF hooks, validation, handler, JSON) and its ceiling is the store's
 //     own calls doing the same work on a reader store of the same process.
@@ -25,8 +25,9 @@ import { cpuMs, startServer } from "../lib/gateway-servers.mjs";
 import { startChild } from "../lib/procs.mjs";
 import { quietMachine } from "../lib/quiet-machine.mjs";
 import { row } from "../lib/rows.mjs";
-import { quantile, rotate } from "../lib/stats.mjs";
+import { rotate } from "../lib/stats.mjs";
 import { bulkFill, newStore, storeSize } from "../lib/stores.mjs";
+import { apiRounds, apiRows } from "./dashboard-api.mjs";
 import { browserRounds, browserRows } from "./dashboard-browser.mjs";
 import { measureWindow, TURNS_PER_CHAT } from "./gateway.mjs";
 
@@ -83,101 +84,6 @@ async function buildStore({ sessions, messages, log }) {
     `  dashboard store: ${sessions.toLocaleString("en-US")} sessions, ${(messages + LONG + BROWSER_LONG).toLocaleString("en-US")} messages, ${(storeSize(path) / 2 ** 20).toFixed(0)} MiB, built in ${seconds.toFixed(1)} s`,
   );
   return { home, path, longId, browserId, seconds };
-}
-
-const cursorOf = (s) => Buffer.from(JSON.stringify([s.lastActivityAt, s.id])).toString("base64url");
-
-/** n timed calls of fn(i); per-call latencies in ms. */
-async function timed(n, fn) {
-  const out = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await fn(i);
-    out[i] = performance.now() - t0;
-  }
-  return out;
-}
-
-async function apiRounds({ home, longId, sessions, rounds, calls, log }) {
-  process.env.HEARTH_DASHBOARD_PORT = "0";
-  const { startDashboard } = await import("../../dist/dashboard/daemon.js");
-  const dash = await startDashboard({ home, profiles: ["default"], logLevel: "silent" });
-  // The ceiling is the store's own calls in the configuration the dashboard runs them: with
-  // reader threads (store.readerThreads), so a search is the same thread hop on both sides.
-  const reader = await openStore({ home, role: "reader", readerThreads: true });
-  const link = new URL(dash.login);
-  const host = new URL(dash.address).host;
-  const login = await dash.app.inject({
-    url: link.pathname + link.search,
-    headers: { host },
-  });
-  const cookie = String(login.headers["set-cookie"]).split(";")[0];
-  const inject = async (url) => {
-    const res = await dash.app.inject({ url, headers: { host, cookie } });
-    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
-    return res.body;
-  };
-  // Random places in the list (keyset cursors) and random sessions, the same for both sides.
-  const ids = Array.from({ length: calls }, (_, i) => `s-${(i * 7919) % sessions}`);
-  const byId = new Map((await reader.browse.sessionsById(ids)).map((s) => [s.id, s]));
-  const picks = ids.map((id, i) => (i % 10 === 9 ? longId : id));
-  const words = queries(99, calls);
-  const work = {
-    list: {
-      hearth: (i) => inject(`/api/sessions?limit=50&cursor=${cursorOf(byId.get(ids[i]))}`),
-      ceiling: (i) =>
-        reader.browse.sessions({
-          limit: 51,
-          state: "visible",
-          after: { lastActivityAt: byId.get(ids[i]).lastActivityAt, id: ids[i] },
-        }),
-    },
-    session: {
-      hearth: async (i) => {
-        const base = `/api/sessions/default/${encodeURIComponent(picks[i])}`;
-        await inject(base);
-        await inject(`${base}/messages?limit=100`);
-      },
-      ceiling: async (i) => {
-        const s = await reader.sessions.require(picks[i]);
-        if (s.parentId) await reader.sessions.get(s.parentId);
-        await reader.browse.children(picks[i]);
-        await reader.browse.transcript(picks[i], { limit: 100 });
-      },
-    },
-    search: {
-      hearth: (i) => inject(`/api/search?limit=50&q=${encodeURIComponent(words[i])}`),
-      ceiling: (i) => reader.search(words[i], { limit: 50 }),
-    },
-  };
-  const res = Object.fromEntries(
-    Object.keys(work).map((k) => [
-      k,
-      { hearth: { p50: [], p95: [] }, ceiling: { p50: [], p95: [] } },
-    ]),
-  );
-  try {
-    for (const side of ["hearth", "ceiling"])
-      for (const w of Object.values(work)) await timed(20, w[side]); // warm-up
-    for (let round = 0; round < rounds; round++) {
-      const line = [];
-      for (const [name, w] of Object.entries(work)) {
-        for (const side of rotate(["hearth", "ceiling"], round)) {
-          const lat = await timed(calls, w[side]);
-          res[name][side].p50.push(quantile(lat, 0.5));
-          res[name][side].p95.push(quantile(lat, 0.95));
-        }
-        line.push(
-          `${name} p95 ${res[name].hearth.p95.at(-1).toFixed(2)}/${res[name].ceiling.p95.at(-1).toFixed(2)} ms`,
-        );
-      }
-      log(`  9a round ${round + 1}/${rounds}: ${line.join(", ")} (API/store)`);
-    }
-  } finally {
-    await reader.close();
-    await dash.stop();
-  }
-  return res;
 }
 
 async function lateness({ home, longId, rounds, loadMs, log }) {
@@ -323,36 +229,9 @@ export async function dashboardWorkload({ sizes, rounds, log }) {
   const full = sessions >= 100_000 && messages >= 1_000_000;
   const scope = full ? "" : " at 100k sessions / 1M messages (not judged here)";
   const workload = `9. dashboard (${sessions.toLocaleString("en-US")} sessions, ${(messages + LONG + BROWSER_LONG).toLocaleString("en-US")} messages)`;
-  const baselines = { ceiling: "the store's own calls, same process" };
-  const apiRow = (name, metric, target) =>
-    row({
-      workload,
-      metric,
-      unit: "ms",
-      better: "lower",
-      hearth: api[name].hearth.p95,
-      ceiling: api[name].ceiling.p95,
-      baselines,
-      ...(target ? { target } : {}),
-    });
-  const p95Target = {
-    text: `< 50 ms${scope}`,
-    kind: "absolute",
-    op: "<",
-    value: 50,
-    basis: "median",
-    applies: full,
-  };
+  const { judged, costs } = apiRows({ workload, api, full, scope });
   return [
-    apiRow("list", "API session list page (50), p95", p95Target),
-    apiRow("session", "API one-session page (detail + 100 newest), p95", p95Target),
-    apiRow("search", "API search (50 hits), p95", {
-      text: "<= 1.11× the store's search (>= 0.9× its speed)",
-      kind: "ceiling",
-      op: "<=",
-      value: 1 / 0.9,
-      basis: "median",
-    }),
+    ...judged,
     row({
       workload,
       metric:
@@ -380,6 +259,7 @@ export async function dashboardWorkload({ sizes, rounds, log }) {
         basis: "median",
       },
     }),
+    ...costs,
     ...browserRows({ workload, browser, long: BROWSER_LONG, note: loadNote }),
   ];
 }

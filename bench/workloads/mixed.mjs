@@ -40,7 +40,17 @@ async function once(variant, round, ms) {
     const readLat = readers.flatMap((r) => r.latencies);
     const writeLat = writers.flatMap((r) => r.latencies);
     const commits = writers.map((w) => w.ops);
+    const per = (list, field) =>
+      list.reduce((n, x) => n + x[field], 0) /
+      Math.max(
+        1,
+        list.reduce((n, x) => n + x.ops, 0),
+      );
     return {
+      writeCpuMs: per(writers, "cpuMs"),
+      readCpuMs: per(readers, "cpuMs"),
+      writeSyscalls: per(writers, "syscalls"),
+      readSyscalls: per(readers, "syscalls"),
       readsPerSec: readLat.length / (ms / 1000),
       readP99: quantile(readLat, 0.99),
       writesPerSec: writeLat.length / (ms / 1000),
@@ -112,6 +122,36 @@ export async function mixedWorkload({ sizes, rounds, log }) {
       ...get("writesPerSec"),
     }),
     row({ workload, metric: "write p99", unit: "ms", better: "lower", ...get("writeP99") }),
+    // The counted cost (issue 44): each process's CPU (every thread) and its
+    // read + write system calls (/proc/self/io) over the run, per operation.
+    row({
+      workload,
+      metric: "writers' CPU per commit (process.cpuUsage, every thread)",
+      unit: "ms",
+      better: "lower",
+      ...get("writeCpuMs"),
+    }),
+    row({
+      workload,
+      metric: "writers' read + write system calls per commit (/proc/self/io)",
+      unit: "calls",
+      better: "lower",
+      ...get("writeSyscalls"),
+    }),
+    row({
+      workload,
+      metric: "readers' CPU per read (process.cpuUsage, every thread)",
+      unit: "ms",
+      better: "lower",
+      ...get("readCpuMs"),
+    }),
+    row({
+      workload,
+      metric: "readers' read + write system calls per read (/proc/self/io)",
+      unit: "calls",
+      better: "lower",
+      ...get("readSyscalls"),
+    }),
     row({
       workload,
       metric: "writer fairness (min/max commits)",

@@ -16,14 +16,43 @@ import { RANK_WINDOW } from "../../dist/store/search.js";
 import { messageList, queries } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
 import { runInterleaved } from "../lib/interleaved.mjs";
-import { addPgSessions, bulkFillPg, dropPgDatabase, freshPgDatabase, rawPool } from "../lib/pg.mjs";
-import { row } from "../lib/rows.mjs";
+import {
+  addPgSessions,
+  backendCpu,
+  bulkFillPg,
+  dropPgDatabase,
+  freshPgDatabase,
+  RAW_APPLICATION_NAME,
+  rawPool,
+} from "../lib/pg.mjs";
+import { costRows, row } from "../lib/rows.mjs";
 import { addSessions, bulkFill, newStore, removeDir, tempDir } from "../lib/stores.mjs";
 
 const SESSIONS = 100;
 const BATCH = 100;
 const TAIL = 200;
 const BASELINES = { ceiling: "raw pg, same SQL", naive: "hearth on SQLite (WAL+FULL)" };
+
+/**
+ * The counted cost of a call (issue 44): this process's CPU and system
+ * calls (the client's; for the SQLite column, the whole store), and the
+ * PostgreSQL server's CPU (the backends of hearth's pool, or of the raw
+ * pool; none for SQLite).
+ */
+function pgCostRows(workload, res) {
+  return [
+    ...costRows({ workload, what: "this process", res, baselines: BASELINES }),
+    row({
+      workload,
+      metric: "PostgreSQL server CPU per call (its backends, /proc)",
+      unit: "ms",
+      better: "lower",
+      hearth: res.hearth.map((r) => r.serverCpuMs),
+      ceiling: res.ceiling.map((r) => r.serverCpuMs),
+      baselines: BASELINES,
+    }),
+  ];
+}
 
 export const TAIL_SQL = `SELECT session_id, ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND active = 1
        ORDER BY ordinal DESC LIMIT $2`;
@@ -92,6 +121,7 @@ function variants({ pg, sqlite, fresh, hearthFn, rawFn, sqliteFn }) {
       },
       fn: hearthFn,
       teardown: (ctx) => ctx.store.close(),
+      serverCpu: () => backendCpu(pg.url, "hearth:%"),
     },
     {
       name: "ceiling",
@@ -102,6 +132,7 @@ function variants({ pg, sqlite, fresh, hearthFn, rawFn, sqliteFn }) {
       }),
       fn: rawFn,
       teardown: (ctx) => ctx.pool.end(),
+      serverCpu: () => backendCpu(pg.url, RAW_APPLICATION_NAME),
     },
     {
       name: "naive",
@@ -192,6 +223,7 @@ async function appendRows({ pg, sqlite, batch, perRound, rounds, warm, log }) {
       naive: res.naive.map((r) => r.p50),
       baselines: BASELINES,
     }),
+    ...pgCostRows(workload, res),
   ];
 }
 
@@ -251,12 +283,13 @@ async function readRows({ pg, sqlite, sizes, rounds, log }) {
       },
     });
   const corpus = sizes.pgSearchMessages.toLocaleString("en-US");
+  const tailWorkload = `17. postgres: tail read (last ${TAIL} of ${sizes.pgTailMessages.toLocaleString("en-US")})`;
+  const searchWorkload = `17. postgres: search (${corpus} messages, tsvector)`;
   return [
-    judged(
-      tail,
-      `17. postgres: tail read (last ${TAIL} of ${sizes.pgTailMessages.toLocaleString("en-US")})`,
-    ),
-    judged(search, `17. postgres: search (${corpus} messages, tsvector)`),
+    judged(tail, tailWorkload),
+    ...pgCostRows(tailWorkload, tail),
+    judged(search, searchWorkload),
+    ...pgCostRows(searchWorkload, search),
   ];
 }
 

@@ -6,7 +6,7 @@
 import { openStore } from "../../dist/index.js";
 import { AGENT_SHAPES, CHAT_SHAPES } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
-import { row } from "../lib/rows.mjs";
+import { costRows, row } from "../lib/rows.mjs";
 import { ceilingReader, naive } from "../lib/sql.mjs";
 import { bulkFill, newStore, removeDir } from "../lib/stores.mjs";
 
@@ -120,6 +120,8 @@ async function measure({ label, shapes, iterations, rounds, warm, log }) {
         better: "lower",
         ...get("p99"),
       }),
+      ...costRows({ workload, what: `${label}: load`, res }),
+      ...costRows({ workload, what: `${label}: tail of ${TAIL}`, res: tail }),
     ];
   } finally {
     removeDir(home);

@@ -5,7 +5,7 @@
 import { openStore } from "../../dist/index.js";
 import { ftsQuery, GENERATOR_VERSION, queries } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
-import { row } from "../lib/rows.mjs";
+import { costRows, row } from "../lib/rows.mjs";
 import { ceilingReader, naive } from "../lib/sql.mjs";
 import { bulkFill, newStore, storeSize } from "../lib/stores.mjs";
 
@@ -112,5 +112,6 @@ export async function searchWorkload({ large, sizes, rounds, log }) {
         applies: at1M,
       },
     }),
+    ...costRows({ workload, what: "query", res }),
   ];
 }

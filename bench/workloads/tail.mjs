@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { openStore } from "../../dist/index.js";
 import { AGENT_SHAPES } from "../lib/corpus.mjs";
 import { runRounds } from "../lib/inproc.mjs";
-import { row } from "../lib/rows.mjs";
+import { costRows, row } from "../lib/rows.mjs";
 import { bulkFill, newStore, removeDir } from "../lib/stores.mjs";
 
 const TAIL = 200;
@@ -78,6 +78,7 @@ async function measure({ label, total, sessions, iterations, rounds, warm, log }
         hearth: res.hearth.map((r) => r.p50),
         ceiling: res.ceiling.map((r) => r.p50),
       }),
+      ...costRows({ workload: "13. tail of 200 (agent loop read)", what: `${label}: tail`, res }),
     ];
   } finally {
     removeDir(home);
