@@ -9,6 +9,8 @@ const COLUMNS = [
   ["descriptors per served profile (over one profile's)", "descriptors / profile", 1],
   ["RSS per served profile (over one profile's)", "RSS / profile (MB)", 2],
   ["threads", "threads", 0],
+  ["hearth ps while the gateway serves every profile: wall time", "hearth ps, served (s)", 2],
+  ["hearth ps with nothing running: wall time", "hearth ps, idle (s)", 2],
   ["load average (1 min) at start", "load (1 min)", 1],
 ];
 
