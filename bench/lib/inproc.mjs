@@ -3,6 +3,7 @@
 // ceiling, naive, hearth; ...). Each task gets a fresh context from its
 // `setup` (beforeAll: warmup and run phases each get their own) and exactly
 // `iterations` timed calls (a variant may set fewer: the slow naive ones).
+import { PerformanceObserver } from "node:perf_hooks";
 import { Bench } from "tinybench";
 import { ioCounters, ioPer } from "./io-counters.mjs";
 import { rotate } from "./stats.mjs";
@@ -15,7 +16,9 @@ import { rotate } from "./stats.mjs";
  * kernel's counters over the same calls, per call (io-counters.mjs ioPer:
  * read and write system calls, and the bytes they moved); serverCpuMs the
  * CPU per call of the server processes `serverCpu(ctx)` names (a Map pid →
- * CPU ms so far, as in interleaved.mjs; NaN when it names none).
+ * CPU ms so far, as in interleaved.mjs; NaN when it names none); gcs the
+ * garbage collections of this thread's heap per call (perf_hooks "gc"
+ * entries: the main thread's isolate, not a worker's).
  */
 export async function runRounds({ rounds, iterations, warmup = 0, variants, log }) {
   const out = Object.fromEntries(variants.map((v) => [v.name, []]));
@@ -39,6 +42,8 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
       let io;
       let server0;
       let serverMs = Number.NaN;
+      let gcs = 0;
+      let gc;
       bench.add(v.name, v.async ? async () => v.fn(ctx, i++) : () => v.fn(ctx, i++), {
         async: v.async,
         beforeAll: async (mode) => {
@@ -46,6 +51,13 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
           ctx = await v.setup(round, mode);
           server0 = mode === "warmup" ? undefined : await v.serverCpu?.(ctx);
           io0 = mode === "warmup" ? undefined : ioCounters();
+          if (mode !== "warmup") {
+            gcs = 0;
+            gc = new PerformanceObserver((list) => {
+              gcs += list.getEntries().length;
+            });
+            gc.observe({ entryTypes: ["gc"] });
+          }
           cpu0 = mode === "warmup" ? undefined : process.cpuUsage();
         },
         afterAll: async () => {
@@ -53,6 +65,9 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
             const d = process.cpuUsage(cpu0);
             cpuUs = d.user + d.system;
             io = ioPer(io0, i);
+            // Entries not delivered yet (a synchronous variant never yields) are taken here.
+            gcs += gc.takeRecords().length;
+            gc.disconnect();
             const server1 = await v.serverCpu?.(ctx);
             if (server1?.size) {
               serverMs = 0;
@@ -75,6 +90,7 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
         cpuMs: cpuUs / 1000 / Math.max(1, latency.samplesCount),
         io,
         serverCpuMs: serverMs,
+        gcs: gcs / Math.max(1, latency.samplesCount),
       });
       line.push(`${v.name} ${period.toFixed(3)} ms`);
     }

@@ -10,6 +10,7 @@
 // variant marked `alone` (hearth on SQLite beside PostgreSQL) runs after
 // the others' blocks, by itself, so its checkpoints and fsyncs fall on no
 // other variant's block either.
+import { PerformanceObserver } from "node:perf_hooks";
 import { ioCounters } from "./io-counters.mjs";
 import { quantile, rotate } from "./stats.mjs";
 
@@ -18,10 +19,10 @@ import { quantile, rotate } from "./stats.mjs";
  * promise), teardown?(ctx), alone?, serverCpu?(ctx) }], all with
  * `iterations` calls per round, in blocks of `block`. A warm-up phase of
  * `warmup` calls per variant runs on contexts of its own first. Returns {
- * [name]: [{ meanMs, p50, p99, max, samples, cpuMs, io, serverCpuMs }] },
+ * [name]: [{ meanMs, p50, p99, max, samples, cpuMs, io, gcs, serverCpuMs }] },
  * one entry per round (the shape of runRounds): cpuMs and io are this
- * process's CPU and kernel I/O counters per call over the variant's own
- * blocks (the blocks run one at a time); serverCpuMs the CPU per call of
+ * process's CPU, kernel I/O counters and main-thread garbage collections
+ * per call over the variant's own blocks (the blocks run one at a time); serverCpuMs the CPU per call of
  * the server processes `serverCpu(ctx)` names (a Map pid → CPU ms so far,
  * read before and after each block; a process that ended inside a block
  * loses that block's share; NaN when it names none).
@@ -40,7 +41,7 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
     for (const v of variants) ctxs.set(v.name, await v.setup(round, "run"));
     const times = new Map(variants.map((v) => [v.name, []]));
     const costs = new Map(
-      variants.map((v) => [v.name, { cpuUs: 0, syscalls: 0, server: 0, servers: 0 }]),
+      variants.map((v) => [v.name, { cpuUs: 0, syscalls: 0, gcs: 0, server: 0, servers: 0 }]),
     );
     const run = async (v, from, to) => {
       const ctx = ctxs.get(v.name);
@@ -48,6 +49,10 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
       const cost = costs.get(v.name);
       const server0 = await v.serverCpu?.(ctx);
       const io0 = ioCounters();
+      const gc = new PerformanceObserver((list) => {
+        cost.gcs += list.getEntries().length;
+      });
+      gc.observe({ entryTypes: ["gc"] });
       const cpu0 = process.cpuUsage();
       for (let i = from; i < to; i++) {
         const t = performance.now();
@@ -56,6 +61,8 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
       }
       const cpu = process.cpuUsage(cpu0);
       const io = ioCounters();
+      cost.gcs += gc.takeRecords().length;
+      gc.disconnect();
       cost.cpuUs += cpu.user + cpu.system;
       cost.syscalls += io.syscr - io0.syscr + io.syscw - io0.syscw;
       const server1 = await v.serverCpu?.(ctx);
@@ -88,6 +95,7 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
         samples: list.length,
         cpuMs: cost.cpuUs / 1000 / list.length,
         io: { syscalls: cost.syscalls / list.length },
+        gcs: cost.gcs / list.length,
         serverCpuMs: cost.servers > 0 ? cost.server / list.length : Number.NaN,
       });
       line.push(`${v.name} ${meanMs.toFixed(3)} ms`);

@@ -32,9 +32,11 @@ of it; child processes' and PostgreSQL's backends' from
 \`/proc/<pid>/stat\`), and counted events: read and write system calls
 (\`/proc/<pid>/io\`: \`syscr + syscw\`, page-cache hits included; for
 the in-process harness, per timed call of the run phase, bench/lib/io-counters.mjs),
+the main thread's garbage collections (perf_hooks "gc" entries), and
 fsyncs, statements, round trips, WAL frames or descriptors where the
-workload has them. Rows named "CPU per call" or "system calls per call"
-are these; they carry no target unless the issue set one.
+workload has them. Rows named "CPU per call", "system calls per call" or
+"garbage collections per 1,000 calls" are these; they carry no target
+unless the issue set one.
 
 Baselines, measured in the same run:
 

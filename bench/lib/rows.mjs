@@ -77,8 +77,9 @@ function judge(target, r) {
 
 /**
  * The counted cost of one measured call beside its speed (issue 44): CPU
- * per call (process.cpuUsage: every thread of this process) and the read
- * and write system calls per call (/proc/self/io), from runRounds' results
+ * per call (process.cpuUsage: every thread of this process), the read
+ * and write system calls per call (/proc/self/io) and the garbage
+ * collections per 1,000 calls (this thread's heap), from runRounds' results
  * (bench/lib/inproc.mjs) for hearth and whichever of ceiling and naive
  * `res` holds. `what` names the call, as in "10k-message session: tail".
  */
@@ -102,6 +103,12 @@ export function costRows({ workload, what, res, baselines }) {
       metric: `${what}: read + write system calls per call (/proc/self/io)`,
       unit: "calls",
       ...pick((r) => r.io?.syscalls ?? Number.NaN),
+    }),
+    row({
+      ...base,
+      metric: `${what}: garbage collections per 1,000 calls (this thread's heap, perf_hooks)`,
+      unit: "GCs",
+      ...pick((r) => (r.gcs ?? Number.NaN) * 1000),
     }),
   ];
 }
