@@ -5,7 +5,7 @@
 // `iterations` timed calls (a variant may set fewer: the slow naive ones).
 import { PerformanceObserver } from "node:perf_hooks";
 import { Bench } from "tinybench";
-import { ioCounters, ioPer } from "./io-counters.mjs";
+import { gcEntriesDelivered, ioCounters, ioPer } from "./io-counters.mjs";
 import { rotate } from "./stats.mjs";
 
 /**
@@ -65,7 +65,8 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
             const d = process.cpuUsage(cpu0);
             cpuUs = d.user + d.system;
             io = ioPer(io0, i);
-            // Entries not delivered yet (a synchronous variant never yields) are taken here.
+            // A synchronous variant never yielded: its collections' entries arrive now.
+            await gcEntriesDelivered();
             gcs += gc.takeRecords().length;
             gc.disconnect();
             const server1 = await v.serverCpu?.(ctx);

@@ -11,7 +11,7 @@
 // the others' blocks, by itself, so its checkpoints and fsyncs fall on no
 // other variant's block either.
 import { PerformanceObserver } from "node:perf_hooks";
-import { ioCounters } from "./io-counters.mjs";
+import { gcEntriesDelivered, ioCounters } from "./io-counters.mjs";
 import { quantile, rotate } from "./stats.mjs";
 
 /**
@@ -61,6 +61,7 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
       }
       const cpu = process.cpuUsage(cpu0);
       const io = ioCounters();
+      await gcEntriesDelivered();
       cost.gcs += gc.takeRecords().length;
       gc.disconnect();
       cost.cpuUs += cpu.user + cpu.system;

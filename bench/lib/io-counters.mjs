@@ -33,3 +33,13 @@ export function ioPer(before, per, pid = "self") {
     writtenKB: (now.wchar - before.wchar) / 1024 / n,
   };
 }
+
+/**
+ * Resolves once the "gc" performance entries of collections so far have
+ * reached their observers: Node queues them from the collection and
+ * delivers them two event-loop turns later, and takeRecords() does not
+ * hold them meanwhile (a synchronous loop of calls delivers none).
+ */
+export async function gcEntriesDelivered() {
+  for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+}
