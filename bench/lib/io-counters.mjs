@@ -43,3 +43,22 @@ export function ioPer(before, per, pid = "self") {
 export async function gcEntriesDelivered() {
   for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Starts counting this process's cost: stop() returns the CPU (ms, every
+ * thread: process.cpuUsage) and the read + write system calls since.
+ */
+export function costMeter() {
+  const io0 = ioCounters();
+  const cpu0 = process.cpuUsage();
+  return {
+    stop() {
+      const cpu = process.cpuUsage(cpu0);
+      const io = ioCounters();
+      return {
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        syscalls: io.syscr - io0.syscr + io.syscw - io0.syscw,
+      };
+    },
+  };
+}

@@ -6,13 +6,14 @@
 // "variant":"hearth"|"ceiling","target"} runs one backup: hearth's backup()
 // on a reader store, or the raw steps (VACUUM INTO, fsync, quick_check,
 // rename) on a read-only connection, while a 10 ms interval records how late
-// it fires. Returns { from, to, callerStallMs, gcMaxMs, path } (epoch ms;
-// gcMaxMs: the longest garbage collection of this process meanwhile).
+// it fires. Returns { from, to, callerStallMs, gcMaxMs, path, cpuMs,
+// syscalls } (epoch ms; gcMaxMs: the longest garbage collection of this
+// process meanwhile; cpuMs and syscalls: this process's, from to to).
 import { PerformanceObserver } from "node:perf_hooks";
 import Database from "better-sqlite3";
 import { openStore } from "../../dist/index.js";
 import { backup } from "../../dist/ops/backup.js";
-import { ioCounters } from "../lib/io-counters.mjs";
+import { costMeter } from "../lib/io-counters.mjs";
 import { lagMonitor, serve } from "../lib/procs.mjs";
 import { rawBackup } from "../lib/sql.mjs";
 
@@ -29,39 +30,34 @@ serve({
     let from;
     let to;
     let copy = target;
-    let cpu0;
-    let io0;
+    // The backup's counted cost: this process's CPU (every thread) and system calls, from and to.
+    let spent;
     // Sampled from just before the call to its return: opening and closing
     // the store are not the backup's.
     let lag;
     if (variant === "hearth") {
       const store = await openStore({ home, role: "reader" });
       lag = lagMonitor();
-      io0 = ioCounters();
-      cpu0 = process.cpuUsage();
+      const cost = costMeter();
       from = now();
       copy = (await backup(store)).path;
       to = now();
+      spent = cost.stop();
       lag.stop();
       await store.close();
     } else {
       const db = new Database(path, { readonly: true, fileMustExist: true });
       lag = lagMonitor();
-      io0 = ioCounters();
-      cpu0 = process.cpuUsage();
+      const cost = costMeter();
       from = now();
       rawBackup(db, target);
       to = now();
+      spent = cost.stop();
       lag.stop();
       db.close();
     }
-    // The backup's counted cost: this process's CPU (every thread) and system calls.
-    const cpu = process.cpuUsage(cpu0);
-    const io = ioCounters();
-    const cpuMs = (cpu.user + cpu.system) / 1000;
-    const syscalls = io.syscr - io0.syscr + io.syscw - io0.syscw;
     const callerStallMs = Math.max(...lag.samples.map((s) => s.lateMs));
     gc.disconnect();
-    return { from, to, callerStallMs, gcMaxMs, path: copy, cpuMs, syscalls };
+    return { from, to, callerStallMs, gcMaxMs, path: copy, ...spent };
   },
 });

@@ -8,7 +8,7 @@
 // (setImmediate), as a process serving other work would.
 import { openStore } from "../../dist/index.js";
 import { ftsQuery, messageList, prng, queries } from "../lib/corpus.mjs";
-import { ioCounters } from "../lib/io-counters.mjs";
+import { costMeter } from "../lib/io-counters.mjs";
 import { lagMonitor, serve } from "../lib/procs.mjs";
 import { ceilingReader, ceilingWriter, naive } from "../lib/sql.mjs";
 
@@ -59,8 +59,7 @@ serve({
     let errors = 0;
     let lastError;
     const lag = lagMonitor();
-    const io0 = ioCounters();
-    const cpu0 = process.cpuUsage();
+    const cost = costMeter();
     const end = performance.now() + ms;
     for (let i = 0; performance.now() < end; i++) {
       const t0 = performance.now();
@@ -73,14 +72,13 @@ serve({
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const cpu = process.cpuUsage(cpu0);
-    const io = ioCounters();
+    const { cpuMs, syscalls } = cost.stop();
     const samples = lag.stop();
     return {
       ops: latencies.length,
       // This process's CPU (every thread) and system calls over the run (issue 44).
-      cpuMs: (cpu.user + cpu.system) / 1000,
-      syscalls: io.syscr - io0.syscr + io.syscw - io0.syscw,
+      cpuMs,
+      syscalls,
       latencies: latencies.map((v) => Math.round(v * 1000) / 1000),
       errors,
       lastError,

@@ -5,7 +5,7 @@
 // counted cost per call: this process's CPU (every thread) and system calls.
 import { openStore } from "../../dist/index.js";
 import { queries } from "../lib/corpus.mjs";
-import { ioCounters } from "../lib/io-counters.mjs";
+import { costMeter } from "../lib/io-counters.mjs";
 import { row } from "../lib/rows.mjs";
 import { quantile, rotate } from "../lib/stats.mjs";
 
@@ -90,16 +90,14 @@ export async function apiRounds({ home, longId, sessions, rounds, calls, log }) 
       const line = [];
       for (const [name, w] of Object.entries(work)) {
         for (const side of rotate(["hearth", "ceiling"], round)) {
-          const io0 = ioCounters();
-          const cpu0 = process.cpuUsage();
+          const cost = costMeter();
           const lat = await timed(calls, w[side]);
-          const cpu = process.cpuUsage(cpu0);
-          const io = ioCounters();
+          const { cpuMs, syscalls } = cost.stop();
           res[name][side].p50.push(quantile(lat, 0.5));
           res[name][side].p95.push(quantile(lat, 0.95));
           // The counted cost per call (issue 44): CPU of this process, every thread, and its system calls.
-          res[name][side].cpuMs.push((cpu.user + cpu.system) / 1000 / calls);
-          res[name][side].syscalls.push((io.syscr - io0.syscr + io.syscw - io0.syscw) / calls);
+          res[name][side].cpuMs.push(cpuMs / calls);
+          res[name][side].syscalls.push(syscalls / calls);
         }
         line.push(
           `${name} p95 ${res[name].hearth.p95.at(-1).toFixed(2)}/${res[name].ceiling.p95.at(-1).toFixed(2)} ms`,

@@ -9,7 +9,7 @@
 // minutes, >= 3,334 messages/s at full size.
 import Database from "better-sqlite3";
 import { importInto } from "../../dist/import/import.js";
-import { ioCounters } from "../lib/io-counters.mjs";
+import { costMeter } from "../lib/io-counters.mjs";
 import { row } from "../lib/rows.mjs";
 import { newStore, removeDir, tempDir } from "../lib/stores.mjs";
 
@@ -54,19 +54,11 @@ function hermesSource(total) {
 
 /** `fn`'s wall time, and this process's CPU (every thread) and system calls over it. */
 async function measured(fn) {
-  const io0 = ioCounters();
-  const cpu0 = process.cpuUsage();
+  const cost = costMeter();
   const t0 = performance.now();
   const result = await fn();
   const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const io = ioCounters();
-  return {
-    result,
-    ms,
-    cpuMs: (cpu.user + cpu.system) / 1000,
-    syscalls: io.syscr - io0.syscr + io.syscw - io0.syscw,
-  };
+  return { result, ms, ...cost.stop() };
 }
 
 function rawCopy(source, target) {

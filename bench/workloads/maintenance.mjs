@@ -13,7 +13,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { openStore } from "../../dist/index.js";
 import { optimize } from "../../dist/ops/optimize.js";
-import { ioCounters } from "../lib/io-counters.mjs";
+import { costMeter } from "../lib/io-counters.mjs";
 import { killChildren, startChild } from "../lib/procs.mjs";
 import { quietMachine } from "../lib/quiet-machine.mjs";
 import { row } from "../lib/rows.mjs";
@@ -95,8 +95,7 @@ async function optimizeOnce(variant, template) {
   rmSync(`${path}-shm`, { force: true });
   copyFileSync(template, path);
   try {
-    const io0 = ioCounters();
-    const cpu0 = process.cpuUsage();
+    const cost = costMeter();
     const t0 = performance.now();
     if (variant === "hearth") {
       const store = await openStore({ home });
@@ -112,13 +111,7 @@ async function optimizeOnce(variant, template) {
       db.close();
     }
     const ms = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    const io = ioCounters();
-    return {
-      ms,
-      cpuMs: (cpu.user + cpu.system) / 1000,
-      syscalls: io.syscr - io0.syscr + io.syscw - io0.syscw,
-    };
+    return { ms, ...cost.stop() };
   } finally {
     removeDir(home);
   }
