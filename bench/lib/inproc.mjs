@@ -10,7 +10,7 @@ import { rotate } from "./stats.mjs";
 
 /**
  * variants: [{ name, async: boolean, iterations?, setup(round, phase) → ctx, fn(ctx, i), teardown?(ctx), serverCpu?(ctx) }]
- * Returns { [name]: [{ meanMs, p50, p99, max, samples, cpuMs, io, serverCpuMs }] } with one entry per round;
+ * Returns { [name]: [{ meanMs, p50, p99, max, samples, cpuMs, io, serverCpuMs, gcs }] } with one entry per round;
  * cpuMs is this process's CPU time (user + system, every thread: process.cpuUsage())
  * per timed call of the run phase, setup and teardown excluded; io the
  * kernel's counters over the same calls, per call (io-counters.mjs ioPer:

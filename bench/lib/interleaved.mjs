@@ -20,12 +20,13 @@ import { quantile, rotate } from "./stats.mjs";
  * `iterations` calls per round, in blocks of `block`. A warm-up phase of
  * `warmup` calls per variant runs on contexts of its own first. Returns {
  * [name]: [{ meanMs, p50, p99, max, samples, cpuMs, io, gcs, serverCpuMs }] },
- * one entry per round (the shape of runRounds): cpuMs and io are this
+ * one entry per round (the shape of runRounds): cpuMs, io and gcs are this
  * process's CPU, kernel I/O counters and main-thread garbage collections
- * per call over the variant's own blocks (the blocks run one at a time); serverCpuMs the CPU per call of
- * the server processes `serverCpu(ctx)` names (a Map pid → CPU ms so far,
- * read before and after each block; a process that ended inside a block
- * loses that block's share; NaN when it names none).
+ * per call over the variant's own blocks (the blocks run one at a time);
+ * serverCpuMs the CPU per call of the server processes `serverCpu(ctx)`
+ * names (a Map pid → CPU ms so far, read before and after each block; a
+ * process that ended inside a block loses that block's share; NaN when it
+ * names none).
  */
 export async function runInterleaved({ rounds, iterations, block, warmup = 0, variants, log }) {
   const out = Object.fromEntries(variants.map((v) => [v.name, []]));

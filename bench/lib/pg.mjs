@@ -124,12 +124,6 @@ export async function bulkFillPg(pool, { list, sessions, firstSession = 0 }) {
 }
 
 /**
- * The server processes of the clients connected to the database of `url`
- * (to read their CPU time): client backends only, not an autovacuum worker
- * that happens to be working on the database (it comes and goes; its pid
- * may be gone before the CPU is read again).
- */
-/**
  * The CPU used so far (ms, /proc/<pid>/stat) by each client backend of
  * `url`'s database whose application_name is LIKE `like`, by pid: hearth's
  * connections name themselves "hearth:<kind>:…", the raw pools
@@ -156,6 +150,12 @@ export async function backendCpu(url, like) {
   return out;
 }
 
+/**
+ * The server processes of the clients connected to the database of `url`
+ * (to read their CPU time): client backends only, not an autovacuum worker
+ * that happens to be working on the database (it comes and goes; its pid
+ * may be gone before the CPU is read again).
+ */
 export async function backendPids(url) {
   const name = new URL(url).pathname.slice(1);
   return admin(async (c) => {
