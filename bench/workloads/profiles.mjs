@@ -251,28 +251,22 @@ export async function profilesWorkload({ sizes, rounds, log }) {
         "threads",
         runs.map((g) => per(g.threads, baseThreads)),
       ),
-      m(
-        "hearth ps while the gateway serves every profile: wall time",
-        "s",
-        runs.map((g) => g.psServed.wallS),
-        at200({ text: "< 2 s", kind: "absolute", op: "<", value: 2, basis: "median" }),
-      ),
-      m(
-        "hearth ps while the gateway serves every profile: CPU of its process",
-        "s",
-        runs.map((g) => g.psServed.cpuS),
-      ),
-      m(
-        "hearth ps with nothing running: wall time",
-        "s",
-        runs.map((g) => g.psIdle.wallS),
-        at200({ text: "< 2 s", kind: "absolute", op: "<", value: 2, basis: "median" }),
-      ),
-      m(
-        "hearth ps with nothing running: CPU of its process",
-        "s",
-        runs.map((g) => g.psIdle.cpuS),
-      ),
+      ...[
+        ["while the gateway serves every profile", "psServed"],
+        ["with nothing running", "psIdle"],
+      ].flatMap(([when, key]) => [
+        m(
+          `hearth ps ${when}: wall time`,
+          "s",
+          runs.map((g) => g[key].wallS),
+          at200({ text: "< 2 s", kind: "absolute", op: "<", value: 2, basis: "median" }),
+        ),
+        m(
+          `hearth ps ${when}: CPU of its process`,
+          "s",
+          runs.map((g) => g[key].cpuS),
+        ),
+      ]),
       m(
         "load average (1 min) at start",
         "",
