@@ -5,7 +5,7 @@
 // `iterations` timed calls (a variant may set fewer: the slow naive ones).
 import { PerformanceObserver } from "node:perf_hooks";
 import { Bench } from "tinybench";
-import { gcEntriesDelivered, ioCounters, ioPer } from "./io-counters.mjs";
+import { costMeter, gcEntriesDelivered } from "./io-counters.mjs";
 import { rotate } from "./stats.mjs";
 
 /**
@@ -13,10 +13,10 @@ import { rotate } from "./stats.mjs";
  * Returns { [name]: [{ meanMs, p50, p99, max, samples, cpuMs, io, serverCpuMs, gcs }] } with one entry per round;
  * cpuMs is this process's CPU time (user + system, every thread: process.cpuUsage())
  * per timed call of the run phase, setup and teardown excluded; io the
- * kernel's counters over the same calls, per call (io-counters.mjs ioPer:
- * read and write system calls, and the bytes they moved); serverCpuMs the
- * CPU per call of the server processes `serverCpu(ctx)` names (a Map pid →
- * CPU ms so far, as in interleaved.mjs; NaN when it names none); gcs the
+ * read and write system calls over the same calls, per call ({ syscalls });
+ * serverCpuMs the CPU per call of the server processes `serverCpu(ctx)`
+ * names (a Map pid → CPU ms so far, as in interleaved.mjs; NaN when it
+ * names none); gcs the
  * garbage collections of this thread's heap per call (perf_hooks "gc"
  * entries: the main thread's isolate, not a worker's).
  */
@@ -36,9 +36,8 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
       });
       let ctx;
       let i = 0;
-      let cpu0;
+      let meter;
       let cpuUs = 0;
-      let io0;
       let io;
       let server0;
       let serverMs = Number.NaN;
@@ -50,7 +49,6 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
           i = 0;
           ctx = await v.setup(round, mode);
           server0 = mode === "warmup" ? undefined : await v.serverCpu?.(ctx);
-          io0 = mode === "warmup" ? undefined : ioCounters();
           if (mode !== "warmup") {
             gcs = 0;
             gc = new PerformanceObserver((list) => {
@@ -58,13 +56,13 @@ export async function runRounds({ rounds, iterations, warmup = 0, variants, log 
             });
             gc.observe({ entryTypes: ["gc"] });
           }
-          cpu0 = mode === "warmup" ? undefined : process.cpuUsage();
+          meter = mode === "warmup" ? undefined : costMeter();
         },
         afterAll: async () => {
-          if (cpu0) {
-            const d = process.cpuUsage(cpu0);
-            cpuUs = d.user + d.system;
-            io = ioPer(io0, i);
+          if (meter) {
+            const spent = meter.stop();
+            cpuUs = spent.cpuMs * 1000;
+            io = { syscalls: spent.syscalls / Math.max(1, i) };
             // A synchronous variant never yielded: its collections' entries arrive now.
             await gcEntriesDelivered();
             gcs += gc.takeRecords().length;

@@ -11,7 +11,7 @@
 // the others' blocks, by itself, so its checkpoints and fsyncs fall on no
 // other variant's block either.
 import { PerformanceObserver } from "node:perf_hooks";
-import { gcEntriesDelivered, ioCounters } from "./io-counters.mjs";
+import { costMeter, gcEntriesDelivered } from "./io-counters.mjs";
 import { quantile, rotate } from "./stats.mjs";
 
 /**
@@ -49,24 +49,22 @@ export async function runInterleaved({ rounds, iterations, block, warmup = 0, va
       const list = times.get(v.name);
       const cost = costs.get(v.name);
       const server0 = await v.serverCpu?.(ctx);
-      const io0 = ioCounters();
       const gc = new PerformanceObserver((list) => {
         cost.gcs += list.getEntries().length;
       });
       gc.observe({ entryTypes: ["gc"] });
-      const cpu0 = process.cpuUsage();
+      const meter = costMeter();
       for (let i = from; i < to; i++) {
         const t = performance.now();
         await v.fn(ctx, i);
         list.push(performance.now() - t);
       }
-      const cpu = process.cpuUsage(cpu0);
-      const io = ioCounters();
+      const spent = meter.stop();
       await gcEntriesDelivered();
       cost.gcs += gc.takeRecords().length;
       gc.disconnect();
-      cost.cpuUs += cpu.user + cpu.system;
-      cost.syscalls += io.syscr - io0.syscr + io.syscw - io0.syscw;
+      cost.cpuUs += spent.cpuMs * 1000;
+      cost.syscalls += spent.syscalls;
       const server1 = await v.serverCpu?.(ctx);
       if (server1) {
         for (const [pid, ms] of server1) cost.server += ms - (server0?.get(pid) ?? 0);

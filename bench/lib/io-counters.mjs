@@ -21,19 +21,6 @@ export function ioCounters(pid = "self") {
   return out;
 }
 
-/** The counters' growth from `before` to now, divided by `per` (calls). */
-export function ioPer(before, per, pid = "self") {
-  const now = ioCounters(pid);
-  const n = Math.max(1, per);
-  return {
-    syscalls: (now.syscr - before.syscr + now.syscw - before.syscw) / n,
-    readCalls: (now.syscr - before.syscr) / n,
-    writeCalls: (now.syscw - before.syscw) / n,
-    readKB: (now.rchar - before.rchar) / 1024 / n,
-    writtenKB: (now.wchar - before.wchar) / 1024 / n,
-  };
-}
-
 /**
  * Resolves once the "gc" performance entries of collections so far have
  * reached their observers: Node queues them from the collection and
