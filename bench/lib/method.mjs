@@ -73,7 +73,11 @@ Workloads (sizes of this ${s.mode} run):
    ${2 * TURNS_PER_CHAT} messages whatever the throughput), dealt over 2 client processes so
    that client work never runs on the gateway's event loop. Before round 1 the
    client processes run one untimed pass of every client count against the HTTP
-   ceiling, so that no variant meets them cold. Per client count:
+   ceiling, so that no variant meets them cold. Each server, once started and
+   settled (its idle RSS read), first serves the largest client count for
+   ${n(s.gatewayServerWarmMs ?? 0)} ms, unmeasured: a gateway is a daemon, and what a turn costs it
+   once V8 has compiled its hot path is the figure (none before 2026-12-07, when the
+   8-client window came 2–4 s after the start). Per client count:
    each client's first message (it creates the session) untimed, ${n(s.gatewayWarmMs)} ms of
    warm-up, then a ${n(s.gatewayMs)} ms window; a turn counts when its answer arrives
    inside the window. Acknowledged messages/s = 2 × turns / window (the inbound
@@ -167,7 +171,9 @@ Workloads (sizes of this ${s.mode} run):
    ceiling is the store's own calls doing the same work on a reader store of the
    same process: \`browse.sessions\` (a keyset page of 50 at a random place),
    \`sessions.require\` + \`browse.children\` + \`browse.transcript\` (100 newest; every
-   tenth pick is the long session), \`store.search\` (limit 50). (b) A real
+   tenth pick is the long session), \`store.search\` as the route calls it for a page of 50
+   (limit 51, one more than the page to tell whether there is a next one, and the
+   route's match marks; limit 50 and no marks before 2026-12-07). (b) A real
    \`hearth dashboard run\` serving for ${n(s.dashLoadMs ?? 0)} ms at once: the long transcript paged
    through 200 at a time, its JSONL export, searches, and two live streams (one
    watching the long session, as its page does; one refetching the first sessions page

@@ -3,6 +3,7 @@
 // through the dashboard's routes (fastify inject, logged in) and as the
 // store calls the routes make (the ceiling). Latencies (p50, p95) and the
 // counted cost per call: this process's CPU (every thread) and system calls.
+import { MARKS } from "../../dist/dashboard/sessions/search.js";
 import { openStore } from "../../dist/index.js";
 import { queries } from "../lib/corpus.mjs";
 import { costMeter } from "../lib/io-counters.mjs";
@@ -71,7 +72,9 @@ export async function apiRounds({ home, longId, sessions, rounds, calls, log }) 
     },
     search: {
       hearth: (i) => inject(`/api/search?limit=50&q=${encodeURIComponent(words[i])}`),
-      ceiling: (i) => reader.search(words[i], { limit: 50 }),
+      // The store call the route makes for a first page of 50: one hit more than
+      // the page (whether there is a next one) and the route's match marks.
+      ceiling: (i) => reader.search(words[i], { limit: 51, includeHistory: false, marks: MARKS }),
     },
   };
   const res = Object.fromEntries(

@@ -15,7 +15,9 @@ const TIMED_OUT = Symbol("timed out");
  * Here a writer first takes two OFD locks on the database inode: the
  * turnstile, then the write byte, then lets the turnstile go, and holds the
  * write byte around BEGIN IMMEDIATE … COMMIT. When a lock is taken, the
- * wait is an F_OFD_SETLKW on the libuv pool (the event loop keeps running).
+ * wait is an F_OFD_SETLKW on a thread fs-native-extensions starts for that
+ * wait alone (its waitForLock; not the libuv pool), so the event loop keeps
+ * running.
  * Only one process can wait for the write byte at a time (the one holding
  * the turnstile), so a writer that has just committed cannot overtake it,
  * and the kernel queues turnstile waiters behind one another. The

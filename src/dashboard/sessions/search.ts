@@ -9,7 +9,7 @@ export const MAX_SEARCH_HITS = 500;
  * The marks around each match in a snippet: private-use characters, so a
  * `[` or `]` in a message is never taken for one (the page splits on them).
  */
-const MARKS: [string, string] = ["\uE000", "\uE001"];
+export const MARKS: [string, string] = ["\uE000", "\uE001"];
 
 /**
  * GET /api/search: full-text search over one profile or every served one,
