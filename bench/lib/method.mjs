@@ -73,11 +73,7 @@ Workloads (sizes of this ${s.mode} run):
    ${2 * TURNS_PER_CHAT} messages whatever the throughput), dealt over 2 client processes so
    that client work never runs on the gateway's event loop. Before round 1 the
    client processes run one untimed pass of every client count against the HTTP
-   ceiling, so that no variant meets them cold. Each server, once started and
-   settled (its idle RSS read), first serves the largest client count for
-   ${n(s.gatewayServerWarmMs ?? 0)} ms, unmeasured: a gateway is a daemon, and what a turn costs it
-   once V8 has compiled its hot path is the figure (none before 2026-12-07, when the
-   8-client window came 2–4 s after the start). Per client count:
+   ceiling, so that no variant meets them cold. Per client count:
    each client's first message (it creates the session) untimed, ${n(s.gatewayWarmMs)} ms of
    warm-up, then a ${n(s.gatewayMs)} ms window; a turn counts when its answer arrives
    inside the window. Acknowledged messages/s = 2 × turns / window (the inbound

@@ -160,9 +160,8 @@ export async function gatewayWorkload({ sizes, rounds, log }) {
   const counts = sizes.gatewayClients;
   const top = Math.max(...counts);
   const { gatewayMs: ms, gatewayWarmMs: warmMs, gatewaySettleMs: settleMs } = sizes;
-  const serverWarmMs = sizes.gatewayServerWarmMs ?? 0;
   log(
-    `3/8. gateway: ${counts.join(", ")} clients, ${ms} ms windows (after ${warmMs} ms warm-up; each server warmed ${serverWarmMs} ms first) × ${rounds} rounds`,
+    `3/8. gateway: ${counts.join(", ")} clients, ${ms} ms windows (after ${warmMs} ms warm-up) × ${rounds} rounds`,
   );
   const clients = Array.from({ length: CLIENT_PROCESSES }, (_, p) =>
     startChild("gateway-client.mjs", { seed: 300 + p, turnsPerChat: TURNS_PER_CHAT }),
@@ -181,17 +180,6 @@ export async function gatewayWorkload({ sizes, rounds, log }) {
         try {
           await sleep(settleMs);
           res[v.key].idle.push(rssMB(server.pid));
-          // A gateway is a daemon: what a turn costs it once V8 has compiled
-          // its hot path is the figure (issue 44). Each fresh server first
-          // serves the largest client count, unmeasured, for serverWarmMs.
-          if (serverWarmMs > 0)
-            await measureWindow(clients, {
-              ...server,
-              n: top,
-              tag: `r${round}-warm`,
-              warmMs: 0,
-              ms: serverWarmMs,
-            });
           const got = [];
           for (const n of counts) {
             const tag = `r${round}-n${n}`;
