@@ -16,9 +16,8 @@ import { rotate } from "./stats.mjs";
  * read and write system calls over the same calls, per call ({ syscalls });
  * serverCpuMs the CPU per call of the server processes `serverCpu(ctx)`
  * names (a Map pid → CPU ms so far, as in interleaved.mjs; NaN when it
- * names none); gcs the
- * garbage collections of this thread's heap per call (perf_hooks "gc"
- * entries: the main thread's isolate, not a worker's).
+ * names none); gcs the garbage collections of this thread's heap per call
+ * (perf_hooks "gc" entries: the main thread's isolate, not a worker's).
  */
 export async function runRounds({ rounds, iterations, warmup = 0, variants, log }) {
   const out = Object.fromEntries(variants.map((v) => [v.name, []]));
