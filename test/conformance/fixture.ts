@@ -16,6 +16,7 @@ import {
   sqliteOnly,
 } from "../../src/index.js";
 import { internals } from "../../src/store/sqlite/store.js";
+import { afterThisFile } from "../helpers/cleanups.js";
 import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 
 export interface Backend {
@@ -103,6 +104,12 @@ export const postgres: Backend = {
     if (!url) {
       // Databases are recycled within a file (emptied between tests): creating
       // and dropping one per test costs seconds on a busy server.
+      // The spares go with the file: its databases are dropped after it (pg.ts).
+      if (pgUrls.size === 0 && spare.length === 0)
+        afterThisFile(() => {
+          pgUrls.clear();
+          spare.length = 0;
+        });
       const recycled = spare.pop();
       url = recycled ? Promise.resolve(recycled) : freshPgDatabase();
       pgUrls.set(home, url);

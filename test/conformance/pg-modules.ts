@@ -9,7 +9,6 @@
  * PostgreSQL it writes the rows the way the store does (next_ordinal,
  * counters, last activity) with plain SQL.
  */
-import { afterEach } from "vitest";
 import { openStore } from "../../src/index.js";
 import { Browse } from "../../src/store/browse.js";
 import { BrowserLogins } from "../../src/store/browser-logins.js";
@@ -29,6 +28,7 @@ import { PgTokens } from "../../src/store/pg/tokens.js";
 import { Runs } from "../../src/store/runs.js";
 import { Stats } from "../../src/store/stats.js";
 import { Tokens } from "../../src/store/tokens.js";
+import { afterThisTest } from "../helpers/cleanups.js";
 import { tempHome } from "../helpers/home.js";
 import { freshPgDatabase, pgEnabled } from "../helpers/pg.js";
 
@@ -90,15 +90,10 @@ export interface Backend {
   open(): Promise<Modules>;
 }
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
-
 async function sqliteModules(home: string): Promise<Modules> {
   const store = await openStore({ home });
   const close = () => store.close();
-  closers.push(close);
+  afterThisTest(close);
   return {
     backend: "sqlite",
     handoffs: store.handoffs,
@@ -174,7 +169,7 @@ async function pgModules(url: string): Promise<Modules> {
     closing ??= modules.pgHandoffs.close().then(() => pool.end());
     return closing;
   };
-  closers.push(close);
+  afterThisTest(close);
   await migratePg(pool, url);
   return {
     backend: "postgres",

@@ -7,8 +7,8 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { afterAll } from "vitest";
 import { findTool } from "../../src/ops/pg/tools.js";
+import { afterThisFile } from "./cleanups.js";
 import { DEFAULT_PG_URL } from "./pg-url.js";
 
 export const PG_ADMIN_URL = process.env.HEARTH_TEST_PG_URL ?? DEFAULT_PG_URL;
@@ -82,16 +82,18 @@ export async function withPgClient<T>(url: string, fn: (c: pg.Client) => Promise
 export async function freshPgDatabase(): Promise<string> {
   const name = `hearth_t_${randomBytes(6).toString("hex")}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  if (created.length === 0) afterThisFile(dropCreated);
   created.push(name);
   return withDatabase(PG_ADMIN_URL, name);
 }
 
 // Each DROP DATABASE waits for a checkpoint of the server: on a loaded
-// machine a file's dozen of them took longer than the default 30 s hook bound.
-afterAll(async () => {
+// machine a file's dozen of them took longer than the default 30 s hook
+// bound (setup.ts gives the file's cleanups 180 s).
+async function dropCreated(): Promise<void> {
   const names = created.splice(0);
   if (names.length === 0) return;
   await admin(async (c) => {
     for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   });
-}, 180_000);
+}
