@@ -1,6 +1,12 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { extname, join } from "node:path";
-import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import {
+  brotliCompressSync,
+  brotliDecompressSync,
+  constants,
+  gunzipSync,
+  gzipSync,
+} from "node:zlib";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { builtFile } from "../files/built.js";
 
@@ -20,15 +26,20 @@ export interface Asset {
   type: string;
   /** Content-hashed files (under assets/) never change: cache them for a year. */
   immutable: boolean;
-  /** Compressed once at start (text types only): what a browser that accepts them is sent. */
+  /** Text types only: what a browser that accepts them is sent. */
   br?: Buffer;
   gzip?: Buffer;
 }
 
 const COMPRESSIBLE = new Set([".html", ".js", ".css", ".svg", ".json", ".txt"]);
+/** The files `npm run build` writes beside each compressible one (precompress()). */
+const ENCODED = { br: ".br", gzip: ".gz" } as const;
 
-function compressed(name: string, body: Buffer): Pick<Asset, "br" | "gzip"> {
-  if (!COMPRESSIBLE.has(extname(name))) return {};
+/** How many files were compressed in this process: the build does it, a start should not (tests count it). */
+export const compressions = { count: 0 };
+
+function compress(body: Buffer): Required<Pick<Asset, "br" | "gzip">> {
+  compressions.count++;
   return {
     br: brotliCompressSync(body, {
       params: {
@@ -38,6 +49,29 @@ function compressed(name: string, body: Buffer): Pick<Asset, "br" | "gzip"> {
     }),
     gzip: gzipSync(body, { level: 9 }),
   };
+}
+
+/** The build's encoding of `full`, when it is there and decodes to `body` exactly. */
+function prebuilt(full: string, body: Buffer, coding: keyof typeof ENCODED): Buffer | undefined {
+  try {
+    const encoded = readFileSync(full + ENCODED[coding]);
+    const decoded = coding === "br" ? brotliDecompressSync(encoded) : gunzipSync(encoded);
+    return decoded.equals(body) ? encoded : undefined;
+  } catch {
+    return undefined; // missing, or not that encoding: compress it here
+  }
+}
+
+/**
+ * A text file's encodings: the build's (brotli at quality 11 took ~360 ms
+ * of CPU at every dashboard start), checked against the file; compressed
+ * here when one is missing or does not decode to the file.
+ */
+function encodings(name: string, full: string, body: Buffer): Pick<Asset, "br" | "gzip"> {
+  if (!COMPRESSIBLE.has(extname(name))) return {};
+  const br = prebuilt(full, body, "br");
+  const gzip = prebuilt(full, body, "gzip");
+  return br && gzip ? { br, gzip } : compress(body);
 }
 
 /** An encoding the request accepts (a `q=0` refuses it), brotli first. */
@@ -70,6 +104,21 @@ export function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: A
 /** Where `npm run build` puts the front end: dist/web beside dist/dashboard. */
 export const WEB_DIR = builtFile("web/");
 
+/** Every file under `dir`, by its path relative to it ("assets/x.js"), without the build's encodings. */
+function files(dir: string, sub = ""): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(dir, sub));
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const rel = sub ? `${sub}/${name}` : name;
+    if (statSync(join(dir, rel)).isDirectory()) return files(dir, rel);
+    return Object.values(ENCODED).some((ext) => name.endsWith(ext)) ? [] : [rel];
+  });
+}
+
 /**
  * The bundled front end, read into memory once at start (a few files, a few
  * hundred KB): `/` → index.html, `/assets/…`, `/favicon.svg`. Empty when the
@@ -77,28 +126,29 @@ export const WEB_DIR = builtFile("web/");
  */
 export function loadAssets(dir = WEB_DIR): Map<string, Asset> {
   const assets = new Map<string, Asset>();
-  const walk = (sub: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(join(dir, sub));
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const rel = sub ? `${sub}/${name}` : name;
-      const full = join(dir, rel);
-      if (statSync(full).isDirectory()) walk(rel);
-      else {
-        const body = readFileSync(full);
-        assets.set(`/${rel}`, {
-          body,
-          type: TYPES[extname(name)] ?? "application/octet-stream",
-          immutable: rel.startsWith("assets/"),
-          ...compressed(name, body),
-        });
-      }
-    }
-  };
-  walk("");
+  for (const rel of files(dir)) {
+    const full = join(dir, rel);
+    const body = readFileSync(full);
+    assets.set(`/${rel}`, {
+      body,
+      type: TYPES[extname(rel)] ?? "application/octet-stream",
+      immutable: rel.startsWith("assets/"),
+      ...encodings(rel, full, body),
+    });
+  }
   return assets;
+}
+
+/** Part of `npm run build` (scripts/compress-web.mjs): writes each text file's .br and .gz beside it. */
+export function precompress(dir = WEB_DIR): number {
+  let written = 0;
+  for (const rel of files(dir)) {
+    if (!COMPRESSIBLE.has(extname(rel))) continue;
+    const full = join(dir, rel);
+    const { br, gzip } = compress(readFileSync(full));
+    writeFileSync(full + ENCODED.br, br);
+    writeFileSync(full + ENCODED.gzip, gzip);
+    written++;
+  }
+  return written;
 }
