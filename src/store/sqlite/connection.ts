@@ -92,8 +92,12 @@ export class Connection {
   constructor(path: string, role: ConnectionRole, config: HearthConfig) {
     this.path = path;
     this.role = role;
+    let opened: Database.Database | undefined;
     try {
-      this.handle = new Database(path, { readonly: role === "reader", fileMustExist: true });
+      this.handle = opened = new Database(path, {
+        readonly: role === "reader",
+        fileMustExist: true,
+      });
       this.busyTimeoutMs = config.store.busyTimeoutMs;
       this.handle.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
       // Explicit on every connection: the level never depends on the build's default (C2).
@@ -109,6 +113,14 @@ export class Connection {
         this.rollback = this.handle.prepare("ROLLBACK");
       }
     } catch (err) {
+      // Nothing else holds a connection whose setup failed: close it here, or
+      // its descriptors and its -shm mapping stay with the process (a damaged
+      // schema fails the first pragma that reads it).
+      try {
+        opened?.close();
+      } catch {
+        // the error to report is the setup's
+      }
       throw fromSqliteError(err, path, "open");
     }
   }
