@@ -67,8 +67,8 @@ function prebuilt(full: string, body: Buffer, coding: keyof typeof ENCODED): Buf
  * of CPU at every dashboard start), checked against the file; compressed
  * here when one is missing or does not decode to the file.
  */
-function encodings(name: string, full: string, body: Buffer): Pick<Asset, "br" | "gzip"> {
-  if (!COMPRESSIBLE.has(extname(name))) return {};
+function encodings(full: string, body: Buffer): Pick<Asset, "br" | "gzip"> {
+  if (!COMPRESSIBLE.has(extname(full))) return {};
   const br = prebuilt(full, body, "br");
   const gzip = prebuilt(full, body, "gzip");
   return br && gzip ? { br, gzip } : compress(body);
@@ -133,7 +133,7 @@ export function loadAssets(dir = WEB_DIR): Map<string, Asset> {
       body,
       type: TYPES[extname(rel)] ?? "application/octet-stream",
       immutable: rel.startsWith("assets/"),
-      ...encodings(rel, full, body),
+      ...encodings(full, body),
     });
   }
   return assets;

@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readlinkSync } from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../../src/index.js";
+import { mappedIndexes } from "../../helpers/file-leaks.js";
 import { tempHome } from "../../helpers/home.js";
 
 // An open that fails leaves nothing open in the process. A damaged schema
@@ -11,7 +12,7 @@ import { tempHome } from "../../helpers/home.js";
 // profile would pile them up). Found by the test suite's leak check
 // (test/helpers/file-leaks.ts) on abuse-inputs' fuzzed damage.
 
-/** This process's descriptors and mappings on the database and its sidecars. */
+/** This process's descriptors on the database and its sidecars, and its mapping of the -shm (SQLite maps no other). */
 function heldOn(path: string): string[] {
   const ours = (target: string) => [path, `${path}-wal`, `${path}-shm`].includes(target);
   const fds = readdirSync("/proc/self/fd").flatMap((fd) => {
@@ -22,9 +23,7 @@ function heldOn(path: string): string[] {
       return []; // closed meanwhile (the readdir's own descriptor)
     }
   });
-  const maps = readFileSync("/proc/self/maps", "utf8")
-    .split("\n")
-    .filter((line) => ours(line.slice(line.indexOf("/")).replace(/ \(deleted\)$/, "")));
+  const maps = mappedIndexes().filter((shm) => ours(shm.replace(/ \(deleted\)$/, "")));
   return [...fds, ...maps];
 }
 
