@@ -112,8 +112,8 @@ export async function startGateway(options: {
         profile,
         store,
         committer: new GroupCommitter(store, config.gateway.groupCommit),
-        // Each chat's open session between turns, checked in the append (SQLite: openChat).
-        chats: isSqliteStore(store) ? new ChatSessions() : undefined,
+        // Each chat's open session between turns, checked in the append (AppendItem.openChat).
+        chats: new ChatSessions(),
       });
       // SQLite: one gateway per database file; PostgreSQL: one per home, several per database.
       const claim = () => (isSqliteStore(store) ? claimGateway(store) : claimHomeGateway(store));

@@ -62,8 +62,7 @@ export interface AppendItem {
    * sessions.resolveChat answers now), checked in the item's savepoint
    * before anything else: else the item fails with HEARTH_CHAT_MOVED and
    * writes nothing. A process that remembers chats' sessions between turns
-   * (the gateway) validates what it remembers this way. SQLite only: a
-   * backend without the check fails the item (HEARTH_INTERNAL).
+   * (the gateway) validates what it remembers this way.
    */
   openChat?: OpenChat | undefined;
 }
@@ -90,8 +89,6 @@ export interface ReadyItem {
  * one snapshot (reads); the edits are EditsSql's (edits.ts).
  */
 export interface MessagesSql extends EditsSql {
-  /** Whether appendMany checks AppendItem.openChat (else such an item fails). */
-  readonly checksOpenChat?: boolean;
   /** A backend's own refusal of a prepared message (PostgreSQL: text holding NUL). */
   refuse?(m: PreparedMessage): void;
   append(sessionId: string, m: PreparedMessage, signal?: AbortSignal): Promise<Message>;
@@ -170,8 +167,6 @@ export class Messages {
       const item = items[i]!;
       try {
         requireString(item.sessionId, "sessionId");
-        if (item.openChat && this.sql.checksOpenChat !== true)
-          throw new HearthError("HEARTH_INTERNAL", "internal: this backend cannot check openChat");
         const message = this.prepare(item.message, now);
         ready.push({
           sessionId: item.sessionId,

@@ -42,7 +42,8 @@ export interface ProfileRuntime {
   committer: GroupCommitter;
   /**
    * The chats' open sessions this process remembers between turns (a
-   * gateway on SQLite); each use is checked in the append's transaction.
+   * gateway, on either backend); each use is checked in the append's
+   * transaction.
    * Absent: every turn looks its chat up.
    */
   chats?: ChatSessions | undefined;

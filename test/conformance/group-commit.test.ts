@@ -7,6 +7,16 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Session, Store } from "../../src/index.js";
 import { backends, TestHomes } from "./fixture.js";
 
+/** A turn's item on a remembered chat session: appended only while it is the chat's open one, with a lease. */
+function chatItem(sessionId: string, chatKey: string, content: string) {
+  return {
+    sessionId,
+    message: { role: "user" as const, content },
+    metaBefore: { key: `lease-${content}`, decide: () => "held" },
+    openChat: { platform: "tg", chatKey },
+  };
+}
+
 describe.each(backends)("group commit (messages.appendMany) on $name", (backend) => {
   const homes = new TestHomes(backend);
   let store: Store;
@@ -23,31 +33,43 @@ describe.each(backends)("group commit (messages.appendMany) on $name", (backend)
     await homes.cleanup();
   });
 
-  it("openChat: an item appends only while its session is the chat's open one (SQLite; elsewhere refused)", async () => {
+  it("openChat: an item appends only while its session is the chat's open one; else HEARTH_CHAT_MOVED, nothing written", async () => {
     const chat = await store.sessions.resolveChat("tg", "c1");
-    const openChat = { platform: "tg", chatKey: "c1" };
-    const set = (key: string) => ({ key, decide: () => "held" });
-    const item = (content: string) => ({
-      sessionId: chat.id,
-      message: { role: "user" as const, content },
-      metaBefore: set(`lease-${content}`),
-      openChat,
-    });
-    const [first] = await store.messages.appendMany([item("one")]);
-    if (backend.name !== "sqlite") {
-      // No check on this backend: the item fails closed, nothing written.
-      expect(first).toMatchObject({ ok: false, error: { code: "HEARTH_INTERNAL" } });
-      expect(await store.messages.load(chat.id)).toEqual([]);
-      return;
-    }
+    const [first] = await store.messages.appendMany([chatItem(chat.id, "c1", "one")]);
     expect(first?.ok).toBe(true);
     await store.sessions.end(chat.id, "ended elsewhere");
-    const [second] = await store.messages.appendMany([item("two")]);
+    const [second] = await store.messages.appendMany([chatItem(chat.id, "c1", "two")]);
     expect(second).toMatchObject({ ok: false, error: { code: "HEARTH_CHAT_MOVED" } });
     // Nothing of the refused item was written: neither the message nor its meta.
     expect((await store.messages.load(chat.id)).map((m) => m.content)).toEqual(["one"]);
     expect(await store.meta.get("lease-two")).toBeNull();
     expect(await store.meta.get("lease-one")).toBe("held");
+  });
+
+  it("openChat: a newer session made for the chat, or the session deleted, moves the chat", async () => {
+    const old = await store.sessions.resolveChat("tg", "c2");
+    while (Date.now() <= old.createdAt) await new Promise((r) => setTimeout(r, 2));
+    const newer = await store.sessions.create({ source: "tg", chatKey: "c2" });
+    const gone = await store.sessions.resolveChat("tg", "c3");
+    expect(await store.sessions.delete(gone.id)).toBe(true);
+    // In one batch with items that stay good: those commit, the moved ones fail alone.
+    const results = await store.messages.appendMany([
+      { sessionId: a.id, message: { role: "user", content: "a0" } },
+      chatItem(old.id, "c2", "to-old"),
+      chatItem(newer.id, "c2", "to-newer"),
+      chatItem(gone.id, "c3", "to-gone"),
+    ]);
+    expect(results.map((r) => (r.ok ? "ok" : (r.error as { code?: string }).code))).toEqual([
+      "ok",
+      "HEARTH_CHAT_MOVED",
+      "ok",
+      "HEARTH_CHAT_MOVED",
+    ]);
+    expect(await store.messages.load(old.id)).toEqual([]);
+    expect((await store.messages.load(newer.id)).map((m) => m.content)).toEqual(["to-newer"]);
+    expect((await store.messages.load(a.id)).map((m) => m.content)).toEqual(["a0"]);
+    expect(await store.meta.get("lease-to-old")).toBeNull();
+    expect(await store.meta.get("lease-to-newer")).toBe("held");
   });
 
   it("commits the good items once each; the bad ones fail alone, their meta undone", async () => {

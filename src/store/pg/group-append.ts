@@ -13,9 +13,10 @@
  * a refused or throwing decision, a clientId stored with other content or
  * used twice in the batch), nothing is written: the caller rolls back and
  * runs the batch again item by item, each in its own savepoint, where that
- * item fails alone. Locks are taken in one order (advisory locks by key
- * hash, then session rows by id), so two hosts' batches never deadlock
- * each other.
+ * item fails alone; so does an item whose openChat finds its session no
+ * longer the chat's open one (open-chat.ts). Locks are taken in one order
+ * (advisory locks by key hash, then session rows by id), so two hosts'
+ * batches never deadlock each other.
  *
  * The three statements every batch runs are prepared (PreparedSql): each
  * pooled connection parses and plans them once (the server's CPU per
@@ -23,10 +24,12 @@
  */
 import type { PreparedMessage } from "../message-input.js";
 import { messageTokens, messageValues, sameContent, storedMessage } from "../message-write.js";
+import type { OpenChat } from "../messages.js";
 import type { MetaCas } from "../meta.js";
 import { toMessage, toSession } from "../rows.js";
 import type { Message, Session } from "../types.js";
 import { META_LOCK, presenceAnswers } from "./meta.js";
+import { OPEN_CHATS_MOVED } from "./open-chat.js";
 import type { PgClient, PreparedSql } from "./pool.js";
 import { messageRow, num, refuseNul, SESSION_ROW_COLUMNS, sessionRow } from "./rows.js";
 
@@ -35,6 +38,7 @@ export interface GroupItem {
   message: PreparedMessage;
   metaBefore?: MetaCas | undefined;
   metaAfter?: MetaCas | undefined;
+  openChat?: OpenChat | undefined;
 }
 
 /** An item of the batch would fail: run the batch item by item instead. */
@@ -62,7 +66,8 @@ export async function appendGroup(
     throw new GroupItemFails();
   const locked = await client.query({ ...LOCK, values: [META_LOCK, keys, sessions] });
   if (locked.rowCount !== sessions.length) throw new GroupItemFails();
-  const { values, storedIds } = await readLocked(client, keys, keyed);
+  const { values, storedIds, moved } = await readLocked(client, keys, keyed, items);
+  if (moved) throw new GroupItemFails();
   const meta = await decideMeta(client, items, values);
   const replays = await storedReplays(client, items, storedIds);
   const fresh = items.filter((_, i) => !replays.has(i));
@@ -95,35 +100,53 @@ const LOCK: PreparedSql = {
 };
 
 /**
- * Under the locks, in one statement: the meta keys' values, and the ids of
- * the messages already stored under an item's clientId in its session.
+ * Under the locks, in one statement: the meta keys' values, the ids of the
+ * messages already stored under an item's clientId in its session, and
+ * whether an item's openChat finds its session moved (the session rows
+ * are locked by now, so no end or delete of them can commit before this
+ * transaction does: open-chat.ts).
  */
 async function readLocked(
   client: PgClient,
   keys: readonly string[],
   keyed: readonly GroupItem[],
-): Promise<{ values: Map<string, string | null>; storedIds: number[] }> {
+  items: readonly GroupItem[],
+): Promise<{ values: Map<string, string | null>; storedIds: number[]; moved: boolean }> {
   const values = new Map<string, string | null>();
   const storedIds: number[] = [];
-  if (keys.length === 0 && keyed.length === 0) return { values, storedIds };
+  const chats = items.filter((i) => i.openChat !== undefined);
+  if (keys.length === 0 && keyed.length === 0 && chats.length === 0)
+    return { values, storedIds, moved: false };
   const { rows } = await client.query({
     ...READ_LOCKED,
-    values: [keys, keyed.map((i) => i.sessionId), keyed.map((i) => i.message.clientId)],
+    values: [
+      keys,
+      keyed.map((i) => i.sessionId),
+      keyed.map((i) => i.message.clientId),
+      chats.map((i) => i.sessionId),
+      chats.map((i) => i.openChat!.platform),
+      chats.map((i) => i.openChat!.chatKey),
+    ],
   });
+  let moved = false;
   for (const r of rows) {
-    if (r.message_id === null) values.set(r.key as string, r.value as string);
+    if (r.moved !== null) moved = true;
+    else if (r.message_id === null) values.set(r.key as string, r.value as string);
     else storedIds.push(num(r.message_id));
   }
-  return { values, storedIds };
+  return { values, storedIds, moved };
 }
 
 const READ_LOCKED: PreparedSql = {
   name: "hearth_group_read",
-  text: `SELECT key, value, NULL::bigint AS message_id FROM meta WHERE key = ANY($1::text[])
+  text: `SELECT key, value, NULL::bigint AS message_id, NULL::text AS moved FROM meta
+    WHERE key = ANY($1::text[])
   UNION ALL
-  SELECT NULL, NULL, m.id FROM messages m
+  SELECT NULL, NULL, m.id, NULL FROM messages m
     JOIN unnest($2::text[], $3::text[]) AS k(session_id, client_id)
-      ON m.session_id = k.session_id AND m.client_id = k.client_id`,
+      ON m.session_id = k.session_id AND m.client_id = k.client_id
+  UNION ALL
+  ${OPEN_CHATS_MOVED}`,
 };
 
 /**

@@ -15,7 +15,8 @@ import type { Message } from "../types.js";
 import { PgEdits } from "./edits.js";
 import { appendGroup, GroupItemFails } from "./group-append.js";
 import { archiveSuffix, insertMessage, lockSession } from "./message-write.js";
-import { casOn, withClaimsHeld } from "./meta.js";
+import { casOn, lockMetaKey, withClaimsHeld } from "./meta.js";
+import { requireOpenChat } from "./open-chat.js";
 import type { OwnerPresence } from "./owner-presence.js";
 import { fromPgError, type PgClient, type PgDb } from "./pool.js";
 import { messageFromArray, num, refuseNulMessage } from "./rows.js";
@@ -94,7 +95,12 @@ export class PgMessages extends PgEdits implements MessagesSql {
       for (const item of items) {
         await client.query("SAVEPOINT hearth_item");
         try {
-          const { metaBefore: before, metaAfter: after } = item;
+          const { metaBefore: before, metaAfter: after, openChat } = item;
+          if (openChat) {
+            // Its meta key's lock before the session's row, the grouped attempt's order (no deadlock between them).
+            if (before) await lockMetaKey(client, before.key);
+            await requireOpenChat(client, openChat, item.sessionId);
+          }
           if (before) await casOn(client, before.key, before.decide, now, before.presence);
           const message = await insertMessage(client, item.sessionId, item.message);
           if (after) await casOn(client, after.key, after.decide, now, after.presence);

@@ -70,6 +70,11 @@ export class PgMeta implements MetaSql {
   }
 }
 
+/** The transaction-scoped advisory lock every change of `key` holds (taken again, it is held twice). */
+export async function lockMetaKey(client: PgClient, key: string): Promise<void> {
+  await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [META_LOCK, key]);
+}
+
 /** Compare-and-set of one meta key on a client inside a transaction (turn leases ride on it). */
 export async function casOn(
   client: PgClient,
@@ -78,7 +83,7 @@ export async function casOn(
   now: number,
   presence?: MetaPresence,
 ): Promise<boolean> {
-  await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [META_LOCK, key]);
+  await lockMetaKey(client, key);
   const { rows } = await client.query("SELECT value FROM meta WHERE key = $1", [key]);
   const current = (rows[0]?.value as string | undefined) ?? null;
   const alive = await presenceAnswers(client, [{ key, decide, presence }], [current]);

@@ -30,8 +30,6 @@ import { requireOpenChat } from "./open-chat.js";
 
 /** The edits (pop, archiveAfter, replaceSuffix) are SqliteEdits's. */
 export class SqliteMessages extends SqliteEdits implements MessagesSql {
-  readonly checksOpenChat = true;
-
   append(sessionId: string, m: PreparedMessage, signal?: AbortSignal): Promise<Message> {
     return this.access.writeTransaction((conn) => insertMessage(conn, sessionId, m), signal);
   }

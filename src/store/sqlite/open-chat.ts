@@ -1,5 +1,5 @@
-import { HearthError } from "../../errors.js";
 import type { OpenChat } from "../messages.js";
+import { chatMoved } from "../open-chat.js";
 import type { Connection } from "./connection.js";
 
 /** A chat's open session: the newest one of its platform and chat key not ended (sessions_by_chat). */
@@ -19,10 +19,5 @@ export function requireOpenChat(conn: Connection, chat: OpenChat, sessionId: str
   const open = conn.stmt(OPEN_CHAT_ID).get(chat.platform, chat.chatKey) as
     | { id: string }
     | undefined;
-  if (open?.id === sessionId) return;
-  throw new HearthError(
-    "HEARTH_CHAT_MOVED",
-    `session ${sessionId} is no longer the open session of this chat`,
-    { resource: sessionId },
-  );
+  if (open?.id !== sessionId) throw chatMoved(sessionId);
 }

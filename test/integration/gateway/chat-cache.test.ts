@@ -5,12 +5,14 @@
  * session at any moment. Here that process is this test's, on the same
  * store as the real gateway child; each case fails if the gateway appends
  * to the session it remembers without the check in the append's
- * transaction (AppendItem.openChat).
+ * transaction (AppendItem.openChat). On SQLite and on PostgreSQL (where
+ * this test's process is another host for the database).
  */
 import { describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../../src/index.js";
-import { type GatewayChild, startGateway } from "../../helpers/gateway.js";
+import { type GatewayChild, startGateway, writeConfig } from "../../helpers/gateway.js";
 import { tempHome } from "../../helpers/home.js";
+import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
 
 const PLATFORM = "telegram";
 
@@ -23,16 +25,19 @@ async function turn(gw: GatewayChild, chat: string, content: string) {
 
 /** Two turns on `chat` (the second from the gateway's memory), then `meddle` in this process, then a third turn. */
 async function afterMeddling(
+  backend: Backend,
   chat: string,
   meddle: (store: Store, remembered: string) => Promise<void>,
 ) {
   const home = tempHome();
+  const url = backend === "postgres" ? await freshPgDatabase() : undefined;
+  if (url) writeConfig(home, { store: { url } });
   const gw = await startGateway(home);
   const first = await turn(gw, chat, "one");
   const second = await turn(gw, chat, "two");
   expect(second.session.id).toBe(first.session.id);
   const remembered = first.session.id;
-  const store = await openStore({ home, profile: "default" });
+  const store = await openStore({ home, profile: "default", ...(url ? { url } : {}) });
   try {
     await meddle(store, remembered);
     const third = await turn(gw, chat, "three");
@@ -43,11 +48,20 @@ async function afterMeddling(
   }
 }
 
-describe("the gateway's chat → session memory, across processes", () => {
+type Backend = "sqlite" | "postgres";
+const BACKENDS: Backend[] = pgEnabled ? ["sqlite", "postgres"] : ["sqlite"];
+
+describe.each(
+  BACKENDS,
+)("the gateway's chat → session memory, across processes, on %s", (backend) => {
   it("a session another process ended gets no more turns: the chat's next turn opens a new one", async () => {
-    const { remembered, third, after } = await afterMeddling("ended", async (store, id) => {
-      await store.sessions.end(id, "ended by another process");
-    });
+    const { remembered, third, after } = await afterMeddling(
+      backend,
+      "ended",
+      async (store, id) => {
+        await store.sessions.end(id, "ended by another process");
+      },
+    );
     expect(third.session.id).not.toBe(remembered);
     expect(third.session.messageCount).toBe(2);
     // The ended session kept its two exchanges, nothing more.
@@ -57,22 +71,30 @@ describe("the gateway's chat → session memory, across processes", () => {
 
   it("a newer open session another process made for the chat gets the turn", async () => {
     let replacement = "";
-    const { remembered, third, after } = await afterMeddling("replaced", async (store, id) => {
-      const old = await store.sessions.require(id);
-      // Newer than the remembered one (the chat's open session is the newest not ended).
-      while (Date.now() <= old.createdAt) await new Promise((r) => setTimeout(r, 2));
-      replacement = (await store.sessions.create({ source: PLATFORM, chatKey: "replaced" })).id;
-      expect((await store.sessions.resolveChat(PLATFORM, "replaced")).id).toBe(replacement);
-    });
+    const { remembered, third, after } = await afterMeddling(
+      backend,
+      "replaced",
+      async (store, id) => {
+        const old = await store.sessions.require(id);
+        // Newer than the remembered one (the chat's open session is the newest not ended).
+        while (Date.now() <= old.createdAt) await new Promise((r) => setTimeout(r, 2));
+        replacement = (await store.sessions.create({ source: PLATFORM, chatKey: "replaced" })).id;
+        expect((await store.sessions.resolveChat(PLATFORM, "replaced")).id).toBe(replacement);
+      },
+    );
     expect(third.session.id).toBe(replacement);
     expect(third.session.id).not.toBe(remembered);
     expect(after?.messageCount).toBe(4);
   });
 
   it("a session another process deleted: the next turn is answered in a new session, not refused", async () => {
-    const { remembered, third, after } = await afterMeddling("deleted", async (store, id) => {
-      expect(await store.sessions.delete(id)).toBe(true);
-    });
+    const { remembered, third, after } = await afterMeddling(
+      backend,
+      "deleted",
+      async (store, id) => {
+        expect(await store.sessions.delete(id)).toBe(true);
+      },
+    );
     expect(after).toBeNull();
     expect(third.session.id).not.toBe(remembered);
     expect(third.session.messageCount).toBe(2);
