@@ -337,15 +337,20 @@ Workloads (sizes of this ${s.mode} run):
    connection), the database backends' CPU (/proc/<pid>/stat of the pids in
    pg_stat_activity, before/after) and the gateway's CPU. The ceiling replays the rows
    that window wrote, with raw \`pg\` on the same database (fresh sessions), in the
-   fewest round trips the same work allows: per turn one chat lookup (the gateway's
-   echo responder reads no transcript; a batch's lookups sent at once on 8 pooled
-   connections, as the gateway's concurrent clients send theirs on its 8), per chat the window started one INSERT of its
-   session with the title and metadata the gateway gave it (the lookup finds none; the
-   window's messages only are replayed, sessions older than the window are inserted
-   before the timing, as the gateway had them), per batch of the gateway's mean group-commit
-   size ONE statement (implicit transaction) inserting the messages, moving the
-   sessions' counters and writing the turn leases (taken by a user message, deleted
-   by the reply, net per key), one batch at a time (as the group commit: one commit
+   fewest round trips the same work allows: per chat the window started one chat lookup
+   (it finds none) and one INSERT of its session with the title and metadata the
+   gateway gave it (a batch's lookups sent at once on 8 pooled connections, as the
+   gateway's concurrent clients send theirs on its 8; the window's messages only are
+   replayed, sessions older than the window are inserted before the timing, as the
+   gateway had them); no lookup for a turn on a chat seen before, since the gateway
+   remembers each chat's session on both backends (the gateway's echo responder
+   reads no transcript), per group commit of the gateway (its batches
+   recovered from the timestamp an appendMany call gives all its messages) ONE
+   statement (implicit transaction) inserting the messages, moving the sessions'
+   counters and last activity (the sessions older than the window start with their
+   last activity before it, so each batch moves it as the gateway's did: an indexed
+   column, no HOT update on either side) and writing the turn leases (taken by a
+   user message, deleted by the reply, net per key), one batch at a time (as the group commit: one commit
    in flight). The naive column is the same
    gateway on SQLite (WAL+FULL), for gateway CPU. Targets: <= 2 statements and <= 1
    round trip per message, server CPU <= 1.2× the ceiling's, gateway CPU <= 1.2× on

@@ -1,16 +1,18 @@
 // The raw-pg ceiling of workload 18: the rows a gateway window wrote,
 // written again by raw pg on the same server and database (fresh sessions
 // of their own), in the fewest round trips the same work allows:
-//   per turn   one read: the chat's session, as the gateway finds it (the
-//              echo responder reads only the new message: no transcript);
-//              a batch's reads are sent at once on the pool, as the
-//              gateway's concurrent clients send theirs (one at a time, the
-//              server spent less CPU per read than it does under the
-//              gateway's concurrency: a ceiling of other work);
 //   per chat   the window's new chats only (sessions the gateway created in
 //   started    the window; older ones are inserted before the timing, as the
-//              gateway had them): the read finds none, and ONE INSERT writes
-//              the session with the title and metadata the gateway gave it;
+//              gateway had them): one read, the chat lookup, finds none, and
+//              ONE INSERT writes the session with the title and metadata the
+//              gateway gave it. A turn on a chat seen before reads nothing:
+//              the gateway remembers each chat's session (ChatSessions, on
+//              both backends since 761bf38), so the ceiling does too (it
+//              read the session for every turn before). A batch's reads are
+//              sent at once on the pool, as the gateway's concurrent clients
+//              send theirs (one at a time, the server spent less CPU per
+//              read than it does under the gateway's concurrency: a ceiling
+//              of other work);
 //   per batch  ONE statement, in its own implicit transaction (no BEGIN or
 //              COMMIT): the batch's messages inserted with their ordinals,
 //              the sessions' counters moved, and the turn leases written as
@@ -19,10 +21,12 @@
 // Every statement is prepared once per connection (named), as hearth's
 // chat lookup and group-commit statements are: the server parses and plans
 // each once per connection, on both sides.
-// Batches are the gateway's mean group-commit batch, in message id order,
-// one at a time as the gateway's group commit runs them (one commit in
-// flight; with more, a reply's batch waits on its user message's batch for
-// the session row, and pg_stat_statements' execution time counts the wait). Measured as for the gateway: the database's backends'
+// Batches are the gateway's own group commits (gatewayBatches), in message
+// id order, one at a time as the gateway's group commit runs them (one
+// commit in flight; with more, a reply's batch waits on its user message's
+// batch for the session row, and pg_stat_statements' execution time counts
+// the wait). The sessions' last activity moves with each batch, as the
+// gateway's did. Measured as for the gateway: the database's backends'
 // CPU, pg_stat_statements calls, and this client's queries (its round trips).
 import { randomUUID } from "node:crypto";
 import { cpuMs } from "./gateway-servers.mjs";
@@ -60,6 +64,26 @@ const SESSION_SQL = `INSERT INTO sessions (id, profile, source, chat_key, title,
     metadata, created_at, updated_at, last_activity_at)
   VALUES ($1, 'default', $2, $3, $4, $5, $6, $7, $7, $7)`;
 
+/**
+ * The gateway's own group commits, in message id order: every message of
+ * one appendMany call carries that call's one timestamp (Messages.appendMany
+ * prepares each with the same `now`), so a batch is a run of rows sharing
+ * created_at. Two batches in one millisecond count as one. Replayed as they
+ * ran, a batch holds what the gateway's did: a turn's user message and its
+ * reply never in one batch (the client sends its next message after the
+ * reply's commit), so each lease is written by one batch and deleted by a
+ * later one, as hearth's are, never netted out inside a batch.
+ */
+function gatewayBatches(rows) {
+  const batches = [];
+  for (const r of rows) {
+    const last = batches.at(-1);
+    if (last && last[0].created_at === r.created_at) last.push(r);
+    else batches.push([r]);
+  }
+  return batches;
+}
+
 /** A lease value of the shape and size hearth writes (src/turn/leases.ts). */
 const leaseValue = () =>
   JSON.stringify({
@@ -72,22 +96,20 @@ const leaseValue = () =>
   });
 
 /** The batches' statement parameters, built before anything is timed. */
-function plan(rows, size, fresh) {
+function plan(rows, fresh) {
   const batches = [];
   const born = new Set();
-  for (let i = 0; i < rows.length; i += size) {
-    const part = rows.slice(i, i + size);
+  for (const part of gatewayBatches(rows)) {
     const meta = new Map(); // key -> value (taken) or null (released), net over the batch
     for (const r of part) meta.set(`turn:${r.session_id}`, r.role === "user" ? leaseValue() : null);
     const set = [...meta].filter(([, v]) => v !== null);
     batches.push({
+      // The first message of a chat the window started: its lookup, and its session created here.
       reads: part
-        .filter((r) => r.role === "user")
+        .filter((r) => r.role === "user" && fresh.has(r.session_id) && !born.has(r.session_id))
         .map((r) => {
-          // The first message of a chat the window started: its session is created here.
-          const create = fresh.has(r.session_id) && !born.has(r.session_id);
-          if (create) born.add(r.session_id);
-          return { chat: [r.source, r.chat_key], create: create ? fresh.get(r.session_id) : null };
+          born.add(r.session_id);
+          return { chat: [r.source, r.chat_key], create: fresh.get(r.session_id) };
         }),
       params: [
         part.map((r) => r.session_id),
@@ -107,17 +129,18 @@ function plan(rows, size, fresh) {
 
 /**
  * Replay the messages the gateway wrote in `url`'s database from `start` to
- * `end` (ms, its timed window) in batches of `batch` (rounded); per message:
+ * `end` (ms, its timed window) in the gateway's own batches; per message:
  * { statements (no BEGIN/COMMIT), pgssCalls, roundTrips, execMs
  * (pg_stat_statements' execution time), serverCpu (ms), sessions (created
  * in the timing, per message) }.
  */
-export async function replayCeiling(url, { batch, name, start, end }) {
+export async function replayCeiling(url, { name, start, end }) {
   const pool = rawPool(url, 8);
   try {
     const { rows } = await pool.query(
       `SELECT 'raw-' || m.session_id AS session_id, m.role, m.content, m.created_at, m.client_id,
          s.source, 'raw-' || s.chat_key AS chat_key, s.created_at >= $1 AS fresh,
+         s.created_at AS session_created,
          'raw-' || s.title AS title, s.title_source, s.metadata
        FROM messages m JOIN sessions s ON s.id = m.session_id
        WHERE m.created_at >= $1 AND m.created_at < $2 ORDER BY m.id`,
@@ -134,8 +157,15 @@ export async function replayCeiling(url, { batch, name, start, end }) {
           r.title,
           r.title_source,
           r.metadata,
+          r.session_created,
         ]);
     const chats = new Map(rows.filter((r) => !r.fresh).map((r) => [r.session_id, r]));
+    // Their last activity before the window, as the gateway's were: each
+    // batch moves it (an indexed column, sessions_by_activity), as hearth's
+    // does. Stamped at the replay's own time instead, no batch moved it and
+    // every session UPDATE was a HOT update, with no index entry to write
+    // (pg_walinspect: 0.99 HOT updates per message against hearth's 1.02
+    // plain ones and 3.2 more B-tree inserts).
     await pool.query(
       `INSERT INTO sessions (id, profile, source, chat_key, created_at, updated_at, last_activity_at)
        SELECT id, 'default', source, chat_key, $4, $4, $4
@@ -144,10 +174,10 @@ export async function replayCeiling(url, { batch, name, start, end }) {
         [...chats.keys()],
         [...chats.values()].map((r) => r.source),
         [...chats.values()].map((r) => r.chat_key),
-        Date.now(),
+        start - 1,
       ],
     );
-    const batches = plan(rows, Math.max(1, Math.round(batch)), fresh);
+    const batches = plan(rows, fresh);
     // Every pooled connection open before the CPU is read.
     await Promise.all(Array.from({ length: 8 }, () => pool.query("SELECT 1")));
     const pids = await backendPids(url);
@@ -165,14 +195,13 @@ export async function replayCeiling(url, { batch, name, start, end }) {
           b.reads.map(async ({ chat, create }) => {
             queries++;
             const found = await pool.query({ name: "ceiling_read", text: READ_SQL, values: chat });
-            if (found.rowCount !== (create ? 0 : 1))
+            if (found.rowCount !== 0)
               throw new Error("the ceiling's chat lookup found what the gateway's did not");
-            if (!create) return;
             queries++;
             await pool.query({
               name: "ceiling_session",
               text: SESSION_SQL,
-              values: [...create, Date.now()],
+              values: create,
             });
           }),
         );

@@ -11,10 +11,11 @@
 //   server CPU  the database's backends (utime + stime of /proc/<pid>/stat)
 //   gateway CPU the gateway process; beside it the same gateway on SQLite
 // The ceiling (bench/lib/pg-ceiling.mjs) replays the rows that window wrote
-// with raw pg on the same server, in the fewest round trips: per turn one
-// chat lookup, per chat the window started one INSERT of its session (title
-// and metadata as the gateway left them), per group commit (the gateway's
-// mean batch) one statement writing the batch's messages, session counters
+// with raw pg on the same server, in the fewest round trips: per chat the
+// window started one chat lookup and one INSERT of its session (title and
+// metadata as the gateway left them; a turn on a chat seen before reads
+// nothing, as the gateway remembers it), per group commit (the gateway's
+// own batches) one statement writing the batch's messages, session counters
 // and meta keys.
 // $HEARTH_BENCH_BASE_DIST (e.g. /work/main/dist): a third variant, "base",
 // that build's gateway measured the same way (its own ceiling replay),
@@ -119,7 +120,6 @@ export async function pgCostWorkload({ sizes, rounds, log }) {
           ]);
           try {
             const raw = await replayCeiling(v.url, {
-              batch: w.meanBatch,
               name,
               start: w.start,
               end: w.end,
