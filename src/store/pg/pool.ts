@@ -158,7 +158,7 @@ export interface PgDb {
    */
   statement<R extends pg.QueryResultRow = pg.QueryResultRow>(
     doing: string,
-    text: string,
+    sql: string | PreparedSql,
     params?: unknown[],
   ): Promise<pg.QueryResult<R>>;
   /** One transaction (retried on serialization failure or deadlock), errors coded. */
@@ -226,10 +226,12 @@ export function pgDb(pool: PgPool, url: string, profile: string): PgDb {
         text,
         async () => (await pool.query<unknown[]>({ text, values: params, rowMode: "array" })).rows,
       ),
-    async statement(doing, text, params) {
+    async statement(doing, sql, params) {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await pool.query(text, params);
+          return typeof sql === "string"
+            ? await pool.query(sql, params)
+            : await pool.query({ name: sql.name, text: sql.text, values: params });
         } catch (err) {
           if (isRetryable(err) && attempt < 5) continue;
           throw fromPgError(err, url, doing);

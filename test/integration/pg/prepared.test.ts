@@ -1,7 +1,8 @@
 /**
  * The statements every gateway turn runs on PostgreSQL (the chat lookup and
- * the group commit's three) are prepared: each connection parses and plans
- * them once, under a name the server keeps (pg_prepared_statements). And a
+ * the group commit's three), and those of every new chat (its session's
+ * creation and its automatic title), are prepared: each connection parses
+ * and plans them once, under a name the server keeps (pg_prepared_statements). And a
  * migration that adds a column to `sessions` while a gateway runs leaves
  * those plans answering: their results name their columns, so the plan's
  * shape does not change ("cached plan must not change result type").
@@ -64,15 +65,27 @@ it.runIf(pgEnabled)(
     for (let round = 0; round < 5; round++) {
       expect((await sessions.resolveChat("test", "chat-1")).id).toBe(created.id);
       expect(await groupCommit(pool, created.id, 3, `r${round}`)).toHaveLength(3);
+      // A new chat, and its automatic title (with the metadata it records), then a user's.
+      const chat = await sessions.resolveChat("test", `new-${round}`);
+      await sessions.rename(chat.id, `auto ${round}`, "auto", { titledBy: "test" });
+      await sessions.rename(chat.id, `user ${round}`, "user");
     }
     expect(await preparedNames(pool)).toEqual([
+      "hearth_chat_create",
+      "hearth_chat_lock",
       "hearth_find_chat",
       "hearth_group_insert",
       "hearth_group_lock",
       "hearth_group_read",
+      "hearth_rename",
+      "hearth_rename_merging",
+      "hearth_rename_read",
     ]);
     const session = await sessions.require(created.id);
     expect(session.messageCount).toBe(15);
+    const renamed = await sessions.resolveChat("test", "new-4");
+    expect(renamed).toMatchObject({ title: "user 4", titleSource: "user" });
+    expect(renamed.metadata).toEqual({ titledBy: "test" });
   },
 );
 
@@ -82,11 +95,29 @@ it.runIf(pgEnabled)(
     const { url, pool, sessions } = await oneConnection();
     const created = await sessions.resolveChat("test", "chat-2");
     await groupCommit(pool, created.id, 2, "before");
-    expect(await preparedNames(pool)).toContain("hearth_group_insert");
+    await sessions.rename(created.id, "before", "auto", { titledBy: "test" });
+    await sessions.rename(created.id, "before, mine", "user");
+    expect(await preparedNames(pool)).toEqual(
+      expect.arrayContaining([
+        "hearth_chat_create",
+        "hearth_group_insert",
+        "hearth_rename",
+        "hearth_rename_merging",
+      ]),
+    );
     // What a newer hearth's migration could do while this one runs.
     await withPgClient(url, (c) => c.query("ALTER TABLE sessions ADD COLUMN later_field text"));
     const found = await sessions.resolveChat("test", "chat-2");
     expect(found.id).toBe(created.id);
+    // A new chat and its titles, on plans prepared before the column came.
+    const chat = await sessions.resolveChat("test", "chat-3");
+    expect(chat.messageCount).toBe(0);
+    expect(await sessions.rename(chat.id, "auto", "auto", { titledBy: "test" })).toMatchObject({
+      id: chat.id,
+      title: "auto",
+      metadata: { titledBy: "test" },
+    });
+    expect(await sessions.rename(chat.id, "mine", "user")).toMatchObject({ title: "mine" });
     const after = await groupCommit(pool, created.id, 2, "after");
     expect(after.map((s) => s.message.ordinal)).toEqual([2, 3]);
     expect(after[1]!.session?.messageCount).toBe(4);
