@@ -306,6 +306,18 @@ CREATE TABLE tool_grants (
 );
 `,
   },
+  {
+    version: 7,
+    description: "a chat's open session found in the index's order, whatever the chat's history",
+    sql: `
+-- As SQLite's version 15: the newest session of a chat not ended is the
+-- first the index gives for the chat in created_at order, instead of every
+-- session the chat ever had read and sorted, at each turn's check of a
+-- remembered chat (src/store/pg/open-chat.ts) and at each lookup.
+DROP INDEX sessions_by_chat;
+CREATE INDEX sessions_by_chat ON sessions (source, chat_key, created_at);
+`,
+  },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
