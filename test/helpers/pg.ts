@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { findTool } from "../../src/ops/pg/tools.js";
-import { afterThisFile } from "./cleanups.js";
+import { afterThisFile, afterThisTest } from "./cleanups.js";
 import { DEFAULT_PG_URL } from "./pg-url.js";
 
 export const PG_ADMIN_URL = process.env.HEARTH_TEST_PG_URL ?? DEFAULT_PG_URL;
@@ -76,6 +76,14 @@ export async function withPgClient<T>(url: string, fn: (c: pg.Client) => Promise
   } finally {
     await c.end();
   }
+}
+
+/** A connection of its own to `url` (another host, for the server), ended after the test. */
+export async function pgClientForTest(url: string): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  afterThisTest(() => c.end());
+  return c;
 }
 
 /** A new, empty database; dropped after the test file. Returns its URL. */

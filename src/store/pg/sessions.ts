@@ -132,13 +132,11 @@ export class PgSessions implements SessionsSql {
     refuseNulId(id);
     if (metadata) return this.renameMerging(id, title, source, metadata);
     return eachTitle(title, source === "auto", async (candidate) => {
-      const { rows } = await this.db.statement("rename a session", RENAME, [
-        candidate,
-        candidate === null ? null : source,
-        Date.now(),
-        id,
-        source === "auto",
-      ]);
+      const { rows } = await this.db.statement(
+        "rename a session",
+        RENAME,
+        titleParams(id, candidate, source),
+      );
       // No row: the session is unknown (refused), or a user's title stays (returned as it is).
       return rows[0] ? toSession(sessionRow(rows[0])) : await requireOn(this.db, id);
     });
@@ -167,11 +165,7 @@ export class PgSessions implements SessionsSql {
       const merged = mergeMetadata(parseMetadata(now.metadata), patch);
       const renamed = await eachTitle(title, source === "auto", async (candidate) => {
         const { rows } = await this.db.statement("rename a session", RENAME_MERGING, [
-          candidate,
-          candidate === null ? null : source,
-          Date.now(),
-          id,
-          source === "auto",
+          ...titleParams(id, candidate, source),
           merged,
           now.metadata,
         ]);
@@ -317,6 +311,11 @@ const CREATE_CHAT: PreparedSql = {
       SELECT 1 FROM sessions WHERE source = $3::text AND chat_key = $4::text AND ended_at IS NULL)
     RETURNING ${SESSION_ROW_COLUMNS.join(", ")}`,
 };
+
+/** $1 to $5 of RENAME and RENAME_MERGING: the title, its source, the time, the id, whether the title is automatic. */
+function titleParams(id: string, title: string | null, source: TitleSource): unknown[] {
+  return [title, title === null ? null : source, Date.now(), id, source === "auto"];
+}
 
 const RENAME: PreparedSql = {
   name: "hearth_rename",

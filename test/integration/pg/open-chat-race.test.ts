@@ -7,12 +7,12 @@
  * appended to the ended session. Both the grouped attempt and the item
  * path (the batch run again item by item) are raced.
  */
-import pg from "pg";
+import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../../src/index.js";
 import { afterThisTest } from "../../helpers/cleanups.js";
 import { tempHome } from "../../helpers/home.js";
-import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
+import { freshPgDatabase, pgClientForTest, pgEnabled } from "../../helpers/pg.js";
 import { until } from "../../helpers/process.js";
 
 const chatItem = (sessionId: string, content: string) => ({
@@ -25,13 +25,8 @@ const chatItem = (sessionId: string, content: string) => ({
 async function setup(): Promise<{ store: Store; other: pg.Client; url: string }> {
   const url = await freshPgDatabase();
   const store = await openStore({ home: tempHome(), url });
-  const other = new pg.Client({ connectionString: url });
-  await other.connect();
-  afterThisTest(async () => {
-    await other.end();
-    await store.close();
-  });
-  return { store, other, url };
+  afterThisTest(() => store.close());
+  return { store, other: await pgClientForTest(url), url };
 }
 
 /** Until a backend of this database waits for a lock (the append, at the session's row). */

@@ -7,14 +7,13 @@
  * SQLite, 7 on PostgreSQL). Counted from the databases' own plans, on a
  * chat with 300 ended sessions and its open one.
  */
-import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { openStore, type SqliteStore, type Store } from "../../../src/index.js";
 import { FIND_OPEN_CHAT } from "../../../src/store/sqlite/open-chat.js";
 import { internals } from "../../../src/store/sqlite/store.js";
 import { afterThisTest } from "../../helpers/cleanups.js";
 import { tempHome } from "../../helpers/home.js";
-import { freshPgDatabase, pgEnabled } from "../../helpers/pg.js";
+import { freshPgDatabase, pgClientForTest, pgEnabled } from "../../helpers/pg.js";
 
 const ENDED = 300;
 
@@ -49,12 +48,8 @@ describe("a chat's open session, found in the index's order", () => {
     async () => {
       const url = await freshPgDatabase();
       const store = await openStore({ home: tempHome(), url });
-      const admin = new pg.Client({ connectionString: url });
-      await admin.connect();
-      afterThisTest(async () => {
-        await admin.end();
-        await store.close();
-      });
+      afterThisTest(() => store.close());
+      const admin = await pgClientForTest(url);
       const open = await longChat(store);
       await admin.query("ANALYZE sessions");
       const { rows } = await admin.query(
