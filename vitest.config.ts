@@ -5,6 +5,13 @@ import { LongFirstSequencer } from "./test/helpers/sequencer.js";
 // once (HEARTH_FAILPOINTS, read at the first failpoint hit).
 const OWN_PROCESS = ["test/integration/replicate/reshipped.test.ts"];
 
+// Every node process the tests start (~900 CLIs, daemons and fixtures a
+// run) would otherwise parse the CA bundle NODE_EXTRA_CA_CERTS names before
+// its first line: ~45 ms of CPU each on a machine whose environment sets it
+// (`node -e 0` 100 → 60 ms; docs/testing.md). No test leaves loopback. The
+// workers and every child they start inherit this process's environment.
+delete process.env.NODE_EXTRA_CA_CERTS;
+
 export default defineConfig({
   test: {
     projects: [
