@@ -148,7 +148,10 @@ Workloads (sizes of this ${s.mode} run):
    (bench/workers/backup-caller.mjs) holding only the store it backs up, as a
    gateway or scheduler would, not the bench process, whose heap holds the
    corpora of the workloads before; its lateness is sampled every 10 ms from
-   the call to its return. Quiet store (bench/workloads/backup-quiet.mjs):
+   the call to its return. Beside each hearth backup an idle process samples
+   its own loop the same way (bench/workers/idle-lag.mjs): the machine's
+   floor over the span, so that a stall all three processes show reads as
+   the machine's. Quiet store (bench/workloads/backup-quiet.mjs):
    the same two, no writer, in the same kind of caller process, order
    rotated; time ratio and the caller's largest lateness. Then \`optimize()\` (dist/ops/optimize.js) vs the
    same four statements on a raw connection, each on a fresh copy of a quiet

@@ -47,13 +47,23 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
     let callerGcMs = Number.NaN;
     let callerCpuMs = Number.NaN;
     let callerSyscalls = Number.NaN;
+    let floorMs = Number.NaN;
     if (variant === "naive") {
       writer.send({ op: "backup", target });
       ({ from, to } = (await writer.line((l) => l.op === "backup")).result);
     } else {
       const caller = startChild("backup-caller.mjs", { home: large.home, path: large.path });
+      // The machine's floor over the same span (as in backup-quiet.mjs): a
+      // stall the writer, the caller and this idle process all show is the
+      // machine's (the VM's vCPUs, the kernel), not a loop's own.
+      const idle = variant === "hearth" ? startChild("idle-lag.mjs", {}) : undefined;
       try {
         await caller.line((l) => l.ready === true);
+        if (idle) {
+          await idle.line((l) => l.ready === true);
+          idle.send({ op: "start" });
+          await idle.line((l) => l.op === "start");
+        }
         caller.send({ op: "backup", variant, target });
         const answer = await caller.line((l) => l.op === "backup");
         if (!answer.ok) throw new Error(`backup caller: ${answer.error.message}`);
@@ -65,9 +75,14 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
           cpuMs: callerCpuMs,
           syscalls: callerSyscalls,
         } = answer.result);
+        if (idle) {
+          idle.send({ op: "stop" });
+          floorMs = (await idle.line((l) => l.op === "stop")).result;
+        }
         if (variant === "hearth") rmSync(answer.result.path, { force: true });
       } finally {
         await caller.stop();
+        await idle?.stop();
       }
     }
     rmSync(target, { force: true });
@@ -80,6 +95,7 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
       callerGcMs,
       callerCpuMs,
       callerSyscalls,
+      floorMs,
       walMiB,
       ...stats,
     };
@@ -134,7 +150,7 @@ export async function maintenanceWorkload({ large, sizes, rounds, log }) {
         b[v].push(r);
         const caller = Number.isNaN(r.callerStallMs)
           ? ""
-          : `, caller late ≤ ${r.callerStallMs.toFixed(0)} ms (longest GC ${r.callerGcMs.toFixed(0)} ms)`;
+          : `, caller late ≤ ${r.callerStallMs.toFixed(0)} ms (longest GC ${r.callerGcMs.toFixed(0)} ms)${Number.isNaN(r.floorMs) ? "" : `, an idle process ≤ ${r.floorMs.toFixed(0)} ms`}`;
         line.push(
           `${v} ${(r.backupMs / 1000).toFixed(1)} s, stall ${r.maxStallMs.toFixed(0)} ms${caller}`,
         );
@@ -215,6 +231,13 @@ export async function maintenanceWorkload({ large, sizes, rounds, log }) {
       ceiling: b.ceiling.map((r) => r.callerStallMs),
       note: "naive: the writer is the caller (see the writer's stall)",
       target: { text: "< 50 ms every round", kind: "absolute", op: "<", value: 50, basis: "worst" },
+    }),
+    row({
+      workload,
+      metric: "idle sibling process's max event-loop lateness during hearth's backup (noise floor)",
+      unit: "ms",
+      better: "lower",
+      hearth: b.hearth.map((r) => r.floorMs),
     }),
     // The backup's counted cost (issue 44), in the caller process (every thread).
     row({
