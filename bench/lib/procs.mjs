@@ -14,6 +14,27 @@ export function startChild(name, arg) {
 }
 
 /**
+ * The machine's floor of event-loop lateness over a span: an idle process
+ * (bench/workers/idle-lag.mjs) sampling its own loop every 10 ms, started
+ * now. `stop()` answers its largest lateness since and ends it.
+ */
+export async function idleFloor() {
+  const idle = startChild("idle-lag.mjs", {});
+  await idle.line((l) => l.ready === true);
+  idle.send({ op: "start" });
+  await idle.line((l) => l.op === "start");
+  return {
+    async stop() {
+      idle.send({ op: "stop" });
+      const ms = (await idle.line((l) => l.op === "stop")).result;
+      await idle.stop();
+      return ms;
+    },
+    end: () => idle.stop(),
+  };
+}
+
+/**
  * Start `node <args>` (env: the child's environment) and read its stdout as
  * JSON lines; the child is killed by killChildren() if still running.
  */

@@ -7,7 +7,7 @@
 // backup ran before) on the caller's thread.
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { killChildren, startChild } from "../lib/procs.mjs";
+import { idleFloor, killChildren, startChild } from "../lib/procs.mjs";
 import { row } from "../lib/rows.mjs";
 import { rotate } from "../lib/stats.mjs";
 
@@ -17,22 +17,17 @@ import { rotate } from "../lib/stats.mjs";
 // noise floor, which no backup can go below.
 async function once(variant, large, target) {
   const caller = startChild("backup-caller.mjs", { home: large.home, path: large.path });
-  const idle = variant === "hearth" ? startChild("idle-lag.mjs", {}) : undefined;
+  let idle;
   try {
     await caller.line((l) => l.ready === true);
-    if (idle) {
-      await idle.line((l) => l.ready === true);
-      idle.send({ op: "start" });
-      await idle.line((l) => l.op === "start");
-    }
+    if (variant === "hearth") idle = await idleFloor();
     caller.send({ op: "backup", variant, target });
     const answer = await caller.line((l) => l.op === "backup");
     if (!answer.ok) throw new Error(`backup caller: ${answer.error.message}`);
     const { from, to, callerStallMs: lateMs, path } = answer.result;
     rmSync(path, { force: true });
     if (!idle) return { ms: to - from, lateMs };
-    idle.send({ op: "stop" });
-    const floorMs = (await idle.line((l) => l.op === "stop")).result;
+    const floorMs = await idle.stop();
     return { ms: to - from, lateMs, floorMs };
   } finally {
     await killChildren();

@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import { openStore } from "../../dist/index.js";
 import { optimize } from "../../dist/ops/optimize.js";
 import { costMeter } from "../lib/io-counters.mjs";
-import { killChildren, startChild } from "../lib/procs.mjs";
+import { idleFloor, killChildren, startChild } from "../lib/procs.mjs";
 import { quietMachine } from "../lib/quiet-machine.mjs";
 import { row } from "../lib/rows.mjs";
 import { writerPragmas } from "../lib/sql.mjs";
@@ -56,14 +56,10 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
       // The machine's floor over the same span (as in backup-quiet.mjs): a
       // stall the writer, the caller and this idle process all show is the
       // machine's (the VM's vCPUs, the kernel), not a loop's own.
-      const idle = variant === "hearth" ? startChild("idle-lag.mjs", {}) : undefined;
+      let idle;
       try {
         await caller.line((l) => l.ready === true);
-        if (idle) {
-          await idle.line((l) => l.ready === true);
-          idle.send({ op: "start" });
-          await idle.line((l) => l.op === "start");
-        }
+        if (variant === "hearth") idle = await idleFloor();
         caller.send({ op: "backup", variant, target });
         const answer = await caller.line((l) => l.op === "backup");
         if (!answer.ok) throw new Error(`backup caller: ${answer.error.message}`);
@@ -75,14 +71,11 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
           cpuMs: callerCpuMs,
           syscalls: callerSyscalls,
         } = answer.result);
-        if (idle) {
-          idle.send({ op: "stop" });
-          floorMs = (await idle.line((l) => l.op === "stop")).result;
-        }
+        if (idle) floorMs = await idle.stop();
         if (variant === "hearth") rmSync(answer.result.path, { force: true });
       } finally {
         await caller.stop();
-        await idle?.stop();
+        await idle?.end();
       }
     }
     rmSync(target, { force: true });

@@ -16,7 +16,8 @@ import { chatMoved } from "../open-chat.js";
 import type { PgClient } from "./pool.js";
 
 /** The chat's open session, as resolveChat finds it (sessions_by_chat). */
-const OPEN_CHAT_ID = `SELECT id FROM sessions
+/** The chat's open session: its newest not ended ($1 source, $2 chat key). */
+export const OPEN_CHAT_ID = `SELECT id FROM sessions
   WHERE source = $1 AND chat_key = $2 AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1`;
 
 /**

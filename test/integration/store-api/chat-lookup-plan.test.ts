@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { openStore, type SqliteStore, type Store } from "../../../src/index.js";
+import { OPEN_CHAT_ID } from "../../../src/store/pg/open-chat.js";
 import { FIND_OPEN_CHAT } from "../../../src/store/sqlite/open-chat.js";
 import { internals } from "../../../src/store/sqlite/store.js";
 import { afterThisTest } from "../../helpers/cleanups.js";
@@ -52,11 +53,12 @@ describe("a chat's open session, found in the index's order", () => {
       const admin = await pgClientForTest(url);
       const open = await longChat(store);
       await admin.query("ANALYZE sessions");
-      const { rows } = await admin.query(
-        `EXPLAIN (ANALYZE, FORMAT JSON) SELECT id FROM sessions
-       WHERE source = 'tg' AND chat_key = 'long' AND ended_at IS NULL
-       ORDER BY created_at DESC LIMIT 1`,
-      );
+      // The statement the item path runs (the lookup and the grouped check
+      // ask the same of the index).
+      const { rows } = await admin.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${OPEN_CHAT_ID}`, [
+        "tg",
+        "long",
+      ]);
       const nodes: {
         "Node Type": string;
         "Actual Rows": number;
