@@ -148,12 +148,18 @@ Workloads (sizes of this ${s.mode} run):
    (bench/workers/backup-caller.mjs) holding only the store it backs up, as a
    gateway or scheduler would, not the bench process, whose heap holds the
    corpora of the workloads before; its lateness is sampled every 10 ms from
-   the call to its return. Beside each hearth backup an idle process samples
-   its own loop the same way (bench/workers/idle-lag.mjs): the machine's
-   floor over the span, so that a stall all three processes show reads as
-   the machine's. Quiet store (bench/workloads/backup-quiet.mjs):
+   the call to its return. Beside each backup one idle process per CPU,
+   pinned to it, samples its own loop the same way (bench/lib/loop-lag.mjs,
+   bench/workers/idle-lag.mjs): the machine's floor over the span, and the
+   spans a CPU ran nothing at all (a sibling's timer late while the sibling
+   neither ran nor waited in the run queue, from /proc/thread-self/schedstat:
+   on this VM, a vCPU the host did not schedule). The stall targets are
+   judged on each late sample less the freezes of the CPU it ran on (a
+   sample whose CPU cannot be told keeps all of it); the stalls as measured
+   are reported beside them. Quiet store (bench/workloads/backup-quiet.mjs):
    the same two, no writer, in the same kind of caller process, order
-   rotated; time ratio and the caller's largest lateness. Then \`optimize()\` (dist/ops/optimize.js) vs the
+   rotated; time ratio and the caller's largest lateness, with the same
+   siblings. Then \`optimize()\` (dist/ops/optimize.js) vs the
    same four statements on a raw connection, each on a fresh copy of a quiet
    ${n(s.optimizeMessages)}-message store.
 

@@ -14,27 +14,6 @@ export function startChild(name, arg) {
 }
 
 /**
- * The machine's floor of event-loop lateness over a span: an idle process
- * (bench/workers/idle-lag.mjs) sampling its own loop every 10 ms, started
- * now. `stop()` answers its largest lateness since and ends it.
- */
-export async function idleFloor() {
-  const idle = startChild("idle-lag.mjs", {});
-  await idle.line((l) => l.ready === true);
-  idle.send({ op: "start" });
-  await idle.line((l) => l.op === "start");
-  return {
-    async stop() {
-      idle.send({ op: "stop" });
-      const ms = (await idle.line((l) => l.op === "stop")).result;
-      await idle.stop();
-      return ms;
-    },
-    end: () => idle.stop(),
-  };
-}
-
-/**
  * Start `node <args>` (env: the child's environment) and read its stdout as
  * JSON lines; the child is killed by killChildren() if still running.
  */
@@ -137,24 +116,4 @@ export function serve(handlers) {
   });
   rl.on("close", quit);
   emit({ ready: true, pid: process.pid });
-}
-
-/** A 10 ms interval recording how late it fires: { stop() → samples [{ at, lateMs }] }. */
-export function lagMonitor() {
-  const samples = [];
-  let last = performance.now();
-  const sample = () => {
-    const now = performance.now();
-    samples.push({ at: performance.timeOrigin + now, lateMs: Math.max(0, now - last - 10) });
-    last = now;
-  };
-  const timer = setInterval(sample, 10);
-  return {
-    samples,
-    stop() {
-      sample();
-      clearInterval(timer);
-      return samples;
-    },
-  };
 }

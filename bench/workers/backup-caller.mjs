@@ -6,15 +6,17 @@
 // "variant":"hearth"|"ceiling","target"} runs one backup: hearth's backup()
 // on a reader store, or the raw steps (VACUUM INTO, fsync, quick_check,
 // rename) on a read-only connection, while a 10 ms interval records how late
-// it fires. Returns { from, to, callerStallMs, gcMaxMs, path, cpuMs,
-// syscalls } (epoch ms; gcMaxMs: the longest garbage collection of this
+// it fires. Returns { from, to, callerStallMs, callerLate, gcMaxMs, path,
+// cpuMs, syscalls } (epoch ms; callerLate: its samples as lateSamples gives them
+// (bench/lib/loop-lag.mjs); gcMaxMs: the longest garbage collection of this
 // process meanwhile; cpuMs and syscalls: this process's, from to to).
 import { PerformanceObserver } from "node:perf_hooks";
 import Database from "better-sqlite3";
 import { openStore } from "../../dist/index.js";
 import { backup } from "../../dist/ops/backup.js";
 import { costMeter } from "../lib/io-counters.mjs";
-import { lagMonitor, serve } from "../lib/procs.mjs";
+import { lagMonitor, lateSamples } from "../lib/loop-lag.mjs";
+import { serve } from "../lib/procs.mjs";
 import { rawBackup } from "../lib/sql.mjs";
 
 const { home, path } = JSON.parse(process.argv[2]);
@@ -58,6 +60,7 @@ serve({
     }
     const callerStallMs = Math.max(...lag.samples.map((s) => s.lateMs));
     gc.disconnect();
-    return { from, to, callerStallMs, gcMaxMs, path: copy, ...spent };
+    const callerLate = lateSamples(lag.samples);
+    return { from, to, callerStallMs, callerLate, gcMaxMs, path: copy, ...spent };
   },
 });

@@ -1,7 +1,10 @@
 // The noise floor of event-loop lateness: a process that does nothing but
-// sample its own loop every 10 ms. {"op":"start"} starts sampling;
-// {"op":"stop"} answers the largest lateness since start.
-import { lagMonitor, serve } from "../lib/procs.mjs";
+// sample its own loop every 10 ms (bench/lib/loop-lag.mjs pins one to each
+// CPU). {"op":"start"} starts sampling; {"op":"stop"} answers { late, restMs }:
+// the late samples since start, with their CPU and scheduler times, and the
+// largest lateness of the others (lateSamples).
+import { lagMonitor, lateSamples } from "../lib/loop-lag.mjs";
+import { serve } from "../lib/procs.mjs";
 
 let lag;
 serve({
@@ -10,6 +13,6 @@ serve({
     return true;
   },
   stop() {
-    return Math.max(0, ...lag.stop().map((s) => s.lateMs));
+    return lateSamples(lag.stop());
   },
 });

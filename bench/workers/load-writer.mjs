@@ -7,7 +7,8 @@
 // "from","to"} stops and reports the figures inside [from, to] (epoch ms).
 import { openStore } from "../../dist/index.js";
 import { messageList, prng } from "../lib/corpus.mjs";
-import { lagMonitor, serve } from "../lib/procs.mjs";
+import { lagMonitor, lateSamples } from "../lib/loop-lag.mjs";
+import { serve } from "../lib/procs.mjs";
 import { ceilingWriter, rawBackup } from "../lib/sql.mjs";
 import { quantile } from "../lib/stats.mjs";
 
@@ -64,9 +65,8 @@ serve({
     const samples = lag.stop();
     const inside = appends.filter(([at, ms]) => at <= to && at + ms >= from).map(([, ms]) => ms);
     // A sample at `at`, late by L, stands for the gap (at - 10 - L, at].
-    const stalls = samples
-      .filter((s) => s.at >= from && s.at - 10 - s.lateMs <= to)
-      .map((s) => s.lateMs);
+    const inWindow = samples.filter((s) => s.at >= from && s.at - 10 - s.lateMs <= to);
+    const stalls = inWindow.map((s) => s.lateMs);
     const before = appends.filter(([at]) => at < from).map(([, ms]) => ms);
     return {
       commits: inside.length,
@@ -75,6 +75,8 @@ serve({
       maxAppendMs: Math.max(0, ...inside),
       quietP99: quantile(before, 0.99),
       maxStallMs: Math.max(0, ...stalls),
+      // For the stall net of the machine's CPU freezes (bench/lib/loop-lag.mjs).
+      lateSamples: lateSamples(inWindow),
     };
   },
   async close() {

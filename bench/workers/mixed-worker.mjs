@@ -9,7 +9,8 @@
 import { openStore } from "../../dist/index.js";
 import { ftsQuery, messageList, prng, queries } from "../lib/corpus.mjs";
 import { costMeter } from "../lib/io-counters.mjs";
-import { lagMonitor, serve } from "../lib/procs.mjs";
+import { lagMonitor } from "../lib/loop-lag.mjs";
+import { serve } from "../lib/procs.mjs";
 import { ceilingReader, ceilingWriter, naive } from "../lib/sql.mjs";
 
 const spec = JSON.parse(process.argv[2]);
