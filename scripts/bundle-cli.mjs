@@ -63,6 +63,32 @@ const prebuiltLocks = {
   },
 };
 
+// commander is bundled (its five files resolved and read once, at build
+// time, not at every command) and its one use of node:child_process, the
+// spawn of an executable subcommand (hearth defines none), gets the module
+// on first use: loaded at start it took child_process, net and the stream
+// modules with it, ~7 ms of every command (docs/benchmarks-history.md).
+const LAZY_CHILD_PROCESS = `
+let real;
+const load = () => (real ??= require("node:child_process"));
+module.exports = new Proxy({}, {
+  get: (_, key) => load()[key],
+  has: (_, key) => key in load(),
+});`;
+const LAZY_CHILD_PROCESS_ID = "\0lazy:node:child_process";
+const commandersChildProcess = (id, importer) =>
+  (id === "node:child_process" || id === "child_process") &&
+  importer?.includes("/node_modules/commander/") === true;
+const lazyChildProcess = {
+  name: "commander-lazy-child-process",
+  resolveId(id, importer) {
+    return commandersChildProcess(id, importer) ? LAZY_CHILD_PROCESS_ID : undefined;
+  },
+  load(id) {
+    return id === LAZY_CHILD_PROCESS_ID ? { code: LAZY_CHILD_PROCESS, moduleType: "js" } : undefined;
+  },
+};
+
 // A CommonJS chunk has no import.meta; every use in hearth's sources is
 // import.meta.url, the module's own file URL.
 const IMPORT_META_URL = 'require("node:url").pathToFileURL(__filename).href';
@@ -84,13 +110,16 @@ const bundled = await build({
   input: join(cli, "main.js"),
   platform: "node",
   logLevel: "warn",
-  plugins: [prebuiltLocks, importMetaUrl],
-  // Packages (bare specifiers, node: built-ins) are loaded from node_modules as before.
-  external: (id) =>
+  plugins: [prebuiltLocks, lazyChildProcess, importMetaUrl],
+  // Packages (bare specifiers, node: built-ins) are loaded from node_modules
+  // as before, but for commander (above).
+  external: (id, importer) =>
+    !commandersChildProcess(id, importer) &&
     !id.startsWith(".") &&
     !id.startsWith("/") &&
     !id.startsWith("\0") &&
-    id !== "fs-native-extensions",
+    id !== "fs-native-extensions" &&
+    id !== "commander",
   output: {
     dir: staging,
     format: "cjs",
