@@ -85,7 +85,9 @@ const lazyChildProcess = {
     return commandersChildProcess(id, importer) ? LAZY_CHILD_PROCESS_ID : undefined;
   },
   load(id) {
-    return id === LAZY_CHILD_PROCESS_ID ? { code: LAZY_CHILD_PROCESS, moduleType: "js" } : undefined;
+    return id === LAZY_CHILD_PROCESS_ID
+      ? { code: LAZY_CHILD_PROCESS, moduleType: "js" }
+      : undefined;
   },
 };
 
