@@ -7,8 +7,10 @@
 // third is no program's doing, and the guest's CPU accounting cannot see it
 // (this VM reports no steal time). It is told apart by a sibling process
 // pinned to each CPU, idle but for its own 10 ms timer: when that timer
-// fires late although the sibling neither ran nor waited in the run queue
-// meanwhile (/proc/thread-self/schedstat), its CPU did not run. Measured
+// fires late although the sibling did not run meanwhile, the part of the
+// lateness it was not even waiting in the run queue
+// (/proc/thread-self/schedstat) is time its CPU did not run: a CPU that
+// runs anything takes the timer's interrupt and queues the sibling. Measured
 // here (docs/benchmarks-history.md): ~90 ms such freezes of one CPU, seen at
 // the same instant by every sleeping process on it and by none on the other.
 import { execFileSync } from "node:child_process";
@@ -18,7 +20,7 @@ import { startChild } from "./procs.mjs";
 
 /** Late samples from this long on carry the thread's CPU and scheduler times. */
 const DETAIL_MS = 20;
-/** A pinned sibling that ran or waited this long during its lateness was not frozen. */
+/** A pinned sibling that ran this long during its lateness was not frozen. */
 const FROZEN_SLACK_MS = 1;
 
 /** This thread's [ns on CPU, ns runnable but waiting, times scheduled], or null where /proc cannot tell. */
@@ -87,19 +89,17 @@ export function lateSamples(samples) {
 }
 
 /**
- * A pinned sibling's samples → the spans its CPU ran nothing: late, and
- * neither running nor waiting for the CPU meanwhile. [{ cpu, from, to }].
+ * A pinned sibling's samples → the spans its CPU ran nothing: [{ cpu,
+ * from, to }]. A late sample of a sibling that did not run meanwhile was
+ * asleep past its timer, then woken and queued for `runqMs` (behind
+ * whatever the CPU ran once it ran again), then ran: the span from its
+ * due time to its waking, late minus queued, is the CPU's freeze. The
+ * queued part is not counted: the CPU ran something then.
  */
 function freezesOf(samples, cpu) {
   return samples
-    .filter(
-      (s) =>
-        s.lateMs >= DETAIL_MS &&
-        s.cpu === cpu &&
-        s.ranMs < FROZEN_SLACK_MS &&
-        s.runqMs < FROZEN_SLACK_MS,
-    )
-    .map((s) => ({ cpu, from: s.at - s.lateMs, to: s.at }));
+    .filter((s) => s.cpu === cpu && s.ranMs < FROZEN_SLACK_MS && s.lateMs - s.runqMs >= DETAIL_MS)
+    .map((s) => ({ cpu, from: s.at - s.lateMs, to: s.at - s.runqMs }));
 }
 
 /**

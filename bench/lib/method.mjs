@@ -152,8 +152,9 @@ Workloads (sizes of this ${s.mode} run):
    pinned to it, samples its own loop the same way (bench/lib/loop-lag.mjs,
    bench/workers/idle-lag.mjs): the machine's floor over the span, and the
    spans a CPU ran nothing at all (a sibling's timer late while the sibling
-   neither ran nor waited in the run queue, from /proc/thread-self/schedstat:
-   on this VM, a vCPU the host did not schedule). The stall targets are
+   did not run, less the time it then waited in the run queue, from
+   /proc/thread-self/schedstat: on this VM, a vCPU the host did not
+   schedule). The stall targets are
    judged on each late sample less the freezes of the CPU it ran on (a
    sample whose CPU cannot be told keeps all of it); the stalls as measured
    are reported beside them. Quiet store (bench/workloads/backup-quiet.mjs):

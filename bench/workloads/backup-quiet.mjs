@@ -106,7 +106,7 @@ export async function quietBackupRows({ large, rounds, scratch, log, workload })
     row({
       workload,
       metric:
-        "longest CPU freeze, same span (a pinned sibling's timer late, neither running nor queued)",
+        "longest CPU freeze, same span (a pinned sibling's timer late while it did not run, less its wait in the run queue)",
       unit: "ms",
       better: "lower",
       hearth: r.hearth.map((x) => x.freezeMs),

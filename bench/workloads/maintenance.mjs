@@ -271,7 +271,7 @@ export async function maintenanceWorkload({ large, sizes, rounds, log }) {
     row({
       workload,
       metric:
-        "longest CPU freeze during the backup (a pinned sibling's timer late, neither running nor queued)",
+        "longest CPU freeze during the backup (a pinned sibling's timer late while it did not run, less its wait in the run queue)",
       unit: "ms",
       better: "lower",
       ...get("freezeMs"),
