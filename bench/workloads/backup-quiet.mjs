@@ -18,6 +18,28 @@ import { rotate } from "../lib/stats.mjs";
 // same span: the machine's noise floor, which no backup can go below, and
 // the spans a CPU ran nothing (bench/lib/loop-lag.mjs).
 async function once(variant, large, target) {
+  try {
+    const got = await backupInCaller(large, variant, target);
+    rmSync(got.path, { force: true });
+    return {
+      ms: got.to - got.from,
+      lateMs: got.callerStallMs,
+      netMs: worstNetOfFreezes(got.callerLate, got.floor.freezes),
+      floorMs: got.floor.floorMs,
+      freezeMs: Math.max(0, ...got.floor.freezes.map((f) => f.to - f.from)),
+    };
+  } finally {
+    await killChildren();
+  }
+}
+
+/**
+ * One backup (hearth's backup() or the raw steps: `variant`) of the large
+ * store in a caller process of its own (bench/workers/backup-caller.mjs),
+ * with idle siblings pinned to each CPU over the same span: the caller's
+ * answer, and the siblings' `floor` ({ floorMs, freezes, pinned }).
+ */
+export async function backupInCaller(large, variant, target) {
   const caller = startChild("backup-caller.mjs", { home: large.home, path: large.path });
   let idle;
   try {
@@ -26,20 +48,12 @@ async function once(variant, large, target) {
     caller.send({ op: "backup", variant, target });
     const answer = await caller.line((l) => l.op === "backup");
     if (!answer.ok) throw new Error(`backup caller: ${answer.error.message}`);
-    const { from, to, callerStallMs: lateMs, callerLate, path } = answer.result;
-    rmSync(path, { force: true });
-    const { floorMs, freezes } = await idle.stop();
+    const floor = await idle.stop();
     idle = undefined;
-    return {
-      ms: to - from,
-      lateMs,
-      netMs: worstNetOfFreezes(callerLate, freezes),
-      floorMs,
-      freezeMs: Math.max(0, ...freezes.map((f) => f.to - f.from)),
-    };
+    return { ...answer.result, floor };
   } finally {
     await idle?.end();
-    await killChildren();
+    await caller.stop();
   }
 }
 

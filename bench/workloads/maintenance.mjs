@@ -21,7 +21,7 @@ import { row } from "../lib/rows.mjs";
 import { writerPragmas } from "../lib/sql.mjs";
 import { rotate } from "../lib/stats.mjs";
 import { bulkFill, fileSize, newStore, removeDir, tempDir } from "../lib/stores.mjs";
-import { quietBackupRows } from "./backup-quiet.mjs";
+import { backupInCaller, quietBackupRows } from "./backup-quiet.mjs";
 
 const MiB = 1024 * 1024;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,50 +42,27 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
     await writer.line((l) => l.op === "start");
     await sleep(settleMs); // the writer settles into its pace before the backup starts
     const target = join(scratch, `copy-${variant}-${round}.db`);
-    let from;
-    let to;
-    let callerStallMs = Number.NaN;
-    let callerLate;
-    let callerGcMs = Number.NaN;
-    let callerCpuMs = Number.NaN;
-    let callerSyscalls = Number.NaN;
     // The machine's floor over the same span, one idle process pinned to
     // each CPU (bench/lib/loop-lag.mjs): a stall the writer or the caller
     // shares with a CPU that ran nothing at all is the machine's (the
     // host's scheduling of this VM's vCPUs), not a loop's own.
-    let idle;
-    let floor = { floorMs: Number.NaN, freezes: [], pinned: false };
-    try {
-      if (variant === "naive") {
-        idle = await idleFloor();
+    let from;
+    let to;
+    let caller = { callerStallMs: Number.NaN, gcMaxMs: Number.NaN, cpuMs: Number.NaN };
+    let floor;
+    if (variant === "naive") {
+      const idle = await idleFloor();
+      try {
         writer.send({ op: "backup", target });
         ({ from, to } = (await writer.line((l) => l.op === "backup")).result);
-      } else {
-        const caller = startChild("backup-caller.mjs", { home: large.home, path: large.path });
-        try {
-          await caller.line((l) => l.ready === true);
-          idle = await idleFloor();
-          caller.send({ op: "backup", variant, target });
-          const answer = await caller.line((l) => l.op === "backup");
-          if (!answer.ok) throw new Error(`backup caller: ${answer.error.message}`);
-          ({
-            from,
-            to,
-            callerStallMs,
-            callerLate,
-            gcMaxMs: callerGcMs,
-            cpuMs: callerCpuMs,
-            syscalls: callerSyscalls,
-          } = answer.result);
-          if (variant === "hearth") rmSync(answer.result.path, { force: true });
-        } finally {
-          await caller.stop();
-        }
+        floor = await idle.stop();
+      } finally {
+        await idle.end();
       }
-      floor = await idle.stop();
-      idle = undefined;
-    } finally {
-      await idle?.end();
+    } else {
+      ({ floor, ...caller } = await backupInCaller(large, variant, target));
+      ({ from, to } = caller);
+      if (variant === "hearth") rmSync(caller.path, { force: true });
     }
     rmSync(target, { force: true });
     const walMiB = fileSize(`${large.path}-wal`) / MiB;
@@ -94,13 +71,14 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
     return {
       backupMs: to - from,
       netStallMs: worstNetOfFreezes(lateSamples, floor.freezes),
-      callerStallMs,
-      callerNetMs: variant === "naive" ? Number.NaN : worstNetOfFreezes(callerLate, floor.freezes),
+      callerStallMs: caller.callerStallMs,
+      callerNetMs:
+        variant === "naive" ? Number.NaN : worstNetOfFreezes(caller.callerLate, floor.freezes),
       freezeMs: Math.max(0, ...floor.freezes.map((f) => f.to - f.from)),
       pinned: floor.pinned,
-      callerGcMs,
-      callerCpuMs,
-      callerSyscalls,
+      callerGcMs: caller.gcMaxMs,
+      callerCpuMs: caller.cpuMs,
+      callerSyscalls: caller.syscalls ?? Number.NaN,
       floorMs: floor.floorMs,
       walMiB,
       ...stats,
