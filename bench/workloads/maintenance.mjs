@@ -48,7 +48,12 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
     // host's scheduling of this VM's vCPUs), not a loop's own.
     let from;
     let to;
-    let caller = { callerStallMs: Number.NaN, gcMaxMs: Number.NaN, cpuMs: Number.NaN };
+    let caller = {
+      callerStallMs: Number.NaN,
+      gcMaxMs: Number.NaN,
+      cpuMs: Number.NaN,
+      syscalls: Number.NaN,
+    };
     let floor;
     if (variant === "naive") {
       const idle = await idleFloor();
@@ -78,7 +83,7 @@ async function backupOnce(variant, large, round, scratch, settleMs) {
       pinned: floor.pinned,
       callerGcMs: caller.gcMaxMs,
       callerCpuMs: caller.cpuMs,
-      callerSyscalls: caller.syscalls ?? Number.NaN,
+      callerSyscalls: caller.syscalls,
       floorMs: floor.floorMs,
       walMiB,
       ...stats,

@@ -15,8 +15,7 @@ import type { OpenChat } from "../messages.js";
 import { chatMoved } from "../open-chat.js";
 import type { PgClient } from "./pool.js";
 
-/** The chat's open session, as resolveChat finds it (sessions_by_chat). */
-/** The chat's open session: its newest not ended ($1 source, $2 chat key). */
+/** The chat's open session, as resolveChat finds it: its newest not ended, on sessions_by_chat ($1 source, $2 chat key). */
 export const OPEN_CHAT_ID = `SELECT id FROM sessions
   WHERE source = $1 AND chat_key = $2 AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1`;
 
