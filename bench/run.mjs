@@ -223,6 +223,30 @@ const started = performance.now();
 const log = (message) =>
   console.error(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${message}`);
 
+/**
+ * Puts process.env back as `saved` had it; returns the names that differed.
+ * A workload's variable must not reach the next workloads' children: the
+ * dashboard API rounds once left HEARTH_DASHBOARD_PORT=0 behind, and every
+ * later `hearth` spawn validated its configuration (zod: ~50 ms of CPU more
+ * per CLI command in workload 12 of a full run than alone).
+ */
+function restoreEnv(saved) {
+  const changed = [];
+  for (const name of Object.keys(process.env)) {
+    if (!(name in saved)) {
+      changed.push(name);
+      delete process.env[name];
+    }
+  }
+  for (const [name, value] of Object.entries(saved)) {
+    if (process.env[name] !== value) {
+      changed.push(name);
+      process.env[name] = value;
+    }
+  }
+  return changed;
+}
+
 async function main() {
   const info = await machine();
   log(
@@ -246,12 +270,17 @@ async function main() {
         `${name}: machine ${q.quiet ? "quiet" : "NOT quiet"} after ${(q.waitedMs / 1000).toFixed(1)} s (CPUs ${(q.busy * 100).toFixed(0)}% busy, ${q.unwrittenMiB.toFixed(0)} MiB dirty or in writeback)`,
       );
     }
+    const env = { ...process.env };
     try {
       rows.push(...(await fn()));
     } catch (err) {
       errors.push({ workload: name, error: String(err?.stack ?? err) });
       log(`${name} failed: ${err?.stack ?? err}`);
       await killChildren();
+    } finally {
+      const changed = restoreEnv(env);
+      if (changed.length > 0)
+        log(`${name}: put back the environment it changed (${changed.join(", ")})`);
     }
   };
   await step("append", () => appendWorkloads({ sizes, rounds, log }));

@@ -24,9 +24,18 @@ async function timed(n, fn) {
 }
 
 export async function apiRounds({ home, longId, sessions, rounds, calls, log }) {
-  process.env.HEARTH_DASHBOARD_PORT = "0";
   const { startDashboard } = await import("../../dist/dashboard/daemon.js");
-  const dash = await startDashboard({ home, profiles: ["default"], logLevel: "silent" });
+  // Any free port: the dashboard reads its configuration (the environment included) as it
+  // starts; the variable goes at once, so no later `hearth` this process spawns sees it.
+  const previous = process.env.HEARTH_DASHBOARD_PORT;
+  process.env.HEARTH_DASHBOARD_PORT = "0";
+  let dash;
+  try {
+    dash = await startDashboard({ home, profiles: ["default"], logLevel: "silent" });
+  } finally {
+    if (previous === undefined) delete process.env.HEARTH_DASHBOARD_PORT;
+    else process.env.HEARTH_DASHBOARD_PORT = previous;
+  }
   // The ceiling is the store's own calls in the configuration the dashboard runs them: with
   // reader threads (store.readerThreads), so a search is the same thread hop on both sides.
   const reader = await openStore({ home, role: "reader", readerThreads: true });
