@@ -247,7 +247,13 @@ Workloads (sizes of this ${s.mode} run):
    mean CPU of each spawn's process (user + system, all its threads: this
    process's waited-for children's, /proc/self/stat), the cost a busy machine
    cannot hide. The CLI's V8 helper threads (GC, compilation) run beside its
-   main thread, so its CPU exceeds its wall time.
+   main thread, so its CPU exceeds its wall time. The commands run on the
+   default configuration: every \`HEARTH_*\` variable but \`HEARTH_HOME\` is
+   left out of their environment (with anything to validate, a command loads
+   the configuration schema, ~50 ms). Beside them, without a target,
+   \`sessions list\` on a second such store whose \`config.json\` sets one key:
+   what a configured home pays. Every workload of a run gets the environment
+   the run started with (bench/run.mjs puts back what a workload changed).
 
 13. **tail** (bench/workloads/tail.mjs): \`messages.tail(id, 200)\`, the read an
    agent loop makes before each model call, ${n(s.tailCalls ?? 0)} calls per round, from a
