@@ -15,7 +15,7 @@ import { EchoResponder } from "../../dist/turn/responder.js";
 import { emit, serve } from "../lib/procs.mjs";
 
 setProcessKind("gateway");
-const config = configSchema.parse({ gateway: { host: "127.0.0.1", port: 0 } });
+const config = configSchema().parse({ gateway: { host: "127.0.0.1", port: 0 } });
 const profile = "default";
 const sessions = new Map(); // "platform\0chat" → Session
 const byId = new Map(); // id → Session

@@ -71,7 +71,7 @@ export function editorMcpEntries(list: unknown): Entries {
           ? { command: e.command, args: e.args ?? [], env: pairs(e.env, `${label}.env`) }
           : undefined;
     if (!config) throw refuse(`${label}: unknown type ${JSON.stringify(e.type)}`);
-    const parsed = mcpServers.safeParse({ [name]: config });
+    const parsed = mcpServers().safeParse({ [name]: config });
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const where = issue.path.slice(1).join(".");

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { HearthError } from "../errors.js";
-import { configSchema, type HearthConfig } from "./schema.js";
+import { EMPTY_CONFIG_RESULT } from "./defaults.js";
+import { configSchema, type HearthConfig, SECTIONS } from "./schema.js";
 import { closest } from "./suggest.js";
 
 /**
@@ -8,9 +9,9 @@ import { closest } from "./suggest.js";
  * that names the key, the allowed values and, for a typo, the likely key.
  */
 export function validateConfig(raw: unknown, source: string): HearthConfig {
-  const result = configSchema.safeParse(raw);
-  if (result.success) return result.data;
-  const problems = result.error.issues.flatMap((issue) => describeIssue(issue));
+  const result = parseBySection(raw);
+  if (result.data) return result.data;
+  const problems = result.issues.flatMap((issue) => describeIssue(issue));
   const first = problems[0]!;
   throw new HearthError(
     "HEARTH_CONFIG_INVALID",
@@ -21,6 +22,50 @@ export function validateConfig(raw: unknown, source: string): HearthConfig {
       details: { problems: problems.map(({ key, text }) => ({ key, message: text })) },
     },
   );
+}
+
+type Section = keyof typeof SECTIONS;
+
+/** @internal The configuration, or every problem zod found in it. */
+export type SectionsResult =
+  | { data: HearthConfig; issues?: undefined }
+  | { data?: undefined; issues: z.core.$ZodIssue[] };
+
+/**
+ * What configSchema().safeParse(raw) gives, the same data and the same
+ * issues in the same order, with only the sections `raw` holds built and
+ * parsed: a section it leaves out is that section's written-out default
+ * (defaults.ts, a fresh copy), as the schema's .default() would give. A
+ * config.json that sets gateway.port builds the gateway's schema alone,
+ * not the other ten sections' (docs/benchmarks.md, workload 12). Anything
+ * but an object of known sections goes to the whole schema.
+ *
+ * @internal exported for its test (test/unit/config-sections.test.ts)
+ */
+export function parseBySection(raw: unknown): SectionsResult {
+  const sections = Object.keys(SECTIONS) as Section[];
+  if (
+    raw === null ||
+    typeof raw !== "object" ||
+    Array.isArray(raw) ||
+    Object.keys(raw).some((key) => !sections.includes(key as Section))
+  ) {
+    const whole = configSchema().safeParse(raw);
+    return whole.success ? { data: whole.data } : { issues: whole.error.issues };
+  }
+  const data: Record<string, unknown> = {};
+  const issues: z.core.$ZodIssue[] = [];
+  for (const key of sections) {
+    const value = (raw as Record<string, unknown>)[key];
+    if (value === undefined) {
+      data[key] = structuredClone(EMPTY_CONFIG_RESULT[key]);
+      continue;
+    }
+    const result = SECTIONS[key]().safeParse(value);
+    if (result.success) data[key] = result.data;
+    else issues.push(...result.error.issues.map((i) => ({ ...i, path: [key, ...i.path] })));
+  }
+  return issues.length > 0 ? { issues } : { data: data as HearthConfig };
 }
 
 interface Problem {
@@ -62,7 +107,7 @@ function describeIssue(issue: z.core.$ZodIssue): Problem[] {
 }
 
 function knownKeys(path: string[]): string[] {
-  let shape: unknown = configSchema;
+  let shape: unknown = configSchema();
   for (const segment of path) {
     shape = unwrap(shape)?.shape?.[segment];
   }

@@ -51,7 +51,7 @@ describe("schedules (croner) in a fixed time zone", () => {
 
   it("rejects bad cron expressions, unknown time zones and command jobs without a command", () => {
     const bad = (job: Record<string, unknown>) =>
-      configSchema.safeParse({ scheduler: { jobs: [job] } }).success;
+      configSchema().safeParse({ scheduler: { jobs: [job] } }).success;
     expect(bad({ name: "x", schedule: "61 * * * *", kind: "backup" })).toBe(false);
     expect(
       bad({ name: "x", schedule: "0 3 * * *", kind: "backup", timezone: "Mars/Olympus" }),

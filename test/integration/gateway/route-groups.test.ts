@@ -28,7 +28,7 @@ afterEach(async () => {
   store = undefined;
 });
 
-async function bare(config: HearthConfig = configSchema.parse({})) {
+async function bare(config: HearthConfig = configSchema().parse({})) {
   const s = await openStore({ home: tempHome() });
   store = s;
   const deps: GatewayDeps = {
@@ -142,7 +142,7 @@ describe("gateway route groups on a bare Fastify instance", () => {
   });
 
   it("an unserved profile's hint names the served ones only to a caller allowed in", async () => {
-    const config = configSchema.parse({ gateway: { requireAuth: true } });
+    const config = configSchema().parse({ gateway: { requireAuth: true } });
     const { app, ctx } = await bare(config);
     registerProfileScope(app, "default");
     app.post("/echo", async (request) => ctx.runtimeOf(request).profile);
@@ -152,7 +152,7 @@ describe("gateway route groups on a bare Fastify instance", () => {
   });
 
   it("the host guard refuses an unknown Host (403) and a malformed profile before any handler", async () => {
-    const config = configSchema.parse({ gateway: { host: "127.0.0.1", port: 0 } });
+    const config = configSchema().parse({ gateway: { host: "127.0.0.1", port: 0 } });
     const { app, deps } = await bare(config);
     registerHostGuard(app, deps.config);
     let handled = 0;

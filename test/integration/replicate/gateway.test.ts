@@ -44,7 +44,7 @@ describe("the gateway replicates the profiles it serves", () => {
     for (let i = 0; i < 5; i++)
       expect((await gw.post({ platform: "p", chat: "c", content: `after ${i}` })).status).toBe(200);
     const acknowledged = rows(join(home, "state.db"));
-    const settings = configSchema.parse(config);
+    const settings = configSchema().parse(config);
     const target = await openTarget(targetConfig(settings, "offsite"), home);
     await until(
       "the acknowledged rows on the target",

@@ -56,7 +56,7 @@ const caughtUp = (w: Worker, since: number) =>
 
 /** Rebuild the newest state the target holds into a new home; its rows. */
 async function restoredRows(home: string, config: object, at?: number) {
-  const settings = configSchema.parse(config);
+  const settings = configSchema().parse(config);
   const target = await openTarget(targetConfig(settings, "offsite"), home);
   const into = join(mkdtempSync(join(tmpdir(), "hearth-restore-")), "home");
   return rows((await restoreIntoNewHome(target, "default", at, into, settings)).path);

@@ -8,7 +8,7 @@ import { tempHome } from "../../helpers/home.js";
  * The health tracker reads each profile's recorded runs (a real store in a
  * temp home) and says what /status reports and when a job is alerted on.
  */
-const job = configSchema.parse({
+const job = configSchema().parse({
   scheduler: { jobs: [{ name: "backup", schedule: "0 3 * * *", kind: "backup" }] },
 }).scheduler.jobs[0]!;
 const launcher = { pid: process.pid, startTicks: 1, bootId: "test-boot" };

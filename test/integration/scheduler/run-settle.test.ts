@@ -40,7 +40,7 @@ describe("a run whose store was replaced while its worker ran", () => {
     const report = launchJob({
       home,
       profile: "default",
-      job: jobSchema.parse({
+      job: jobSchema().parse({
         name: "slow",
         schedule: "0 0 1 1 *",
         kind: "command",

@@ -4,7 +4,7 @@ import { drainRuns } from "../../../src/scheduler/drain.js";
 import { JobSlot, type RunHandle } from "../../../src/scheduler/job-slot.js";
 import type { Log } from "../../../src/scheduler/log.js";
 
-const job = configSchema.parse({
+const job = configSchema().parse({
   scheduler: { jobs: [{ name: "slow", schedule: "* * * * * *", kind: "reap-idle" }] },
 }).scheduler.jobs[0]!;
 

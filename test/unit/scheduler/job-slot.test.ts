@@ -4,7 +4,7 @@ import type { NotRun, Trigger } from "../../../src/scheduler/catch-up.js";
 import { JobSlot, type RunHandle, type SlotRuns } from "../../../src/scheduler/job-slot.js";
 
 const T = Date.parse("2030-01-01T00:00:00.000Z");
-const job = configSchema.parse({
+const job = configSchema().parse({
   scheduler: { jobs: [{ name: "tick", schedule: "* * * * * *", kind: "reap-idle" }] },
 }).scheduler.jobs[0]!;
 
