@@ -250,8 +250,8 @@ Workloads (sizes of this ${s.mode} run):
    main thread, so its CPU exceeds its wall time. The commands run on the
    default configuration: every \`HEARTH_*\` variable but \`HEARTH_HOME\` is
    left out of their environment (with anything to validate, a command loads
-   zod and builds the schema of the sections it sets: ~50 ms of CPU for one
-   gateway key). Beside them, without a target,
+   zod and builds the schema of the sections it sets: 33–50 ms of CPU more
+   for one gateway key, docs/benchmarks-history.md). Beside them, without a target,
    \`sessions list\` on a second such store whose \`config.json\` sets one key:
    what a configured home pays. Every workload of a run gets the environment
    the run started with (bench/run.mjs puts back what a workload changed).

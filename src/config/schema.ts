@@ -305,7 +305,7 @@ const start = once(() =>
 );
 
 /**
- * The configuration's sections, in the schema's order, each built on first
+ * The configuration's sections, in order (configSchema() is made of them), each built on first
  * use: validate.ts validates a config section by section and builds only
  * the sections it holds (an absent one is its written-out default,
  * defaults.ts).
@@ -324,24 +324,21 @@ export const SECTIONS = {
   redaction: redactionSchema,
 };
 
-/** The whole schema, every section with its default (built on first use). */
-export const configSchema = once(() =>
-  z
-    .object({
-      durability: durability().default(durability().parse({})),
-      store: store().default(store().parse({})),
-      backup: backup().default(backup().parse({})),
-      replicate: replicateSchema().default(replicateSchema().parse({})),
-      maintenance: maintenance().default(maintenance().parse({})),
-      scheduler: schedulerSchema().default(schedulerSchema().parse({})),
-      gateway: gateway().default(gateway().parse({})),
-      dashboard: dashboardSchema().default(dashboardSchema().parse({})),
-      start: start().default(start().parse({})),
-      tools: toolsSchema().default(toolsSchema().parse({})),
-      redaction: redactionSchema().default(redactionSchema().parse({})),
-    })
-    .strict(),
-);
+type Sections = typeof SECTIONS;
+
+/**
+ * The whole schema: every section of SECTIONS, in its order, with its
+ * default (what the section gives for {}); built on first use.
+ */
+export const configSchema = once(() => {
+  const shape = Object.fromEntries(
+    Object.entries(SECTIONS).map(([key, section]) => {
+      const schema = section() as Z.ZodType;
+      return [key, schema.default(schema.parse({}))];
+    }),
+  ) as { [K in keyof Sections]: Z.ZodDefault<ReturnType<Sections[K]>> };
+  return z.object(shape).strict();
+});
 
 export type HearthConfig = Z.infer<ReturnType<typeof configSchema>>;
 /** What a caller or a config file may give: every key optional. */

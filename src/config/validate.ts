@@ -43,19 +43,18 @@ export type SectionsResult =
  * @internal exported for its test (test/unit/config-sections.test.ts)
  */
 export function parseBySection(raw: unknown): SectionsResult {
-  const sections = Object.keys(SECTIONS) as Section[];
   if (
     raw === null ||
     typeof raw !== "object" ||
     Array.isArray(raw) ||
-    Object.keys(raw).some((key) => !sections.includes(key as Section))
+    Object.keys(raw).some((key) => !Object.hasOwn(SECTIONS, key))
   ) {
     const whole = configSchema().safeParse(raw);
     return whole.success ? { data: whole.data } : { issues: whole.error.issues };
   }
   const data: Record<string, unknown> = {};
   const issues: z.core.$ZodIssue[] = [];
-  for (const key of sections) {
+  for (const key of Object.keys(SECTIONS) as Section[]) {
     const value = (raw as Record<string, unknown>)[key];
     if (value === undefined) {
       data[key] = structuredClone(EMPTY_CONFIG_RESULT[key]);
